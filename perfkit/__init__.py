@@ -1,0 +1,19 @@
+"""perfkit: performance profiling and regression analysis for LLM inference on GPUs.
+
+Nothing heavy is imported here: `perfkit --help`, `gate` and `compare` start without torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "bench"]
+
+
+def bench(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Time `fn(*args)` with perfkit's timer and return a `Measurement` (see perfkit.api)."""
+    from perfkit.api import bench as _bench
+
+    return _bench(fn, *args, **kwargs)

@@ -1,0 +1,3 @@
+from perfkit.cli import main
+
+raise SystemExit(main())

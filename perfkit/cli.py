@@ -1,0 +1,54 @@
+"""The `perfkit` command line: argparse front, one module per subcommand under perfkit.commands.
+
+Each command module defines `add_parser(subparsers)` and `run(args) -> int`; modules are
+imported when the parser is built, and they import their heavy dependencies inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from perfkit import __version__
+from perfkit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError
+
+# Subcommand modules under perfkit/commands/, in the order --help lists them.
+COMMANDS: tuple[str, ...] = (
+    "profile",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfkit",
+        description="Profile LLM inference workloads, analyze traces, gate regressions.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"perfkit.commands.{name}")
+        command_parser = module.add_parser(sub)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args._run(args))
+    except PerfkitError as exc:
+        print(f"perfkit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("perfkit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

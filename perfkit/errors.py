@@ -1,0 +1,45 @@
+"""One error hierarchy for perfkit; the CLI maps every subclass to a one-line message."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_BAD_INPUT = 2
+EXIT_POINTS_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+class PerfkitError(Exception):
+    """Base of every error perfkit raises on purpose.
+
+    The message is one line: where (file, line/column, event index or key), what is wrong,
+    and what to do about it.
+    """
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class SpecError(PerfkitError):
+    """A model.yaml / gate policy that cannot be used."""
+
+
+class TraceError(PerfkitError):
+    """A trace file that cannot be read (truncated, not JSON, foreign format)."""
+
+
+class StoreError(PerfkitError):
+    """A results store or run record that cannot be read or written."""
+
+
+class DeviceError(PerfkitError):
+    """A device that was asked for but is not available."""
+
+
+def located(path: str, line: int | None, col: int | None, message: str) -> str:
+    """Format `FILE:LINE:COL: message` (1-based line and column; parts omitted when unknown)."""
+    where = str(path)
+    if line is not None:
+        where += f":{line}"
+        if col is not None:
+            where += f":{col}"
+    return f"{where}: {message}"

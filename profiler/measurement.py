@@ -1,0 +1,168 @@
+"""`Measurement`: every raw timing sample of one point, and the statistics derived from them.
+
+Pure Python + numpy; no torch. The confidence interval of the median is distribution-free
+(order statistics of a Binomial(n, 1/2)), so it holds for the skewed, multi-modal timing
+distributions GPUs produce.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+STOP_CONVERGED = "converged"  # CI of the median within the target
+STOP_BUDGET = "budget"  # time budget spent first
+STOP_MAX_REPS = "max_reps"  # repetition cap reached first
+
+
+def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
+    """0-based order-statistic ranks (lo, hi) whose interval covers the median with >= confidence.
+
+    Exact Binomial(n, 1/2) tails up to n = 2000, normal approximation above. Returns None when
+    n is too small for any such interval (n < 6 at 95%).
+    """
+    if n < 1:
+        return None
+    alpha = 1.0 - confidence
+    if n > 2000:
+        half = _z(confidence) * math.sqrt(n) / 2.0
+        lo = max(int(math.floor(n / 2.0 - half)) - 1, 0)
+        hi = min(int(math.ceil(n / 2.0 + half)), n - 1)
+        return lo, hi
+    # Largest j with P(X <= j - 1) <= alpha / 2: the interval is [x_(j), x_(n-j+1)] (1-based).
+    log_half_n = -n * math.log(2.0)
+    cdf = 0.0
+    j = 0
+    log_comb = 0.0  # log C(n, 0)
+    while True:
+        cdf += math.exp(log_comb + log_half_n)  # now P(X <= j)
+        if cdf > alpha / 2.0:
+            break
+        j += 1
+        log_comb += math.log(n - j + 1) - math.log(j)
+    if j == 0:
+        return None
+    return j - 1, n - j
+
+
+def _z(confidence: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+@dataclass(frozen=True)
+class SampleStats:
+    n: int
+    median_s: float
+    mean_s: float
+    std_s: float
+    min_s: float
+    max_s: float
+    iqr_s: float
+    ci_low_s: float
+    ci_high_s: float
+
+    @property
+    def rel_ci_halfwidth(self) -> float:
+        """Half the width of the median's 95% CI, relative to the median (0.01 = +-1%)."""
+        if self.median_s <= 0 or math.isnan(self.ci_low_s):
+            return float("inf")
+        return (self.ci_high_s - self.ci_low_s) / 2.0 / self.median_s
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "n": self.n,
+            "median_s": self.median_s,
+            "mean_s": self.mean_s,
+            "std_s": self.std_s,
+            "min_s": self.min_s,
+            "max_s": self.max_s,
+            "iqr_s": self.iqr_s,
+            "ci_low_s": self.ci_low_s,
+            "ci_high_s": self.ci_high_s,
+            "rel_ci": self.rel_ci_halfwidth,
+        }
+
+
+def sample_stats(samples_s: Sequence[float], confidence: float = 0.95) -> SampleStats:
+    """Statistics of raw samples; the CI is NaN when there are too few samples for one."""
+    arr = np.asarray(samples_s, dtype=np.float64)
+    n = int(arr.size)
+    if n == 0:
+        nan = float("nan")
+        return SampleStats(0, nan, nan, nan, nan, nan, nan, nan, nan)
+    ordered = np.sort(arr)
+    q1, med, q3 = np.percentile(ordered, [25, 50, 75])
+    ranks = median_ci_ranks(n, confidence)
+    lo, hi = (float(ordered[ranks[0]]), float(ordered[ranks[1]])) if ranks else (math.nan, math.nan)
+    return SampleStats(
+        n=n,
+        median_s=float(med),
+        mean_s=float(arr.mean()),
+        std_s=float(arr.std(ddof=1)) if n > 1 else 0.0,
+        min_s=float(ordered[0]),
+        max_s=float(ordered[-1]),
+        iqr_s=float(q3 - q1),
+        ci_low_s=lo,
+        ci_high_s=hi,
+    )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """All timed samples of one callable (seconds per call), with how they were taken."""
+
+    samples_s: tuple[float, ...]
+    warmup_reps: int
+    stop_reason: str
+    timer: str  # "cuda_event" | "perf_counter"
+    target_rel_ci: float
+    flush_l2: bool = False
+    cuda_graph: bool = False
+    calls_per_sample: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stats(self) -> SampleStats:
+        return sample_stats(self.samples_s)
+
+    @property
+    def median_s(self) -> float:
+        return self.stats.median_s
+
+    @property
+    def converged(self) -> bool:
+        return self.stop_reason == STOP_CONVERGED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "samples_s": list(self.samples_s),
+            "warmup_reps": self.warmup_reps,
+            "stop_reason": self.stop_reason,
+            "timer": self.timer,
+            "target_rel_ci": self.target_rel_ci,
+            "flush_l2": self.flush_l2,
+            "cuda_graph": self.cuda_graph,
+            "calls_per_sample": self.calls_per_sample,
+            "stats": self.stats.to_dict(),
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Measurement:
+        return cls(
+            samples_s=tuple(float(x) for x in data["samples_s"]),
+            warmup_reps=int(data["warmup_reps"]),
+            stop_reason=str(data["stop_reason"]),
+            timer=str(data["timer"]),
+            target_rel_ci=float(data["target_rel_ci"]),
+            flush_l2=bool(data.get("flush_l2", False)),
+            cuda_graph=bool(data.get("cuda_graph", False)),
+            calls_per_sample=int(data.get("calls_per_sample", 1)),
+            extra=dict(data.get("extra", {})),
+        )

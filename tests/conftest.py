@@ -1,0 +1,46 @@
+"""Shared test configuration: single-threaded torch, the `gpu` marker, shared trace folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_TRACES = REPO.parent / "shared" / "bench" / "traces"
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _cuda_available():
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def shared_traces() -> Path:
+    if not SHARED_TRACES.is_dir():
+        pytest.skip(f"{SHARED_TRACES} is absent")
+    return SHARED_TRACES
