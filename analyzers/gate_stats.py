@@ -1,0 +1,289 @@
+"""Two-sample statistics of the gate: pure functions on raw samples, seeded RNG.
+
+A metric of one run is summarised on the log scale by a 20%-trimmed mean (robust to outliers,
+smooth under bimodal clock states, where a median jumps between modes). Two runs of the same
+code made at different times differ by more than their within-run noise (the between-run
+offset: another machine, clock state, thermal state), so the test of a change uses
+
+    var(d) = se_within(base)^2 + se_within(cand)^2 + 2 * sigma_run^2
+
+where sigma_run, the run-to-run spread of the metric, comes from the history of earlier runs
+(robust to the steps a history contains). The reported p-value is the larger of that test's and
+a Mann-Whitney rank test's on the raw samples (an intersection-union test: both nulls must be
+rejected), and the interval of the ratio is a seeded bootstrap of the within-run samples plus a
+draw of the run-to-run offset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from analyzers.gate_types import HIGHER, Comparison, MetricPolicy, RunSummary, Verdict
+
+TRIM = 0.2
+N_BOOT = 2000
+MIN_HISTORY = 4  # runs needed to estimate the run-to-run spread
+
+
+def trimmed_mean(x: np.ndarray, trim: float = TRIM) -> float:
+    """Mean of the central values after dropping floor(trim * n) from each end."""
+    s = np.sort(np.asarray(x, dtype=np.float64))
+    g = int(math.floor(trim * s.size))
+    return float(s[g : s.size - g].mean()) if s.size else math.nan
+
+
+def trimmed_mean_rows(x: np.ndarray, trim: float = TRIM) -> np.ndarray:
+    """Row-wise trimmed mean of a 2-D array (one bootstrap replicate per row)."""
+    s = np.sort(x, axis=1)
+    g = int(math.floor(trim * s.shape[1]))
+    return np.asarray(s[:, g : s.shape[1] - g].mean(axis=1))
+
+
+def trimmed_mean_se(x: np.ndarray, trim: float = TRIM) -> float:
+    """Standard error of the trimmed mean from the winsorized variance (Tukey-McLaughlin).
+
+    NaN with fewer than 3 values.
+    """
+    s = np.sort(np.asarray(x, dtype=np.float64))
+    n = s.size
+    if n < 3:
+        return math.nan
+    g = int(math.floor(trim * n))
+    w = s.copy()
+    if g > 0:
+        w[:g] = s[g]
+        w[n - g :] = s[n - g - 1]
+    h = n - 2 * g
+    return float(np.std(w, ddof=1) / ((1.0 - 2.0 * g / n) * math.sqrt(n))) if h > 1 else math.nan
+
+
+def log_values(values: Sequence[float]) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    return np.log(arr)
+
+
+def summarize_run(values: Sequence[float]) -> RunSummary:
+    """Location (log scale) and within-run standard error of one run's samples (all > 0)."""
+    lv = log_values(values)
+    return RunSummary(log_loc=trimmed_mean(lv), se=trimmed_mean_se(lv), n=int(lv.size))
+
+
+def biweight_midvariance(x: np.ndarray, c: float = 9.0) -> float:
+    """Tukey's biweight midvariance: a robust variance (about 85% efficient for Gaussian data)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return math.nan
+    m = float(np.median(x))
+    mad = float(np.median(np.abs(x - m)))
+    if mad == 0.0:
+        return float(np.var(x, ddof=1))
+    u = (x - m) / (c * mad)
+    keep = np.abs(u) < 1.0
+    num = float(np.sum(((x - m) ** 2 * (1 - u**2) ** 4)[keep]))
+    den = float(np.sum(((1 - u**2) * (1 - 5 * u**2))[keep]))
+    if den == 0.0:
+        return float(np.var(x, ddof=1))
+    return x.size * num / den**2
+
+
+def run_spread(history: Sequence[RunSummary]) -> tuple[float, float, bool]:
+    """Run-to-run sigma of the location beyond within-run noise: (sigma, df, within_included).
+
+    Uses the successive differences of the history's locations (in time order), so a step in
+    the history (an earlier regression) moves one difference, which the biweight ignores.
+    When the runs carry no within-run standard error (single values), the sigma is the total
+    spread of a run's value and `within_included` is True. sigma is NaN below MIN_HISTORY runs.
+    """
+    if len(history) < MIN_HISTORY:
+        return math.nan, 0.0, False
+    locs = np.array([h.log_loc for h in history], dtype=np.float64)
+    diffs = np.diff(locs)
+    var_loc = biweight_midvariance(diffs) / 2.0
+    ses = np.array([h.se for h in history], dtype=np.float64)
+    within_known = bool(np.all(np.isfinite(ses)))
+    # Successive differences are correlated and the biweight is ~85% efficient.
+    df = max(1.0, 0.55 * (len(history) - 1))
+    if not within_known:
+        return math.sqrt(max(var_loc, 0.0)), df, True
+    var_run = max(var_loc - float(np.mean(ses**2)), 0.0)
+    return math.sqrt(var_run), df, False
+
+
+def bootstrap_log_diff(
+    base_log: np.ndarray, cand_log: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT
+) -> np.ndarray:
+    """Bootstrap replicates of trimmed_mean(cand) - trimmed_mean(base), resampling each run."""
+    ib = rng.integers(0, base_log.size, size=(n_boot, base_log.size))
+    ic = rng.integers(0, cand_log.size, size=(n_boot, cand_log.size))
+    return trimmed_mean_rows(cand_log[ic]) - trimmed_mean_rows(base_log[ib])
+
+
+def rank_p_value(base: np.ndarray, cand: np.ndarray) -> float | None:
+    """Two-sided Mann-Whitney p-value on raw samples; None with fewer than 3 a side."""
+    if base.size < 3 or cand.size < 3:
+        return None
+    res = sps.mannwhitneyu(cand, base, alternative="two-sided", method="auto")
+    return float(res.pvalue)
+
+
+def combine_variance(
+    se_within: float, df_within: float, sigma_run: float, df_run: float
+) -> tuple[float, float]:
+    """Total variance of the difference of two runs' locations and its Satterthwaite df."""
+    a = se_within**2
+    b = 2.0 * sigma_run**2
+    var = a + b
+    if var <= 0.0:
+        return 0.0, math.inf
+    den = (a * a / df_within if df_within > 0 else 0.0) + (b * b / df_run if df_run > 0 else 0.0)
+    df = var * var / den if den > 0 else math.inf
+    return var, df
+
+
+def compare_samples(
+    metric: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    direction: str,
+    history: Sequence[RunSummary] = (),
+    policy: MetricPolicy | None = None,
+    seed: int = 0,
+    unit: str = "",
+) -> Comparison:
+    """Compare one metric of a baseline run with a candidate run (both: raw samples, > 0)."""
+    pol = policy or MetricPolicy()
+    direction = pol.direction or direction
+    b = np.asarray(base, dtype=np.float64)
+    c = np.asarray(cand, dtype=np.float64)
+    confidence = 1.0 - pol.max_p
+    nan = math.nan
+    if b.size == 0 or c.size == 0:
+        return _incomparable(metric, direction, pol, b, c, unit, "no samples on one side")
+    if np.any(b <= 0) or np.any(c <= 0) or not (np.all(np.isfinite(b)) and np.all(np.isfinite(c))):
+        return _incomparable(metric, direction, pol, b, c, unit, "values must be finite and > 0")
+    lb, lc = np.log(b), np.log(c)
+    d = trimmed_mean(lc) - trimmed_mean(lb)
+    rng = np.random.default_rng(seed)
+    within_known = b.size >= 3 and c.size >= 3
+    sigma, df_run, sigma_includes_within = run_spread(history)
+    history_runs = len(history) if math.isfinite(sigma) else 0
+    if not math.isfinite(sigma):
+        sigma, df_run, sigma_includes_within = pol.assumed_run_spread, math.inf, False
+    if within_known and not sigma_includes_within:
+        boot = bootstrap_log_diff(lb, lc, rng)
+        se_w = float(np.std(boot, ddof=1))
+        df_w = float(b.size + c.size - 2)
+    else:
+        # One side has no usable within-run spread: the history's total spread covers it.
+        boot = np.full(N_BOOT, d)
+        se_w, df_w = 0.0, math.inf
+        if not sigma_includes_within and history_runs:
+            sigma = math.sqrt(sigma**2 + np.nanmean([h.se**2 for h in history]))
+    var, df = combine_variance(se_w, df_w, sigma, df_run)
+    if var <= 0.0:
+        p_run = 1.0 if d == 0.0 else 0.0
+        half = 0.0
+    else:
+        t = d / math.sqrt(var)
+        p_run = float(2.0 * sps.t.sf(abs(t), df)) if math.isfinite(df) else float(2.0 * sps.norm.sf(abs(t)))
+        half = nan
+    # Interval: bootstrap replicates + a draw of two runs' offsets (t with df_run).
+    if sigma > 0.0:
+        draws = rng.standard_t(df_run, N_BOOT) if math.isfinite(df_run) else rng.standard_normal(N_BOOT)
+        total = boot + math.sqrt(2.0) * sigma * draws
+    else:
+        total = boot
+    lo_q, hi_q = np.quantile(total - np.median(boot) + d, [(1 - confidence) / 2, (1 + confidence) / 2])
+    ci_low, ci_high = math.exp(float(lo_q)), math.exp(float(hi_q))
+    if math.isnan(half):
+        half = (float(hi_q) - float(lo_q)) / 2.0
+    p_rank = rank_p_value(b, c) if within_known else None
+    p_value = max(p_run, p_rank) if p_rank is not None else p_run
+    ratio = math.exp(d)
+    worse_log = d if direction != HIGHER else -d
+    significant = p_value <= pol.max_p
+    big = abs(worse_log) >= math.log1p(pol.min_effect)
+    if significant and big:
+        verdict = Verdict.REGRESSED if worse_log > 0 else Verdict.IMPROVED
+        reason = f"{_pct(math.expm1(abs(worse_log)))} {'worse' if worse_log > 0 else 'better'}, p={p_value:.2g}"
+    elif half > math.log1p(pol.noise_limit):
+        verdict = Verdict.NOISY
+        reason = f"interval +-{_pct(math.expm1(half))} is wider than noise_limit +-{_pct(pol.noise_limit)}"
+    else:
+        verdict = Verdict.UNCHANGED
+        reason = (
+            f"change {_pct(ratio - 1.0)} below min_effect {_pct(pol.min_effect)}"
+            if significant
+            else f"not significant (p={p_value:.2g} > {pol.max_p:g})"
+        )
+    if not history_runs:
+        reason += f"; no history, run-to-run spread assumed {_pct(pol.assumed_run_spread)}"
+    return Comparison(
+        metric=metric,
+        verdict=verdict,
+        direction=direction,
+        ratio=ratio,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        confidence=confidence,
+        p_value=p_value,
+        p_run=p_run,
+        p_rank=p_rank,
+        n_base=int(b.size),
+        n_cand=int(c.size),
+        base_value=float(np.median(b)),
+        cand_value=float(np.median(c)),
+        unit=unit,
+        run_spread=sigma,
+        history_runs=history_runs,
+        reason=reason,
+        policy=pol,
+    )
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.2f}%" if x < 0 else f"{x * 100:.2f}%"
+
+
+def _incomparable(
+    metric: str, direction: str, pol: MetricPolicy, b: np.ndarray, c: np.ndarray, unit: str, reason: str
+) -> Comparison:
+    nan = math.nan
+    return Comparison(
+        metric=metric,
+        verdict=Verdict.INCOMPARABLE,
+        direction=direction,
+        ratio=nan,
+        ci_low=nan,
+        ci_high=nan,
+        confidence=1.0 - pol.max_p,
+        p_value=nan,
+        p_run=nan,
+        p_rank=None,
+        n_base=int(b.size),
+        n_cand=int(c.size),
+        base_value=float(np.median(b)) if b.size else nan,
+        cand_value=float(np.median(c)) if c.size else nan,
+        unit=unit,
+        reason=reason,
+        policy=pol,
+    )
+
+
+def incomparable(
+    metric: str,
+    direction: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    reason: str,
+    policy: MetricPolicy | None = None,
+    unit: str = "",
+) -> Comparison:
+    """A Comparison that declines to compare (environment or spec differ), with the reason."""
+    b = np.asarray(base, dtype=np.float64)
+    c = np.asarray(cand, dtype=np.float64)
+    return _incomparable(metric, direction, policy or MetricPolicy(), b, c, unit, reason)

@@ -1,0 +1,95 @@
+"""Value types of the two-sample gate: verdicts, per-metric policy, comparison results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+LOWER = "lower"  # lower is better (time_s, latency)
+HIGHER = "higher"  # higher is better (flop_per_s, tok_per_s)
+DIRECTIONS = (LOWER, HIGHER)
+
+
+class Verdict(str, Enum):
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+    NOISY = "noisy"  # too much spread to tell a change of min_effect from none
+    INCOMPARABLE = "incomparable"  # different GPU, driver, clocks, throttling, dtype or spec
+
+
+@dataclass(frozen=True)
+class MetricPolicy:
+    """Thresholds of one metric. A regression needs significance AND effect size AND direction."""
+
+    min_effect: float = 0.01  # relative change in the bad direction (0.01 = 1%)
+    max_p: float = 0.01  # largest p-value that counts as significant
+    noise_limit: float = 0.05  # interval half-width (relative) above which "noisy"
+    direction: str | None = None  # None: the metric's own direction
+    ignore: bool = False
+    assumed_run_spread: float = 0.01  # run-to-run sigma (relative) assumed without history
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run's location of a metric on the log scale and its within-run standard error."""
+
+    log_loc: float
+    se: float  # NaN when the run has too few samples to estimate it
+    n: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric: str
+    verdict: Verdict
+    direction: str
+    ratio: float  # candidate / baseline of the metric's location
+    ci_low: float  # interval of the ratio
+    ci_high: float
+    confidence: float  # level of the interval
+    p_value: float  # max(p_run, p_rank): both nulls must be rejected
+    p_run: float  # against within-run + run-to-run variance
+    p_rank: float | None  # Mann-Whitney on the raw samples (None with < 3 samples a side)
+    n_base: int
+    n_cand: int
+    base_value: float  # medians of the raw samples, for display
+    cand_value: float
+    unit: str = ""
+    run_spread: float = math.nan  # run-to-run sigma used (relative, log scale)
+    history_runs: int = 0
+    reason: str = ""
+    policy: MetricPolicy = field(default_factory=MetricPolicy)
+
+    @property
+    def change(self) -> float:
+        """Relative change of the metric, candidate vs baseline (+0.05 = 5% larger)."""
+        return self.ratio - 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {
+            "metric": self.metric,
+            "verdict": self.verdict.value,
+            "direction": self.direction,
+            "unit": self.unit,
+            "ratio": num(self.ratio),
+            "interval": [num(self.ci_low), num(self.ci_high)],
+            "confidence": self.confidence,
+            "p_value": num(self.p_value),
+            "p_run": num(self.p_run),
+            "p_rank": num(self.p_rank),
+            "n_base": self.n_base,
+            "n_cand": self.n_cand,
+            "base_value": num(self.base_value),
+            "cand_value": num(self.cand_value),
+            "run_spread": num(self.run_spread),
+            "history_runs": self.history_runs,
+            "reason": self.reason,
+            "min_effect": self.policy.min_effect,
+            "max_p": self.policy.max_p,
+        }

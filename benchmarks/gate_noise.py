@@ -1,0 +1,59 @@
+"""Seeded synthetic timing data for the gate and change-point benchmarks.
+
+Each noise model draws the samples of one run (seconds, lower is better) around a true level,
+and says how the level moves from run to run. Parameters are those of real GPU timing noise:
+a few % of spread within a run, 5-10% apart clock states, rare 1.3-3x preemption outliers,
+and a 1% run-to-run offset (another runner, another boost state).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MODELS = ("gaussian", "lognormal", "bimodal", "outliers", "drift", "offset")
+
+
+def run_offsets(model: str, n_runs: int, rng: np.random.Generator) -> np.ndarray:
+    """Log-scale level of each run in time order, before any real change (mean 0)."""
+    if model == "offset":
+        return rng.normal(0.0, 0.01, n_runs)  # 1% run-to-run offset
+    if model == "drift":
+        return np.cumsum(rng.normal(0.0, 0.003, n_runs))  # slow random walk, 0.3% a run
+    return np.zeros(n_runs)
+
+
+def run_samples(model: str, n: int, log_level: float, rng: np.random.Generator) -> np.ndarray:
+    """n raw samples of one run whose true (log) level is log_level, base time 1 ms."""
+    base = 1e-3 * math.exp(log_level)
+    if model == "gaussian":
+        x = base * (1.0 + 0.02 * rng.standard_normal(n))
+    elif model == "lognormal":
+        x = base * np.exp(0.04 * rng.standard_normal(n))
+    elif model == "bimodal":
+        p_slow = rng.beta(2.0, 4.0)  # share of samples in the slow clock state, per run
+        slow = rng.random(n) < p_slow
+        x = base * np.where(slow, 1.08, 1.0) * (1.0 + 0.01 * rng.standard_normal(n))
+    elif model == "outliers":
+        x = base * (1.0 + 0.01 * rng.standard_normal(n))
+        hit = rng.random(n) < 0.05
+        x = np.where(hit, x * rng.uniform(1.3, 3.0, n), x)
+    elif model == "drift":
+        slope = rng.uniform(-0.01, 0.01)  # within-run drift, +-1% over the run
+        x = base * (1.0 + slope * np.linspace(-0.5, 0.5, n)) * (1.0 + 0.01 * rng.standard_normal(n))
+    elif model == "offset":
+        x = base * (1.0 + 0.01 * rng.standard_normal(n))
+    else:
+        raise ValueError(f"unknown noise model {model!r}; one of {', '.join(MODELS)}")
+    return np.asarray(np.maximum(x, 1e-9))
+
+
+def commit_series(
+    model: str, n_commits: int, steps: list[tuple[int, float]], rng: np.random.Generator, n: int = 10
+) -> np.ndarray:
+    """Per-commit medians of one run each, with relative steps [(commit index, +0.05), ...]."""
+    level = run_offsets(model, n_commits, rng)
+    for at, size in steps:
+        level[at:] += math.log1p(size)
+    return np.array([float(np.median(run_samples(model, n, lv, rng))) for lv in level])

@@ -1,0 +1,167 @@
+"""Run a whole spec: resolve the device, run every point, keep the record safe on disk.
+
+The run directory holds `run.partial.json` (status "running", rewritten atomically after each
+point) while the sweep runs, and `run.json` only once it ended (complete or interrupted); a
+killed process therefore never leaves a `run.json` that looks complete.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from perfkit.atomic import write_json_atomic
+from perfkit.errors import DeviceError
+from perfkit.record import (
+    PARTIAL_FILE,
+    RUN_COMPLETE,
+    RUN_FILE,
+    RUN_INTERRUPTED,
+    RUN_RUNNING,
+    PointResult,
+    Run,
+)
+from perfkit.spec import RunSpec
+from profiler.env import capture_env, sample_gpus
+from profiler.point_runner import PointPlan, run_point
+from workloads.base import Point, RunContext
+
+QUICK_TIMER_SCALE = 0.2
+QUICK_MIN_TARGET_REL_CI = 0.03
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    out_dir: Path = Path("runs")
+    device: str | None = None  # None: the spec's device
+    quick: bool = False
+    repo: Path = Path(".")
+
+
+ProgressFn = Callable[[int, int, PointResult], None]
+
+
+def resolve_device(requested: str) -> str:
+    import torch
+
+    if requested == "cpu":
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    if requested == "cuda":
+        raise DeviceError(
+            "--device cuda: no CUDA device is visible to torch "
+            f"(torch {torch.__version__}); use --device cpu or run on a GPU machine"
+        )
+    return "cpu"
+
+
+def new_run_id(now: dt.datetime) -> str:
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def device_properties(device: str) -> dict[str, Any]:
+    if not device.startswith("cuda"):
+        return {"type": "cpu"}
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.device(device))
+    return {
+        "type": "cuda",
+        "name": props.name,
+        "capability": f"{props.major}.{props.minor}",
+        "sm_count": props.multi_processor_count,
+        "memory_bytes": props.total_memory,
+        "l2_bytes": getattr(props, "L2_cache_size", None),
+    }
+
+
+def plan_for(spec: RunSpec, quick: bool) -> PointPlan:
+    p = spec.profile
+    return PointPlan(
+        timer_scale=QUICK_TIMER_SCALE if quick else 1.0,
+        min_target_rel_ci=QUICK_MIN_TARGET_REL_CI if quick else 0.0,
+        torch_profiler=p.torch_profiler,
+        profiled_iters=1 if quick else p.profiled_iters,
+        record_shapes=p.record_shapes,
+        nvtx=p.nvtx,
+    )
+
+
+def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[Run, Path, list[Point]]:
+    """Everything that can fail on bad input happens here, before anything is written."""
+    points = spec.points()
+    device = resolve_device(options.device or spec.device)
+    import torch
+
+    torch.manual_seed(spec.seed)
+    if spec.cpu_threads is not None:
+        torch.set_num_threads(spec.cpu_threads)
+    now = dt.datetime.now(dt.timezone.utc)
+    env = capture_env(options.repo)
+    env["device"] = device_properties(device)
+    env["quick"] = options.quick
+    run = Run(
+        run_id=new_run_id(now),
+        created=now.isoformat(timespec="seconds"),
+        status=RUN_RUNNING,
+        spec=spec.to_dict(),
+        spec_hash=spec.hash(),
+        spec_path=str(spec_path),
+        device=device,
+        env=env,
+    )
+    run_dir = options.out_dir / run.run_id
+    run_dir.mkdir(parents=True, exist_ok=False)
+    write_json_atomic(run_dir / PARTIAL_FILE, run.to_dict())
+    return run, run_dir, points
+
+
+def execute(
+    run: Run,
+    run_dir: Path,
+    points: list[Point],
+    plan: PointPlan,
+    seed: int,
+    progress: ProgressFn | None = None,
+) -> Run:
+    """Run the points in order; on Ctrl-C finish the record as interrupted with the points done."""
+    ctx = RunContext(device=run.device, seed=seed)
+    done: list[PointResult] = []
+    status = RUN_COMPLETE
+    try:
+        for i, point in enumerate(points):
+            result = run_point(point, i, ctx, plan, run_dir)
+            done.append(result)
+            write_json_atomic(run_dir / PARTIAL_FILE, run.with_points(tuple(done)).to_dict())
+            if progress is not None:
+                progress(i + 1, len(points), result)
+    except KeyboardInterrupt:
+        status = RUN_INTERRUPTED
+    return finish(run, run_dir, tuple(done), status)
+
+
+def finish(run: Run, run_dir: Path, points: tuple[PointResult, ...], status: str,
+           artifacts: dict[str, Any] | None = None) -> Run:
+    after = sample_gpus()
+    env = {**run.env, "gpus_after": after["gpus"]}
+    final = replace(
+        run,
+        points=points,
+        status=status,
+        env=env,
+        finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        artifacts={**run.artifacts, **(artifacts or {})},
+    )
+    write_json_atomic(run_dir / RUN_FILE, final.to_dict())
+    (run_dir / PARTIAL_FILE).unlink(missing_ok=True)
+    return final
+
+
+def rewrite(run: Run, run_dir: Path) -> None:
+    """Replace run.json with an updated record (e.g. analysis artifacts added)."""
+    write_json_atomic(run_dir / RUN_FILE, run.to_dict())

@@ -1,0 +1,136 @@
+"""Run one sweep point: build, check numerics, time, capture a trace; never raise for the point.
+
+Every failure (unsupported dtype, out of memory, numeric mismatch, exception) becomes a
+`PointResult` with status and error, so the sweep goes on. KeyboardInterrupt propagates.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfkit.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
+from profiler.measurement import Measurement
+from profiler.nvtx_ranges import nvtx_range
+from profiler.timer import TimerConfig, time_callable
+from profiler.trace_capture import capture_trace
+from workloads.base import Point, Prepared, RunContext, Unsupported
+from workloads.registry import runner_for
+
+
+@dataclass(frozen=True)
+class PointPlan:
+    """How each point is run (from the spec's profile block and the command line)."""
+
+    timer_scale: float = 1.0  # --quick shrinks warmup and budget
+    min_target_rel_ci: float = 0.0  # --quick loosens the CI target to at least this
+    torch_profiler: bool = True
+    profiled_iters: int = 3
+    record_shapes: bool = True
+    nvtx: bool = True
+
+
+def error_text(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return text[:500]
+
+
+def trace_name(index: int, key: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
+    return f"traces/{index:04d}-{slug}.json.gz"
+
+
+def timer_config(point: Point, plan: PointPlan) -> TimerConfig:
+    cfg = point.timing.to_config()
+    if plan.timer_scale != 1.0:
+        cfg = cfg.scaled(plan.timer_scale)
+    if cfg.target_rel_ci < plan.min_target_rel_ci:
+        cfg = TimerConfig(**{**cfg.__dict__, "target_rel_ci": plan.min_target_rel_ci})
+    return cfg
+
+
+def run_point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: Path) -> PointResult:
+    base: dict[str, Any] = {
+        "key": point.key,
+        "kind": point.kind,
+        "workload": point.workload,
+        "params": dict(point.params),
+    }
+    prepared: Prepared | None = None
+    with nvtx_range(point.key, plan.nvtx):
+        try:
+            with nvtx_range("build", plan.nvtx):
+                prepared = runner_for(point.spec)(point, ctx)
+        except Unsupported as exc:
+            return PointResult(**base, status=STATUS_SKIPPED, error=str(exc))
+        except Exception as exc:
+            _release(ctx.device)
+            return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "build"))
+        try:
+            return _measure(point, index, ctx, plan, run_dir, prepared, base)
+        finally:
+            del prepared
+            _release(ctx.device)
+
+
+def _measure(
+    point: Point,
+    index: int,
+    ctx: RunContext,
+    plan: PointPlan,
+    run_dir: Path,
+    prepared: Prepared,
+    base: dict[str, Any],
+) -> PointResult:
+    base["params"].update(prepared.params_extra)
+    numerics: Numerics | None = None
+    measurement: Measurement | None = None
+    trace: str | None = None
+    metrics: dict[str, Any] = {}
+    try:
+        with prepared.context():
+            if prepared.check is not None:
+                with nvtx_range("numerics", plan.nvtx):
+                    numerics = prepared.check()
+            if prepared.skip_timing is not None:
+                metrics["timing_skipped"] = prepared.skip_timing
+            else:
+                with nvtx_range("time", plan.nvtx):
+                    measurement = time_callable(prepared.fn, ctx.device, timer_config(point, plan))
+            if plan.torch_profiler and prepared.skip_timing is None:
+                rel = trace_name(index, point.key)
+                with nvtx_range("profile", plan.nvtx):
+                    capture_trace(prepared.fn, ctx.device, run_dir / rel, plan.profiled_iters,
+                                  plan.record_shapes, label=point.key)
+                trace = rel
+        if prepared.metrics is not None and measurement is not None:
+            metrics.update(prepared.metrics(measurement))
+    except Exception as exc:
+        return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "run"),
+                           measurement=measurement, cost=prepared.cost, numerics=numerics,
+                           metrics=metrics, trace=trace)
+    status, error = STATUS_OK, None
+    if numerics is not None and not numerics.ok:
+        status = STATUS_FAILED
+        error = f"numerics: relative error {numerics.rel_err:.3g} > tolerance {numerics.tol:.3g} ({numerics.reference})"
+    return PointResult(**base, status=status, error=error, measurement=measurement,
+                       cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace)
+
+
+def _describe(exc: BaseException, phase: str) -> str:
+    name = type(exc).__name__
+    if name == "OutOfMemoryError" or "out of memory" in str(exc).lower():
+        return f"out of memory during {phase}: {error_text(exc)}"
+    return f"{phase} failed: {error_text(exc)}"
+
+
+def _release(device: str) -> None:
+    gc.collect()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()

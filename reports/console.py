@@ -1,0 +1,51 @@
+"""The summary table `perfkit profile` prints: one row per point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from perfkit.record import Run
+from reports.units import fmt_pct, fmt_rate, fmt_time
+
+
+def varying_params(run: Run) -> dict[str, list[str]]:
+    """Per workload, the parameter names whose value differs between its points."""
+    values: dict[str, dict[str, set[str]]] = {}
+    for p in run.points:
+        per = values.setdefault(p.workload, {})
+        for k, v in p.params.items():
+            per.setdefault(k, set()).add(repr(v))
+    return {w: [k for k, vs in per.items() if len(vs) > 1] for w, per in values.items()}
+
+
+def summary_table(run: Run) -> Table:
+    table = Table(title=f"run {run.run_id} on {run.device} ({run.status})", show_lines=False)
+    for col, justify in (("workload", "left"), ("params", "left"), ("status", "left"),
+                         ("median", "right"), ("95% CI", "right"), ("n", "right"),
+                         ("stop", "left"), ("flop/s", "right"), ("bytes/s", "right"),
+                         ("rel err", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    shown = varying_params(run)
+    for p in run.points:
+        names = shown.get(p.workload) or list(p.params)
+        params = " ".join(f"{k}={p.params[k]}" for k in names)
+        row: list[Any] = [p.workload, params]
+        if p.status == "ok":
+            row.append("[green]ok[/green]")
+        elif p.status == "skipped":
+            row.append(f"[yellow]skipped[/yellow]: {p.error}")
+        else:
+            row.append(f"[red]failed[/red]: {p.error}")
+        m = p.measurement
+        if m is not None and m.samples_s:
+            st = m.stats
+            row += [fmt_time(st.median_s), fmt_pct(st.rel_ci_halfwidth), str(st.n), m.stop_reason]
+        else:
+            row += ["-", "-", "-", "-"]
+        ach = p.achieved
+        row += [fmt_rate(ach.get("flop_per_s"), "flop/s"), fmt_rate(ach.get("bytes_per_s"), "B/s")]
+        row.append(f"{p.numerics.rel_err:.2g}" if p.numerics else "-")
+        table.add_row(*row)
+    return table

@@ -1,0 +1,23 @@
+"""The workload kinds model.yaml knows: `kind:` -> spec class (imported lazily, no torch)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workloads.base import WorkloadSpec
+
+KINDS: dict[str, str] = {
+    "gemm": "workloads.gemm_spec:GemmSpec",
+}
+
+
+def spec_class(kind: str) -> type[WorkloadSpec]:
+    module_name, _, attr = KINDS[kind].partition(":")
+    return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
+
+
+def runner_for(spec: WorkloadSpec):  # type: ignore[no-untyped-def]
+    module_name, _, attr = spec.runner.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
