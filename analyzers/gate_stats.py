@@ -9,13 +9,14 @@ offset: another machine, clock state, thermal state), so the test of a change us
 
 where sigma_run, the run-to-run spread of the metric, comes from the history of earlier runs
 (robust to the steps a history contains). The reported p-value is the larger of that test's and
-a Mann-Whitney rank test's on the raw samples (an intersection-union test: both nulls must be
+a permutation test's on the raw samples (an intersection-union test: both nulls must be
 rejected), and the interval of the ratio is a seeded bootstrap of the within-run samples plus a
 draw of the run-to-run offset.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -26,6 +27,7 @@ from analyzers.gate_types import HIGHER, Comparison, MetricPolicy, RunSummary, V
 
 TRIM = 0.2
 N_BOOT = 2000
+N_PERM = 2000
 MIN_HISTORY = 4  # runs needed to estimate the run-to-run spread
 
 
@@ -122,12 +124,47 @@ def bootstrap_log_diff(
     return trimmed_mean_rows(cand_log[ic]) - trimmed_mean_rows(base_log[ib])
 
 
-def rank_p_value(base: np.ndarray, cand: np.ndarray) -> float | None:
-    """Two-sided Mann-Whitney p-value on raw samples; None with fewer than 3 a side."""
-    if base.size < 3 or cand.size < 3:
+def yuen_se(base_log: np.ndarray, cand_log: np.ndarray, trim: float = TRIM) -> tuple[float, float]:
+    """Standard error of the difference of two trimmed means and its Welch-Yuen df."""
+    parts = []
+    for x in (base_log, cand_log):
+        g = int(math.floor(trim * x.size))
+        h = x.size - 2 * g
+        parts.append((trimmed_mean_se(x, trim) ** 2, max(h - 1, 1)))
+    var = sum(v for v, _ in parts)
+    if var <= 0.0:
+        return 0.0, math.inf
+    den = sum(v * v / df for v, df in parts)
+    return math.sqrt(var), (var * var / den if den > 0 else math.inf)
+
+
+def permutation_p_value(
+    base_log: np.ndarray, cand_log: np.ndarray, rng: np.random.Generator, n_perm: int = N_PERM
+) -> float | None:
+    """Two-sided permutation p-value of the difference of trimmed means (raw samples pooled).
+
+    Exact (every split) when there are at most n_perm splits, else n_perm seeded random
+    permutations with the (1 + hits) / (1 + n_perm) estimate. None with fewer than 3 a side.
+    """
+    nb, nc = base_log.size, cand_log.size
+    if nb < 3 or nc < 3:
         return None
-    res = sps.mannwhitneyu(cand, base, alternative="two-sided", method="auto")
-    return float(res.pvalue)
+    pooled = np.concatenate([base_log, cand_log])
+    observed = abs(trimmed_mean(cand_log) - trimmed_mean(base_log))
+    tol = 1e-12 * max(1.0, abs(observed))
+    total = math.comb(nb + nc, nb)
+    if total <= n_perm:
+        idx = np.array(list(itertools.combinations(range(nb + nc), nb)), dtype=np.int64)
+        mask = np.zeros((idx.shape[0], nb + nc), dtype=bool)
+        np.put_along_axis(mask, idx, True, axis=1)
+        b_rows = pooled[np.nonzero(mask)[1].reshape(-1, nb)]
+        c_rows = pooled[np.nonzero(~mask)[1].reshape(-1, nc)]
+        stat = np.abs(trimmed_mean_rows(c_rows) - trimmed_mean_rows(b_rows))
+        return float(np.mean(stat >= observed - tol))
+    perm = np.argsort(rng.random((n_perm, nb + nc)), axis=1)
+    rows = pooled[perm]
+    stat = np.abs(trimmed_mean_rows(rows[:, nb:]) - trimmed_mean_rows(rows[:, :nb]))
+    return float((1 + np.count_nonzero(stat >= observed - tol)) / (1 + n_perm))
 
 
 def combine_variance(
@@ -175,8 +212,7 @@ def compare_samples(
         sigma, df_run, sigma_includes_within = pol.assumed_run_spread, math.inf, False
     if within_known and not sigma_includes_within:
         boot = bootstrap_log_diff(lb, lc, rng)
-        se_w = float(np.std(boot, ddof=1))
-        df_w = float(b.size + c.size - 2)
+        se_w, df_w = yuen_se(lb, lc)
     else:
         # One side has no usable within-run spread: the history's total spread covers it.
         boot = np.full(N_BOOT, d)
@@ -201,7 +237,7 @@ def compare_samples(
     ci_low, ci_high = math.exp(float(lo_q)), math.exp(float(hi_q))
     if math.isnan(half):
         half = (float(hi_q) - float(lo_q)) / 2.0
-    p_rank = rank_p_value(b, c) if within_known else None
+    p_rank = permutation_p_value(lb, lc, rng) if within_known else None
     p_value = max(p_run, p_rank) if p_rank is not None else p_run
     ratio = math.exp(d)
     worse_log = d if direction != HIGHER else -d

@@ -52,7 +52,7 @@ class Comparison:
     confidence: float  # level of the interval
     p_value: float  # max(p_run, p_rank): both nulls must be rejected
     p_run: float  # against within-run + run-to-run variance
-    p_rank: float | None  # Mann-Whitney on the raw samples (None with < 3 samples a side)
+    p_rank: float | None  # permutation test on the raw samples (None with < 3 samples a side)
     n_base: int
     n_cand: int
     base_value: float  # medians of the raw samples, for display

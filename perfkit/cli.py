@@ -17,6 +17,8 @@ from perfkit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
     "profile",
+    "calibrate",
+    "roofline",
 )
 
 

@@ -123,7 +123,8 @@ def _measure(
 
 def _describe(exc: BaseException, phase: str) -> str:
     name = type(exc).__name__
-    if name == "OutOfMemoryError" or "out of memory" in str(exc).lower():
+    text = str(exc).lower()
+    if name == "OutOfMemoryError" or "out of memory" in text or "can't allocate memory" in text:
         return f"out of memory during {phase}: {error_text(exc)}"
     return f"{phase} failed: {error_text(exc)}"
 

@@ -1,8 +1,8 @@
 """`DeviceInfo`: what was detected about a device, and its calibration fingerprint.
 
-The fingerprint names the device a calibration is valid for: its kind, name, memory size, SM
-count and, on a CPU, the logical CPU count and the torch threads the measurement used (a
-one-thread calibration is not the roof of a two-thread profile). The driver, clocks and torch
+The fingerprint names the device a calibration is valid for: a GPU's kind, name, memory size
+and SM count; a CPU's model string, logical CPU count and the torch threads the measurement
+used (a one-thread calibration is not the roof of a two-thread profile). The driver, clocks and torch
 version are NOT in it: when they change, the calibration is flagged stale instead.
 """
 
@@ -38,9 +38,10 @@ class DeviceInfo:
 
     @property
     def fingerprint(self) -> str:
-        parts = [self.kind, self.name, str(self.memory_bytes or ""), str(self.sm_count or "")]
         if self.kind == "cpu":
-            parts.append(f"threads={self.threads or ''}")
+            parts = [self.kind, self.name, str(self.sm_count or ""), f"threads={self.threads or ''}"]
+        else:
+            parts = [self.kind, self.name, str(self.memory_bytes or ""), str(self.sm_count or "")]
         digest = hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()[:12]
         slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")[:48] or self.kind
         suffix = f"-t{self.threads}" if self.kind == "cpu" and self.threads else ""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import DeviceError
+from profiler.env import cpu_model
 from roofline.device_info import DeviceInfo
 
 SYS_CPU = Path("/sys/devices/system/cpu")
@@ -40,12 +41,11 @@ def detect_cpu(threads: int | None = None) -> DeviceInfo:
 
     if threads is None:
         threads = torch.get_num_threads()
-    cpuinfo = _read("/proc/cpuinfo")
     max_khz = _read(str(SYS_CPU / "cpu0" / "cpufreq" / "cpuinfo_max_freq")).strip()
     clocks = {"cpu_max": int(max_khz) / 1e3} if max_khz.isdigit() else {}
     return DeviceInfo(
         kind="cpu",
-        name=cpu_model(cpuinfo),
+        name=cpu_model(),  # the same string profiler.env records
         driver=None,
         runtime=None,
         sm_count=os.cpu_count(),
@@ -56,16 +56,6 @@ def detect_cpu(threads: int | None = None) -> DeviceInfo:
         torch=str(torch.__version__),
         extra={"os": f"{platform.system()} {platform.release()}", "machine": platform.machine()},
     )
-
-
-def cpu_model(cpuinfo: str) -> str:
-    """The CPU model string from /proc/cpuinfo text (x86 'model name', ARM 'Model' / 'CPU part')."""
-    for key in ("model name", "Model", "Hardware", "cpu model", "Processor"):
-        for line in cpuinfo.splitlines():
-            name, sep, value = line.partition(":")
-            if sep and name.strip() == key and value.strip():
-                return " ".join(value.split())
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def last_level_cache_bytes(cache_dir: Path) -> int | None:

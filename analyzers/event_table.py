@@ -1,0 +1,153 @@
+"""`EventTable`: one columnar table for the events of every trace source.
+
+Every column is a numpy array of the same length; times are int64 nanoseconds; names are ids
+into one string table (`names`); shape arguments of CPU ops (`Input Dims`, `Input type`,
+`Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON.
+Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+class Kind(IntEnum):
+    """What an event is, independent of the trace format's spelling."""
+
+    CPU_OP = 0  # aten::mm, ...
+    USER_ANNOTATION = 1  # record_function / ProfilerStep#N / NVTX range on a CPU thread
+    RUNTIME = 2  # CUDA / HIP runtime or driver API call (cudaLaunchKernel, hipGraphLaunch, ...)
+    KERNEL = 3  # GPU kernel
+    MEMCPY = 4  # GPU memory copy
+    MEMSET = 5  # GPU memory set
+    GPU_ANNOTATION = 6  # a user annotation projected onto a GPU stream by the profiler
+    SYNC = 7  # CUDA synchronization record (host waiting, drawn on a GPU row; not GPU work)
+    OTHER = 8
+
+
+GPU_WORK_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+
+# Column name -> dtype. Order is the canonical column order.
+COLUMNS: dict[str, Any] = {
+    "name_id": np.int32,
+    "kind": np.int8,
+    "ts_ns": np.int64,
+    "dur_ns": np.int64,
+    "pid": np.int64,
+    "tid": np.int64,
+    "stream": np.int64,  # -1 for CPU events
+    "device": np.int32,  # -1 when unknown
+    "correlation": np.int64,  # -1 when absent
+    "external_id": np.int64,  # -1 when absent
+    "bytes": np.int64,  # memcpy / memset bytes, -1 when absent
+    "dims_id": np.int32,  # Input Dims (raw JSON) id into args_text, -1 when absent
+    "types_id": np.int32,  # Input type
+    "concrete_id": np.int32,  # Concrete Inputs
+    "rank": np.int32,
+}
+
+
+@dataclass(frozen=True)
+class TraceMeta:
+    """What a trace file says about itself (one per loaded file)."""
+
+    path: str
+    rank: int
+    world_size: int | None = None
+    backend: str | None = None
+    devices: tuple[str, ...] = ()
+    base_time_ns: int | None = None
+    events_read: int = 0  # events in traceEvents, every phase
+    events_kept: int = 0  # rows this file contributed to the table
+    rank_in_file: int | None = None  # distributedInfo.rank, None when the file names none
+
+
+@dataclass(frozen=True, eq=False)
+class EventTable:
+    """Columns of equal length; see COLUMNS for names and dtypes."""
+
+    columns: dict[str, npt.NDArray[Any]]
+    names: tuple[str, ...]
+    args_text: tuple[str, ...] = ()
+    meta: tuple[TraceMeta, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        lengths = {len(v) for v in self.columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"EventTable columns differ in length: {sorted(lengths)}")
+        missing = set(COLUMNS) - set(self.columns)
+        if missing:
+            raise ValueError(f"EventTable lacks columns {sorted(missing)}")
+
+    def __len__(self) -> int:
+        return len(self.columns["ts_ns"])
+
+    def __getitem__(self, column: str) -> npt.NDArray[Any]:
+        return self.columns[column]
+
+    @property
+    def end_ns(self) -> npt.NDArray[np.int64]:
+        return self.columns["ts_ns"] + self.columns["dur_ns"]
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted({int(r) for r in np.unique(self.columns["rank"])})
+
+    def name_of(self, ids: npt.NDArray[Any]) -> npt.NDArray[np.object_]:
+        """Names for an array of name ids (vectorized lookup in the string table)."""
+        table = np.asarray(self.names, dtype=object)
+        return table[np.asarray(ids, dtype=np.int64)] if len(table) else np.empty(0, dtype=object)
+
+    def mask_kind(self, *kinds: Kind) -> npt.NDArray[np.bool_]:
+        return np.isin(self.columns["kind"], np.asarray([int(k) for k in kinds], dtype=np.int8))
+
+    def gpu_mask(self) -> npt.NDArray[np.bool_]:
+        """GPU work: kernels, memcpy and memset (not sync records, not annotations)."""
+        return self.mask_kind(*GPU_WORK_KINDS)
+
+    def with_rank(self, rank: int) -> EventTable:
+        """The same events labelled as `rank` (for files that do not name their rank)."""
+        cols = dict(self.columns)
+        cols["rank"] = np.full(len(self), rank, dtype=np.int32)
+        meta = tuple(replace(m, rank=rank) for m in self.meta)
+        return EventTable(cols, self.names, self.args_text, meta)
+
+    def take(self, index: npt.NDArray[Any]) -> EventTable:
+        """Rows at `index` (an integer index array or a boolean mask); tables are shared."""
+        cols = {k: v[index] for k, v in self.columns.items()}
+        return EventTable(cols, self.names, self.args_text, self.meta)
+
+    def name_ids_matching(self, predicate: Any) -> npt.NDArray[np.int32]:
+        """Ids of the names for which `predicate(name)` is true (runs once per unique name)."""
+        return np.asarray([i for i, n in enumerate(self.names) if predicate(n)], dtype=np.int32)
+
+
+def empty_columns(n: int = 0) -> dict[str, npt.NDArray[Any]]:
+    return {k: np.full(n, -1, dtype=dt) for k, dt in COLUMNS.items()}
+
+
+def concat_tables(tables: list[EventTable]) -> EventTable:
+    """One table from several (e.g. one per rank): names and args are re-interned."""
+    if not tables:
+        return EventTable(empty_columns(), ())
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    parts: dict[str, list[npt.NDArray[Any]]] = {k: [] for k in COLUMNS}
+    for t in tables:
+        name_map = np.asarray([names.setdefault(n, len(names)) for n in t.names], dtype=np.int32)
+        text_map = np.asarray([texts.setdefault(s, len(texts)) for s in t.args_text], dtype=np.int32)
+        for k in COLUMNS:
+            col = t.columns[k]
+            if k == "name_id" and len(col):
+                col = name_map[col]
+            elif k in ("dims_id", "types_id", "concrete_id") and len(col):
+                col = np.where(col >= 0, text_map[np.maximum(col, 0)] if len(text_map) else -1, -1)
+            parts[k].append(col.astype(COLUMNS[k], copy=False))
+    cols = {k: np.concatenate(v) for k, v in parts.items()}
+    meta = tuple(m for t in tables for m in t.meta)
+    return EventTable(cols, tuple(names), tuple(texts), meta)

@@ -1,0 +1,78 @@
+"""`perfkit calibrate`: measure the ceilings of this device (ERT-style) and store them.
+
+The calibration is stored per device fingerprint under $PERFKIT_HOME/calibration/ and reused by
+`perfkit profile` and `perfkit roofline` until the next `perfkit calibrate`. On a CPU it is
+measured with the thread count the profile uses: torch's (see --threads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "calibrate",
+        help="measure this device's ceilings (memory bandwidth, GEMM peak per dtype)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N, or auto (cuda when available; default)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU: torch threads to measure with (default: torch's, which the profile uses)")
+    p.add_argument("--dtypes", default=None,
+                   help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32 on a CPU)")
+    p.add_argument("--quick", action="store_true", help="smaller sweeps and budgets (a rough roof)")
+    p.add_argument("--show", action="store_true", help="print the stored calibration of this device; measure nothing")
+    p.add_argument("--no-save", action="store_true", help="measure and print, but do not store")
+    p.add_argument("--json", action="store_true", help="print the calibration as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run(args: argparse.Namespace) -> int:
+    from roofline import calibration as store
+    from roofline.calibrate.detect import detect
+    from roofline.calibrate.run import calibrate
+    from roofline.devices import lookup
+    from roofline.table import calibration_text, flags_text
+
+    device = resolve_device(args.device)
+    if args.show:
+        info = detect(device, threads=args.threads)
+        cal = store.load_for(info)
+        if cal is None:
+            print(f"no stored calibration for {info.name} ({info.fingerprint}); run `perfkit calibrate`")
+            return 0
+    else:
+        dtypes = [d for d in args.dtypes.split(",") if d.strip()] if args.dtypes else None
+        progress = None if (args.quiet or args.json) else (lambda msg: print(f"  {msg}", file=sys.stderr))
+        cal = calibrate(device, threads=args.threads, dtypes=dtypes, quick=args.quick, progress=progress)
+        if not args.no_save:
+            path = store.save(cal)
+            cal = store.load_file(path)
+    if args.json:
+        print(json.dumps({**cal.to_dict(), "path": cal.path, "flags": list(cal.stale_flags)}, indent=1))
+        return 0
+    spec = lookup(cal.device.name, kind=cal.device.kind)
+    threads = f", {cal.device.threads} thread(s)" if cal.device.kind == "cpu" else ""
+    print(f"{cal.device.name}{threads}: calibrated {cal.created} in {cal.duration_s:.1f} s")
+    print(calibration_text(cal, spec))
+    if spec is None:
+        print(f"note: {cal.device.name} is not in roofline/devices.yaml: measured ceilings only")
+    if cal.stale_flags:
+        print(flags_text(cal.stale_flags))
+    if cal.path:
+        print(f"stored: {cal.path}")
+    return 0

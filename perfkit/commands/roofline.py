@@ -1,0 +1,142 @@
+"""`perfkit roofline RUN`: place every point (and every ncu-measured kernel) on the roof.
+
+Prints the placement table (arithmetic intensity, achieved flop/s and bytes/s, attainable,
+percent of roof, bound; MBU / MFU for decode steps) against the measured roof (the run's
+calibration, else this machine's stored one for that device) and the datasheet roof, and writes
+the roofline figure (self-contained HTML) into the run directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+NCU_ARTIFACT_KEYS = ("ncu_csv", "ncu")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "roofline",
+        help="place a run's points and kernels on the measured and datasheet roofs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN", help="run directory (or its run.json)")
+    p.add_argument("--calibration", default=None, help="a calibration JSON to use as the measured roof")
+    p.add_argument("--ncu", default=None, help="an ncu raw-page CSV to place (default: the run's, if any)")
+    p.add_argument("--roof", choices=("both", "measured", "datasheet"), default="both")
+    p.add_argument("--out", default=None, help="figure path (default: RUN/roofline.html)")
+    p.add_argument("--no-figure", action="store_true", help="print the table only")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="table output format")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from perfkit.atomic import write_bytes_atomic
+    from perfkit.record import load_run
+    from roofline.calibration import Calibration, load_file, load_for, staleness
+    from roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
+    from roofline.figure import roofline_figure
+    from roofline.ncu import load_csv, load_meta
+    from roofline.ncu_kernels import kernel_table
+    from roofline.place import place_kernels, place_points
+    from roofline.snapshot import calibration_from_run, device_info_from_run
+    from roofline.table import flags_text, placement_text
+
+    run_ = load_run(args.run_dir)
+    run_dir = Path(args.run_dir) if Path(args.run_dir).is_dir() else Path(args.run_dir).parent
+    info = device_info_from_run(run_)
+    notes: list[str] = []
+    cal: Calibration | None
+    if args.calibration:
+        cal = load_file(args.calibration)
+        if info is not None:
+            cal = _with_flags(cal, staleness(cal, info))
+    else:
+        cal = calibration_from_run(run_) or (load_for(info) if info is not None else None)
+    if info is None:
+        info = cal.device if cal else None
+    if info is None:
+        print(f"perfkit: {run_dir}: the run records no device name and no calibration was given; "
+              "nothing to place against (pass --calibration)", file=sys.stderr)
+        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownDeviceWarning)
+        roofs = roofs_for(info, cal)
+    notes += [str(w.message) for w in caught]
+    if args.roof != "both":
+        roofs = {k: v for k, v in roofs.items() if k == args.roof}
+    if cal is None:
+        notes.append(f"no calibration for {info.name}: run `perfkit calibrate` on that device for the measured roof")
+    elif cal.stale_flags and "measured" in roofs:
+        notes += [f"measured roof: {f}" for f in cal.stale_flags]
+    labels = roof_labels(roofs)
+    placed = place_points(run_, roofs)
+    kernels = None
+    ncu_csv = args.ncu or _ncu_artifact(run_.artifacts, run_dir)
+    if ncu_csv:
+        kernels = place_kernels(kernel_table(load_csv(ncu_csv), origin=str(ncu_csv)), roofs)
+        clock = load_meta(ncu_csv).get("clock_control", "unknown")
+        notes.append(f"ncu kernels: clock control {clock} (base clocks run slower than the boost-clock roof)")
+    _print(args.format, placed, kernels, labels, info.name, roofs, placement_text)
+    if notes and args.format == "table":
+        print(flags_text(notes, prefix="note"))
+    elif notes:
+        print(flags_text(notes, prefix="note"), file=sys.stderr)
+    if not args.no_figure:
+        import pandas as pd
+
+        both = pd.concat([placed, kernels], ignore_index=True) if kernels is not None and len(kernels) else placed
+        fig = roofline_figure(both, roofs, title=f"Roofline: {run_.run_id} on {info.name}")
+        out = Path(args.out) if args.out else run_dir / "roofline.html"
+        write_bytes_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"))
+        print(f"figure: {out}", file=sys.stderr if args.format != "table" else sys.stdout)
+    return 0
+
+
+def _with_flags(cal: Any, flags: tuple[str, ...]) -> Any:
+    from dataclasses import replace
+
+    return replace(cal, stale_flags=flags)
+
+
+def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
+    for key in NCU_ARTIFACT_KEYS:
+        value = artifacts.get(key)
+        if isinstance(value, dict):
+            value = value.get("csv")
+        if isinstance(value, str) and value:
+            path = Path(value) if Path(value).is_absolute() else run_dir / value
+            return str(path)
+    return None
+
+
+def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, text: Any) -> None:
+    if fmt == "csv":
+        print(placed.to_csv(index=False), end="")
+        if kernels is not None:
+            print(kernels.to_csv(index=False), end="")
+        return
+    if fmt == "json":
+        out = {
+            "device": device,
+            "roofs": {k: r.to_dict() for k, r in roofs.items()},
+            "points": json.loads(placed.to_json(orient="records")),
+            "kernels": json.loads(kernels.to_json(orient="records")) if kernels is not None else [],
+        }
+        print(json.dumps(out, indent=1))
+        return
+    for label in labels:
+        roof = roofs[label]
+        print(f"{label} roof: {roof.device} ({roof.source})")
+    if not labels:
+        print(f"no roof for {device}: achieved numbers only")
+    print(text(placed, labels) if len(placed) else "no point with a cost and a time to place")
+    if kernels is not None:
+        print()
+        print(f"kernels measured by ncu ({len(kernels)}):")
+        print(text(kernels, labels, name_col="name"))

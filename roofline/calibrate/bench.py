@@ -1,0 +1,129 @@
+"""One timed copy or GEMM, measured with the shared timer (profiler.timer); torch imported lazily.
+
+- copy: `dst.copy_(src)` of `nbytes` per buffer; bytes moved = read + written = 2 * nbytes.
+  On a GPU, `repeat` copies are captured into one CUDA graph so that small (cache-resident)
+  copies are not launch-bound; the time per copy is the sample / repeat.
+- gemm: C = A @ B, n x n x n, flop = 2 n^3, random normal inputs (zeros run faster than real
+  data on some GPUs). tf32 turns torch's TF32 matmul switch on for the call, fp32 turns it off;
+  fp8 uses torch._scaled_mm (e4m3 inputs, unit scales, bf16 output, fast accumulation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from profiler.timer import TimerConfig, time_callable
+from roofline.calibration import SweepPoint
+
+
+def _point(size: int, work: float, per_call: int, fn: Callable[[], Any], device: str, config: TimerConfig) -> SweepPoint:
+    m = time_callable(fn, device, config)
+    stats = m.stats
+    time_s = stats.median_s / per_call
+    return SweepPoint(size=size, time_s=time_s, value=work / time_s, rel_ci=stats.rel_ci_halfwidth, n=stats.n)
+
+
+def copy_point(device: str, nbytes: int, config: TimerConfig, repeat: int = 1) -> SweepPoint:
+    """Bandwidth (bytes/s, read + written) of copying an nbytes buffer, `repeat` copies per sample."""
+    import torch
+
+    numel = max(nbytes // 4, 1)
+    src = torch.ones(numel, dtype=torch.float32, device=device)
+    dst = torch.zeros(numel, dtype=torch.float32, device=device)
+
+    def copies() -> None:
+        for _ in range(repeat):
+            dst.copy_(src)
+
+    fn: Callable[[], Any] = copies
+    if device.startswith("cuda") and repeat > 1:
+        from profiler.timer import capture_graph
+
+        with torch.cuda.device(torch.device(device)):
+            fn = capture_graph(copies)
+    with _on(device):
+        return _point(numel * 4, 2.0 * numel * 4, repeat, fn, device, config)
+
+
+def gemm_point(device: str, n: int, dtype: str, config: TimerConfig) -> SweepPoint:
+    """flop/s of an n x n x n matmul in `dtype` (fp32, tf32, bf16, fp16, fp8)."""
+    import torch
+
+    fn = gemm_callable(device, n, dtype)
+    with _on(device), _tf32(dtype):
+        point = _point(n, 2.0 * n**3, 1, fn, device, config)
+    del fn
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    return point
+
+
+def gemm_callable(device: str, n: int, dtype: str) -> Callable[[], Any]:
+    import torch
+
+    gen = torch.Generator(device=device).manual_seed(0)
+    if dtype == "fp8":
+        return _fp8_gemm(device, n, gen)
+    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
+                   "fp64": torch.float64}[dtype]
+    a = torch.randn(n, n, device=device, dtype=torch_dtype, generator=gen)
+    b = torch.randn(n, n, device=device, dtype=torch_dtype, generator=gen)
+    c = torch.empty(n, n, device=device, dtype=torch_dtype)
+    return lambda: torch.matmul(a, b, out=c)
+
+
+def _fp8_gemm(device: str, n: int, gen: Any) -> Callable[[], Any]:
+    import torch
+
+    fp8 = torch.float8_e4m3fnuz if getattr(torch.version, "hip", None) else torch.float8_e4m3fn
+    a = torch.randn(n, n, device=device, generator=gen).to(fp8)
+    b = torch.randn(n, n, device=device, generator=gen).to(fp8).t()  # column-major, as cuBLASLt wants
+    one = torch.ones((), device=device, dtype=torch.float32)
+
+    def call() -> Any:
+        return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True)
+
+    return call
+
+
+def fp8_supported(device: str) -> str | None:
+    """None when fp8 GEMMs can run on `device`, else why not."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return "fp8 GEMM needs a GPU"
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        return f"torch {torch.__version__} has no torch._scaled_mm / float8_e4m3fn"
+    if getattr(torch.version, "hip", None):
+        return None
+    major, minor = torch.cuda.get_device_capability(torch.device(device))
+    if (major, minor) < (8, 9):
+        return f"fp8 tensor cores need compute capability >= 8.9 (this GPU is {major}.{minor})"
+    return None
+
+
+@contextlib.contextmanager
+def _tf32(dtype: str) -> Iterator[None]:
+    """TF32 on for tf32, off for fp32, the caller's setting restored afterwards."""
+    import torch
+
+    before = torch.backends.cuda.matmul.allow_tf32
+    if dtype in ("tf32", "fp32"):
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+@contextlib.contextmanager
+def _on(device: str) -> Iterator[None]:
+    if device.startswith("cuda"):
+        import torch
+
+        with torch.cuda.device(torch.device(device)):
+            yield
+    else:
+        yield

@@ -1,0 +1,204 @@
+"""`calibrate(device)`: measure the ceilings of a device and return a `Calibration`.
+
+GPU: DRAM bandwidth by a copy swept from the L2 size up until the plateau; L2 bandwidth by
+copies whose working set is at most half the L2 (the best of three sizes, captured in a CUDA
+graph); GEMM peak per dtype (fp32, tf32, bf16, fp16, fp8 where supported), the best of sizes
+that fill the device. CPU: memory bandwidth by the same copy sweep past the last-level cache,
+and the fp32 matmul peak, with torch set to the thread count the profile uses (recorded).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from perfkit.errors import DeviceError
+from profiler.timer import TimerConfig
+from roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
+from roofline.calibration import (
+    KIND_COMPUTE,
+    KIND_MEMORY,
+    Calibration,
+    MeasuredCeiling,
+    utc_now_iso,
+)
+from roofline.device_info import DeviceInfo
+from roofline.units import normalize_dtype
+
+GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+CPU_DTYPES = ("fp32",)
+GiB = 1024 * MiB
+L2_GRAPH_BYTES = 512 * MiB  # bytes each CUDA-graph replay of L2-resident copies moves
+
+
+@dataclass(frozen=True)
+class Plan:
+    copy_sizes: tuple[int, ...]  # bytes per buffer, growing
+    dram_min_size: int  # the plateau counts only sizes >= this (working set >> last-level cache)
+    l2_sizes: tuple[int, ...]  # GPU: L2-resident buffer sizes; () on a CPU
+    gemm_sizes: dict[str, tuple[int, ...]]  # dtype -> n
+    copy_timer: TimerConfig
+    gemm_timer: TimerConfig
+    plateau_tol: float = 0.05
+    plateau_window: int = 3
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["copy_timer"] = asdict(self.copy_timer)
+        out["gemm_timer"] = asdict(self.gemm_timer)
+        return out
+
+
+def _pow2_at_least(x: float) -> int:
+    size = 1
+    while size < x:
+        size *= 2
+    return size
+
+
+def plan_for(info: DeviceInfo, dtypes: Sequence[str] | None = None, quick: bool = False) -> Plan:
+    """The sweep sizes and timer budgets for a device (pure: tested without a device)."""
+    if info.kind == "cpu":
+        return _cpu_plan(info, dtypes, quick)
+    return _gpu_plan(info, dtypes, quick)
+
+
+def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Plan:
+    llc = info.l2_bytes or 32 * MiB
+    memory = info.memory_bytes or 8 * GiB
+    cap = min(GiB if not quick else 256 * MiB, _pow2_at_least(memory / 16))
+    dram_min = min(2 * llc, cap // 2)
+    start = max(_pow2_at_least(llc / 4), MiB)
+    chosen = tuple(normalize_dtype(d) for d in (dtypes or CPU_DTYPES))
+    sizes = (256, 512, 1024) if quick else (512, 1024, 2048)
+    timer = TimerConfig(warmup_s=0.05, budget_s=0.4 if quick else 0.8, min_reps=6, max_reps=2000,
+                        target_rel_ci=0.01, flush_l2=False)
+    skipped = {d: "fp8 GEMM needs a GPU" for d in chosen if d == "fp8"}
+    return Plan(
+        copy_sizes=tuple(geometric_sizes(start, cap)),
+        dram_min_size=dram_min,
+        l2_sizes=(),
+        gemm_sizes={d: sizes for d in chosen if d not in skipped},
+        copy_timer=timer,
+        gemm_timer=timer,
+        skipped=skipped,
+    )
+
+
+def _gpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Plan:
+    l2 = info.l2_bytes or 50 * MiB
+    memory = info.memory_bytes or 16 * GiB
+    cap = min(4 * GiB if not quick else GiB, _pow2_at_least(memory / 16))
+    start = _pow2_at_least(l2 / 2)
+    chosen = tuple(normalize_dtype(d) for d in (dtypes or GPU_DTYPES))
+    big: tuple[int, ...] = (4096, 8192) if quick else (4096, 8192, 16384)
+    gemm: dict[str, tuple[int, ...]] = {d: ((4096, 8192) if d in ("fp32", "tf32", "fp64") else big) for d in chosen}
+    timer = TimerConfig(warmup_s=0.2 if not quick else 0.1, budget_s=1.0 if not quick else 0.4, min_reps=10,
+                        max_reps=5000, target_rel_ci=0.005, flush_l2=False)
+    return Plan(
+        copy_sizes=tuple(geometric_sizes(start, cap)),
+        dram_min_size=min(2 * l2, cap // 2),
+        l2_sizes=tuple(s for s in (l2 // 16, l2 // 8, l2 // 4) if s > 0),
+        gemm_sizes=gemm,
+        copy_timer=timer,
+        gemm_timer=timer,
+    )
+
+
+def calibrate(
+    device: str = "cpu",
+    *,
+    threads: int | None = None,
+    dtypes: Sequence[str] | None = None,
+    quick: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Calibration:
+    """Measure the ceilings of `device`. On a CPU torch runs with `threads` (default: torch's)."""
+    import torch
+
+    from roofline.calibrate import bench
+    from roofline.calibrate.detect import detect
+
+    say = progress or (lambda _msg: None)
+    before = torch.get_num_threads()
+    if threads is not None:
+        if threads < 1:
+            raise DeviceError(f"--threads {threads}: must be at least 1")
+        torch.set_num_threads(threads)
+    try:
+        info = detect(device, threads=torch.get_num_threads() if device == "cpu" else None)
+        plan = plan_for(info, dtypes, quick)
+        skipped = dict(plan.skipped)
+        if "fp8" in plan.gemm_sizes:
+            why = bench.fp8_supported(info.device)
+            if why:
+                skipped["fp8"] = why
+        t0 = time.perf_counter()
+        ceilings = [_dram(info, plan, say)]
+        if plan.l2_sizes:
+            ceilings.append(_l2(info, plan, say))
+        for dtype, sizes in plan.gemm_sizes.items():
+            if dtype in skipped:
+                continue
+            ceilings.append(_gemm(info, plan, dtype, sizes, say))
+        duration = time.perf_counter() - t0
+    finally:
+        torch.set_num_threads(before)
+    return Calibration(
+        device=info,
+        created=utc_now_iso(),
+        ceilings=tuple(ceilings),
+        duration_s=duration,
+        skipped=skipped,
+        settings={"quick": quick, "threads": info.threads, "plan": plan.to_dict()},
+    )
+
+
+def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCeiling:
+    from roofline.calibrate import bench
+
+    def measure(size: int) -> Any:
+        point = bench.copy_point(info.device, size, plan.copy_timer)
+        say(f"copy {size / MiB:.0f} MiB: {point.value / 1e9:.1f} GB/s")
+        return point
+
+    result = sweep_until_plateau(measure, plan.copy_sizes, plan.dram_min_size, plan.plateau_tol, plan.plateau_window)
+    sizes = ", ".join(f"{p.size // MiB}" for p in result.plateau)
+    method = (
+        f"copy (read + written bytes), median of the plateau at {sizes} MiB"
+        if result.converged
+        else f"copy (read + written bytes), no plateau within {plan.plateau_tol:.0%} up to "
+        f"{result.points[-1].size // MiB} MiB: median of the largest sizes {sizes} MiB"
+    )
+    return MeasuredCeiling("dram", KIND_MEMORY, result.value, method, level="dram", sweep=result.points)
+
+
+def _l2(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCeiling:
+    from roofline.calibrate import bench
+
+    points = []
+    for size in plan.l2_sizes:
+        repeat = int(min(max(L2_GRAPH_BYTES // (2 * size), 1), 256))
+        point = bench.copy_point(info.device, size, plan.copy_timer, repeat=repeat)
+        say(f"L2 copy {size / MiB:.1f} MiB x{repeat}: {point.value / 1e12:.2f} TB/s")
+        points.append(point)
+    best = best_of(points)
+    method = f"copy of an L2-resident buffer ({best.size / MiB:.1f} MiB, CUDA graph), best of {len(points)} sizes"
+    return MeasuredCeiling("l2", KIND_MEMORY, best.value, method, level="l2", sweep=tuple(points))
+
+
+def _gemm(info: DeviceInfo, plan: Plan, dtype: str, sizes: Sequence[int], say: Callable[[str], None]) -> MeasuredCeiling:
+    from roofline.calibrate import bench
+
+    points = []
+    for n in sizes:
+        point = bench.gemm_point(info.device, n, dtype, plan.gemm_timer)
+        say(f"gemm {dtype} {n}^3: {point.value / 1e12:.3g} TFLOP/s")
+        points.append(point)
+    best = best_of(points)
+    what = "torch._scaled_mm e4m3, fast accumulation" if dtype == "fp8" else "torch.matmul"
+    method = f"{what} n x n x n, best of n = {', '.join(str(p.size) for p in points)} (n = {best.size})"
+    return MeasuredCeiling(f"gemm.{dtype}", KIND_COMPUTE, best.value, method, dtype=dtype, sweep=tuple(points))

@@ -1,0 +1,131 @@
+"""Text renderings of placement tables and calibrations (display only: SI units formatted)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from roofline.calibration import KIND_MEMORY, Calibration
+from roofline.devices import DeviceSpec
+from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
+
+
+def _fmt_pct(value: Any) -> str:
+    return "-" if _missing(value) else f"{float(value):.1f}%"
+
+
+def _fmt_ratio(value: Any) -> str:
+    return "-" if _missing(value) else f"{float(value):.2f}"
+
+
+def _fmt_ai(value: Any) -> str:
+    if _missing(value):
+        return "-"
+    x = float(value)
+    return "inf" if math.isinf(x) else f"{x:.3g}"
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value == "":
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def render(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)
+
+
+def placement_text(placed: pd.DataFrame, labels: Sequence[str], name_col: str = "key") -> str:
+    """One line per point: AI, achieved, and per roof: attainable, % of roof, bound (+ MBU/MFU)."""
+    ai_col = "intensity_dram" if "intensity_dram" in placed.columns else next(
+        (c for c in placed.columns if c.startswith("intensity_")), None
+    )
+    columns: list[tuple[str, Callable[[pd.Series], str]]] = [
+        (name_col, lambda r: str(r.get(name_col, ""))),
+        ("dtype", lambda r: str(r.get("dtype", ""))),
+        ("time", lambda r: format_si(float(r["time_s"]), "s")),
+        ("AI flop/B", lambda r: _fmt_ai(r.get(ai_col)) if ai_col else "-"),
+        ("achieved", lambda r: format_flop_per_s(float(r["achieved_flop_per_s"]))),
+        ("bytes/s", lambda r: format_bytes_per_s(float(r["achieved_bytes_per_s"]))),
+    ]
+    for label in labels:
+        columns += _roof_columns(label, with_decode=_has_values(placed, f"mbu_{label}"))
+    rows = [[fmt(r) for _, fmt in columns] for _, r in placed.iterrows()]
+    return render(rows, [c for c, _ in columns])
+
+
+def _roof_columns(label: str, with_decode: bool) -> list[tuple[str, Callable[[pd.Series], str]]]:
+    def roof(r: pd.Series) -> str:
+        return format_flop_per_s(_num(r.get(f"attainable_flop_per_s_{label}")))
+
+    def pct(r: pd.Series) -> str:
+        return _fmt_pct(r.get(f"pct_of_roof_{label}"))
+
+    def bound(r: pd.Series) -> str:
+        return _bound(r, label)
+
+    def mbu(r: pd.Series) -> str:
+        return _fmt_pct(100 * _num(r.get(f"mbu_{label}")))
+
+    def mfu(r: pd.Series) -> str:
+        return _fmt_pct(100 * _num(r.get(f"mfu_{label}")))
+
+    out: list[tuple[str, Callable[[pd.Series], str]]] = [
+        (f"roof {label}", roof),
+        (f"% {label}", pct),
+        (f"bound {label}", bound),
+    ]
+    if with_decode:
+        out += [(f"MBU {label}", mbu), (f"MFU {label}", mfu)]
+    return out
+
+
+def _bound(row: pd.Series, label: str) -> str:
+    bound = row.get(f"bound_{label}") or ""
+    level = row.get(f"bound_level_{label}") or ""
+    if bound == "memory" and level and level != "dram":
+        return f"memory ({level})"
+    return str(bound) or "-"
+
+
+def _has_values(df: pd.DataFrame, column: str) -> bool:
+    return column in df.columns and bool(df[column].notna().any())
+
+
+def _num(value: Any) -> float:
+    return math.nan if _missing(value) else float(value)
+
+
+def calibration_text(cal: Calibration, spec: DeviceSpec | None) -> str:
+    """Measured ceilings beside the datasheet's, with the ratio and the method."""
+    rows = []
+    for c in cal.ceilings:
+        if c.kind == KIND_MEMORY:
+            sheet = spec.bandwidth_bytes_per_s if spec and c.level == "dram" else None
+            shown, sheet_s = format_bytes_per_s(c.value), format_bytes_per_s(sheet)
+        else:
+            sheet = spec.peak_flop_per_s.get(c.dtype or "") if spec else None
+            shown, sheet_s = format_flop_per_s(c.value), format_flop_per_s(sheet)
+        ratio = c.value / sheet if sheet else math.nan
+        rows.append([c.name, shown, sheet_s, _fmt_ratio(ratio), c.method])
+    for what, why in cal.skipped.items():
+        rows.append([what, "skipped", "-", "-", why])
+    return render(rows, ["ceiling", "measured", "datasheet", "ratio", "method"])
+
+
+def flags_text(flags: Sequence[str], prefix: str = "warning") -> str:
+    return "\n".join(f"{prefix}: {f}" for f in flags)
+
+
+def roofs_text(roofs: Mapping[str, Any]) -> str:
+    return "\n".join(f"{label}: {roof.device} ({roof.source})" for label, roof in roofs.items())

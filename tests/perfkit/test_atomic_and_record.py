@@ -1,0 +1,67 @@
+"""Atomic writes and the run record's round trip and bad inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perfkit.atomic import write_json_atomic
+from perfkit.errors import StoreError
+from perfkit.record import Numerics, PointResult, Run, load_run
+from profiler.measurement import Measurement
+from workloads.cost import Cost
+
+
+class Unserializable:
+    def __str__(self) -> str:
+        raise RuntimeError("boom while serializing")
+
+
+def test_failed_write_keeps_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    write_json_atomic(target, {"a": 1})
+    with pytest.raises(RuntimeError, match="boom"):
+        write_json_atomic(target, {"a": Unserializable()})
+    assert json.loads(target.read_text()) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]  # no temp file left behind
+
+
+def _run() -> Run:
+    m = Measurement(samples_s=(1e-3, 1.1e-3, 0.9e-3, 1e-3, 1e-3, 1.05e-3), warmup_reps=3,
+                    stop_reason="converged", timer="perf_counter", target_rel_ci=0.01)
+    p = PointResult(key="gemm/x/m=1", kind="gemm", workload="x", params={"m": 1}, status="ok",
+                    measurement=m, cost=Cost(2e6, 1e4),
+                    numerics=Numerics("float64", 1e-7, 1e-6, 1e-4, True), trace="traces/0.json.gz")
+    return Run(run_id="r1", created="2026-01-01T00:00:00+00:00", status="complete", spec={"name": "x"},
+               spec_hash="abc", spec_path="x.yaml", device="cpu", env={"git": {"commit": "c0ffee"}},
+               points=(p,))
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    run = _run()
+    write_json_atomic(tmp_path / "run.json", run.to_dict())
+    back = load_run(tmp_path)
+    assert back == run
+    assert back.commit == "c0ffee"
+    assert back.points[0].achieved["flop_per_s"] == pytest.approx(2e6 / 1e-3)
+
+
+def test_newer_schema_refused(tmp_path: Path) -> None:
+    data = _run().to_dict()
+    data["schema_version"] = 99
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    with pytest.raises(StoreError, match="schema_version 99.*upgrade perfkit"):
+        load_run(tmp_path)
+
+
+def test_corrupt_record_located(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text('{"run_id": "x",\n "points": [}')
+    with pytest.raises(StoreError, match=r"run.json:2:\d+: not valid JSON"):
+        load_run(tmp_path)
+
+
+def test_not_a_run_directory(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="not a perfkit run directory"):
+        load_run(tmp_path)
