@@ -52,7 +52,7 @@ def test_newer_schema_refused(tmp_path: Path) -> None:
     data = _run().to_dict()
     data["schema_version"] = 99
     (tmp_path / "run.json").write_text(json.dumps(data))
-    with pytest.raises(StoreError, match="schema_version 99.*upgrade perfkit"):
+    with pytest.raises(StoreError, match=r"schema_version 99.*upgrade perfkit"):
         load_run(tmp_path)
 
 

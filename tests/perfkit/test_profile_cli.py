@@ -82,7 +82,8 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
         assert p.achieved["flop_per_s"] == pytest.approx(p.cost.flop / p.measurement.median_s)
         assert p.numerics is not None and p.numerics.ok
         assert p.trace is not None
-        trace = json.loads(gzip.open(run_dir / p.trace).read())
+        with gzip.open(run_dir / p.trace) as fh:
+            trace = json.loads(fh.read())
         names = {e.get("name") for e in trace["traceEvents"]}
         assert p.key in names  # the record_function around each profiled iteration
         assert any(n and n.startswith("aten::") for n in names)
