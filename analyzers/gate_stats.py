@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from scipy import stats as sps
@@ -197,7 +198,6 @@ def compare_samples(
     b = np.asarray(base, dtype=np.float64)
     c = np.asarray(cand, dtype=np.float64)
     confidence = 1.0 - pol.max_p
-    nan = math.nan
     if b.size == 0 or c.size == 0:
         return _incomparable(metric, direction, pol, b, c, unit, "no samples on one side")
     if np.any(b <= 0) or np.any(c <= 0) or not (np.all(np.isfinite(b)) and np.all(np.isfinite(c))):
@@ -222,11 +222,9 @@ def compare_samples(
     var, df = combine_variance(se_w, df_w, sigma, df_run)
     if var <= 0.0:
         p_run = 1.0 if d == 0.0 else 0.0
-        half = 0.0
     else:
         t = d / math.sqrt(var)
         p_run = float(2.0 * sps.t.sf(abs(t), df)) if math.isfinite(df) else float(2.0 * sps.norm.sf(abs(t)))
-        half = nan
     # Interval: bootstrap replicates + a draw of two runs' offsets (t with df_run).
     if sigma > 0.0:
         draws = rng.standard_t(df_run, N_BOOT) if math.isfinite(df_run) else rng.standard_normal(N_BOOT)
@@ -235,38 +233,20 @@ def compare_samples(
         total = boot
     lo_q, hi_q = np.quantile(total - np.median(boot) + d, [(1 - confidence) / 2, (1 + confidence) / 2])
     ci_low, ci_high = math.exp(float(lo_q)), math.exp(float(hi_q))
-    if math.isnan(half):
-        half = (float(hi_q) - float(lo_q)) / 2.0
     p_rank = permutation_p_value(lb, lc, rng) if within_known else None
     p_value = max(p_run, p_rank) if p_rank is not None else p_run
     ratio = math.exp(d)
-    worse_log = d if direction != HIGHER else -d
-    significant = p_value <= pol.max_p
-    big = abs(worse_log) >= math.log1p(pol.min_effect)
-    if significant and big:
-        verdict = Verdict.REGRESSED if worse_log > 0 else Verdict.IMPROVED
-        reason = f"{_pct(math.expm1(abs(worse_log)))} {'worse' if worse_log > 0 else 'better'}, p={p_value:.2g}"
-    elif half > math.log1p(pol.noise_limit):
-        verdict = Verdict.NOISY
-        reason = f"interval +-{_pct(math.expm1(half))} is wider than noise_limit +-{_pct(pol.noise_limit)}"
-    else:
-        verdict = Verdict.UNCHANGED
-        reason = (
-            f"change {_pct(ratio - 1.0)} below min_effect {_pct(pol.min_effect)}"
-            if significant
-            else f"not significant (p={p_value:.2g} > {pol.max_p:g})"
-        )
-    if not history_runs:
-        reason += f"; no history, run-to-run spread assumed {_pct(pol.assumed_run_spread)}"
-    return Comparison(
+    note = "" if history_runs else f"no history, run-to-run spread assumed {_pct(pol.assumed_run_spread)}"
+    raw = Comparison(
         metric=metric,
-        verdict=verdict,
+        verdict=Verdict.UNCHANGED,
         direction=direction,
         ratio=ratio,
         ci_low=ci_low,
         ci_high=ci_high,
         confidence=confidence,
         p_value=p_value,
+        p_raw=p_value,
         p_run=p_run,
         p_rank=p_rank,
         n_base=int(b.size),
@@ -276,9 +256,68 @@ def compare_samples(
         unit=unit,
         run_spread=sigma,
         history_runs=history_runs,
-        reason=reason,
+        note=note,
         policy=pol,
     )
+    return decide(raw, p_value)
+
+
+def decide(c: Comparison, p_value: float) -> Comparison:
+    """The verdict of a comparison at p-value `p_value` (raw or adjusted for many metrics):
+    regressed / improved need p <= max_p AND a change of at least min_effect in that direction;
+    otherwise noisy when the interval is wider than +-noise_limit, else unchanged."""
+    if c.verdict == Verdict.INCOMPARABLE:
+        return c
+    pol = c.policy
+    worse_log = math.log(c.ratio) if c.direction != HIGHER else -math.log(c.ratio)
+    half = (math.log(c.ci_high) - math.log(c.ci_low)) / 2.0
+    significant = p_value <= pol.max_p
+    if significant and abs(worse_log) >= math.log1p(pol.min_effect) - 1e-12:
+        verdict = Verdict.REGRESSED if worse_log > 0 else Verdict.IMPROVED
+        reason = f"{_pct(math.expm1(abs(worse_log)))} {'worse' if worse_log > 0 else 'better'}, p={p_value:.2g}"
+    elif half > math.log1p(pol.noise_limit):
+        verdict = Verdict.NOISY
+        reason = f"interval +-{_pct(math.expm1(half))} is wider than noise_limit +-{_pct(pol.noise_limit)}"
+    else:
+        verdict = Verdict.UNCHANGED
+        reason = (
+            f"change {_pct(c.ratio - 1.0)} below min_effect {_pct(pol.min_effect)}"
+            if significant
+            else f"not significant (p={p_value:.2g} > {pol.max_p:g})"
+        )
+    if c.note:
+        reason += "; " + c.note
+    return replace(c, verdict=verdict, p_value=p_value, reason=reason)
+
+
+def adjust_p_values(p_values: Sequence[float], method: str) -> list[float]:
+    """Adjust p-values for testing many metrics at once: "bh" (Benjamini-Hochberg, false
+    discovery rate), "holm" (family-wise error) or "none"."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0 or method == "none":
+        return [float(x) for x in p]
+    order = np.argsort(p)
+    ranked = p[order]
+    if method == "bh":
+        adj = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+    elif method == "holm":
+        adj = np.maximum.accumulate(ranked * (m - np.arange(m)))
+    else:
+        raise ValueError(f"unknown correction {method!r}; use bh, holm or none")
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return [float(x) for x in out]
+
+
+def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
+    """Re-decide every comparable metric at its p-value adjusted across all of them."""
+    idx = [i for i, c in enumerate(comparisons) if c.verdict != Verdict.INCOMPARABLE]
+    adjusted = adjust_p_values([comparisons[i].p_raw for i in idx], method)
+    out = list(comparisons)
+    for i, p in zip(idx, adjusted, strict=True):
+        out[i] = decide(out[i], p)
+    return out
 
 
 def _pct(x: float) -> str:
@@ -298,6 +337,7 @@ def _incomparable(
         ci_high=nan,
         confidence=1.0 - pol.max_p,
         p_value=nan,
+        p_raw=nan,
         p_run=nan,
         p_rank=None,
         n_base=int(b.size),

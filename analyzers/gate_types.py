@@ -25,7 +25,7 @@ class MetricPolicy:
     """Thresholds of one metric. A regression needs significance AND effect size AND direction."""
 
     min_effect: float = 0.01  # relative change in the bad direction (0.01 = 1%)
-    max_p: float = 0.01  # largest p-value that counts as significant
+    max_p: float = 0.05  # largest p-value that counts as significant (after correction)
     noise_limit: float = 0.05  # interval half-width (relative) above which "noisy"
     direction: str | None = None  # None: the metric's own direction
     ignore: bool = False
@@ -50,7 +50,8 @@ class Comparison:
     ci_low: float  # interval of the ratio
     ci_high: float
     confidence: float  # level of the interval
-    p_value: float  # max(p_run, p_rank): both nulls must be rejected
+    p_value: float  # the p-value decided on: p_raw, adjusted for the number of metrics
+    p_raw: float  # max(p_run, p_rank): both nulls must be rejected
     p_run: float  # against within-run + run-to-run variance
     p_rank: float | None  # permutation test on the raw samples (None with < 3 samples a side)
     n_base: int
@@ -61,6 +62,7 @@ class Comparison:
     run_spread: float = math.nan  # run-to-run sigma used (relative, log scale)
     history_runs: int = 0
     reason: str = ""
+    note: str = ""
     policy: MetricPolicy = field(default_factory=MetricPolicy)
 
     @property
@@ -81,6 +83,7 @@ class Comparison:
             "interval": [num(self.ci_low), num(self.ci_high)],
             "confidence": self.confidence,
             "p_value": num(self.p_value),
+            "p_raw": num(self.p_raw),
             "p_run": num(self.p_run),
             "p_rank": num(self.p_rank),
             "n_base": self.n_base,

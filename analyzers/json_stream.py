@@ -42,6 +42,7 @@ class StreamResult(Generic[T]):
     header: dict[str, Any] = field(default_factory=dict)
     trailer: dict[str, Any] = field(default_factory=dict)
     events_read: int = 0
+    in_object: bool = False  # the array is a key of a top-level object (not a bare array)
 
 
 @contextmanager
@@ -119,6 +120,7 @@ def _read_header(reader: _Reader, result: StreamResult[Any], block_bytes: int) -
             head = bytes(data[: match.start()]).rstrip()
             head = head[:-1] if head.endswith(b",") else head
             result.header = _decode_meta(head + b"}", reader.path, "header")
+            result.in_object = True
             reader.offset = match.end() - 1
             return bytearray(data[match.end() - 1 :])
         if not block or len(data) > MAX_HEADER_BYTES:
@@ -185,7 +187,8 @@ def _read_events(
                     return
                 if isinstance(exc, msgspec.ValidationError):
                     raise _error(reader, exc, result.events_read, "bad event") from exc
-                first_error = first_error or exc
+                # keep the error, not its traceback: the traceback holds a view of `buf`
+                first_error = first_error or exc.with_traceback(None)
                 continue
             result.events_read += len(events)
             yield events
@@ -239,8 +242,13 @@ def _finish(
                         f"(after event index {result.events_read}); the trace was cut off, re-export it"
                     ) from exc
                 raise _error(reader, exc, result.events_read, "malformed JSON") from exc
-        else:  # a bare array with nothing after it
-            result.events_read += len(events)
+        else:
+            if result.in_object:
+                raise TraceError(
+                    f"{reader.path}: truncated at byte {reader.offset + len(buf)}: the file ends after the "
+                    "event array without closing its object; re-export the trace"
+                )
+            result.events_read += len(events)  # a bare array with nothing after it
             yield events
             return
     try:

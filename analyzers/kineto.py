@@ -29,10 +29,9 @@ from typing import Any
 import msgspec
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, concat_tables
-from analyzers.json_stream import StreamResult, iter_event_chunks
+from analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
 from perfkit.errors import TraceError
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
@@ -59,7 +58,7 @@ CATEGORY_KIND: dict[str, Kind | None] = {
 _GPU_KINDS = np.asarray([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.int8)
 _DROP = -1
 
-_PHASES_SKIPPED = "B E i I C b n e s t f P O N D M V v R c ( )".split()
+_PHASES_SKIPPED = ["B", "E", "i", "I", "C", "b", "n", "e", "s", "t", "f", "P", "O", "N", "D", "M", "V", "v", "R", "c", "(", ")"]
 
 
 _NO_RAW = msgspec.Raw(b"")
@@ -109,11 +108,11 @@ class _Interner:
         self.ids: dict[Any, int] = {}
 
     def codes(self, values: list[Any]) -> npt.NDArray[np.int32]:
-        if not values:
-            return np.empty(0, dtype=np.int32)
-        codes, uniques = pd.factorize(np.asarray(values, dtype=object))
-        lut = np.asarray([self.ids.setdefault(u, len(self.ids)) for u in uniques], dtype=np.int32)
-        return lut[codes]
+        ids = self.ids
+        for u in dict.fromkeys(values):  # first-seen order keeps ids deterministic
+            if u not in ids:
+                ids[u] = len(ids)
+        return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
 
     def table(self) -> list[Any]:
         return list(self.ids)
@@ -240,15 +239,18 @@ def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: 
     )
 
 
-def load_trace(path: str | Path, rank: int | None = None) -> EventTable:
-    """Load one Kineto trace (.json or .json.gz). `rank` overrides distributedInfo.rank."""
+def load_trace(path: str | Path, rank: int | None = None, block_bytes: int = BLOCK_BYTES) -> EventTable:
+    """Load one Kineto trace (.json or .json.gz). `rank` overrides distributedInfo.rank.
+
+    `block_bytes` is how much JSON is decoded at a time (memory vs. per-block overhead).
+    """
     path = Path(path)
     result: StreamResult[Any] = StreamResult()
     builder = _Builder()
     was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived structs: the cyclic collector only costs time here
     try:
-        for events in iter_event_chunks(path, _decode_chunk, result):
+        for events in iter_event_chunks(path, _decode_chunk, result, block_bytes):
             builder.add(events)
             del events
     finally:

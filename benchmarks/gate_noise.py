@@ -3,7 +3,8 @@
 Each noise model draws the samples of one run (seconds, lower is better) around a true level,
 and says how the level moves from run to run. Parameters are those of real GPU timing noise:
 a few % of spread within a run, 5-10% apart clock states, rare 1.3-3x preemption outliers,
-and a 1% run-to-run offset (another runner, another boost state).
+a 1% run-to-run offset (another runner, another boost state), and a slow drift of the
+level over time (1% standard deviation, about 20 runs of memory).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ def run_offsets(model: str, n_runs: int, rng: np.random.Generator) -> np.ndarray
     if model == "offset":
         return rng.normal(0.0, 0.01, n_runs)  # 1% run-to-run offset
     if model == "drift":
-        return np.cumsum(rng.normal(0.0, 0.003, n_runs))  # slow random walk, 0.3% a run
+        # Slow mean-reverting wander (AR(1), phi 0.95: ~20 runs memory, 1% stationary sd).
+        phi, sd = 0.95, 0.01
+        eps = rng.normal(0.0, sd * math.sqrt(1.0 - phi * phi), n_runs)
+        out = np.empty(n_runs)
+        level = rng.normal(0.0, sd)
+        for i in range(n_runs):
+            level = phi * level + eps[i]
+            out[i] = level
+        return out
     return np.zeros(n_runs)
 
 

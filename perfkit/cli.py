@@ -19,6 +19,13 @@ COMMANDS: tuple[str, ...] = (
     "profile",
     "calibrate",
     "roofline",
+    "report",
+    "analyze",
+    "ingest",
+    "compare",
+    "gate",
+    "history",
+    "ab",
 )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from perfkit.errors import SpecError
 from perfkit.yaml_source import YamlDoc, load_yaml
 from workloads.base import FrozenModel, Point, TimingSpec, WorkloadSpec
+from workloads.models.spec import ModelSpec
 from workloads.registry import KINDS, spec_class
 
 
@@ -39,6 +40,7 @@ class RunSpec(FrozenModel):
     cpu_threads: int | None = Field(None, ge=1, le=1024)  # torch intra-op threads; None: torch's default
     timing: TimingSpec = TimingSpec()
     profile: ProfilePlan = ProfilePlan()
+    model: ModelSpec | None = None  # shared by the decode / attention / moe workloads without one
     workloads: tuple[WorkloadSpec, ...] = Field(min_length=1)
 
     def points(self) -> list[Point]:
@@ -74,9 +76,12 @@ def parse_spec(doc: YamlDoc) -> RunSpec:
         raise doc.error(["workloads"], "'workloads' must be a list of workloads; write '- kind: gemm ...'")
     if not raw_workloads:
         raise doc.error(["workloads"], "'workloads' is empty; add at least one workload")
-    workloads = [_parse_workload(doc, i, w) for i, w in enumerate(raw_workloads)]
+    shared_model = _parse_model(doc, data.get("model"))
+    workloads = [_parse_workload(doc, i, w, shared_model) for i, w in enumerate(raw_workloads)]
     _check_unique_names(doc, workloads)
     top = {k: v for k, v in data.items() if k != "workloads"}
+    if shared_model is not None:
+        top["model"] = shared_model
     try:
         spec = RunSpec.model_validate({**top, "workloads": workloads})
     except ValidationError as exc:
@@ -89,7 +94,17 @@ def parse_spec(doc: YamlDoc) -> RunSpec:
     return spec
 
 
-def _parse_workload(doc: YamlDoc, index: int, raw: Any) -> WorkloadSpec:
+def _parse_model(doc: YamlDoc, raw: Any) -> ModelSpec | None:
+    """The top-level `model:` block, validated first so that its errors point into it."""
+    if raw is None:
+        return None
+    try:
+        return ModelSpec.model_validate(raw, context={"yaml": doc, "loc": ("model",)})
+    except ValidationError as exc:
+        raise _first_error(doc, exc, ModelSpec, prefix=("model",)) from None
+
+
+def _parse_workload(doc: YamlDoc, index: int, raw: Any, shared_model: ModelSpec | None = None) -> WorkloadSpec:
     loc: list[str | int] = ["workloads", index]
     if not isinstance(raw, dict):
         raise doc.error(loc, "each workload must be a mapping with a 'kind'; write '- kind: gemm'")
@@ -101,7 +116,8 @@ def _parse_workload(doc: YamlDoc, index: int, raw: Any) -> WorkloadSpec:
         raise doc.error([*loc, "kind"], f"unknown workload kind '{kind}'{hint}")
     cls = spec_class(kind)
     try:
-        return cls.model_validate(raw)
+        context = {"yaml": doc, "loc": tuple(loc), "model": shared_model}  # kinds may record positions
+        return cls.model_validate(raw, context=context)
     except ValidationError as exc:
         raise _first_error(doc, exc, cls, prefix=tuple(loc)) from None
 

@@ -10,6 +10,7 @@ No torch here.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -33,17 +34,21 @@ class SweepPoint:
     """One size of a ceiling's sweep: what ran and what it reached."""
 
     size: int  # bytes per buffer (copies) or the GEMM edge n (n x n x n)
-    time_s: float  # median seconds per operation
-    value: float  # bytes/s or flop/s
+    time_s: float  # seconds per operation: the 10th percentile of the samples (a ceiling)
+    value: float  # bytes/s or flop/s at time_s
     rel_ci: float  # half-width of the median's 95% CI, relative
     n: int  # samples
+    median_s: float = math.nan  # the median, for comparison
+    variant: str = ""  # which implementation reached it (e.g. "memcpy" or "torch.copy_")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "time_s": self.time_s, "value": self.value, "rel_ci": self.rel_ci, "n": self.n}
+        return {"size": self.size, "time_s": self.time_s, "value": self.value, "rel_ci": self.rel_ci, "n": self.n,
+                "median_s": self.median_s, "variant": self.variant}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepPoint:
-        return cls(int(data["size"]), float(data["time_s"]), float(data["value"]), float(data["rel_ci"]), int(data["n"]))
+        return cls(int(data["size"]), float(data["time_s"]), float(data["value"]), float(data["rel_ci"]), int(data["n"]),
+                   float(data.get("median_s", math.nan)), str(data.get("variant", "")))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -90,7 +89,7 @@ def _from_raw(header: list[str], rows: list[list[str]], origin: str) -> pd.DataF
     units = [""] * len(header)
     if rows and rows[0][0].strip() == "":  # the units row: identity fields are empty
         units, rows = rows[0], rows[1:]
-    columns: dict[str, list[str]] = {h: [r[i] for r in rows] for i, h in enumerate(header)}
+    columns: dict[str, list[Any]] = {h: [r[i] for r in rows] for i, h in enumerate(header)}
     unit_of = dict(zip(header, units, strict=True))
     return _frame(columns, unit_of, origin)
 
@@ -98,7 +97,7 @@ def _from_raw(header: list[str], rows: list[list[str]], origin: str) -> pd.DataF
 def _from_details(header: list[str], rows: list[list[str]], origin: str) -> pd.DataFrame:
     idx = {h: i for i, h in enumerate(header)}
     ident = [h for h in header if h not in DETAILS_COLUMNS and h not in _DETAILS_DROP]
-    kernels: dict[str, dict[str, str]] = {}
+    kernels: dict[str, dict[str, Any]] = {}
     unit_of: dict[str, str] = {}
     for r in rows:
         kid = r[idx["ID"]]
@@ -106,14 +105,23 @@ def _from_details(header: list[str], rows: list[list[str]], origin: str) -> pd.D
         metric = r[idx["Metric Name"]].strip()
         if not metric:
             continue
-        entry[metric] = r[idx["Metric Value"]]
-        unit_of[metric] = r[idx["Metric Unit"]] if "Metric Unit" in idx else ""
+        unit = r[idx["Metric Unit"]] if "Metric Unit" in idx else ""
+        try:  # units vary per row on this page: scale each value on its own
+            factor, base = ncu_unit_scale(unit)
+        except UnitError as exc:
+            raise TraceError(f"{origin}: kernel {kid}, metric {metric!r}: {exc}; {HINT}") from exc
+        text = r[idx["Metric Value"]]
+        try:
+            entry[metric] = parse_ncu_number(text) * factor
+        except ValueError:
+            entry[metric] = text
+        unit_of[metric] = base
     names = ident + sorted(unit_of)
     columns = {h: [k.get(h, "") for k in kernels.values()] for h in names}
     return _frame(columns, unit_of, origin)
 
 
-def _frame(columns: dict[str, list[str]], unit_of: dict[str, str], origin: str) -> pd.DataFrame:
+def _frame(columns: dict[str, list[Any]], unit_of: dict[str, str], origin: str) -> pd.DataFrame:
     data: dict[str, Any] = {}
     base_units: dict[str, str] = {}
     for name, values in columns.items():
@@ -137,15 +145,17 @@ def _frame(columns: dict[str, list[str]], unit_of: dict[str, str], origin: str) 
     return df
 
 
-def _numbers(values: list[str]) -> list[float] | None:
+def _numbers(values: list[Any]) -> list[float] | None:
+    """Every value as a number (floats pass through), or None for a text-valued column."""
     out = []
     for v in values:
+        if isinstance(v, float):
+            out.append(v)
+            continue
         try:
-            out.append(parse_ncu_number(v))
+            out.append(parse_ncu_number(str(v)))
         except ValueError:
             return None
-    if out and all(math.isnan(x) for x in out) and any(v.strip() not in ("", "n/a", "N/A", "-") for v in values):
-        return None
     return out
 
 

@@ -148,39 +148,37 @@ class CustomSpec(WorkloadSpec):
     @field_validator("tune")
     @classmethod
     def _tune_names(cls, tune: TuneSpec | None, info: ValidationInfo) -> TuneSpec | None:
-        if tune is None or "params" not in info.data:
-            return tune
-        params = info.data["params"]
-        clash = sorted(set(tune.axes) & set(params))
-        if clash:
-            raise ValueError(f"'{clash[0]}' is both a parameter and a tune axis; keep it in one place")
-        if tune.where is not None:
-            try:
-                parse_expr(tune.where, [*params, *tune.axes])
-            except ExprError as exc:
-                raise ValueError(f"where: {exc}") from None
+        if tune is not None and "params" in info.data:
+            clash = sorted(set(tune.axes) & set(info.data["params"]))
+            if clash:
+                raise ValueError(f"'{clash[0]}' is both a parameter and a tune axis; keep it in one place")
         return tune
 
-    @field_validator("cost")
-    @classmethod
-    def _cost_names(cls, cost: CostSpec | None, info: ValidationInfo) -> CostSpec | None:
-        if cost is None or "params" not in info.data:
-            return cost
-        tune = info.data.get("tune")
-        names = [*info.data["params"], *(tune.axes if tune else ())]
-        for key in ("flop", "bytes"):
-            text = getattr(cost, key)
-            if text is not None:
-                try:
-                    parse_expr(text, names)
-                except ExprError as exc:
-                    raise ValueError(f"{key}: {exc}") from None
-        return cost
-
     @model_validator(mode="after")
-    def _positions(self, info: ValidationInfo) -> CustomSpec:
-        ctx = info.context if isinstance(info.context, dict) else None
-        doc, loc = (ctx or {}).get("yaml"), (ctx or {}).get("loc")
+    def _expressions(self, info: ValidationInfo) -> CustomSpec:
+        """Parse every expression against the parameter names; record key positions.
+
+        Loaded from a file (perfkit.spec passes the YAML document as validation context), an
+        error is a SpecError located at the expression itself; otherwise a ValueError.
+        """
+        ctx = info.context if isinstance(info.context, dict) else {}
+        doc, loc = ctx.get("yaml"), ctx.get("loc")
+        exprs: list[tuple[tuple[str, str], str | None]] = [
+            (("tune", "where"), self.tune.where if self.tune else None),
+            (("cost", "flop"), self.cost.flop if self.cost else None),
+            (("cost", "bytes"), self.cost.bytes if self.cost else None),
+        ]
+        names = [*self.params, *self.config_names]
+        for path, text in exprs:
+            if text is None:
+                continue
+            try:
+                parse_expr(text, names)
+            except ExprError as exc:
+                message = f"{'.'.join(path)}: {exc}"
+                if doc is not None and loc is not None:
+                    raise doc.error([*loc, *path], message) from None
+                raise ValueError(message) from None
         if doc is not None and loc is not None:
             for key in ("entry", "reference", "cost"):
                 line, col = doc.where([*loc, key], key=True)

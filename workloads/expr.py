@@ -157,9 +157,7 @@ def parse_expr(source: str | int | float, allowed_names: Iterable[str]) -> Expr:
                         "write e.g. 2*m*n*k") from None
     allowed = set(allowed_names)
     names: set[str] = set()
-    count = 0
-    for node in ast.walk(tree):
-        count += 1
+    for count, node in enumerate(ast.walk(tree), start=1):
         if count > MAX_NODES:
             raise ExprError(f"'{text}' has more than {MAX_NODES} parts; simplify it")
         _check_node(node, text, allowed, names)

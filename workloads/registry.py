@@ -10,6 +10,11 @@ if TYPE_CHECKING:
 
 KINDS: dict[str, str] = {
     "gemm": "workloads.gemm_spec:GemmSpec",
+    "custom": "workloads.custom_spec:CustomSpec",
+    "attention": "workloads.attention_spec:AttentionSpec",
+    "kernels": "workloads.kernels_spec:KernelsSpec",
+    "moe": "workloads.moe_spec:MoESpec",
+    "decode": "workloads.decode_spec:DecodeSpec",
 }
 
 

@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         from reports.console import summary_table
 
         Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None).print(summary_table(final))
+    from workloads.tune_report import after_profile  # tune.csv / tune.json for `tune:` workloads
+
+    final = after_profile(spec, final, run_dir, show)
     print(run_dir)
     if final.status == "interrupted":
         print(f"perfkit: interrupted; {len(final.points)} of {len(points)} points recorded", file=sys.stderr)

@@ -9,9 +9,10 @@ and the fp32 matmul peak, with torch set to the thread count the profile uses (r
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from perfkit.errors import DeviceError
@@ -22,6 +23,7 @@ from roofline.calibration import (
     KIND_MEMORY,
     Calibration,
     MeasuredCeiling,
+    SweepPoint,
     utc_now_iso,
 )
 from roofline.device_info import DeviceInfo
@@ -43,6 +45,7 @@ class Plan:
     gemm_timer: TimerConfig
     plateau_tol: float = 0.05
     plateau_window: int = 3
+    rounds: int = 1  # > 1: the plateau sizes and the best GEMM sizes are measured again, best kept
     skipped: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,8 +77,8 @@ def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
     start = max(_pow2_at_least(llc / 4), MiB)
     chosen = tuple(normalize_dtype(d) for d in (dtypes or CPU_DTYPES))
     sizes = (256, 512, 1024) if quick else (512, 1024, 2048)
-    timer = TimerConfig(warmup_s=0.05, budget_s=0.4 if quick else 0.8, min_reps=6, max_reps=2000,
-                        target_rel_ci=0.01, flush_l2=False)
+    timer = TimerConfig(warmup_s=0.05, budget_s=0.4 if quick else 0.8, min_reps=6 if quick else 10,
+                        max_reps=2000, target_rel_ci=0.01, flush_l2=False)
     skipped = {d: "fp8 GEMM needs a GPU" for d in chosen if d == "fp8"}
     return Plan(
         copy_sizes=tuple(geometric_sizes(start, cap)),
@@ -84,6 +87,8 @@ def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
         gemm_sizes={d: sizes for d in chosen if d not in skipped},
         copy_timer=timer,
         gemm_timer=timer,
+        plateau_window=2 if quick else 3,
+        rounds=1 if quick else 3,  # a shared CPU is disturbed for seconds at a time: keep the best round
         skipped=skipped,
     )
 
@@ -105,6 +110,7 @@ def _gpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
         gemm_sizes=gemm,
         copy_timer=timer,
         gemm_timer=timer,
+        plateau_window=2 if quick else 3,
     )
 
 
@@ -115,8 +121,12 @@ def calibrate(
     dtypes: Sequence[str] | None = None,
     quick: bool = False,
     progress: Callable[[str], None] | None = None,
+    plan: Plan | None = None,
 ) -> Calibration:
-    """Measure the ceilings of `device`. On a CPU torch runs with `threads` (default: torch's)."""
+    """Measure the ceilings of `device`. On a CPU torch runs with `threads` (default: torch's).
+
+    `plan` replaces the sweep plan `plan_for` would choose (smaller sweeps in tests).
+    """
     import torch
 
     from roofline.calibrate import bench
@@ -130,20 +140,24 @@ def calibrate(
         torch.set_num_threads(threads)
     try:
         info = detect(device, threads=torch.get_num_threads() if device == "cpu" else None)
-        plan = plan_for(info, dtypes, quick)
+        plan = plan or plan_for(info, dtypes, quick)
         skipped = dict(plan.skipped)
         if "fp8" in plan.gemm_sizes:
             why = bench.fp8_supported(info.device)
             if why:
                 skipped["fp8"] = why
         t0 = time.perf_counter()
-        ceilings = [_dram(info, plan, say)]
-        if plan.l2_sizes:
-            ceilings.append(_l2(info, plan, say))
-        for dtype, sizes in plan.gemm_sizes.items():
-            if dtype in skipped:
-                continue
-            ceilings.append(_gemm(info, plan, dtype, sizes, say))
+        dram, plateau_sizes = _dram(info, plan, say)
+        l2 = _l2(info, plan, say) if plan.l2_sizes else None
+        gemms = {d: _gemm(info, plan, d, sizes, say) for d, sizes in plan.gemm_sizes.items() if d not in skipped}
+        for round_no in range(2, plan.rounds + 1):
+            dram = _again(dram, [bench.copy_point(info.device, s, plan.copy_timer) for s in plateau_sizes], round_no, say)
+            for d, ceiling in gemms.items():
+                n = best_of(ceiling.sweep).size
+                gemms[d] = _again(ceiling, [bench.gemm_point(info.device, n, d, plan.gemm_timer)], round_no, say)
+        if plan.rounds > 1:
+            dram, gemms = _note_rounds(dram, plan.rounds), {d: _note_rounds(c, plan.rounds) for d, c in gemms.items()}
+        ceilings = [dram, *([l2] if l2 else []), *gemms.values()]
         duration = time.perf_counter() - t0
     finally:
         torch.set_num_threads(before)
@@ -157,23 +171,37 @@ def calibrate(
     )
 
 
-def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCeiling:
+def _again(ceiling: MeasuredCeiling, points: list[SweepPoint], round_no: int, say: Callable[[str], None]) -> MeasuredCeiling:
+    """One more round of a ceiling: the median of its re-measured points; the best round is kept."""
+    value = statistics.median(p.value for p in points)
+    unit = "GB/s" if ceiling.kind == KIND_MEMORY else "GFLOP/s"
+    say(f"round {round_no}: {ceiling.name} {value / 1e9:.1f} {unit}")
+    return replace(ceiling, value=max(ceiling.value, value), sweep=ceiling.sweep + tuple(points))
+
+
+def _note_rounds(ceiling: MeasuredCeiling, rounds: int) -> MeasuredCeiling:
+    return replace(ceiling, method=f"{ceiling.method}; the best of {rounds} rounds")
+
+
+def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> tuple[MeasuredCeiling, list[int]]:
     from roofline.calibrate import bench
 
     def measure(size: int) -> Any:
         point = bench.copy_point(info.device, size, plan.copy_timer)
-        say(f"copy {size / MiB:.0f} MiB: {point.value / 1e9:.1f} GB/s")
+        say(f"copy {size / MiB:.0f} MiB: {point.value / 1e9:.1f} GB/s ({point.variant})")
         return point
 
     result = sweep_until_plateau(measure, plan.copy_sizes, plan.dram_min_size, plan.plateau_tol, plan.plateau_window)
     sizes = ", ".join(f"{p.size // MiB}" for p in result.plateau)
+    how = "/".join(sorted({p.variant for p in result.plateau if p.variant})) or "copy"
     method = (
-        f"copy (read + written bytes), median of the plateau at {sizes} MiB"
+        f"{how} (read + written bytes), median of the plateau at {sizes} MiB"
         if result.converged
-        else f"copy (read + written bytes), no plateau within {plan.plateau_tol:.0%} up to "
+        else f"{how} (read + written bytes), no plateau within {plan.plateau_tol:.0%} up to "
         f"{result.points[-1].size // MiB} MiB: median of the largest sizes {sizes} MiB"
     )
-    return MeasuredCeiling("dram", KIND_MEMORY, result.value, method, level="dram", sweep=result.points)
+    ceiling = MeasuredCeiling("dram", KIND_MEMORY, result.value, method, level="dram", sweep=result.points)
+    return ceiling, [p.size for p in result.plateau]
 
 
 def _l2(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCeiling:

@@ -1,0 +1,190 @@
+"""Change-point detection over a series of per-commit values: rank-based binary segmentation.
+
+The E-divisive family (Matteson & James; Otava) splits a series where two parts differ most
+and keeps the split when a permutation test finds it significant. perfkit keeps that design and
+makes every step robust to timing noise:
+
+- the split statistic is the standardized Mann-Whitney statistic of "left part vs right part"
+  maximised over split positions (a rank CUSUM): one outlier commit moves it by one rank, and
+  bimodal clock states are just two clusters of ranks;
+- its significance comes from permuting ranks, whose null distribution depends only on the
+  segment length, so it is computed once per length (seeded) and reused;
+- a merge pass re-tests each change point against its neighbouring segments and drops the
+  weakest until every one left is significant AND at least `min_magnitude` in size (relative
+  change of the segment medians).
+
+Pure functions; the only randomness is a seeded numpy Generator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.stats import rankdata
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    index: int  # position of the first value at the new level
+    p_value: float
+    magnitude: float  # after / before - 1 of the neighbouring segments' medians
+    before: float  # median of the segment before
+    after: float  # median of the segment after
+
+    @property
+    def confidence(self) -> float:
+        return 1.0 - self.p_value
+
+
+@dataclass(frozen=True)
+class ChangePointOptions:
+    max_p: float = 0.001
+    min_magnitude: float = 0.01  # relative (0.01 = 1%)
+    min_size: int = 5  # commits on each side of a split
+    n_perm: int = 1999
+    seed: int = 0
+
+
+def scan_statistic(ranks: np.ndarray, min_size: int) -> np.ndarray:
+    """|standardized Mann-Whitney z| of ranks[:tau] vs ranks[tau:] for tau in [min_size, n-min_size].
+
+    `ranks` may be 2-D (one permutation per row); the scan runs along the last axis.
+    """
+    n = ranks.shape[-1]
+    tau = np.arange(min_size, n - min_size + 1, dtype=np.float64)
+    csum = np.cumsum(ranks, axis=-1)[..., min_size - 1 : n - min_size]
+    n1, n2 = tau, n - tau
+    u = csum - n1 * (n1 + 1) / 2.0
+    z = (u - n1 * n2 / 2.0) / np.sqrt(n1 * n2 * (n + 1) / 12.0)
+    return np.asarray(np.abs(z))
+
+
+def _null_length(n: int) -> int:
+    """Segment length whose null distribution stands in for n (exact up to 120)."""
+    if n <= 120:
+        return n
+    step = max(1, int(10 ** math.floor(math.log10(n)) // 10 * 2))
+    return int(round(n / step) * step)
+
+
+@lru_cache(maxsize=4096)
+def null_maxima(n: int, min_size: int, n_perm: int, seed: int) -> np.ndarray:
+    """Sorted maxima of the scan statistic over n_perm seeded permutations of ranks 1..n."""
+    rng = np.random.default_rng([seed, n, min_size])
+    out = np.empty(n_perm)
+    base = np.arange(1.0, n + 1.0)
+    chunk = max(1, 2_000_000 // max(n, 1))
+    for start in range(0, n_perm, chunk):
+        stop = min(n_perm, start + chunk)
+        perm = rng.permuted(np.tile(base, (stop - start, 1)), axis=1)
+        out[start:stop] = scan_statistic(perm, min_size).max(axis=1)
+    out.sort()
+    out.flags.writeable = False
+    return out
+
+
+def scan_p_value(stat: float, n: int, opts: ChangePointOptions) -> float:
+    """Permutation p-value of a scan maximum `stat` in a segment of length n."""
+    null = null_maxima(_null_length(n), opts.min_size, opts.n_perm, opts.seed)
+    hits = null.size - int(np.searchsorted(null, stat - 1e-12, side="left"))
+    return (1 + hits) / (1 + null.size)
+
+
+def best_split(y: np.ndarray, lo: int, hi: int, opts: ChangePointOptions) -> tuple[int, float] | None:
+    """(index, p-value) of the strongest split of y[lo:hi], or None when it is too short."""
+    n = hi - lo
+    if n < 2 * opts.min_size:
+        return None
+    ranks = rankdata(y[lo:hi])
+    z = scan_statistic(ranks, opts.min_size)
+    k = int(np.argmax(z))
+    return lo + opts.min_size + k, scan_p_value(float(z[k]), n, opts)
+
+
+def split_p_value(y: np.ndarray, lo: int, at: int, hi: int, opts: ChangePointOptions) -> float:
+    """p-value of a change at `at` between its neighbours lo..hi (scan-adjusted)."""
+    n = hi - lo
+    n1, n2 = at - lo, hi - at
+    if n1 < 1 or n2 < 1:
+        return 1.0
+    ranks = rankdata(y[lo:hi])
+    u = float(ranks[:n1].sum()) - n1 * (n1 + 1) / 2.0
+    z = abs(u - n1 * n2 / 2.0) / math.sqrt(n1 * n2 * (n + 1) / 12.0)
+    if n < 2 * opts.min_size:
+        return 1.0
+    return scan_p_value(z, n, opts)
+
+
+def _segment_median(y: np.ndarray, lo: int, hi: int) -> float:
+    return float(np.median(y[lo:hi]))
+
+
+def detect_change_points(
+    values: Sequence[float], options: ChangePointOptions | None = None
+) -> list[ChangePoint]:
+    """Change points of a series in order (values > 0 are compared on the log scale)."""
+    opts = options or ChangePointOptions()
+    raw = np.asarray(values, dtype=np.float64)
+    if raw.size == 0 or not np.all(np.isfinite(raw)):
+        if raw.size and not np.all(np.isfinite(raw)):
+            raise ValueError("values must be finite")
+        return []
+    positive = bool(np.all(raw > 0))
+    y = np.log(raw) if positive else raw
+    found: list[int] = []
+    # Split step: binary segmentation at a relaxed level; the merge step applies max_p.
+    split_p = min(1.0, opts.max_p * 10.0)
+    stack = [(0, raw.size)]
+    while stack:
+        lo, hi = stack.pop()
+        best = best_split(y, lo, hi, opts)
+        if best is None or best[1] > split_p:
+            continue
+        at = best[0]
+        found.append(at)
+        stack.append((lo, at))
+        stack.append((at, hi))
+    cps = sorted(found)
+    return _merge(y, raw, cps, opts, positive)
+
+
+def _merge(
+    y: np.ndarray, raw: np.ndarray, cps: list[int], opts: ChangePointOptions, positive: bool
+) -> list[ChangePoint]:
+    """Drop the weakest change point until all are significant and large enough."""
+    min_log = math.log1p(opts.min_magnitude)
+
+    def evaluate(i: int) -> tuple[float, float]:
+        lo = cps[i - 1] if i > 0 else 0
+        hi = cps[i + 1] if i + 1 < len(cps) else raw.size
+        at = cps[i]
+        p = split_p_value(y, lo, at, hi, opts)
+        diff = _segment_median(y, at, hi) - _segment_median(y, lo, at)
+        size = abs(diff) if positive else abs(diff) / max(abs(_segment_median(y, lo, at)), 1e-300)
+        return p, size
+
+    scores = [evaluate(i) for i in range(len(cps))]
+    while cps:
+        weakest = max(range(len(cps)), key=lambda i: scores[i][0])
+        if scores[weakest][0] <= opts.max_p:
+            weakest = min(range(len(cps)), key=lambda i: scores[i][1])
+            if scores[weakest][1] >= (min_log if positive else opts.min_magnitude):
+                break
+        del cps[weakest]
+        del scores[weakest]
+        for j in (weakest - 1, weakest):
+            if 0 <= j < len(cps):
+                scores[j] = evaluate(j)
+    out = []
+    for i, at in enumerate(cps):
+        lo = cps[i - 1] if i > 0 else 0
+        hi = cps[i + 1] if i + 1 < len(cps) else raw.size
+        before = float(np.median(raw[lo:at]))
+        after = float(np.median(raw[at:hi]))
+        mag = after / before - 1.0 if before != 0 else math.inf
+        out.append(ChangePoint(index=at, p_value=scores[i][0], magnitude=mag, before=before, after=after))
+    return out

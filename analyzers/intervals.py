@@ -1,0 +1,93 @@
+"""Interval arithmetic on int64 nanosecond arrays (vectorized, no per-interval Python)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+I64 = npt.NDArray[np.int64]
+
+
+def merge(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[I64, I64]:
+    """Disjoint, sorted intervals covering the union of [start, end)."""
+    s = np.asarray(starts, dtype=np.int64)
+    e = np.asarray(ends, dtype=np.int64)
+    if len(s) == 0:
+        return s.copy(), e.copy()
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    run_end = np.maximum.accumulate(e)
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    new[1:] = s[1:] > run_end[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return s[first], run_end[last]
+
+
+def union_ns(starts: npt.ArrayLike, ends: npt.ArrayLike) -> int:
+    ms, me = merge(starts, ends)
+    return int((me - ms).sum())
+
+
+def intersection_ns(a: tuple[I64, I64], b: tuple[I64, I64]) -> int:
+    """Length of the intersection of two unions (each given as merged intervals)."""
+    both = union_ns(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
+    return int((a[1] - a[0]).sum() + (b[1] - b[0]).sum()) - both
+
+
+def covered_before(ms: I64, me: I64, t: npt.ArrayLike) -> I64:
+    """For merged intervals, total covered length in (-inf, t) for each t."""
+    t = np.asarray(t, dtype=np.int64)
+    if len(ms) == 0:
+        return np.zeros(len(t), dtype=np.int64)
+    cum = np.concatenate([[0], np.cumsum(me - ms)])  # covered before interval k starts
+    k = np.searchsorted(ms, t, side="right") - 1
+    kk = np.maximum(k, 0)
+    inside = np.minimum(t, me[kk]) - ms[kk]
+    return np.where(k >= 0, cum[kk] + np.maximum(inside, 0), 0)
+
+
+def covered_within(ms: I64, me: I64, lo: npt.ArrayLike, hi: npt.ArrayLike) -> I64:
+    """Covered length of merged intervals inside each window [lo, hi)."""
+    return covered_before(ms, me, hi) - covered_before(ms, me, lo)
+
+
+def grouped_union_ns(groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, n_groups: int) -> I64:
+    """Union length per group id (0..n_groups-1) of many interval sets at once."""
+    g = np.asarray(groups, dtype=np.int64)
+    s = np.asarray(starts, dtype=np.int64)
+    e = np.asarray(ends, dtype=np.int64)
+    out = np.zeros(n_groups, dtype=np.int64)
+    if len(g) == 0:
+        return out
+    order = np.lexsort((s, g))
+    g, s, e = g[order], s[order], e[order]
+    run_end = pd.Series(e).groupby(g).cummax().to_numpy()
+    first_of_group = np.empty(len(g), dtype=bool)
+    first_of_group[0] = True
+    first_of_group[1:] = g[1:] != g[:-1]
+    prev_end = np.empty(len(g), dtype=np.int64)
+    prev_end[0] = 0
+    prev_end[1:] = run_end[:-1]
+    new = first_of_group | (s > prev_end)
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(g) - 1)
+    np.add.at(out, g[first], run_end[last] - s[first])
+    return out
+
+
+def percentile_sorted(values: I64, offsets: npt.NDArray[Any], counts: npt.NDArray[Any], q: float) -> npt.NDArray[np.float64]:
+    """Per-group percentile (linear interpolation, numpy's default) of group-sorted values."""
+    if len(counts) == 0:
+        return np.empty(0, dtype=np.float64)
+    pos = q * (counts - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.ceil(pos).astype(np.int64)
+    v = values.astype(np.float64)
+    a = v[offsets + lo]
+    b = v[offsets + hi]
+    return a + (b - a) * (pos - lo)

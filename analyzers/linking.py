@@ -1,0 +1,111 @@
+"""CPU-GPU linking by correlation id, and the per-GPU-op frame the analyses share.
+
+Every GPU op (kernel, memcpy, memset) carries the correlation id of the runtime / driver call
+that enqueued it: cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex), cudaMemcpyAsync,
+cudaMemsetAsync, hipLaunchKernel, hipExtModuleLaunchKernel, hipModuleLaunchKernel, ... and for
+CUDA / HIP graphs cudaGraphLaunch / hipGraphLaunch, whose correlation id is shared by every
+kernel the graph replays. The join is many-to-one on (rank, correlation), so each replayed
+kernel is attributed to its graph launch (HTA keeps one kernel per correlation).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from analyzers.categories import categorize
+from analyzers.event_table import EventTable, Kind
+from analyzers.steps import assign_steps, step_windows
+
+LAUNCH_APIS = ("kernel", "graph", "memcpy", "memset", "other")
+_API_RULES = (
+    ("graph", re.compile(r"graphlaunch", re.I)),
+    ("memcpy", re.compile(r"memcpy", re.I)),
+    ("memset", re.compile(r"memset", re.I)),
+    ("kernel", re.compile(r"launch", re.I)),
+)
+_RANK_SHIFT = 44  # key = rank << 44 | correlation (correlation ids stay far below 2**44)
+
+
+def launch_api(name: str) -> str:
+    """What a runtime call enqueues: kernel / graph / memcpy / memset / other."""
+    for api, pattern in _API_RULES:
+        if pattern.search(name):
+            return api
+    return "other"
+
+
+def link_rows(table: EventTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(gpu_rows, launch_rows): every GPU op row and its runtime call row (-1 when not traced)."""
+    gpu = np.flatnonzero(table.gpu_mask())
+    corr = table["correlation"]
+    key = (table["rank"].astype(np.int64) << _RANK_SHIFT) | np.maximum(corr, 0)
+    rt = np.flatnonzero(table.mask_kind(Kind.RUNTIME) & (corr > 0))
+    rt_keys, first = np.unique(key[rt], return_index=True)
+    launch = np.full(len(gpu), -1, dtype=np.int64)
+    if len(rt_keys) and len(gpu):
+        gkey = key[gpu]
+        pos = np.searchsorted(rt_keys, gkey)
+        posc = np.minimum(pos, len(rt_keys) - 1)
+        hit = (rt_keys[posc] == gkey) & (corr[gpu] > 0)
+        launch[hit] = rt[first[posc[hit]]]
+    return gpu, launch
+
+
+_CACHE: weakref.WeakKeyDictionary[EventTable, pd.DataFrame] = weakref.WeakKeyDictionary()
+
+
+def gpu_ops(table: EventTable) -> pd.DataFrame:
+    """One row per GPU op, sorted by (rank, ts_ns), with its launch and step. Shared: do not mutate.
+
+    Columns: row, rank, device, stream, name_id, kind, category, ts_ns, dur_ns, end_ns,
+    launch_row (-1 none), launch_ts_ns, launch_dur_ns, launch_end_ns, api, step (-1 none).
+    A GPU op's step is the ProfilerStep its launch call ran in (its own start when unlinked).
+    """
+    cached = _CACHE.get(table)
+    if cached is not None:
+        return cached
+    gpu, launch = link_rows(table)
+    linked = launch >= 0
+    lrow = np.maximum(launch, 0)
+    ts = table["ts_ns"][gpu]
+    dur = table["dur_ns"][gpu]
+    l_ts = np.where(linked, table["ts_ns"][lrow] if len(lrow) else 0, -1)
+    l_dur = np.where(linked, table["dur_ns"][lrow] if len(lrow) else 0, -1)
+    api_of_name = _api_lut(table)
+    api = np.where(linked, api_of_name[table["name_id"][lrow]] if len(lrow) else "other", "")
+    rank = table["rank"][gpu].astype(np.int64)
+    windows = step_windows(table)
+    step = assign_steps(windows, rank, np.where(linked, l_ts, ts))
+    df = pd.DataFrame(
+        {
+            "row": gpu,
+            "rank": rank,
+            "device": table["device"][gpu],
+            "stream": table["stream"][gpu],
+            "name_id": table["name_id"][gpu],
+            "kind": table["kind"][gpu],
+            "category": categorize(table, gpu),
+            "ts_ns": ts,
+            "dur_ns": dur,
+            "end_ns": ts + dur,
+            "launch_row": launch,
+            "launch_ts_ns": l_ts,
+            "launch_dur_ns": l_dur,
+            "launch_end_ns": np.where(linked, l_ts + l_dur, -1),
+            "api": api,
+            "step": step,
+        }
+    )
+    df = df.sort_values(["rank", "ts_ns"], kind="stable").reset_index(drop=True)
+    _CACHE[table] = df
+    return df
+
+
+def _api_lut(table: EventTable) -> npt.NDArray[Any]:
+    return np.asarray([launch_api(n) for n in table.names] or ["other"], dtype=object)

@@ -1,0 +1,106 @@
+"""Multi-rank analyses: communication / computation overlap and per-rank skew.
+
+Ranks' clocks are not aligned across hosts, so skew compares durations, never timestamps.
+- overlap: per rank, comm_ns = union of communication ops, overlap_ns = the part of it during
+  which a compute op also ran; overlap_pct = overlap / comm (HTA's definition).
+- skew: per (rank, step) the GPU span, busy, compute and communication time of the step's
+  ops and the CPU duration of its ProfilerStep; per rank the means over steps and how much
+  longer its compute takes than the fastest rank's (`skew_pct`): a straggler computes longer
+  and the others wait for it inside their collectives (so their communication time grows,
+  which is why communication is not the yardstick). Without ProfilerSteps the whole trace
+  is one step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analyzers.categories import compute_mask
+from analyzers.event_table import EventTable
+from analyzers.intervals import intersection_ns, merge
+from analyzers.linking import gpu_ops
+from analyzers.steps import step_windows
+from analyzers.temporal import breakdown
+
+OVERLAP_COLUMNS = ["rank", "comm_ns", "compute_ns", "overlap_ns", "overlap_pct"]
+SKEW_COLUMNS = [
+    "rank", "steps", "step_cpu_mean_ns", "step_gpu_span_mean_ns", "step_busy_mean_ns",
+    "step_compute_mean_ns", "step_comm_mean_ns", "skew_pct", "comm_share_pct",
+]  # fmt: skip
+
+
+def comm_overlap(table: EventTable) -> pd.DataFrame:
+    ops = gpu_ops(table)
+    rows = []
+    for rank in table.ranks if len(table) else []:
+        r = ops[ops["rank"] == rank]
+        comm = (r["category"] == "communication").to_numpy()
+        comp = compute_mask(r["category"].to_numpy())
+        ts, end = r["ts_ns"].to_numpy(), r["end_ns"].to_numpy()
+        a = merge(ts[comm], end[comm])
+        b = merge(ts[comp], end[comp])
+        comm_ns = int((a[1] - a[0]).sum())
+        overlap = intersection_ns(a, b)
+        rows.append(
+            {
+                "rank": rank,
+                "comm_ns": comm_ns,
+                "compute_ns": int((b[1] - b[0]).sum()),
+                "overlap_ns": overlap,
+                "overlap_pct": 100.0 * overlap / comm_ns if comm_ns else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows, columns=OVERLAP_COLUMNS)
+
+
+def step_table(table: EventTable) -> pd.DataFrame:
+    """Per (rank, step): cpu_ns (ProfilerStep duration), GPU span / busy / compute / comm."""
+    ops = gpu_ops(table)
+    windows = step_windows(table)
+    use_steps = not windows.empty and bool((ops["step"] >= 0).any())
+    step = ops["step"].to_numpy() if use_steps else np.zeros(len(ops), dtype=np.int64)
+    keep = step >= 0
+    keys = pd.MultiIndex.from_arrays([ops["rank"].to_numpy()[keep], step[keep]])
+    codes, uniq = pd.factorize(keys, sort=True)
+    ts, end = ops["ts_ns"].to_numpy()[keep], ops["end_ns"].to_numpy()[keep]
+    comm = (ops["category"] == "communication").to_numpy()[keep]
+    compute = compute_mask(ops["category"].to_numpy())[keep]
+    codes = codes.astype(np.int64)
+    all_ = breakdown(codes, ts, end, compute, len(uniq))
+    comm_b = breakdown(codes[comm], ts[comm], end[comm], np.zeros(int(comm.sum()), dtype=bool), len(uniq))
+    out = pd.DataFrame(
+        {
+            "rank": uniq.get_level_values(0).astype(np.int64) if len(uniq) else np.empty(0, np.int64),
+            "step": uniq.get_level_values(1).astype(np.int64) if len(uniq) else np.empty(0, np.int64),
+            "gpu_span_ns": all_["span_ns"].to_numpy(),
+            "busy_ns": all_["busy_ns"].to_numpy(),
+            "compute_ns": all_["compute_ns"].to_numpy(),
+            "comm_ns": comm_b["busy_ns"].to_numpy(),
+        }
+    )
+    if use_steps:
+        cpu = windows.groupby(["rank", "step"])["end_ns"].max() - windows.groupby(["rank", "step"])["ts_ns"].min()
+        out["cpu_ns"] = cpu.reindex(pd.MultiIndex.from_arrays([out["rank"], out["step"]])).to_numpy()
+    else:
+        out["cpu_ns"] = np.nan
+    return out
+
+
+def rank_skew(table: EventTable) -> pd.DataFrame:
+    steps = step_table(table)
+    if steps.empty:
+        return pd.DataFrame({c: pd.Series(dtype="float64") for c in SKEW_COLUMNS})
+    g = steps.groupby("rank").agg(
+        steps=("step", "size"),
+        step_cpu_mean_ns=("cpu_ns", "mean"),
+        step_gpu_span_mean_ns=("gpu_span_ns", "mean"),
+        step_busy_mean_ns=("busy_ns", "mean"),
+        step_compute_mean_ns=("compute_ns", "mean"),
+        step_comm_mean_ns=("comm_ns", "mean"),
+    )
+    work = g["step_compute_mean_ns"]
+    fastest = work[work > 0].min() if (work > 0).any() else np.nan
+    g["skew_pct"] = 100.0 * (work / fastest - 1.0)
+    g["comm_share_pct"] = 100.0 * g["step_comm_mean_ns"] / g["step_busy_mean_ns"].where(g["step_busy_mean_ns"] > 0)
+    return g.reset_index()[SKEW_COLUMNS]

@@ -1,0 +1,37 @@
+"""The standard set of analyses, by name, as one call (used by `perfkit analyze` and profile)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from analyzers.event_table import EventTable
+from analyzers.idle import idle_breakdown
+from analyzers.kernel_summary import category_summary, kernel_summary
+from analyzers.launch import launch_summary
+from analyzers.multirank import comm_overlap, rank_skew
+from analyzers.op_throughput import op_throughput
+from analyzers.ranges import range_projection
+from analyzers.temporal import temporal_breakdown
+
+ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {
+    "kernels": kernel_summary,
+    "categories": category_summary,
+    "temporal": temporal_breakdown,
+    "idle": idle_breakdown,
+    "launch": launch_summary,
+    "ranges": range_projection,
+    "ops": op_throughput,
+    "overlap": comm_overlap,
+    "skew": rank_skew,
+}
+
+
+def run_analyses(table: EventTable, names: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+    """{analysis name: DataFrame} for `names` (default: all of ANALYSES, in that order)."""
+    chosen = list(ANALYSES) if names is None else list(names)
+    unknown = [n for n in chosen if n not in ANALYSES]
+    if unknown:
+        raise ValueError(f"unknown analyses {unknown}; choose from {list(ANALYSES)}")
+    return {name: ANALYSES[name](table) for name in chosen}

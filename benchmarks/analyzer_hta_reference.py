@@ -1,0 +1,62 @@
+"""Record HTA's own numbers on the shared real traces, for tests/analyzers/test_hta_agreement.py.
+
+Runs Holistic Trace Analysis (in the benchmark venv, never perfkit's) on every trace in
+../shared/bench/traces and writes tests/analyzers/hta_reference.json: per trace, HTA's
+temporal breakdown (idle / compute / non-compute, us and %) and how many rows its launch
+statistics and idle breakdown produce. Setup and run (from the repository root):
+
+    python3 -m venv .venv-bench && .venv-bench/bin/pip install HolisticTraceAnalysis
+    .venv-bench/bin/python benchmarks/analyzer_hta_reference.py
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import warnings
+from importlib.metadata import version
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO.parent / "shared" / "bench" / "traces"
+OUT = REPO / "tests" / "analyzers" / "hta_reference.json"
+
+
+def reference(path: Path) -> dict[str, object]:
+    from hta.trace_analysis import TraceAnalysis
+
+    analysis = TraceAnalysis(trace_files={0: str(path)}, trace_dir=str(path.parent))
+    temporal = analysis.get_temporal_breakdown(visualize=False).iloc[0]
+    launch = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
+    idle = analysis.get_idle_time_breakdown(visualize=False)[0]
+    return {
+        "temporal": {
+            k: float(temporal[k])
+            for k in (
+                "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)",
+                "idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg",
+            )  # fmt: skip
+        },
+        "launch_stats_rows": len(launch),
+        "launch_delay_median_us": float(launch["launch_delay"].median()) if len(launch) else None,
+        "idle_streams": sorted(int(s) for s in idle["stream"].unique()),
+    }
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    if not TRACES.is_dir():
+        sys.exit(f"{TRACES} is absent")
+    result = {
+        "tool": f"HolisticTraceAnalysis {version('HolisticTraceAnalysis')}",
+        "pandas": version("pandas"),
+        "traces": {p.name: reference(p) for p in sorted(TRACES.glob("*.json.gz"))},
+    }
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Custom-entry examples: plain PyTorch functions profiled as `kind: custom` workloads."""

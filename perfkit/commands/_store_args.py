@@ -1,0 +1,61 @@
+"""Options shared by ingest / compare / gate / history (`--db`, `--format`), and the run
+resolution behind compare and gate. Imports heavy modules inside functions."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+FORMATS = ("table", "json", "md")
+
+
+def add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="URL", default=None,
+                   help="store: a SQLite file, sqlite:///FILE or postgresql://... "
+                        "(default: $PERFKIT_DB, else ./perfkit.db)")
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+
+
+def add_comparison_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--policy", metavar="GATE_YAML", default=None,
+                   help="thresholds per metric (min_effect, max_p, direction, ...); see docs/ci.md")
+    p.add_argument("--metric", metavar="GLOB", default=None, help="compare only metrics matching this glob")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default 0)")
+    p.add_argument("--history", type=int, default=30, metavar="N",
+                   help="stored runs used for the run-to-run spread of each metric (default 30; 0: none)")
+
+
+def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
+    """Resolve both runs, look up history, compare every metric: a GateResult."""
+    from analyzers.gate_compare import compare_runs
+    from analyzers.gate_policy import load_policy
+    from perfkit.store.api import open_existing_store
+    from perfkit.store.selectors import history_lookup, resolve
+
+    policy = load_policy(args.policy)
+    engine = open_existing_store(args.db)
+    try:
+        base = resolve(base_sel, engine)
+        cand = resolve(cand_sel, engine)
+        lookup = history_lookup(engine if args.history > 0 else None, cand, base, limit=max(args.history, 1))
+        return compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
+    finally:
+        if engine is not None:
+            engine.dispose()
+
+
+def render(result: Any, fmt: str) -> str:
+    if fmt == "json":
+        from reports.gate_text import render_json
+
+        return render_json(result) + "\n"
+    if fmt == "md":
+        from reports.markdown_gate import render_markdown
+
+        return render_markdown(result)
+    from reports.gate_text import render_table
+
+    return render_table(result)

@@ -1,0 +1,82 @@
+"""`perfkit analyze TRACE... [--vs TRACE] [--format table|json|csv]`: trace -> tables.
+
+Several TRACE files are the ranks of one job (merged by distributedInfo.rank). With `--vs`,
+prints the kernel-level diff of TRACE (A) against the --vs trace (B) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TOP = 15
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "analyze",
+        help="analyze Kineto traces: kernels, temporal / idle breakdown, launch overhead, ranges",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help=".json or .json.gz (one per rank)")
+    parser.add_argument("--vs", type=Path, metavar="TRACE", help="diff: kernels of TRACE (A) vs this trace (B)")
+    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="comma-separated analyses (kernels,categories,temporal,idle,launch,ranges,ops,overlap,skew)",
+    )
+    parser.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
+    parser.add_argument("--range", dest="range_pattern", metavar="REGEX", help="only ranges whose name matches")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="also write one file per table into DIR")
+    return parser
+
+
+def _tables(args: argparse.Namespace) -> dict[str, Any]:
+    from analyzers.kineto import load_traces
+    from analyzers.suite import ANALYSES, run_analyses
+    from perfkit.errors import SpecError
+
+    table = load_traces(args.traces)
+    if args.vs is not None:
+        from analyzers.diff import diff_totals, trace_diff
+
+        diff = trace_diff(table, load_traces([args.vs]))
+        return {"diff_totals": diff_totals(diff), "diff": diff}
+    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
+    unknown = [n for n in names if n not in ANALYSES]
+    if unknown:
+        raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
+    tables = run_analyses(table, [n for n in names if n != "ranges"])
+    if "ranges" in names:
+        from analyzers.ranges import range_projection
+
+        tables["ranges"] = range_projection(table, args.range_pattern)
+        tables = {n: tables[n] for n in names}
+    return tables
+
+
+def run(args: argparse.Namespace) -> int:
+    from analyzers.render import format_table, to_csv, to_json_obj
+    from perfkit.atomic import write_bytes_atomic
+
+    tables = _tables(args)
+    if args.format == "json":
+        text = json.dumps(to_json_obj(tables), indent=1, allow_nan=False, default=str) + "\n"
+    elif args.format == "csv":
+        text = to_csv(tables)
+    else:
+        top = args.top or None
+        text = "\n\n".join(f"## {name}\n{format_table(df, top)}" for name, df in tables.items()) + "\n"
+    sys.stdout.write(text)
+    if args.out is not None:
+        for name, df in tables.items():
+            if args.format == "json":
+                data = json.dumps(to_json_obj({name: df})[name], indent=1, allow_nan=False, default=str)
+                write_bytes_atomic(args.out / f"{name}.json", data.encode() + b"\n")
+            else:
+                write_bytes_atomic(args.out / f"{name}.csv", df.to_csv(index=False).encode())
+    return 0

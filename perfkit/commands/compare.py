@@ -1,0 +1,37 @@
+"""`perfkit compare BASE CAND`: per metric the ratio, its bootstrap interval, a p-value and a
+verdict (regressed, improved, unchanged, noisy, incomparable with the reason).
+
+BASE and CAND are run directories, stored run ids (or unique prefixes), or BRANCH@GPU for the
+latest stored run of a branch on a GPU (e.g. main@H100). The store's history of each metric
+gives its run-to-run spread, so two runs made at different times do not look like a change.
+Exit 0 (compare reports; `perfkit gate` decides), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from perfkit.commands._store_args import add_comparison_options, add_db, add_format
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compare", help="compare two runs metric by metric (ratio, interval, p-value, verdict)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("base", metavar="BASE", help="baseline: run directory, run id, or BRANCH@GPU")
+    p.add_argument("cand", metavar="CAND", help="candidate: run directory, run id, or BRANCH@GPU")
+    add_db(p)
+    add_format(p)
+    add_comparison_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from perfkit.commands._store_args import compare_from_args, render
+    from perfkit.errors import EXIT_OK
+
+    result = compare_from_args(args.base, args.cand, args)
+    sys.stdout.write(render(result, args.format))
+    return EXIT_OK

@@ -1,0 +1,62 @@
+"""`perfkit gate --baseline B --candidate C [--policy gate.yaml]`: fail CI on a regression.
+
+A metric regresses when its change is significant (p <= max_p after adjusting for the number
+of metrics) AND at least min_effect in the bad direction. Exit 1 on a regression, 0 otherwise,
+2 on bad input (unknown run, bad policy, nothing comparable). Writes a Markdown summary
+(--markdown FILE; appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML (--junit FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from perfkit.commands._store_args import add_comparison_options, add_db, add_format
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "gate", help="exit 1 when the candidate regressed against the baseline",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--baseline", required=True, metavar="RUN", help="run directory, run id, or BRANCH@GPU")
+    p.add_argument("--candidate", required=True, metavar="RUN", help="run directory, run id, or BRANCH@GPU")
+    add_db(p)
+    add_format(p)
+    add_comparison_options(p)
+    p.add_argument("--markdown", metavar="FILE", default=None, help="write the Markdown summary here")
+    p.add_argument("--junit", metavar="FILE", default=None, help="write JUnit XML here")
+    p.add_argument("--no-step-summary", action="store_true",
+                   help="do not append the summary to $GITHUB_STEP_SUMMARY")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from analyzers.gate_types import Verdict
+    from perfkit.atomic import write_bytes_atomic
+    from perfkit.commands._store_args import compare_from_args, render
+    from perfkit.errors import EXIT_OK, EXIT_REGRESSION, StoreError
+    from reports.junit import render_junit
+    from reports.markdown_gate import render_markdown
+
+    result = compare_from_args(args.baseline, args.candidate, args)
+    if not result.comparisons:
+        raise StoreError(f"{args.baseline} vs {args.candidate}: no metric in common"
+                         + (f" matching {args.metric!r}" if args.metric else "")
+                         + "; gate runs of the same spec")
+    if all(c.verdict == Verdict.INCOMPARABLE for c in result.comparisons):
+        reasons = "; ".join(result.run_reasons) or result.comparisons[0].reason
+        raise StoreError(f"{args.baseline} vs {args.candidate}: nothing comparable ({reasons}); "
+                         "gate runs on the same GPU, driver and clocks")
+    md = render_markdown(result)
+    if args.markdown:
+        write_bytes_atomic(args.markdown, md.encode("utf-8"))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and not args.no_step_summary:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(md + "\n")
+    if args.junit:
+        write_bytes_atomic(args.junit, render_junit(result).encode("utf-8"))
+    sys.stdout.write(md if args.format == "md" else render(result, args.format))
+    return EXIT_REGRESSION if result.regressed else EXIT_OK

@@ -1,0 +1,120 @@
+"""`perfkit history METRIC [--gpu G] [--since WHEN]`: change points of a metric over commits.
+
+METRIC is a stored metric name or a glob ("gemm/*:time_s"). Each commit's value is the median
+over its runs of each run's location; change points come from rank-based binary segmentation
+with a permutation test and a minimum magnitude (analyzers/changepoint.py). Reported per change
+point: the first commit at the new level, its magnitude and p-value. Exit 0; 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from perfkit.commands._store_args import add_db, add_format
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "history", help="change points of a metric over commits (commit, magnitude, p-value)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("metric", metavar="METRIC", help="metric name or glob, e.g. 'gemm/*:time_s'")
+    p.add_argument("--gpu", default=None, help="only this GPU (exact label or a part of it)")
+    p.add_argument("--since", default=None, help="only runs since an ISO date/time or N days ago ('30d')")
+    p.add_argument("--branch", default=None, help="only runs of this branch")
+    p.add_argument("--max-p", type=float, default=0.001, help="significance of a change point (default 0.001)")
+    p.add_argument("--min-magnitude", type=float, default=0.01,
+                   help="smallest relative change reported (default 0.01 = 1%%)")
+    p.add_argument("--min-size", type=int, default=5, help="fewest commits on each side (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutation test (default 0)")
+    add_db(p)
+    add_format(p)
+    return p
+
+
+def _since_epoch(text: str | None) -> float | None:
+    import time
+
+    from perfkit.errors import SpecError
+    from perfkit.store.records import parse_time
+
+    if text is None:
+        return None
+    value = text.strip()
+    if value.endswith("d") and value[:-1].isdigit():
+        return time.time() - int(value[:-1]) * 86400.0
+    try:
+        return parse_time(value).timestamp()
+    except ValueError:
+        raise SpecError(f"--since {text!r}: not an ISO date (2026-01-31) or N days ('30d')") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import difflib
+
+    from analyzers.changepoint import ChangePointOptions, detect_change_points
+    from perfkit.errors import EXIT_OK, SpecError, StoreError
+    from perfkit.store import read
+    from perfkit.store.api import open_existing_store
+    from perfkit.store.engine import describe
+    from perfkit.store.series import commit_series
+    from perfkit.store.url import normalize_db_url
+    from reports import changepoints_render as cr
+
+    if not 0 < args.max_p < 1 or args.min_magnitude < 0 or args.min_size < 1:
+        raise SpecError("--max-p must be in (0, 1), --min-magnitude >= 0, --min-size >= 1")
+    since = _since_epoch(args.since)
+    engine = open_existing_store(args.db)
+    if engine is None:
+        raise StoreError(f"{normalize_db_url(args.db)}: no store there; store runs with `perfkit ingest` "
+                         "or pass --db / PERFKIT_DB")
+    opts = ChangePointOptions(max_p=args.max_p, min_magnitude=args.min_magnitude, min_size=args.min_size,
+                              seed=args.seed)
+    rows: list[cr.ChangeRow] = []
+    series_info: list[cr.SeriesInfo] = []
+    try:
+        with engine.connect() as conn:
+            glob = any(ch in args.metric for ch in "*?[")
+            names = read.metric_names(conn, args.metric) if glob else [args.metric]
+            known = read.metric_names(conn) if not glob else names
+            if not names or (not glob and args.metric not in known):
+                close = difflib.get_close_matches(args.metric, known, n=3, cutoff=0.4)
+                hint = f"; did you mean {', '.join(close)}?" if close else "; list names with a glob such as '*'"
+                raise StoreError(f"{describe(engine)}: no metric {args.metric!r}{hint}")
+            for name in names:
+                gpus = read.metric_gpus(conn, name)
+                if args.gpu:
+                    gpus = [g for g in gpus if g == args.gpu or args.gpu.lower() in g.lower()]
+                for gpu in gpus:
+                    hist = read.metric_history(conn, name, gpu=gpu, since_epoch=since, branch=args.branch)
+                    if not hist:
+                        continue
+                    unit, direction = _unit_direction(conn, hist[-1].run_id, name)
+                    series = commit_series(hist)
+                    series_info.append(cr.SeriesInfo(name, gpu, len(series)))
+                    cps = detect_change_points([s.value for s in series], opts)
+                    for cp in cps:
+                        rows.append(cr.ChangeRow(
+                            metric=name, gpu=gpu, commit=series[cp.index].commit,
+                            previous_commit=series[cp.index - 1].commit if cp.index > 0 else None,
+                            index=cp.index, time=series[cp.index].created, magnitude=cp.magnitude,
+                            p_value=cp.p_value, before=cp.before, after=cp.after, direction=direction, unit=unit))
+    finally:
+        engine.dispose()
+    if not series_info:
+        raise StoreError(f"{args.metric!r}: no stored runs" + (f" on a GPU matching {args.gpu!r}" if args.gpu else "")
+                         + (" in that time range" if since is not None else ""))
+    render = {"json": cr.render_json, "md": cr.render_markdown}.get(args.format, cr.render_table)
+    sys.stdout.write(render(rows, series_info))
+    return EXIT_OK
+
+
+def _unit_direction(conn: Any, run_id: str, name: str) -> tuple[str, str]:
+    from sqlalchemy import select
+
+    from perfkit.store import schema
+
+    m = schema.metrics
+    row = conn.execute(select(m.c.unit, m.c.direction).where(m.c.run_id == run_id, m.c.name == name)).first()
+    return (row.unit, row.direction) if row else ("", "lower")

@@ -1,0 +1,66 @@
+"""`perfkit ingest RUN_DIR...` stores runs made elsewhere (by `perfkit profile`);
+`perfkit ingest --format csv FILE` and `--format pytest-benchmark FILE` store other tools'
+results, so history, compare and gate work for any numbers.
+
+CSV header: commit,metric,value,unit,direction,gpu,timestamp (one row per sample; optional
+branch column). Each input is one transaction: a bad file stores nothing. Runs already stored
+(same run id) are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from perfkit.commands._store_args import add_db
+
+INPUT_FORMATS = ("run", "csv", "pytest-benchmark")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "ingest", help="store runs (run directories, CSV, pytest-benchmark JSON) in the results store",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="PATH", help="run directories, or files of --format")
+    p.add_argument("--format", choices=INPUT_FORMATS, default="run",
+                   help="what the inputs are (default: run directories)")
+    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark)")
+    p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model)")
+    add_db(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from perfkit.errors import EXIT_OK
+    from perfkit.record import load_run
+    from perfkit.store.api import open_store
+    from perfkit.store.engine import describe
+    from perfkit.store.ingest_csv import parse_csv
+    from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
+    from perfkit.store.records import StoredRun, from_run
+    from perfkit.store.write import write_runs
+
+    # Parse every input before writing anything.
+    batches: list[tuple[str, list[StoredRun]]] = []
+    for item in args.inputs:
+        if args.format == "csv":
+            batches.append((item, parse_csv(item, branch=args.branch)))
+        elif args.format == "pytest-benchmark":
+            batches.append((item, parse_pytest_benchmark(item, gpu=args.gpu, branch=args.branch)))
+        else:
+            path = Path(item)
+            batches.append((item, [from_run(load_run(path), path if path.is_dir() else path.parent)]))
+    engine = open_store(args.db)
+    try:
+        for item, runs in batches:
+            written = write_runs(engine, runs)
+            for stored, new in zip(runs, written, strict=True):
+                state = "stored" if new else "already stored, skipped"
+                print(f"{item}: run {stored.run_id} ({stored.commit or 'no commit'}, {stored.gpu}, "
+                      f"{len(stored.metrics)} metrics) {state}")
+        print(f"store: {describe(engine)}")
+    finally:
+        engine.dispose()
+    return EXIT_OK

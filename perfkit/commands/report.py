@@ -1,0 +1,66 @@
+"""`perfkit report RUN [--vs BASE] --format html|md`: a run's report.
+
+html: one self-contained file (plotly.js and every figure inline; opens offline), written to
+RUN/report.html unless --out names another path. md: a short GitHub-flavoured summary for CI,
+printed (or written to --out). With --vs BASE the report opens with the comparison of RUN
+(the candidate) against BASE: per point and metric a ratio, its interval, p-value and verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import EXIT_OK
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "report",
+        help="write a run's report: self-contained HTML or a Markdown summary",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN", type=Path, help="run directory (or its run.json)")
+    p.add_argument("--vs", metavar="BASE", type=Path, default=None, help="baseline run directory to compare with")
+    p.add_argument("--format", choices=("html", "md"), default="html", help="report format (default: html)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output file (default: RUN/report.html for html, standard output for md)")
+    p.add_argument("--no-kernels", action="store_true", help="skip the kernel tables (no trace is read)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from perfkit.atomic import write_bytes_atomic
+    from perfkit.record import load_run
+    from reports.html_data import gather, run_directory
+
+    cand = load_run(args.run_dir)
+    cand_dir = run_directory(args.run_dir)
+    base = None
+    pairs = None
+    note = ""
+    if args.vs is not None:
+        from reports.html_compare import compare_runs
+
+        base = load_run(args.vs)
+        pairs, note = compare_runs(base, cand)
+    data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
+    if args.format == "md":
+        from reports.markdown_run import render_markdown
+
+        text = render_markdown(data)
+        if args.out is None:
+            sys.stdout.write(text)
+        else:
+            write_bytes_atomic(args.out, text.encode("utf-8"))
+            print(args.out)
+        return EXIT_OK
+    from reports.html import render_html
+
+    out = args.out or cand_dir / "report.html"
+    write_bytes_atomic(out, render_html(data).encode("utf-8"))
+    print(out)
+    return EXIT_OK

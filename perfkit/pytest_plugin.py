@@ -1,0 +1,283 @@
+"""pytest plugin (registered through the `pytest11` entry point): the `perfbench` fixture.
+
+    def test_rmsnorm_speed(perfbench):
+        x = torch.randn(64, 4096)
+        m = perfbench(torch.nn.functional.rms_norm, x, (4096,))
+        assert m.median_s < 1e-3
+
+Options:
+  --perfkit-out DIR            write a perfkit run directory DIR/<run_id>/run.json with one
+                               point (kind "pytest") per perfbench call: `perfkit ingest`,
+                               `perfkit compare` and `perfkit gate` read it like a profile run
+  --perfkit-baseline RUN       a run directory (or run.json) written by --perfkit-out earlier;
+                               every perfbench call fails its test when it is slower than the
+                               same point there by more than --perfkit-max-slowdown and the
+                               95% confidence intervals of the two medians do not overlap
+  --perfkit-max-slowdown F     allowed slowdown (default 0.10 = 10%)
+  --perfkit-name NAME          the run's name in the store (default: pytest-<rootdir name>)
+
+The plugin imports nothing heavy until a test uses the fixture.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from perfkit.record import PointResult, Run
+    from profiler.measurement import Measurement
+
+KIND = "pytest"
+
+
+class PerfRegression(AssertionError):
+    """A perfbench measurement slower than its baseline (beyond the allowed slowdown)."""
+
+
+@dataclass
+class Recorded:
+    nodeid: str
+    label: str
+    measurement: Measurement
+    cost: tuple[float, float] | None
+    verdict: str | None = None  # baseline message, when a baseline was compared
+
+
+@dataclass
+class PerfSession:
+    out_dir: Path | None
+    baseline_path: Path | None
+    max_slowdown: float
+    name: str
+    rootdir: Path
+    records: list[Recorded] = field(default_factory=list)
+    outcomes: dict[str, str] = field(default_factory=dict)
+    written: Path | None = None
+    write_error: str | None = None
+    _baseline: dict[str, PointResult] | None = None
+
+    def baseline(self) -> dict[str, PointResult]:
+        if self._baseline is None:
+            self._baseline = {}
+            if self.baseline_path is not None:
+                from perfkit.record import load_run
+
+                run = load_run(self.baseline_path)
+                self._baseline = {p.key: p for p in run.points}
+        return self._baseline
+
+
+SESSION_KEY = pytest.StashKey[PerfSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("perfkit", "perfkit performance measurements (perfbench fixture)")
+    group.addoption("--perfkit-out", metavar="DIR", default=None,
+                    help="write the perfbench measurements as a perfkit run under DIR/<run_id>/")
+    group.addoption("--perfkit-baseline", metavar="RUN", default=None,
+                    help="fail perfbench calls that regressed against this run (directory or run.json)")
+    group.addoption("--perfkit-max-slowdown", metavar="F", type=float, default=0.10,
+                    help="allowed slowdown against the baseline (default 0.10)")
+    group.addoption("--perfkit-name", metavar="NAME", default=None,
+                    help="name of the run written by --perfkit-out (default pytest-<rootdir>)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    invocation = Path(config.invocation_params.dir)
+
+    def path_opt(name: str) -> Path | None:
+        value = config.getoption(name)
+        return (invocation / value) if value else None
+
+    rootdir = Path(config.rootpath)
+    max_slowdown = float(config.getoption("--perfkit-max-slowdown"))
+    if max_slowdown < 0:
+        raise pytest.UsageError(f"--perfkit-max-slowdown is {max_slowdown}; it must be >= 0")
+    perf = PerfSession(
+        out_dir=path_opt("--perfkit-out"),
+        baseline_path=path_opt("--perfkit-baseline"),
+        max_slowdown=max_slowdown,
+        name=config.getoption("--perfkit-name") or f"pytest-{rootdir.name}",
+        rootdir=rootdir,
+    )
+    if perf.baseline_path is not None:
+        from perfkit.errors import PerfkitError
+
+        try:
+            perf.baseline()
+        except PerfkitError as exc:
+            raise pytest.UsageError(f"--perfkit-baseline: {exc}") from None
+    config.stash[SESSION_KEY] = perf
+
+
+class PerfBench:
+    """The `perfbench` fixture: call it like `perfkit.bench`; each call is recorded."""
+
+    def __init__(self, session: PerfSession, nodeid: str) -> None:
+        self._session = session
+        self._nodeid = nodeid
+        self._labels: dict[str, int] = {}
+        self.measurements: list[Measurement] = []
+
+    def __call__(
+        self,
+        fn: Any,
+        *args: Any,
+        label: str | None = None,
+        cost: Any = None,
+        baseline: bool = True,
+        max_slowdown: float | None = None,
+        **options: Any,
+    ) -> Measurement:
+        """Time `fn(*args)`; options are perfkit.bench's (kwargs, device, budget_s, ...).
+
+        label names the measurement within the test (default: fn's name); cost is
+        (flop, bytes) or a workloads.cost.Cost; baseline=False skips the baseline check.
+        """
+        from perfkit.api import bench
+
+        name = self._unique(label or getattr(fn, "__qualname__", None) or type(fn).__name__)
+        m = bench(fn, *args, label=name, **options)
+        self.measurements.append(m)
+        rec = Recorded(self._nodeid, name, m, _as_cost(cost))
+        self._session.records.append(rec)
+        if baseline and self._session.baseline_path is not None:
+            self._check(rec, max_slowdown)
+        return m
+
+    def _unique(self, label: str) -> str:
+        count = self._labels.get(label, 0) + 1
+        self._labels[label] = count
+        return label if count == 1 else f"{label}#{count}"
+
+    def _check(self, rec: Recorded, max_slowdown: float | None) -> None:
+        from perfkit.api import compare_to_baseline
+
+        key = point_key_of(rec)
+        base = self._session.baseline().get(key)
+        if base is None or base.measurement is None:
+            rec.verdict = f"{key}: not in the baseline; nothing to compare"
+            return
+        allowed = self._session.max_slowdown if max_slowdown is None else max_slowdown
+        verdict = compare_to_baseline(rec.measurement, base.measurement, allowed, name=key)
+        rec.verdict = verdict.message
+        if verdict.regressed:
+            raise PerfRegression(f"perfbench regression: {verdict.message} "
+                                 f"(baseline {self._session.baseline_path})")
+
+
+def _as_cost(cost: Any) -> tuple[float, float] | None:
+    if cost is None:
+        return None
+    if isinstance(cost, tuple | list) and len(cost) == 2:
+        return float(cost[0]), float(cost[1])
+    return float(cost.flop), float(cost.bytes)
+
+
+def point_key_of(rec: Recorded) -> str:
+    from workloads.base import point_key
+
+    return point_key(KIND, rec.nodeid, {"bench": rec.label})
+
+
+@pytest.fixture
+def perfbench(request: pytest.FixtureRequest) -> PerfBench:
+    """Time callables with perfkit's timer; see perfkit.pytest_plugin."""
+    return PerfBench(request.config.stash[SESSION_KEY], request.node.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    session = item.config.stash.get(SESSION_KEY, None)
+    if session is not None and (report.when == "call" or report.outcome != "passed"):
+        session.outcomes[item.nodeid] = report.outcome
+
+
+def build_run(session: PerfSession, status: str) -> Run:
+    """The perfkit Run of every perfbench call of this session."""
+    from perfkit.record import STATUS_OK, PointResult, Run
+    from profiler.env import capture_env
+    from profiler.orchestrator import device_properties, new_run_id
+    from workloads.cost import Cost
+
+    points = []
+    for rec in session.records:
+        metrics: dict[str, Any] = {"test_outcome": session.outcomes.get(rec.nodeid, "unknown")}
+        if rec.verdict:
+            metrics["baseline"] = rec.verdict
+        points.append(PointResult(
+            key=point_key_of(rec), kind=KIND, workload=rec.nodeid, params={"bench": rec.label},
+            status=STATUS_OK, measurement=rec.measurement,
+            cost=Cost(*rec.cost) if rec.cost else None, metrics=metrics,
+        ))
+    devices = {str(r.measurement.extra.get("device", "cpu")) for r in session.records}
+    device = "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
+    now = dt.datetime.now(dt.timezone.utc)
+    spec = {"name": session.name, "description": "perfbench measurements from pytest",
+            "device": device, "workloads": sorted({p.workload for p in points})}
+    env = capture_env(session.rootdir)
+    env["device"] = device_properties(device)
+    return Run(
+        run_id=new_run_id(now),
+        created=now.isoformat(timespec="seconds"),
+        finished=now.isoformat(timespec="seconds"),
+        status=status,
+        spec=spec,
+        spec_hash=hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16],
+        spec_path=str(session.rootdir),
+        device=device,
+        env=env,
+        points=tuple(points),
+    )
+
+
+def write_run(session: PerfSession, status: str) -> Path:
+    from perfkit.atomic import write_json_atomic
+    from perfkit.record import RUN_FILE
+
+    assert session.out_dir is not None
+    run = build_run(session, status)
+    run_dir = session.out_dir / run.run_id
+    run_dir.mkdir(parents=True, exist_ok=False)
+    write_json_atomic(run_dir / RUN_FILE, run.to_dict())
+    return run_dir
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    perf = session.config.stash.get(SESSION_KEY, None)
+    if perf is None or perf.out_dir is None or not perf.records:
+        return
+    status = "interrupted" if exitstatus == pytest.ExitCode.INTERRUPTED else "complete"
+    try:
+        perf.written = write_run(perf, status)
+    except OSError as exc:
+        perf.write_error = f"cannot write the run under {perf.out_dir}: {exc}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    perf = config.stash.get(SESSION_KEY, None)
+    if perf is None or not perf.records:
+        return
+    from reports.units import fmt_pct, fmt_time
+
+    tr = terminalreporter
+    tr.section("perfkit")
+    for rec in perf.records:
+        st = rec.measurement.stats
+        tr.write_line(f"{rec.nodeid} [{rec.label}]: median {fmt_time(st.median_s)} "
+                      f"{fmt_pct(st.rel_ci_halfwidth)} (n={st.n})")
+        if rec.verdict:
+            tr.write_line(f"    {rec.verdict}")
+    if perf.written is not None:
+        tr.write_line(f"perfkit: run written to {perf.written}")
+    elif perf.write_error is not None:
+        tr.write_line(f"perfkit: error: {perf.write_error}", red=True)

@@ -1,0 +1,75 @@
+"""The store's public entry points (used by `perfkit profile`, `perfkit ingest` and the
+dashboard): open a store, store a run, read one back.
+
+    from perfkit.store.api import store_run, default_db_url
+    run_id = store_run(run_or_run_dir)          # PERFKIT_DB or ./perfkit.db
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from perfkit.errors import StoreError
+from perfkit.record import Run, load_run
+from perfkit.store.engine import open_engine
+from perfkit.store.migrations import migrate
+from perfkit.store.read import load_run as _load_stored_run
+from perfkit.store.records import StoredRun, from_run
+from perfkit.store.url import default_db_url, normalize_db_url, sqlite_path
+from perfkit.store.write import write_run
+
+__all__ = ["default_db_url", "load_stored_run", "open_existing_store", "open_store", "store_run", "store_stored_run"]
+
+
+def open_store(db_url: str | None = None) -> Engine:
+    """The store at db_url (None: PERFKIT_DB or ./perfkit.db), created or migrated as needed."""
+    engine = open_engine(db_url)
+    migrate(engine)
+    return engine
+
+
+def open_existing_store(db_url: str | None = None) -> Engine | None:
+    """Like open_store, but None when db_url is a SQLite file that does not exist yet
+    (read-only commands do not create an empty store as a side effect)."""
+    path = sqlite_path(normalize_db_url(db_url))
+    if path is not None and not path.exists():
+        return None
+    return open_store(db_url)
+
+
+def store_run(run: Run | Path | str, db_url: str | None = None) -> str:
+    """Store a Run (or a run directory / run.json) and return its run id.
+
+    Idempotent: a run id already in the store is left as it is. The write is one transaction.
+    """
+    run_dir: Path | None = None
+    if not isinstance(run, Run):
+        path = Path(run)
+        run_dir = path if path.is_dir() else path.parent
+        run = load_run(path)
+    stored = from_run(run, run_dir)
+    store_stored_run(stored, db_url)
+    return run.run_id
+
+
+def store_stored_run(stored: StoredRun, db_url: str | None = None, engine: Engine | None = None) -> bool:
+    """Write a StoredRun (from any source); False when its id was already stored."""
+    eng = engine or open_store(db_url)
+    try:
+        return write_run(eng, stored)
+    finally:
+        if engine is None:
+            eng.dispose()
+
+
+def load_stored_run(run_id: str, db_url: str | None = None) -> Run:
+    engine = open_existing_store(db_url)
+    if engine is None:
+        raise StoreError(f"{normalize_db_url(db_url)}: no store there; pass --db or set PERFKIT_DB")
+    try:
+        with engine.connect() as conn:
+            return _load_stored_run(conn, run_id)
+    finally:
+        engine.dispose()

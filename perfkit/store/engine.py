@@ -1,0 +1,87 @@
+"""Opening the store: SQLite in WAL mode with a busy timeout (safe with concurrent writers),
+or PostgreSQL through psycopg 3. Every write is one transaction (`write_tx`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+from perfkit.errors import StoreError
+from perfkit.store.url import normalize_db_url, sqlite_path
+
+BUSY_TIMEOUT_S = 60.0
+
+
+def open_engine(url: str | None = None) -> Engine:
+    """An Engine for the store at `url` (None: PERFKIT_DB or ./perfkit.db)."""
+    full = normalize_db_url(url)
+    try:
+        if full.startswith("sqlite"):
+            path = sqlite_path(full)
+            if path is not None and not path.parent.is_dir():
+                raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
+            engine = create_engine(
+                full, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
+            )
+            _sqlite_events(engine)
+        else:
+            engine = create_engine(full, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise StoreError(
+            f"--db {url!r}: not a usable database URL ({exc}); pass a file path, "
+            "sqlite:///FILE or postgresql://USER@HOST/DB"
+        ) from None
+    except ImportError as exc:
+        raise StoreError(
+            f"--db {url!r}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
+        ) from None
+    return engine
+
+
+def _sqlite_events(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN (DEFERRED or IMMEDIATE) itself.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA synchronous = NORMAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+@contextlib.contextmanager
+def write_tx(engine: Engine) -> Iterator[Connection]:
+    """One write transaction: all or nothing. SQLite takes the write lock up front
+    (BEGIN IMMEDIATE, waiting up to the busy timeout) so concurrent writers queue instead of
+    failing on a lock upgrade."""
+    with engine.connect() as raw:
+        conn = raw.execution_options(sqlite_begin="IMMEDIATE") if engine.dialect.name == "sqlite" else raw
+        with conn.begin():
+            yield conn
+
+
+@contextlib.contextmanager
+def read_tx(engine: Engine) -> Iterator[Connection]:
+    with engine.connect() as conn, conn.begin():
+        yield conn
+
+
+def describe(engine: Engine) -> str:
+    """The URL with any password hidden, for messages."""
+    return engine.url.render_as_string(hide_password=True)
+
+
+def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError:
+    first = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
+    return StoreError(f"{describe(engine)}: {doing} failed ({first}); check the --db URL and the server")

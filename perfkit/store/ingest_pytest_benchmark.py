@@ -1,0 +1,85 @@
+"""`perfkit ingest --format pytest-benchmark`: a `pytest --benchmark-json` file as one run.
+
+Each benchmark becomes metric `<fullname>:time_s` (lower is better) with its per-round times
+(`stats.data`) as samples, or its median alone when the file has no raw data. The commit, branch
+and time come from `commit_info` and `datetime`; the GPU label from --gpu, else the CPU model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from analyzers.gate_types import LOWER
+from perfkit.errors import StoreError
+from perfkit.store.metrics import MetricRecord
+from perfkit.store.records import SOURCE_PYTEST_BENCHMARK, StoredRun, iso_utc
+
+
+def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str | None = None) -> list[StoredRun]:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+        data = json.loads(raw)
+    except OSError as exc:
+        raise StoreError(f"{p}: cannot read ({exc.strerror}); pass a pytest --benchmark-json file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f"{p}:{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(p)
+        raise StoreError(f"{where}: not valid JSON; pass a pytest --benchmark-json file") from None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise StoreError(f"{p}: no 'benchmarks' list; not a pytest-benchmark JSON file (pytest --benchmark-json)")
+    commit_info: dict[str, Any] = data.get("commit_info") or {}
+    machine: dict[str, Any] = data.get("machine_info") or {}
+    when = data.get("datetime") or commit_info.get("time")
+    if not when:
+        raise StoreError(f"{p}: no 'datetime'; cannot order this run among commits")
+    try:
+        created = iso_utc(str(when))
+    except ValueError:
+        raise StoreError(f"{p}: datetime {when!r} is not ISO 8601") from None
+    metrics = []
+    for i, bench in enumerate(data["benchmarks"]):
+        where = f"{p}: benchmarks[{i}]"
+        if not isinstance(bench, dict) or not isinstance(bench.get("stats"), dict):
+            raise StoreError(f"{where}: no 'stats'; not a pytest-benchmark result")
+        name = bench.get("fullname") or bench.get("name")
+        if not name:
+            raise StoreError(f"{where}: no 'fullname' or 'name'")
+        stats = bench["stats"]
+        values = stats.get("data") or ([stats["median"]] if "median" in stats else None)
+        if not values:
+            raise StoreError(f"{where} ({name}): stats has neither 'data' nor 'median'")
+        try:
+            samples = tuple(float(v) for v in values)
+        except (TypeError, ValueError):
+            raise StoreError(f"{where} ({name}): stats.data holds a non-number") from None
+        if not all(math.isfinite(v) and v > 0 for v in samples):
+            raise StoreError(f"{where} ({name}): times must be finite and > 0")
+        metrics.append(MetricRecord(f"{name}:time_s", None, "s", LOWER, samples))
+    if not metrics:
+        raise StoreError(f"{p}: 'benchmarks' is empty; nothing to ingest")
+    cpu_info = machine.get("cpu")
+    cpu: dict[str, Any] = cpu_info if isinstance(cpu_info, dict) else {}
+    label = gpu or cpu.get("brand_raw") or machine.get("processor") or "cpu"
+    commit = commit_info.get("id")
+    env = {"gpus": [{"name": label}] if gpu else [], "cpu": {"model": cpu.get("brand_raw")},
+           "git": {"commit": commit, "branch": branch or commit_info.get("branch"), "dirty": commit_info.get("dirty")},
+           "host": {"hostname": machine.get("node")}, "python": machine.get("python_version"),
+           "source": {"pytest-benchmark": str(p), "version": data.get("version")}}
+    return [StoredRun(
+        run_id=f"pytest-benchmark-{hashlib.sha256(raw).hexdigest()[:20]}",
+        created=created,
+        gpu=str(label),
+        device="external",
+        status="complete",
+        source=SOURCE_PYTEST_BENCHMARK,
+        env=env,
+        metrics=tuple(metrics),
+        commit=commit,
+        branch=branch or commit_info.get("branch"),
+        dirty=commit_info.get("dirty"),
+        host=machine.get("node"),
+    )]

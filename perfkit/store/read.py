@@ -1,0 +1,227 @@
+"""Reading the store: runs by id or BRANCH@GPU, a run's metrics with raw samples, a metric's
+history across runs, and whole perfkit runs back (round trip)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, func, or_, select
+
+from perfkit.errors import StoreError
+from perfkit.record import PointResult, Run
+from perfkit.store import schema
+from perfkit.store.metrics import MetricRecord
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    created: str
+    created_epoch: float
+    commit: str | None
+    branch: str | None
+    gpu: str
+    gpu_driver: str | None
+    device: str
+    status: str
+    source: str
+    spec_hash: str | None
+    env: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    run_id: str
+    created_epoch: float
+    created: str
+    commit: str | None
+    branch: str | None
+    gpu: str
+    samples: tuple[float, ...]
+    value: float
+
+
+def _run_row(row: Any) -> RunRow:
+    return RunRow(
+        run_id=row.run_id,
+        created=row.created,
+        created_epoch=float(row.created_epoch),
+        commit=row.commit,
+        branch=row.branch,
+        gpu=row.gpu,
+        gpu_driver=row.gpu_driver,
+        device=row.device,
+        status=row.status,
+        source=row.source,
+        spec_hash=row.spec_hash,
+        env=json.loads(row.env_json),
+    )
+
+
+def get_run(conn: Connection, run_id: str) -> RunRow:
+    """The run with this id, or the only one whose id starts with it."""
+    r = schema.runs
+    row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
+    if row is not None:
+        return _run_row(row)
+    like = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(select(r).where(r.c.run_id.like(like, escape="\\")).limit(3)).all()
+    if len(rows) == 1:
+        return _run_row(rows[0])
+    if not rows:
+        raise StoreError(f"run {run_id!r}: not in the store; list runs with `perfkit history` or pass a run directory")
+    raise StoreError(f"run {run_id!r}: ambiguous prefix ({', '.join(x.run_id for x in rows)}, ...); pass more of the id")
+
+
+def latest_run(conn: Connection, branch: str, gpu: str) -> RunRow:
+    """The latest run of `branch` on a GPU whose label is `gpu` or contains it (any case)."""
+    r = schema.runs
+    q = select(r).where(r.c.branch == branch)
+    if gpu:
+        q = q.where(or_(r.c.gpu == gpu, func.lower(r.c.gpu).contains(gpu.lower(), autoescape=True)))
+    rows = conn.execute(q.order_by(r.c.created_epoch.desc()).limit(50)).all()
+    if not rows:
+        raise StoreError(f"{branch}@{gpu}: no stored run of branch {branch!r} on a GPU matching {gpu!r}; "
+                         "store one with `perfkit profile` or `perfkit ingest`")
+    labels = sorted({x.gpu for x in rows})
+    if len(labels) > 1 and gpu not in labels:
+        raise StoreError(f"{branch}@{gpu}: GPU {gpu!r} matches {', '.join(labels)}; name one exactly")
+    exact = [x for x in rows if x.gpu == gpu] or rows
+    return _run_row(exact[0])
+
+
+def run_metrics(conn: Connection, run_id: str) -> list[MetricRecord]:
+    """A run's metrics with their raw samples, in insertion order."""
+    m = schema.metrics
+    rows = conn.execute(
+        select(m.c.id, m.c.name, m.c.point_key, m.c.unit, m.c.direction).where(m.c.run_id == run_id).order_by(m.c.id)
+    ).all()
+    samples = _samples(conn, [row.id for row in rows])
+    return [
+        MetricRecord(row.name, row.point_key, row.unit, row.direction, samples.get(row.id, ()))
+        for row in rows
+    ]
+
+
+def _samples(conn: Connection, metric_ids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+    s = schema.samples
+    out: dict[int, list[float]] = defaultdict(list)
+    for start in range(0, len(metric_ids), _CHUNK):
+        chunk = list(metric_ids[start : start + _CHUNK])
+        q = select(s.c.metric_id, s.c.value).where(s.c.metric_id.in_(chunk)).order_by(s.c.metric_id, s.c.idx)
+        for mid, value in conn.execute(q):
+            out[int(mid)].append(float(value))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def metric_history(
+    conn: Connection,
+    metric: str,
+    gpu: str | None = None,
+    since_epoch: float | None = None,
+    until_epoch: float | None = None,
+    branch: str | None = None,
+    exclude: Iterable[str] = (),
+    limit: int | None = None,
+) -> list[HistoryPoint]:
+    """Runs that have `metric` (on GPU label `gpu`), oldest first; `limit` keeps the newest."""
+    m, r = schema.metrics, schema.runs
+    q = (
+        select(m.c.id, m.c.value, r.c.run_id, r.c.created_epoch, r.c.created, r.c.commit, r.c.branch, r.c.gpu)
+        .join(r, r.c.run_id == m.c.run_id)
+        .where(m.c.name == metric)
+    )
+    if gpu is not None:
+        q = q.where(r.c.gpu == gpu)
+    if since_epoch is not None:
+        q = q.where(r.c.created_epoch >= since_epoch)
+    if until_epoch is not None:
+        q = q.where(r.c.created_epoch <= until_epoch)
+    if branch is not None:
+        q = q.where(r.c.branch == branch)
+    excluded = list(exclude)
+    if excluded:
+        q = q.where(r.c.run_id.not_in(excluded))
+    q = q.order_by(r.c.created_epoch.desc(), r.c.run_id.desc())
+    if limit is not None:
+        q = q.limit(limit)
+    rows = list(reversed(conn.execute(q).all()))
+    samples = _samples(conn, [row.id for row in rows])
+    return [
+        HistoryPoint(row.run_id, float(row.created_epoch), row.created, row.commit, row.branch, row.gpu,
+                     samples.get(row.id, ()), float(row.value))
+        for row in rows
+    ]
+
+
+def metric_gpus(conn: Connection, metric: str) -> list[str]:
+    m, r = schema.metrics, schema.runs
+    q = select(r.c.gpu).join(m, m.c.run_id == r.c.run_id).where(m.c.name == metric).distinct()
+    return sorted(row[0] for row in conn.execute(q))
+
+
+def metric_names(conn: Connection, pattern: str | None = None) -> list[str]:
+    m = schema.metrics
+    q = select(m.c.name).distinct()
+    names = sorted(row[0] for row in conn.execute(q))
+    if pattern:
+        import fnmatch
+
+        names = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+    return names
+
+
+def load_run(conn: Connection, run_id: str) -> Run:
+    """The perfkit Run stored under run_id, as it was given to store_run."""
+    r, p = schema.runs, schema.points
+    row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
+    if row is None:
+        raise StoreError(f"run {run_id!r}: not in the store; pass a stored run id")
+    metrics = {mr.name: mr for mr in run_metrics(conn, run_id)}
+    points = []
+    for prow in conn.execute(select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)):
+        d = json.loads(prow.point_json)
+        meas = d.get("measurement")
+        if meas and "samples_in_metric" in meas:
+            meas = dict(meas)
+            meas["samples_s"] = list(metrics[meas.pop("samples_in_metric")].samples)
+            d["measurement"] = meas
+        points.append(PointResult.from_dict(d))
+    extra = json.loads(row.run_json)
+    return Run(
+        run_id=row.run_id,
+        created=extra.pop("created_raw", row.created),
+        status=row.status,
+        spec=json.loads(row.spec_json),
+        spec_hash=row.spec_hash or "",
+        spec_path=row.spec_path or "",
+        device=row.device,
+        env=json.loads(row.env_json),
+        points=tuple(points),
+        finished=extra.get("finished"),
+        artifacts=dict(extra.get("artifacts") or {}),
+        schema_version=int(row.record_schema),
+    )
+
+
+def kernel_table(conn: Connection, run_id: str) -> list[dict[str, Any]]:
+    k = schema.kernels
+    rows = conn.execute(select(k).where(k.c.run_id == run_id).order_by(k.c.id)).all()
+    return [
+        {"point": x.point_key, "name": x.name, "calls": x.calls, "total_ns": x.total_ns, **json.loads(x.extra_json)}
+        for x in rows
+    ]
+
+
+def count_rows(conn: Connection) -> dict[str, int]:
+    """Rows per table (for tests and `perfkit history --stats`)."""
+    out = {}
+    for t in (schema.runs, schema.points, schema.metrics, schema.samples, schema.kernels):
+        out[t.name] = int(conn.execute(select(func.count()).select_from(t)).scalar_one())
+    return out

@@ -1,0 +1,165 @@
+"""`StoredRun`: what one row of `runs` and its children hold, built from a perfkit Run or from
+another tool's results (CSV, pytest-benchmark)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import StoreError
+from perfkit.record import Run
+from perfkit.store import env_facts
+from perfkit.store.metrics import MetricRecord, run_metrics
+
+SOURCE_PERFKIT = "perfkit"
+SOURCE_CSV = "csv"
+SOURCE_PYTEST_BENCHMARK = "pytest-benchmark"
+
+
+@dataclass(frozen=True)
+class PointRow:
+    key: str
+    kind: str
+    workload: str
+    status: str
+    params: dict[str, Any]
+    point: dict[str, Any]  # PointResult.to_dict() without the raw samples kept as a metric
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    point_key: str | None
+    name: str
+    calls: int
+    total_ns: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: str
+    created: str  # ISO 8601 UTC
+    gpu: str
+    device: str
+    status: str
+    source: str
+    env: dict[str, Any]
+    metrics: tuple[MetricRecord, ...]
+    commit: str | None = None
+    branch: str | None = None
+    dirty: bool | None = None
+    gpu_driver: str | None = None
+    host: str | None = None
+    spec_hash: str | None = None
+    spec_path: str | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # other top-level run.json fields
+    record_schema: int = 1
+    points: tuple[PointRow, ...] = ()
+    kernels: tuple[KernelRow, ...] = ()
+
+    @property
+    def created_epoch(self) -> float:
+        return parse_time(self.created).timestamp()
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO 8601 time (naive means UTC) or a Unix timestamp in seconds."""
+    text = str(value).strip()
+    try:
+        return datetime.fromtimestamp(float(text), tz=timezone.utc)
+    except ValueError:
+        pass
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def iso_utc(value: str | datetime) -> str:
+    dt = value if isinstance(value, datetime) else parse_time(value)
+    return dt.astimezone(timezone.utc).isoformat()
+
+
+def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
+    """The stored form of a perfkit Run (run_dir: where relative artifact paths point)."""
+    git = env_facts.git(run.env)
+    metrics = tuple(run_metrics(run))
+    with_time = {m.point_key for m in metrics if m.name.endswith(":time_s")}
+    points = []
+    for p in run.points:
+        d = p.to_dict()
+        if p.key in with_time and d.get("measurement"):
+            d["measurement"] = {k: v for k, v in d["measurement"].items() if k != "samples_s"}
+            d["measurement"]["samples_in_metric"] = f"{p.key}:time_s"
+        points.append(PointRow(p.key, p.kind, p.workload, p.status, dict(p.params), d))
+    rest = run.to_dict()
+    for k in ("points", "env", "spec", "run_id", "created", "status", "device", "spec_hash",
+              "spec_path", "schema_version"):
+        rest.pop(k, None)
+    rest["created_raw"] = run.created
+    try:
+        created = iso_utc(run.created)
+    except ValueError:
+        raise StoreError(f"run {run.run_id}: created {run.created!r} is not an ISO 8601 time; "
+                         "fix the run record") from None
+    return StoredRun(
+        run_id=run.run_id,
+        created=created,
+        gpu=env_facts.gpu_label(run.env),
+        device=run.device,
+        status=run.status,
+        source=SOURCE_PERFKIT,
+        env=run.env,
+        metrics=metrics,
+        commit=git.get("commit"),
+        branch=git.get("branch"),
+        dirty=git.get("dirty"),
+        gpu_driver=env_facts.gpu_driver(run.env),
+        host=env_facts.host_name(run.env),
+        spec_hash=run.spec_hash,
+        spec_path=run.spec_path,
+        spec=run.spec,
+        extra=rest,
+        record_schema=run.schema_version,
+        points=tuple(points),
+        kernels=tuple(kernel_rows(run, run_dir)),
+    )
+
+
+def kernel_rows(run: Run, run_dir: Path | None) -> list[KernelRow]:
+    """Kernel tables listed in run.artifacts["kernels"]: rows inline, or a .json/.csv file
+    (relative to the run directory) of rows with name, calls, total_ns and optional point."""
+    spec = run.artifacts.get("kernels")
+    if spec is None:
+        return []
+    rows: Any = spec
+    if isinstance(spec, str):
+        if run_dir is None:
+            return []
+        path = run_dir / spec
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise StoreError(f"{path}: kernel table listed in run.json cannot be read ({exc.strerror}); "
+                             "re-run the profile or remove artifacts.kernels") from None
+        rows = json.loads(text) if path.suffix == ".json" else list(csv.DictReader(io.StringIO(text)))
+    if not isinstance(rows, list):
+        raise StoreError(f"run {run.run_id}: artifacts.kernels must be a list of rows or a file name")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            name = str(row["name"])
+            calls = int(float(row.get("calls", row.get("count", 0))))
+            total = float(row.get("total_ns", row.get("total_dur_ns", 0.0)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"run {run.run_id}: kernel row {i} is malformed ({exc!r}); "
+                             "rows need name, calls, total_ns") from None
+        point = row.get("point") or row.get("point_key")
+        extra = {k: v for k, v in row.items()
+                 if k not in ("name", "calls", "count", "total_ns", "total_dur_ns", "point", "point_key")}
+        out.append(KernelRow(str(point) if point else None, name, calls, total, extra))
+    return out

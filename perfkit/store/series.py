@@ -1,0 +1,41 @@
+"""A metric's history as a series over commits: one value per commit, commits in time order."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from analyzers.gate_stats import trimmed_mean
+from perfkit.store.read import HistoryPoint
+
+
+@dataclass(frozen=True)
+class CommitValue:
+    commit: str  # the commit, or the run id for runs without one
+    created_epoch: float  # its first run
+    created: str
+    value: float  # median over its runs of each run's location
+    runs: int
+
+
+def run_location(samples: Sequence[float], value: float) -> float:
+    """A run's location: geometric 20%-trimmed mean of its samples (the gate's), else its value."""
+    if len(samples) >= 3 and all(s > 0 for s in samples):
+        return math.exp(trimmed_mean(np.log(np.asarray(samples, dtype=np.float64))))
+    return value
+
+
+def commit_series(history: Sequence[HistoryPoint]) -> list[CommitValue]:
+    groups: dict[str, list[HistoryPoint]] = {}
+    for h in history:
+        groups.setdefault(h.commit or h.run_id, []).append(h)
+    out = []
+    for commit, hs in groups.items():
+        first = min(hs, key=lambda h: h.created_epoch)
+        locs = [run_location(h.samples, h.value) for h in hs]
+        out.append(CommitValue(commit, first.created_epoch, first.created, float(np.median(locs)), len(hs)))
+    out.sort(key=lambda c: (c.created_epoch, c.commit))
+    return out

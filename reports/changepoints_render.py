@@ -1,0 +1,76 @@
+"""Table, JSON and Markdown of change points found by `perfkit history`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from analyzers.gate_types import HIGHER
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    metric: str
+    gpu: str
+    commit: str  # first commit at the new level
+    previous_commit: str | None
+    index: int
+    time: str
+    magnitude: float  # after / before - 1
+    p_value: float
+    before: float
+    after: float
+    direction: str  # of the metric: lower | higher is better
+    unit: str
+
+    @property
+    def kind(self) -> str:
+        worse = self.magnitude > 0 if self.direction != HIGHER else self.magnitude < 0
+        return "regression" if worse else "improvement"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "gpu": self.gpu, "commit": self.commit,
+                "previous_commit": self.previous_commit, "index": self.index, "time": self.time,
+                "magnitude": self.magnitude, "p_value": self.p_value, "confidence": 1.0 - self.p_value,
+                "before": self.before, "after": self.after, "kind": self.kind, "unit": self.unit}
+
+
+@dataclass(frozen=True)
+class SeriesInfo:
+    metric: str
+    gpu: str
+    commits: int
+
+
+def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
+    return json.dumps({"series": [s.__dict__ for s in series], "change_points": [r.to_dict() for r in rows]},
+                      indent=1) + "\n"
+
+
+def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
+    lines = [f"{s.metric} on {s.gpu}: {s.commits} commits" for s in series]
+    if not rows:
+        return "\n".join([*lines, "no change points"]) + "\n"
+    table = [("metric", "gpu", "commit", "after", "magnitude", "p", "kind")]
+    for r in rows:
+        table.append((r.metric, r.gpu, r.commit[:12], (r.previous_commit or "-")[:12],
+                      f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
+    out = ["### perfkit history: change points", ""]
+    out += [f"- `{s.metric}` on {s.gpu}: {s.commits} commits" for s in series]
+    out.append("")
+    if not rows:
+        return "\n".join([*out, "No change points."]) + "\n"
+    out += ["| metric | gpu | commit | after | magnitude | p | kind |", "|---|---|---|---|---:|---:|---|"]
+    for r in rows:
+        mark = "❌" if r.kind == "regression" else "✅"
+        out.append(f"| `{r.metric}` | {r.gpu} | `{r.commit[:12]}` | `{(r.previous_commit or '-')[:12]}` | "
+                   f"{r.magnitude * 100:+.2f}% | {r.p_value:.2g} | {mark} {r.kind} |")
+    return "\n".join(out) + "\n"

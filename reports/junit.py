@@ -1,0 +1,41 @@
+"""JUnit XML of a gate result: one test case per metric; a regression is a failure, an
+incomparable metric is skipped (with its reason), everything else passes."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from analyzers.gate_compare import GateResult
+from analyzers.gate_types import Verdict
+from reports.gate_format import fmt_change, fmt_interval, fmt_p
+
+
+def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
+    cases = result.comparisons
+    root = ET.Element("testsuites", name=suite)
+    ts = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(cases)),
+        failures=str(result.count(Verdict.REGRESSED)),
+        skipped=str(result.count(Verdict.INCOMPARABLE)),
+        errors="0",
+    )
+    props = ET.SubElement(ts, "properties")
+    for key, value in (("baseline", result.base.run_id), ("candidate", result.cand.run_id),
+                       ("gpu", result.cand.gpu), ("policy", result.policy.source)):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    for c in cases:
+        case = ET.SubElement(ts, "testcase", classname=f"perfkit.{c.direction}", name=c.metric, time="0")
+        detail = (f"{c.verdict.value}: change {fmt_change(c)} interval {fmt_interval(c)} "
+                  f"p={fmt_p(c.p_value)}; {c.reason}")
+        if c.verdict == Verdict.REGRESSED:
+            failure = ET.SubElement(case, "failure", message=detail, type="regression")
+            failure.text = detail
+        elif c.verdict == Verdict.INCOMPARABLE:
+            ET.SubElement(case, "skipped", message=detail)
+        else:
+            ET.SubElement(case, "system-out").text = detail
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,104 @@
+"""Fixtures of the report tests: one real (tiny) CPU profile run, made once per session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TINY_SPEC = """\
+name: tiny-gemm
+device: cpu
+seed: 0
+cpu_threads: 1
+timing: {warmup_s: 0.005, budget_s: 0.04, min_reps: 8, target_rel_ci: 0.05}
+profile: {torch_profiler: true, nvtx: false, profiled_iters: 1}
+workloads:
+  - kind: gemm
+    name: sq
+    m: [32, 64]
+    n: 64
+    k: 64
+    dtypes: [fp32, tf32]
+"""
+
+
+def profile_tiny(out: Path) -> Path:
+    """Run `perfkit profile` on the tiny spec (a real run) and return its run directory."""
+    spec = out / "tiny.yaml"
+    spec.write_text(TINY_SPEC)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "runs"), "--quiet",
+         "--repo", str(REPO)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def tiny_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return profile_tiny(tmp_path_factory.mktemp("tiny"))
+
+
+EVIL_KERNEL = 'void gemm<float, 128>(float const*) </script><script>alert("pwned")</script> & | `x` [a](b)'
+
+
+def write_kineto_trace(path: Path, names: list[str], repeats: int = 30) -> Path:
+    """A Kineto (torch.profiler) Chrome trace of GPU kernels launched from one CPU thread.
+
+    Each repeat launches every name once: a cudaLaunchKernel runtime call (correlation id) and
+    its kernel on stream 7, 2 us after the call ends; kernel k of a repeat runs (k + 1) us.
+    """
+    import gzip
+    import json
+
+    events: list[dict[str, object]] = []
+    ts = 1_000.0
+    corr = 1
+    for _ in range(repeats):
+        for k, name in enumerate(names):
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": ts, "dur": 4.0, "args": {"correlation": corr, "External id": corr}})
+            events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts + 6.0,
+                           "dur": float(k + 1), "args": {"correlation": corr, "stream": 7, "device": 0,
+                                                         "External id": corr}})
+            ts += 20.0
+            corr += 1
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+           "traceEvents": events}
+    with gzip.open(path, "wt") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+def with_traces(run_dir: Path, dest: Path, names: list[str]) -> Path:
+    """A copy of a real run directory whose ok points carry a GPU kernel trace of `names`."""
+    import json
+    import shutil
+
+    shutil.copytree(run_dir, dest)
+    record = json.loads((dest / "run.json").read_text())
+    for i, point in enumerate(record["points"]):
+        if point["status"] == "ok":
+            rel = f"traces/gpu-{i}.json.gz"
+            write_kineto_trace(dest / rel, names)
+            point["trace"] = rel
+    (dest / "run.json").write_text(json.dumps(record))
+    return dest
+
+
+@pytest.fixture
+def evil_kernel() -> str:
+    return EVIL_KERNEL
+
+
+@pytest.fixture
+def traced_copy():  # type: ignore[no-untyped-def]
+    """with_traces(run_dir, dest, names): a copy of a run whose ok points carry a GPU trace."""
+    return with_traces

@@ -1,0 +1,40 @@
+"""Fixtures of the store tests: a fresh SQLite URL, a throwaway PostgreSQL cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location("perfkit_test_factory", Path(__file__).with_name("factory.py"))
+assert _spec and _spec.loader
+factory = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("perfkit_test_factory", factory)
+_spec.loader.exec_module(factory)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    bin_dir = factory.pg_bin_dir()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) absent; scripts/setup.sh installs Debian's postgresql")
+    with factory.postgres_cluster(bin_dir) as url:
+        yield url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'perfkit.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Each store test runs on SQLite and on PostgreSQL (a fresh database each time)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'perfkit.db'}"
+        return
+    base = request.getfixturevalue("postgres_url")
+    yield from factory.fresh_pg_database(base, tmp_path.name)

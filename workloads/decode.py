@@ -1,0 +1,219 @@
+"""Decode runner: build the model (seeded random weights), then time prefill / decode / generation.
+
+Phases of a point (profiler/point_runner.py calls them in this order):
+- build (prepare): refuse if weights + KV + activations cannot fit; build the model, the static
+  KV cache of prompt_len + decode_steps tokens, the decode step of the mode (a CUDA graph is
+  captured here); record which SDPA backends prefill and decode steps use.
+- check: prefill + 2 cached decode steps through the mode's step vs a full recompute of the
+  same tokens without the cache (logits, relative error).
+- time: the shared timer times `timed`: one decode step at the last position (default), the
+  prefill, or a whole generation.
+- metrics: one warm generation, then `generate_reps` instrumented ones (per-token CUDA events /
+  perf_counter) -> TTFT, TPOT, ITL, tokens/s, analytic bytes and flop per step, MBU, MFU.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from perfkit.record import Numerics
+from profiler.measurement import Measurement
+from workloads.base import Point, Prepared, RunContext, Unsupported
+from workloads.cost import Cost
+from workloads.decode_metrics import decode_metrics
+from workloads.decode_spec import DecodeSpec
+from workloads.dtypes import DTYPE_BYTES
+from workloads.models.build import build_model
+from workloads.models.config import ModelConfig
+from workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
+from workloads.models.fit import check_fits
+from workloads.models.generate import generate, prefill
+from workloads.models.model import Transformer
+from workloads.models.moe_layer import MoEFeedForward
+from workloads.models.ranges import DECODE_STEP, PREFILL, layer_range, phase
+from workloads.models.stepper import Stepper, compile_mode, mode_problem
+from workloads.numerics import compare
+from workloads.sdpa_backends import backends_seen, recording
+
+# Logits of the cached decode path vs a full recompute, relative Frobenius error. Low-precision
+# runs differ by kernel choice and accumulation order over every layer.
+DECODE_TOL = {"fp32": 1e-4, "bf16": 5e-2, "fp16": 1e-2}
+CHECK_STEPS = 2
+
+
+def dtype_problem(dtype: str, device: str) -> str | None:
+    if device.startswith("cuda") and dtype == "bf16":
+        major, minor = torch.cuda.get_device_capability(torch.device(device))
+        if major < 8:
+            return f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}"
+    return None
+
+
+def device_ceiling(device: str, dtype: str) -> tuple[Any, str | None]:
+    """(roofline Ceiling, None) or (None, why there is none)."""
+    try:
+        from roofline.ceilings import for_device
+
+        return for_device(device, dtype), None
+    except Exception as exc:  # a missing calibration or device table must not fail the point
+        return None, f"roofline ceilings unavailable: {type(exc).__name__}: {exc}"
+
+
+@dataclass
+class DecodePoint:
+    cfg: ModelConfig
+    model: Transformer
+    stepper: Stepper
+    prompt: Tensor  # [B, P]
+    steps: int
+    dtype: str
+    device: str
+
+    @property
+    def batch(self) -> int:
+        return int(self.prompt.shape[0])
+
+    @property
+    def prompt_len(self) -> int:
+        return int(self.prompt.shape[1])
+
+    @property
+    def cache_len(self) -> int:
+        return self.prompt_len + self.steps
+
+    @property
+    def b(self) -> int:
+        return DTYPE_BYTES[self.dtype][0]
+
+    # --- timed callables --------------------------------------------------------------------
+    def timed(self, what: str) -> tuple[Callable[[], Any], Cost]:
+        if what == "prefill":
+            def run_prefill() -> Tensor:
+                with phase(PREFILL):
+                    return prefill(self.model, self.prompt)
+
+            return run_prefill, prefill_cost(self.cfg, self.batch, self.prompt_len, self.b).cost
+        if what == "generate":
+            total = prefill_cost(self.cfg, self.batch, self.prompt_len, self.b).cost
+            for i in range(self.steps):
+                total = total + decode_step_cost(self.cfg, [self.prompt_len + i + 1] * self.batch, self.b).cost
+            return (lambda: generate(self.model, self.stepper, self.prompt, self.steps)), total
+        last = self.cache_len - 1
+
+        def step() -> Tensor:
+            with phase(DECODE_STEP):
+                self.stepper.set_pos(last)
+                return self.stepper.run()
+
+        return step, decode_step_cost(self.cfg, [self.cache_len] * self.batch, self.b).cost
+
+    # --- numerics -----------------------------------------------------------------------------
+    @torch.no_grad()
+    def check(self) -> Numerics:
+        steps = min(CHECK_STEPS, self.steps)
+        logits = prefill(self.model, self.prompt)
+        self.stepper.set_tokens(logits.argmax(dim=-1, keepdim=True))
+        fed: list[Tensor] = []
+        for i in range(steps):
+            fed.append(self.stepper.tokens.clone())
+            self.stepper.set_pos(self.prompt_len + i)
+            logits = self.stepper.run().clone()
+        reference = self.model(torch.cat([self.prompt, *fed], dim=1))  # no cache: full recompute
+        return compare(logits, reference, DECODE_TOL[self.dtype],
+                       f"full recompute of the {self.prompt_len + steps} tokens without the KV cache")
+
+    # --- facts --------------------------------------------------------------------------------
+    @torch.no_grad()
+    def attention_backends(self) -> dict[str, str]:
+        """Which SDPA backend prefill and a decode step dispatch to (one eager pass each)."""
+        with recording() as mode:
+            prefill(self.model, self.prompt)
+        prefill_backend = backends_seen(mode)
+        with recording() as mode:
+            self.model(self.stepper.tokens, torch.tensor([self.cache_len - 1], device=self.device))
+        return {"attention_prefill": prefill_backend, "attention_decode": backends_seen(mode)}
+
+    @torch.no_grad()
+    def routing(self) -> list[list[int]]:
+        """Tokens per expert of every MoE layer on one eager decode step ([] for dense)."""
+        counts: list[list[int]] = []
+        hooks = [
+            layer.feed_forward.register_forward_pre_hook(
+                lambda mod, args: counts.append(mod.tokens_per_expert(args[0])))
+            for layer in self.model.layers
+            if isinstance(layer.feed_forward, MoEFeedForward)
+        ]
+        try:
+            self.model(self.stepper.tokens, torch.tensor([self.cache_len - 1], device=self.device))
+        finally:
+            for h in hooks:
+                h.remove()
+        return counts
+
+    # --- metrics ------------------------------------------------------------------------------
+    @torch.no_grad()
+    def metrics(self, measurement: Measurement, timed: str, timed_cost: Cost, reps: int) -> dict[str, Any]:
+        generate(self.model, self.stepper, self.prompt, self.steps)  # warm (prefill path, allocator)
+        generations = [generate(self.model, self.stepper, self.prompt, self.steps).times_s for _ in range(reps)]
+        touched: float | None = None
+        extra: dict[str, Any] = {}
+        if self.cfg.is_moe:
+            per_layer = self.routing()
+            touched = statistics.fmean(sum(1 for c in layer if c) for layer in per_layer)
+            extra["moe"] = {"experts_touched_mean": touched, "tokens_per_expert_by_layer": per_layer,
+                            "decode_impl": self._moe_impl()}
+        mean_context = self.prompt_len + (self.steps + 1) / 2
+        step = decode_step_cost(self.cfg, [mean_context] * self.batch, self.b, experts_touched=touched)  # type: ignore[list-item]
+        ceiling, problem = device_ceiling(self.device, self.dtype)
+        out = decode_metrics(generations, self.batch, step, (timed_cost.flop, timed_cost.bytes),
+                             measurement.median_s if measurement.samples_s else None, ceiling, problem)
+        out.update(extra)
+        out.update(timed=timed, cache_len=self.cache_len, mean_context=mean_context,
+                   mode=self.stepper.mode, generations=[list(g) for g in generations])
+        if self.stepper.mode == "compile":
+            out["compile_mode"] = compile_mode(self.device)
+        return out
+
+    def _moe_impl(self) -> str:
+        for layer in self.model.layers:
+            if isinstance(layer.feed_forward, MoEFeedForward):
+                return layer.feed_forward.choose(self.batch, static=True)
+        return ""
+
+
+def prepare(point: Point, ctx: RunContext) -> Prepared:
+    spec = point.spec
+    assert isinstance(spec, DecodeSpec) and spec.model is not None
+    p = point.params
+    problem = mode_problem(p["mode"], ctx.device) or dtype_problem(p["dtype"], ctx.device)
+    if problem:
+        raise Unsupported(problem)
+    cfg = spec.model.config()
+    dtype, batch, plen, steps = p["dtype"], p["batch"], p["prompt_len"], p["decode_steps"]
+    b = DTYPE_BYTES[dtype][0]
+    check_fits(f"{cfg.name} {dtype}", memory_estimate(cfg, batch, plen + steps, plen, b), ctx.device)
+    model = build_model(cfg, dtype, ctx.device, ctx.seed)
+    model.setup_caches(batch, plen + steps)
+    gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed + 1)
+    prompt = torch.randint(cfg.vocab_size, (batch, plen), generator=gen, device=ctx.device)
+    dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device)
+    facts: dict[str, Any] = {"cache_len": dp.cache_len, **dp.attention_backends()}
+    if cfg.is_moe:
+        facts["moe_decode_impl"] = dp._moe_impl()
+    if spec.layer_ranges and p["mode"] == "eager":
+        model.layer_range = layer_range
+    fn, cost = dp.timed(p["timed"])
+    return Prepared(
+        fn=fn,
+        cost=cost,
+        check=dp.check,
+        metrics=lambda m: dp.metrics(m, p["timed"], cost, spec.generate_reps),
+        context=torch.no_grad,
+        params_extra=facts,
+    )

@@ -1,0 +1,134 @@
+"""Decode metrics from timed generations: TTFT, TPOT, ITL, tokens/s, bandwidth, MBU, MFU.
+
+Pure functions (no torch). Every number is written with its definition beside it
+(`definitions` in the metrics dict); the definitions follow vLLM (TPOT, ITL) and Databricks
+(MBU), as in REFERENCE.md. All requests of a batch move in lockstep, so per-request and
+per-batch latencies coincide.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from workloads.models.cost import StepCost
+
+DEFINITIONS: dict[str, str] = {
+    "ttft_s": "time to first token: first output token ready (on the device) minus the start of "
+    "prefill (prompt already on the device); median over the timed generations",
+    "tpot_s": "time per output token (vLLM): (E2E - TTFT) / (output_tokens - 1) per generation; "
+    "median over the timed generations",
+    "itl_s": "inter-token latency (vLLM): every gap between consecutive output tokens, pooled over "
+    "the timed generations (the batch moves in lockstep: one gap per decode step)",
+    "e2e_s": "end-to-end latency: last output token minus the start of prefill; median",
+    "output_tokens": "tokens generated per sequence: 1 from prefill + decode_steps",
+    "tokens_per_s": "batch x output_tokens / E2E (whole generation, prefill included)",
+    "decode_tokens_per_s": "batch / TPOT (decode phase only)",
+    "weight_bytes_per_step": "analytic weights one decode step reads (experts touched only)",
+    "kv_bytes_per_step": "analytic KV cache bytes one decode step reads and writes, at the mean "
+    "context of the decode steps",
+    "flop_per_step": "analytic flop of one decode step at the mean context (2 per multiply-add)",
+    "achieved_bytes_per_s": "(weight_bytes_per_step + kv_bytes_per_step) / TPOT",
+    "achieved_flop_per_s": "flop_per_step / TPOT",
+    "mbu": "model bandwidth utilization (Databricks): achieved_bytes_per_s / peak memory bandwidth",
+    "mfu": "model flop utilization: achieved_flop_per_s / peak flop/s of the dtype",
+    "step_mbu": "MBU of the timed callable: its analytic bytes / the timer's median / peak bandwidth",
+    "step_mfu": "MFU of the timed callable: its analytic flop / the timer's median / peak flop/s",
+    "ceiling": "where the peaks come from (measured calibration preferred, datasheet otherwise)",
+}
+
+
+class CeilingLike(Protocol):
+    peak_flop_per_s: float | None
+    bandwidth_bytes_per_s: float | None
+    source: str
+
+
+def distribution(values: Sequence[float]) -> dict[str, float]:
+    """p50 / p90 / p99 / mean / min / max (nearest-rank percentiles); {} when empty."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+
+    def pct(q: float) -> float:
+        rank = max(math.ceil(q / 100.0 * len(ordered)), 1)
+        return float(ordered[rank - 1])
+
+    return {
+        "p50": pct(50), "p90": pct(90), "p99": pct(99),
+        "mean": float(statistics.fmean(ordered)), "min": float(ordered[0]), "max": float(ordered[-1]),
+        "n": float(len(ordered)),
+    }
+
+
+def latencies(generations: Sequence[Sequence[float]]) -> dict[str, Any]:
+    """TTFT / TPOT / E2E / ITL from each generation's per-token times (seconds since start)."""
+    ttft = [g[0] for g in generations if g]
+    e2e = [g[-1] for g in generations if g]
+    tpot = [(g[-1] - g[0]) / (len(g) - 1) for g in generations if len(g) > 1]
+    itl = [b - a for g in generations for a, b in zip(g, g[1:])]
+    return {
+        "ttft_s": statistics.median(ttft) if ttft else None,
+        "tpot_s": statistics.median(tpot) if tpot else None,
+        "e2e_s": statistics.median(e2e) if e2e else None,
+        "itl_s": distribution(itl),
+    }
+
+
+def utilization(value_per_s: float | None, peak: float | None) -> float | None:
+    if value_per_s is None or peak is None or peak <= 0:
+        return None
+    return value_per_s / peak
+
+
+def decode_metrics(
+    generations: Sequence[Sequence[float]],
+    batch: int,
+    step: StepCost,
+    timed_cost: tuple[float, float] | None,
+    timed_median_s: float | None,
+    ceiling: CeilingLike | None,
+    ceiling_problem: str | None = None,
+) -> dict[str, Any]:
+    """Everything the decode workload reports. `step` is the analytic decode step at the mean
+    context; `timed_cost` (flop, bytes) the analytic cost of the timed callable."""
+    lat = latencies(generations)
+    tpot, e2e = lat["tpot_s"], lat["e2e_s"]
+    out_tokens = len(generations[0]) if generations else 0
+    out: dict[str, Any] = {**lat, "output_tokens": out_tokens}
+    out["tokens_per_s"] = batch * out_tokens / e2e if e2e else None
+    out["decode_tokens_per_s"] = batch / tpot if tpot else None
+    out["weight_bytes_per_step"] = step.weight_bytes
+    out["kv_bytes_per_step"] = step.kv_bytes
+    out["flop_per_step"] = step.flop
+    moved = step.weight_bytes + step.kv_bytes
+    out["achieved_bytes_per_s"] = moved / tpot if tpot else None
+    out["achieved_flop_per_s"] = step.flop / tpot if tpot else None
+    peak_bw = ceiling.bandwidth_bytes_per_s if ceiling else None
+    peak_flop = ceiling.peak_flop_per_s if ceiling else None
+    out["mbu"] = utilization(out["achieved_bytes_per_s"], peak_bw)
+    out["mfu"] = utilization(out["achieved_flop_per_s"], peak_flop)
+    if timed_cost is not None and timed_median_s:
+        flop, nbytes = timed_cost
+        out["step_mbu"] = utilization(nbytes / timed_median_s, peak_bw)
+        out["step_mfu"] = utilization(flop / timed_median_s, peak_flop)
+    else:
+        out["step_mbu"] = out["step_mfu"] = None
+    out["ceiling"] = {
+        "peak_flop_per_s": peak_flop,
+        "bandwidth_bytes_per_s": peak_bw,
+        "source": ceiling.source if ceiling else (ceiling_problem or "no ceiling"),
+    }
+    reasons = []
+    if peak_bw is None:
+        reasons.append("mbu is null: no memory-bandwidth ceiling for this device "
+                       f"({out['ceiling']['source']})")
+    if peak_flop is None:
+        reasons.append("mfu is null: no peak flop/s for this device and dtype "
+                       f"({out['ceiling']['source']})")
+    if reasons:
+        out["null_reasons"] = reasons
+    out["definitions"] = dict(DEFINITIONS)
+    return out

@@ -1,0 +1,89 @@
+"""`kind: decode` — full-model generation: prefill, then N greedy decode steps, static KV cache.
+
+    - kind: decode
+      model: {preset: llama-3.1-8b, dtype: bf16}   # or the top-level model block
+      batch: [1, 8]
+      prompt_len: [3968]
+      decode_steps: [128]          # output tokens = 1 (from prefill) + decode_steps
+      mode: [eager, cuda_graph]    # eager | compile | cuda_graph (decode steps only)
+      timed: decode_step           # decode_step | prefill | generate: what the shared timer times
+      generate_reps: 3             # timed generations for TTFT / TPOT / ITL
+      layer_ranges: false          # an NVTX range per layer (eager only)
+
+The KV cache holds prompt_len + decode_steps tokens; the timed decode step is the last one
+(its context is the whole cache).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from workloads.dtypes import dtype_axis
+from workloads.models.spec import MODEL_DTYPES, ModelWorkloadSpec
+from workloads.sweep import IntAxis, StrAxis, cartesian
+
+DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
+MODES = ("eager", "compile", "cuda_graph")
+TIMED = ("decode_step", "prefill", "generate")
+
+
+def _choices(values: tuple[str, ...], allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    for v in values:
+        if v not in allowed:
+            raise ValueError(f"unknown {what} '{v}'; use one of {', '.join(allowed)}")
+    return values
+
+
+class DecodeSpec(ModelWorkloadSpec):
+    kind: Literal["decode"]
+    batch: IntAxis = (1,)
+    prompt_len: IntAxis = (128,)
+    decode_steps: IntAxis = (32,)
+    mode: StrAxis = ("eager",)
+    timed: StrAxis = ("decode_step",)
+    dtypes: DTypeAxis | None = None  # default: the model's dtype
+    generate_reps: int = Field(3, ge=1, le=1000)
+    layer_ranges: bool = False
+
+    runner: ClassVar[str] = "workloads.decode:prepare"
+
+    @field_validator("mode")
+    @classmethod
+    def _modes(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _choices(v, MODES, "mode")
+
+    @field_validator("timed")
+    @classmethod
+    def _timed(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _choices(v, TIMED, "timed")
+
+    @field_validator("dtypes")
+    @classmethod
+    def _dtypes(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if v is None else _choices(v, MODEL_DTYPES, "model dtype")
+
+    @model_validator(mode="after")
+    def _has_model(self) -> DecodeSpec:
+        if self.model is None:
+            raise ValueError("a decode workload needs a model; add `model: {preset: tiny}` to it "
+                             "or a top-level model block")
+        return self
+
+    def sweep(self) -> list[dict[str, Any]]:
+        assert self.model is not None
+        cfg = self.model.config()
+        longest = max(self.prompt_len) + max(self.decode_steps)
+        if longest > cfg.max_seq_len:
+            raise ValueError(f"prompt_len + decode_steps reaches {longest} tokens, beyond the max_seq_len "
+                             f"{cfg.max_seq_len} of model '{cfg.name}'; shorten them or raise max_seq_len")
+        return cartesian({
+            "model": (cfg.name,),
+            "dtype": self.dtypes or (self.model.dtype,),
+            "batch": self.batch,
+            "prompt_len": self.prompt_len,
+            "decode_steps": self.decode_steps,
+            "mode": self.mode,
+            "timed": self.timed,
+        })

@@ -1,0 +1,179 @@
+"""The decoder: RMSNorm, RoPE, GQA attention over a static KV cache, SwiGLU or MoE FFN.
+
+Shapes: B batch, S new tokens, C cache length, d width, H / H_kv query / kv heads, D head dim,
+V vocab. Three ways through `Transformer.forward(idx, input_pos, prefill)`:
+- reference (input_pos None): causal self-attention over idx, no cache (full recompute);
+- prefill (prefill=True, input_pos = 0..S-1): the same, and K / V are written to the cache;
+- decode (input_pos given): K / V written at input_pos, attention reads the whole static cache
+  [B, H_kv, C, D] with positions > input_pos masked. Static shapes: CUDA-graph capturable.
+Every path returns float32 logits of the last position only, [B, V].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from workloads.models.config import ModelConfig
+from workloads.models.moe_layer import FeedForward, MoEFeedForward
+
+
+class KVCache(nn.Module):
+    def __init__(self, batch: int, cache_len: int, n_kv_heads: int, head_dim: int,
+                 dtype: torch.dtype, device: torch.device) -> None:
+        super().__init__()
+        shape = (batch, n_kv_heads, cache_len, head_dim)
+        self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+        self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+
+    def update(self, input_pos: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        # input_pos [S]; k, v [B, H_kv, S, D] -> the whole cache [B, H_kv, C, D]
+        self.k[:, :, input_pos] = k
+        self.v[:, :, input_pos] = v
+        return self.k, self.v
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: Tensor) -> Tensor:  # [..., d], normalized in float32
+        return F.rms_norm(x.float(), (x.shape[-1],), eps=self.eps).type_as(x) * self.weight
+
+
+def rope_table(length: int, head_dim: int, theta: float, device: torch.device) -> Tensor:
+    """cos / sin of every position: [length, D/2, 2] float32."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+    angles = torch.outer(torch.arange(length, device=device, dtype=torch.float32), inv_freq)
+    return torch.stack([angles.cos(), angles.sin()], dim=-1)
+
+
+def apply_rope(x: Tensor, rope: Tensor) -> Tensor:
+    """Rotate halves (the Hugging Face convention). x [B, S, heads, D], rope [S, D/2, 2]."""
+    x1, x2 = x.float().chunk(2, dim=-1)  # [B, S, heads, D/2] each
+    cos = rope[None, :, None, :, 0]
+    sin = rope[None, :, None, :, 1]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).type_as(x)
+
+
+def cached_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
+    """q [B, H, S, D] over the whole cache k, v [B, H_kv, C, D]; mask [S, C] (True = attend).
+
+    One new token (S = 1) with GQA folds each query group into the query length, so the
+    kernel sees plain MHA over H_kv heads: no repeated K / V and no enable_gqa support needed.
+    """
+    b, h, s, d = q.shape
+    h_kv = k.shape[1]
+    if s == 1 and h != h_kv:
+        folded = q.reshape(b, h_kv, h // h_kv, d)  # [B, H_kv, G, D]
+        y = F.scaled_dot_product_attention(folded, k, v, attn_mask=mask[None, None])
+        return y.reshape(b, h, 1, d)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[None, None], enable_gqa=h != h_kv)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
+        self.q_dim, self.kv_dim = cfg.q_dim, cfg.kv_dim
+        self.wqkv = nn.Linear(cfg.dim, cfg.q_dim + 2 * cfg.kv_dim, bias=cfg.attention_bias)
+        self.wo = nn.Linear(cfg.q_dim, cfg.dim, bias=False)
+        self.kv_cache: KVCache | None = None
+
+    def forward(self, x: Tensor, rope: Tensor, input_pos: Tensor | None, mask: Tensor | None,
+                prefill: bool) -> Tensor:
+        b, s, _ = x.shape
+        q, k, v = self.wqkv(x).split([self.q_dim, self.kv_dim, self.kv_dim], dim=-1)
+        q = apply_rope(q.view(b, s, self.n_heads, self.head_dim), rope)
+        k = apply_rope(k.view(b, s, self.n_kv_heads, self.head_dim), rope)
+        v = v.view(b, s, self.n_kv_heads, self.head_dim)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [B, heads, S, D]
+        if input_pos is None or prefill:
+            if input_pos is not None:
+                assert self.kv_cache is not None, "call setup_caches() before prefill"
+                self.kv_cache.update(input_pos, k, v)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                               enable_gqa=self.n_heads != self.n_kv_heads)
+        else:
+            assert self.kv_cache is not None and mask is not None, "call setup_caches() before decode"
+            keys, values = self.kv_cache.update(input_pos, k, v)
+            y = cached_attention(q, keys, values, mask)
+        return self.wo(y.transpose(1, 2).reshape(b, s, self.q_dim))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.attention_norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.attention = Attention(cfg)
+        self.ffn_norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.feed_forward: nn.Module
+        if cfg.is_moe:
+            self.feed_forward = MoEFeedForward(cfg.dim, cfg.expert_ffn_dim, cfg.n_experts, cfg.top_k,
+                                               cfg.n_shared_experts * cfg.shared_ffn_dim)
+        else:
+            self.feed_forward = FeedForward(cfg.dim, cfg.ffn_dim)
+
+    def forward(self, x: Tensor, rope: Tensor, input_pos: Tensor | None, mask: Tensor | None,
+                prefill: bool) -> Tensor:
+        h = x + self.attention(self.attention_norm(x), rope, input_pos, mask, prefill)
+        ffn_in = self.ffn_norm(h)
+        if isinstance(self.feed_forward, MoEFeedForward):
+            # decode steps keep static shapes (graph-capturable); prefill / reference group tokens
+            return h + self.feed_forward(ffn_in, static=input_pos is not None and not prefill)
+        return h + self.feed_forward(ffn_in)
+
+
+LayerRange = Callable[[int], AbstractContextManager[Any]]
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.tok_embeddings = nn.Embedding(cfg.vocab_size, cfg.dim)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.output = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
+        self.tie_weights()
+        self.register_buffer("rope", None, persistent=False)
+        self.register_buffer("kv_positions", None, persistent=False)
+        self.layer_range: LayerRange | None = None  # e.g. NVTX per layer (eager only)
+
+    def tie_weights(self) -> None:
+        if self.cfg.tie_embeddings:
+            self.output.weight = self.tok_embeddings.weight
+
+    def setup_caches(self, batch: int, cache_len: int) -> None:
+        """Allocate the static KV cache (zeros) and the RoPE table for `cache_len` positions."""
+        weight = self.output.weight
+        for layer in self.layers:
+            assert isinstance(layer, Block)
+            layer.attention.kv_cache = KVCache(batch, cache_len, self.cfg.n_kv_heads, self.cfg.head_dim,
+                                               weight.dtype, weight.device)
+        self.rope = rope_table(cache_len, self.cfg.head_dim, self.cfg.rope_theta, weight.device)
+        self.kv_positions = torch.arange(cache_len, device=weight.device)
+
+    def forward(self, idx: Tensor, input_pos: Tensor | None = None, prefill: bool = False) -> Tensor:
+        """idx [B, S] token ids -> float32 logits of the last position [B, V]."""
+        assert self.rope is not None and self.kv_positions is not None, "call setup_caches() first"
+        s = idx.shape[1]
+        rope = self.rope[:s] if input_pos is None else self.rope[input_pos]  # [S, D/2, 2]
+        mask = None
+        if input_pos is not None and not prefill:
+            mask = self.kv_positions[None, :] <= input_pos[:, None]  # [S, C]
+        x = self.tok_embeddings(idx)  # [B, S, d]
+        for i, layer in enumerate(self.layers):
+            if self.layer_range is None:
+                x = layer(x, rope, input_pos, mask, prefill)
+            else:
+                with self.layer_range(i):
+                    x = layer(x, rope, input_pos, mask, prefill)
+        return self.output(self.norm(x[:, -1])).float()  # [B, V]

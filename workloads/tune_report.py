@@ -1,0 +1,156 @@
+"""After `perfkit profile`: write the tune table (tune.csv, tune.json) and print it.
+
+`after_profile(spec, run, run_dir, show)` is called by perfkit/commands/profile.py once the run
+is recorded. For every `kind: custom` workload with a `tune:` block it writes, into the run
+directory, `tune.json` (every configuration of every shape, best, runner-up, verdict, and the
+`triton.Config(...)` list to paste into `@triton.autotune`) and `tune.csv` (one row per
+shape), records them in run.json's artifacts, and prints the table. It also prints why
+timing was skipped for custom points that were only checked for numerics.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from perfkit.atomic import write_bytes_atomic
+from perfkit.record import Run
+from perfkit.spec import RunSpec
+from workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
+
+TUNE_JSON = "tune.json"
+TUNE_CSV = "tune.csv"
+TUNE_SCHEMA_VERSION = 1
+
+
+def tuned_workloads(spec: RunSpec) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    from workloads.custom_spec import CustomSpec
+
+    return {
+        w.label: (w.shape_names, w.config_names)
+        for w in spec.workloads
+        if isinstance(w, CustomSpec) and w.tune is not None
+    }
+
+
+STAT_COLUMNS = ("median_s", "ci_low_s", "ci_high_s", "samples", "runner_up", "runner_up_median_s",
+                "speedup_vs_runner_up", "distinguishable", "configs_timed", "configs_failed",
+                "triton_config", "note")
+
+
+def _column(name: str) -> str:
+    """A parameter's CSV column; prefixed when it would collide with a fixed column."""
+    return f"param_{name}" if name in STAT_COLUMNS or name == "workload" else name
+
+
+def csv_rows(results: list[ShapeResult]) -> tuple[list[str], list[dict[str, Any]]]:
+    """One row per shape: the shape, its best configuration, statistics and the verdict."""
+    param_cols: list[str] = []
+    for r in results:
+        names = [*r.shape, *(k for c in r.configs for k in c.config)]
+        param_cols += [_column(k) for k in names if _column(k) not in param_cols]
+    rows = []
+    for r in results:
+        row: dict[str, Any] = {"workload": r.workload, **{_column(k): v for k, v in r.shape.items()}}
+        b, ru = r.best, r.runner_up
+        if b is not None:
+            row.update({_column(k): v for k, v in b.config.items()})
+            row.update(median_s=b.median_s, ci_low_s=b.ci_low_s, ci_high_s=b.ci_high_s,
+                       samples=b.n, triton_config=triton_config(b.config))
+        if ru is not None:
+            row.update(runner_up=" ".join(f"{k}={v}" for k, v in ru.config.items()),
+                       runner_up_median_s=ru.median_s, speedup_vs_runner_up=r.speedup_vs_runner_up)
+        row.update(distinguishable=r.distinguishable, configs_timed=r.timed,
+                   configs_failed=r.failed, note=r.note)
+        rows.append(row)
+    return ["workload", *param_cols, *STAT_COLUMNS], rows
+
+
+def tune_json(run: Run, results: list[ShapeResult],
+              tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> dict[str, Any]:
+    return {
+        "schema_version": TUNE_SCHEMA_VERSION,
+        "run_id": run.run_id,
+        "device": run.device,
+        "confidence": 0.95,
+        "autotune": autotune_snippets(results, tuned),
+        "shapes": [r.to_dict() for r in results],
+    }
+
+
+def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
+               tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> dict[str, str]:
+    cols, rows = csv_rows(results)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_bytes_atomic(run_dir / TUNE_CSV, buf.getvalue().encode())
+    text = json.dumps(tune_json(run, results, tuned), indent=1, allow_nan=True)
+    write_bytes_atomic(run_dir / TUNE_JSON, text.encode() + b"\n")
+    return {"json": TUNE_JSON, "csv": TUNE_CSV}
+
+
+def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from reports.units import fmt_time
+
+    table = Table(title="tune: best configuration per shape")
+    for col in ("workload", "shape", "best", "median", "95% CI", "runner-up", "speedup", "distinct"):
+        table.add_column(col)
+    for r in results:
+        shape = " ".join(f"{k}={v}" for k, v in r.shape.items())
+        b, ru = r.best, r.runner_up
+        if b is None:
+            table.add_row(r.workload, shape, "-", "-", "-", "-", "-", r.note)
+            continue
+        ci = (f"{fmt_time(b.ci_low_s)}..{fmt_time(b.ci_high_s)}"
+              if b.ci_low_s is not None and b.ci_high_s is not None else "-")
+        runner = " ".join(f"{k}={v}" for k, v in ru.config.items()) if ru else "-"
+        speed = f"{r.speedup_vs_runner_up:.3f}x" if r.speedup_vs_runner_up else "-"
+        dist = {True: "yes", False: "no (CIs overlap)", None: "-"}[r.distinguishable]
+        table.add_row(r.workload, shape, " ".join(f"{k}={v}" for k, v in b.config.items()),
+                      fmt_time(b.median_s), ci, runner, speed, dist)
+    console = Console(soft_wrap=False, width=200)
+    console.print(table)
+    for workload, snip in snippets.items():
+        if snip["configs"]:
+            console.print(f"{workload}: @triton.autotune(configs=[{', '.join(snip['configs'])}], "
+                          f"key={snip['key']!r})", markup=False, highlight=False)
+
+
+def timing_skip_notes(run: Run) -> dict[str, int]:
+    """Distinct reasons timing was skipped for custom points, with how many points each."""
+    notes: dict[str, int] = {}
+    for p in run.points:
+        reason = p.metrics.get("timing_skipped")
+        if p.kind == "custom" and reason:
+            notes[str(reason)] = notes.get(str(reason), 0) + 1
+    return notes
+
+
+def after_profile(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> Run:
+    """Write and print the tune table of a finished run; return the run with its artifacts."""
+    if show:
+        for reason, count in timing_skip_notes(run).items():
+            print(f"perfkit: {count} point{'s' if count > 1 else ''}: {reason}")
+    tuned = tuned_workloads(spec)
+    if not tuned or not run.points:
+        return run
+    from dataclasses import replace
+
+    from profiler.orchestrator import rewrite
+
+    results = tune_results(run, tuned)
+    files = write_tune(run_dir, run, results, tuned)
+    updated = replace(run, artifacts={**run.artifacts, "tune": files})
+    rewrite(updated, run_dir)
+    if show:
+        print_tune(results, autotune_snippets(results, tuned))
+        print(f"perfkit: tune table -> {run_dir / TUNE_CSV} and {run_dir / TUNE_JSON}")
+    return updated
