@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from analyzers.event_table import EventTable, Kind
 
@@ -44,8 +45,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "attention",
         re.compile(
-            r"flash|fmha|attention|attn|sdpa|paged_?att|mha_|_mha|xformers|flashinfer|"
-            r"decode_?kernel.*kv|mla_|_mla|fused_?mha|cudnn.*(sdpa|mha)|ck_tile.*fmha|unified_attention",
+            r"flash|fmha|attention|attn|sdpa|paged_?att|mha_|_mha|xformers|flashinfer|mla_|_mla",
             re.I,
         ),
     ),
@@ -53,8 +53,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "GEMM",
         re.compile(
             r"gemm|gemv|matmul|sgemm|hgemm|dgemm|cutlass|cublas|cijk_|nvjet|xmma|wgmma|s884|s1688|"
-            r"h884|h1688|h16816|s16816|splitkreduce|triton_tem_fused_.*mm|_mm_|\bmm\b|bmm|"
-            r"^ampere_|^volta_|^turing_|^sm\d+_xmma|marlin|machete|scaled_mm|fp8_.*mm|tensorop",
+            r"h884|h1688|h16816|s16816|splitkreduce|triton_tem_|_mm_|\bmm\b|bmm|"
+            r"^ampere_|^volta_|^turing_|^hopper_|marlin|machete|scaled_mm|tensorop",
             re.I,
         ),
     ),
@@ -80,29 +80,41 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+MATCH_CHARS = 512  # kernel names can run to kilobytes of template arguments
+
+
 def category_of(name: str, kind: int = int(Kind.KERNEL)) -> str:
-    """The category of one kernel (first matching rule; memcpy / memset by kind first)."""
+    """The category of one kernel (first matching rule; memcpy / memset by kind first).
+
+    Rules look at the first MATCH_CHARS characters: the kernel's own name and its first
+    template arguments (functor names), not the tail of long argument lists.
+    """
     if kind == Kind.MEMCPY:
         return "memcpy"
     if kind == Kind.MEMSET:
         return "memset"
+    head = name[:MATCH_CHARS]
     for category, pattern in _RULES:
-        if pattern.search(name):
+        if pattern.search(head):
             return category
     return "other"
 
 
-def categorize(table: EventTable, rows: npt.NDArray[Any]) -> npt.NDArray[np.object_]:
+def categorize(table: EventTable, rows: npt.NDArray[Any]) -> pd.Categorical[str]:
     """Category per row (rows: indices into `table`), computed once per (name, kind)."""
     name_id = table["name_id"][rows].astype(np.int64)
     kind = table["kind"][rows].astype(np.int64)
     key = name_id * 16 + kind
     uniq, inverse = np.unique(key, return_inverse=True)
-    cats = np.asarray(
-        [category_of(table.names[int(k) // 16], int(k) % 16) for k in uniq], dtype=object
-    )
-    return cats[inverse] if len(uniq) else np.empty(0, dtype=object)
+    index = {c: i for i, c in enumerate(CATEGORIES)}
+    codes = np.asarray([index[category_of(table.names[int(k) // 16], int(k) % 16)] for k in uniq], dtype=np.int8)
+    return pd.Categorical.from_codes(codes[inverse] if len(uniq) else np.empty(0, np.int8), categories=pd.Index(list(CATEGORIES)))
 
 
-def compute_mask(categories: npt.NDArray[np.object_]) -> npt.NDArray[np.bool_]:
-    return ~np.isin(categories, list(NON_COMPUTE_CATEGORIES))
+def compute_mask(categories: Any) -> npt.NDArray[np.bool_]:
+    """True where the category counts as compute (a Categorical, Series or array of names)."""
+    values = categories.array if isinstance(categories, pd.Series) else categories
+    if isinstance(values, pd.Categorical):
+        lut = np.asarray([c not in NON_COMPUTE_CATEGORIES for c in values.categories] + [False])
+        return lut[values.codes]
+    return ~np.isin(np.asarray(values, dtype=object), list(NON_COMPUTE_CATEGORIES))

@@ -105,18 +105,83 @@ def best_split(y: np.ndarray, lo: int, hi: int, opts: ChangePointOptions) -> tup
     return lo + opts.min_size + k, scan_p_value(float(z[k]), n, opts)
 
 
-def split_p_value(y: np.ndarray, lo: int, at: int, hi: int, opts: ChangePointOptions) -> float:
-    """p-value of a change at `at` between its neighbours lo..hi (scan-adjusted)."""
+def split_p_value(
+    y: np.ndarray, lo: int, at: int, hi: int, opts: ChangePointOptions, inflation: float | None = None
+) -> float:
+    """p-value of a change at `at` between its neighbours lo..hi (scan-adjusted); inflation:
+    the series' long-run variance factor (None: estimated in lo..hi)."""
     n = hi - lo
     n1, n2 = at - lo, hi - at
     if n1 < 1 or n2 < 1:
         return 1.0
+    if n < 2 * opts.min_size:
+        return 1.0
     ranks = rankdata(y[lo:hi])
     u = float(ranks[:n1].sum()) - n1 * (n1 + 1) / 2.0
     z = abs(u - n1 * n2 / 2.0) / math.sqrt(n1 * n2 * (n + 1) / 12.0)
-    if n < 2 * opts.min_size:
+    p_rank = scan_p_value(z, n, opts)
+    return max(p_rank, drift_p_value(y, lo, at, hi, opts.min_size, inflation))
+
+
+def drift_p_value(
+    y: np.ndarray, lo: int, at: int, hi: int, min_size: int, inflation: float | None = None
+) -> float:
+    """p-value of the level shift at `at` against autocorrelated noise (slow drift).
+
+    Ranks saturate at complete separation, so this test works on the values: the shift of the
+    segment medians over a robust scale (MAD of the residuals), with the variance multiplied by
+    the long-run variance factor of the residuals (Newey-West; 1 for independent noise, ~10
+    for a slow wander), Bonferroni-adjusted over the candidate positions. For independent noise
+    the rank test decides.
+    """
+    left, right = y[lo:at], y[at:hi]
+    resid = np.concatenate([left - np.median(left), right - np.median(right)])
+    if resid.size < 8:
         return 1.0
-    return scan_p_value(z, n, opts)
+    scale = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    if scale == 0.0:
+        return 0.0 if np.median(right) != np.median(left) else 1.0
+    if inflation is None:
+        inflation = long_run_inflation(resid)
+    se = scale * math.sqrt((1.0 / left.size + 1.0 / right.size) * inflation)
+    t = abs(float(np.median(right) - np.median(left))) / se
+    positions = max(hi - lo - 2 * min_size + 1, 1)
+    return min(1.0, positions * math.erfc(t / math.sqrt(2.0)))
+
+
+def long_run_inflation(resid: np.ndarray, bandwidth: int | None = None) -> float:
+    """Long-run variance over variance of residuals (Newey-West, Bartlett weights), >= 1.
+
+    Residuals are winsorized at 3 robust standard deviations first, so outliers do not count
+    as correlation. The bandwidth defaults to min(20, n // 8) lags.
+    """
+    n = resid.size
+    if n < 16:
+        return 1.0
+    med = float(np.median(resid))
+    mad = 1.4826 * float(np.median(np.abs(resid - med)))
+    x = np.clip(resid, med - 3 * mad, med + 3 * mad) if mad > 0 else resid.astype(np.float64)
+    x = x - x.mean()
+    g0 = float(np.dot(x, x)) / n
+    if g0 == 0.0:
+        return 1.0
+    lags = bandwidth if bandwidth is not None else min(20, n // 8)
+    total = g0
+    for k in range(1, lags + 1):
+        total += 2.0 * (1.0 - k / (lags + 1.0)) * float(np.dot(x[:-k], x[k:])) / n
+    return max(1.0, total / g0)
+
+
+DRIFT_EVIDENCE = 2.0  # long-run factor below which the noise is taken as independent
+
+
+def series_inflation(y: np.ndarray, cps: list[int]) -> float:
+    """Long-run variance factor of the whole series around its piecewise-constant fit; 1 when
+    below DRIFT_EVIDENCE (independent noise and small unfitted steps stay well under it)."""
+    bounds = [0, *cps, y.size]
+    resid = np.concatenate([y[a:b] - np.median(y[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+    factor = long_run_inflation(resid)
+    return factor if factor >= DRIFT_EVIDENCE else 1.0
 
 
 def _segment_median(y: np.ndarray, lo: int, hi: int) -> float:
@@ -158,11 +223,23 @@ def _merge(
     """Drop the weakest change point until all are significant and large enough."""
     min_log = math.log1p(opts.min_magnitude)
 
+    def strong(points: list[int]) -> list[int]:
+        """The change points at least 2x min_magnitude: the fit the drift estimate trusts."""
+        bounds = [0, *points, y.size]
+        out = []
+        for i, at in enumerate(points):
+            step = abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at))
+            if step >= 2.0 * min_log:
+                out.append(at)
+        return out
+
+    inflation = series_inflation(y, strong(cps))
+
     def evaluate(i: int) -> tuple[float, float]:
         lo = cps[i - 1] if i > 0 else 0
         hi = cps[i + 1] if i + 1 < len(cps) else raw.size
         at = cps[i]
-        p = split_p_value(y, lo, at, hi, opts)
+        p = split_p_value(y, lo, at, hi, opts, inflation)
         diff = _segment_median(y, at, hi) - _segment_median(y, lo, at)
         size = abs(diff) if positive else abs(diff) / max(abs(_segment_median(y, lo, at)), 1e-300)
         return p, size
@@ -176,6 +253,11 @@ def _merge(
                 break
         del cps[weakest]
         del scores[weakest]
+        new_inflation = series_inflation(y, strong(cps))
+        if new_inflation > inflation * 1.05:  # the fit lost a step: the residuals tell more drift
+            inflation = new_inflation
+            scores = [evaluate(i) for i in range(len(cps))]
+            continue
         for j in (weakest - 1, weakest):
             if 0 <= j < len(cps):
                 scores[j] = evaluate(j)

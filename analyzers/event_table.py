@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -94,9 +95,9 @@ class EventTable:
     def end_ns(self) -> npt.NDArray[np.int64]:
         return self.columns["ts_ns"] + self.columns["dur_ns"]
 
-    @property
+    @cached_property
     def ranks(self) -> list[int]:
-        return sorted({int(r) for r in np.unique(self.columns["rank"])})
+        return [int(r) for r in np.unique(self.columns["rank"])]
 
     def name_of(self, ids: npt.NDArray[Any]) -> npt.NDArray[np.object_]:
         """Names for an array of name ids (vectorized lookup in the string table)."""

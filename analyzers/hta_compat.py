@@ -20,6 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from analyzers.categories import categorize, compute_mask
 from analyzers.event_table import EventTable, Kind
 from analyzers.steps import step_windows
 from analyzers.temporal import breakdown
@@ -31,12 +32,12 @@ def hta_is_compute(name: str) -> bool:
     return _NOT_COMPUTE.match(name) is None
 
 
-def hta_gpu_rows(table: EventTable) -> np.ndarray:
+def hta_gpu_rows(table: EventTable, sync: bool = True, last_step: bool = True) -> np.ndarray:
     """The rows HTA's temporal breakdown sees (choices 1 and 2)."""
     kind = table["kind"]
-    rows = table.gpu_mask() | ((kind == Kind.SYNC) & (table["stream"] >= 0))
+    rows = table.gpu_mask() | ((kind == Kind.SYNC) & (table["stream"] >= 0) & sync)
     windows = step_windows(table)
-    if windows["step"].nunique() < 2:
+    if not last_step or windows["step"].nunique() < 2:
         return np.flatnonzero(rows)
     keep = np.zeros(len(table), dtype=bool)
     corr = table["correlation"]
@@ -49,17 +50,25 @@ def hta_gpu_rows(table: EventTable) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
-def hta_temporal_breakdown(table: EventTable) -> pd.DataFrame:
-    """Per rank: idle / compute / non-compute as HTA 0.5.0 computes them (choices 1-4)."""
-    rows = hta_gpu_rows(table)
+def hta_temporal_breakdown(
+    table: EventTable, sync: bool = True, last_step: bool = True, round_us: bool = True, hta_classes: bool = True
+) -> pd.DataFrame:
+    """Per rank: idle / compute / non-compute as HTA 0.5.0 computes them (choices 1-4).
+
+    Each flag turns one choice off, to measure its effect (all off = perfkit's definition).
+    """
+    rows = hta_gpu_rows(table, sync, last_step)
     ts = table["ts_ns"][rows]
     end = ts + table["dur_ns"][rows]
     fractional = bool(((table["ts_ns"] % 1000) != 0).any() or ((table["dur_ns"] % 1000) != 0).any())
-    if fractional:
+    if fractional and round_us:
         ts = -((-ts) // 1000) * 1000  # ceil to a whole microsecond
         end = (end // 1000) * 1000  # floor
-    lut = np.asarray([hta_is_compute(n) for n in table.names] or [False], dtype=bool)
-    compute = lut[table["name_id"][rows]]
+    if hta_classes:
+        lut = np.asarray([hta_is_compute(n) for n in table.names] or [False], dtype=bool)
+        compute = lut[table["name_id"][rows]]
+    else:
+        compute = compute_mask(categorize(table, rows)) & (table["kind"][rows] != Kind.SYNC)
     ranks = np.asarray(table.ranks, dtype=np.int64)
     groups = np.searchsorted(ranks, table["rank"][rows].astype(np.int64))
     out = breakdown(groups, ts, end, compute, len(ranks))

@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 
 from analyzers.event_table import EventTable
+from analyzers.intervals import segmented_cummax
 from analyzers.linking import gpu_ops
 
+CAUSES = ("host_wait", "kernel_wait", "other")
 KERNEL_WAIT_NS = 30_000  # HTA's default: 30 (documented as ns, applied to its us timestamps)
 IDLE_COLUMNS = [
     "rank", "stream", "span_ns", "idle_ns", "host_wait_ns", "kernel_wait_ns", "other_ns",
@@ -22,27 +24,42 @@ IDLE_COLUMNS = [
 ]  # fmt: skip
 
 
+def stream_order(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order by rank, stream, ts; same-stream-as-previous flag; previous ops' max end)."""
+    rank = ops["rank"].to_numpy()
+    stream = ops["stream"].to_numpy()
+    order = np.lexsort((ops["ts_ns"].to_numpy(), stream, rank))
+    rank, stream = rank[order], stream[order]
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = (rank[1:] == rank[:-1]) & (stream[1:] == stream[:-1])
+    group = np.cumsum(~same)
+    prev_end = np.zeros(len(order), dtype=np.int64)
+    if len(order):
+        # running max of earlier ends on the same stream (ops on one stream do not overlap,
+        # except zero-length and clock-skew cases)
+        prev_end[1:] = segmented_cummax(group, ops["end_ns"].to_numpy()[order])[:-1]
+    return order, same, prev_end
+
+
 def idle_gaps(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per GPU op after the first on its stream: rank, stream, gap_ns, cause."""
     ops = gpu_ops(table) if ops is None else ops
-    df = ops[["rank", "stream", "ts_ns", "end_ns", "launch_ts_ns", "launch_row"]]
-    df = df.sort_values(["rank", "stream", "ts_ns"], kind="stable")
-    rank = df["rank"].to_numpy()
-    stream = df["stream"].to_numpy()
-    ts = df["ts_ns"].to_numpy()
-    same = np.zeros(len(df), dtype=bool)
-    same[1:] = (rank[1:] == rank[:-1]) & (stream[1:] == stream[:-1])
-    prev_end = np.zeros(len(df), dtype=np.int64)
-    if len(df):
-        # running max of earlier ends on the same stream (ops on one stream do not overlap,
-        # except zero-length and clock-skew cases)
-        prev_end[1:] = df.groupby(["rank", "stream"], sort=False)["end_ns"].cummax().to_numpy()[:-1]
+    order, same, prev_end = stream_order(ops)
+    ts = ops["ts_ns"].to_numpy()[order]
     gap = np.where(same, np.maximum(ts - prev_end, 0), 0)
-    linked = df["launch_row"].to_numpy() >= 0
-    host = same & linked & (df["launch_ts_ns"].to_numpy() > prev_end)
+    linked = ops["launch_row"].to_numpy()[order] >= 0
+    host = same & linked & (ops["launch_ts_ns"].to_numpy()[order] > prev_end)
     kernel = same & ~host & (gap < kernel_wait_ns)
-    cause = np.where(host, "host_wait", np.where(kernel, "kernel_wait", "other"))
-    out = pd.DataFrame({"rank": rank, "stream": stream, "ts_ns": ts, "gap_ns": gap, "cause": cause})
+    cause = np.where(host, 0, np.where(kernel, 1, 2)).astype(np.int8)
+    out = pd.DataFrame(
+        {
+            "rank": ops["rank"].to_numpy()[order],
+            "stream": ops["stream"].to_numpy()[order],
+            "ts_ns": ts,
+            "gap_ns": gap,
+            "cause": pd.Categorical.from_codes(cause, categories=pd.Index(list(CAUSES))),
+        }
+    )
     return out[same].reset_index(drop=True)
 
 
@@ -53,7 +70,7 @@ def idle_breakdown(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in IDLE_COLUMNS})
     span = ops.groupby(["rank", "stream"]).agg(first=("ts_ns", "min"), last=("end_ns", "max"))
     gaps = idle_gaps(table, kernel_wait_ns, ops)
-    table_ = gaps.pivot_table(index=["rank", "stream"], columns="cause", values="gap_ns", aggfunc="sum", fill_value=0)
+    table_ = gaps.pivot_table(index=["rank", "stream"], columns="cause", values="gap_ns", aggfunc="sum", fill_value=0, observed=False)
     out = pd.DataFrame(index=span.index)
     out["span_ns"] = span["last"] - span["first"]
     for cause in ("host_wait", "kernel_wait", "other"):

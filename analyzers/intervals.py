@@ -56,6 +56,21 @@ def covered_within(ms: I64, me: I64, lo: npt.ArrayLike, hi: npt.ArrayLike) -> I6
     return covered_before(ms, me, hi) - covered_before(ms, me, lo)
 
 
+def segmented_cummax(groups: npt.ArrayLike, values: npt.ArrayLike) -> I64:
+    """Running max of `values` restarting at each new group; rows must be sorted by group."""
+    g = np.asarray(groups, dtype=np.int64)
+    v = np.asarray(values, dtype=np.int64)
+    if len(v) == 0:
+        return v.copy()
+    lo = int(v.min())
+    width = int(v.max()) - lo + 1
+    codes = np.concatenate([[0], np.cumsum(g[1:] != g[:-1])])
+    if int(codes[-1]) * width < (1 << 62):  # shift each group above the previous: one pass
+        shifted = (v - lo) + codes * width
+        return np.maximum.accumulate(shifted) - codes * width + lo
+    return pd.Series(v).groupby(codes).cummax().to_numpy()
+
+
 def grouped_union_ns(groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, n_groups: int) -> I64:
     """Union length per group id (0..n_groups-1) of many interval sets at once."""
     g = np.asarray(groups, dtype=np.int64)
@@ -66,7 +81,7 @@ def grouped_union_ns(groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.Arr
         return out
     order = np.lexsort((s, g))
     g, s, e = g[order], s[order], e[order]
-    run_end = pd.Series(e).groupby(g).cummax().to_numpy()
+    run_end = segmented_cummax(g, e)
     first_of_group = np.empty(len(g), dtype=bool)
     first_of_group[0] = True
     first_of_group[1:] = g[1:] != g[:-1]

@@ -57,7 +57,7 @@ def open_trace(path: Path) -> Iterator[IO[bytes]]:
         fh.seek(0)
         if magic == b"\x1f\x8b":
             with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
-                yield gz
+                yield gz  # type: ignore[misc]  # a GzipFile reads bytes like IO[bytes]
         else:
             yield fh
 
@@ -271,7 +271,7 @@ def _finish(
 
 
 def _read_rest(reader: _Reader) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         block = reader.read(BLOCK_BYTES)
         if not block:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from analyzers.event_table import EventTable, Kind
 from analyzers.intervals import percentile_sorted
-from analyzers.linking import gpu_ops
+from analyzers.linking import LAUNCH_APIS, gpu_ops
 
 SUMMARY_COLUMNS = [
     "name", "category", "kind", "count", "total_ns", "mean_ns", "p50_ns", "p95_ns", "min_ns",
@@ -24,35 +24,38 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     by a CUDA / HIP graph launch. Totals are exact sums of the raw event durations.
     """
     ops = gpu_ops(table)
-    keys = ["rank", "name_id"] if by_rank else ["name_id"]
     cols = (["rank"] if by_rank else []) + SUMMARY_COLUMNS
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
-    df = ops[[*keys, "dur_ns", "kind", "category", "api"]]
-    df = df.sort_values([*keys, "dur_ns"], kind="stable")
-    grouped = df.groupby(keys, sort=False)
-    out = grouped.agg(
-        count=("dur_ns", "size"),
-        total_ns=("dur_ns", "sum"),
-        min_ns=("dur_ns", "min"),
-        max_ns=("dur_ns", "max"),
-        kind=("kind", "first"),
-        category=("category", "first"),
+    name_id = ops["name_id"].to_numpy().astype(np.int64)
+    rank = ops["rank"].to_numpy() if by_rank else np.zeros(len(ops), dtype=np.int64)
+    dur = ops["dur_ns"].to_numpy()
+    order = np.lexsort((dur, name_id, rank))
+    name_id, rank, dur = name_id[order], rank[order], dur[order]
+    start = np.flatnonzero(np.concatenate([[True], (name_id[1:] != name_id[:-1]) | (rank[1:] != rank[:-1])]))
+    counts = np.diff(np.append(start, len(dur)))
+    total = np.add.reduceat(dur, start)
+    graph = np.add.reduceat((ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph"))[order].astype(np.int64), start)
+    first = order[start]
+    out = pd.DataFrame(
+        {
+            "rank": rank[start],
+            "name": table.name_of(name_id[start]),
+            "category": ops["category"].to_numpy()[first],
+            "kind": [_KIND_NAME.get(int(k), "other") for k in ops["kind"].to_numpy()[first]],
+            "count": counts,
+            "total_ns": total,
+            "mean_ns": total / counts,
+            "p50_ns": percentile_sorted(dur, start, counts, 0.50),
+            "p95_ns": percentile_sorted(dur, start, counts, 0.95),
+            "min_ns": dur[start],
+            "max_ns": dur[start + counts - 1],
+            "graph_count": graph,
+        }
     )
-    out["graph_count"] = (df["api"] == "graph").groupby([df[k] for k in keys], sort=False).sum()
-    counts = out["count"].to_numpy()
-    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    values = df["dur_ns"].to_numpy()
-    out["mean_ns"] = out["total_ns"] / counts
-    out["p50_ns"] = percentile_sorted(values, offsets, counts, 0.50)
-    out["p95_ns"] = percentile_sorted(values, offsets, counts, 0.95)
-    out = out.reset_index()
-    denom = out.groupby("rank")["total_ns"].transform("sum") if by_rank else out["total_ns"].sum()
+    denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
-    out["name"] = table.name_of(out["name_id"].to_numpy())
-    out["kind"] = out["kind"].map(_KIND_NAME)
-    sort = (["rank"] if by_rank else []) + ["total_ns"]
-    out = out.sort_values(sort, ascending=[True] * by_rank + [False], kind="stable")
+    out = out.sort_values(["rank", "total_ns"], ascending=[True, False], kind="stable")
     return out[cols].reset_index(drop=True)
 
 

@@ -154,11 +154,22 @@ class _Builder:
             self.cat_kind.append(_DROP if kind is None else int(kind))
         return np.asarray(self.cat_kind, dtype=np.int8)[codes]
 
-    def _raw_ids(self, raws: list[Any], n: int) -> npt.NDArray[np.int32]:
-        present = np.fromiter(map(len, raws), dtype=np.int64, count=n) > 0
-        out = np.full(n, -1, dtype=np.int32)
+    def _raw_ids(self, raws: list[Any]) -> npt.NDArray[np.int32]:
+        present = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws)) > 0
+        out = np.full(len(raws), -1, dtype=np.int32)
         if present.any():
-            out[present] = self.args.codes(list(map(bytes, itertools.compress(raws, present))))
+            out[present] = self.args.codes(list(map(bytes, itertools.compress(raws, present.tolist()))))
+        return out
+
+    def _subset(self, args: list[Any], mask: npt.NDArray[np.bool_], field: str) -> npt.NDArray[np.int64]:
+        """An args field (an int, or a raw JSON value's id) read only where `mask` is set; -1 elsewhere."""
+        out = np.full(len(args), -1, dtype=np.int64)
+        if mask.any():
+            sub = list(itertools.compress(args, mask.tolist()))
+            if field in ("dims", "types", "concrete"):
+                out[mask] = self._raw_ids(list(map(_arg[field], sub)))
+            else:
+                out[mask] = np.fromiter(map(_arg[field], sub), dtype=np.int64, count=len(sub))
         return out
 
     def add(self, events: list[Any]) -> None:
@@ -189,10 +200,11 @@ class _Builder:
         p["device"].append(np.fromiter(map(_arg["device"], args), dtype=np.int32, count=n))
         p["correlation"].append(np.fromiter(map(_arg["correlation"], args), dtype=np.int64, count=n))
         p["external_id"].append(np.fromiter(map(_arg["external_id"], args), dtype=np.int64, count=n))
-        p["bytes"].append(np.fromiter(map(_arg["nbytes"], args), dtype=np.int64, count=n))
-        p["dims_id"].append(self._raw_ids(list(map(_arg["dims"], args)), n))
-        p["types_id"].append(self._raw_ids(list(map(_arg["types"], args)), n))
-        p["concrete_id"].append(self._raw_ids(list(map(_arg["concrete"], args)), n))
+        p["bytes"].append(self._subset(args, (kind == Kind.MEMCPY) | (kind == Kind.MEMSET), "nbytes"))
+        cpu_op = kind == Kind.CPU_OP  # shapes: read for CPU ops only
+        p["dims_id"].append(self._subset(args, cpu_op, "dims"))
+        p["types_id"].append(self._subset(args, cpu_op, "types"))
+        p["concrete_id"].append(self._subset(args, cpu_op, "concrete"))
 
     def table(self, meta: TraceMeta) -> EventTable:
         cols: dict[str, npt.NDArray[Any]] = {}

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analyzers.event_table import EventTable
+from analyzers.idle import stream_order
 from analyzers.linking import gpu_ops
 from analyzers.temporal import temporal_breakdown
 
@@ -42,29 +43,22 @@ LAUNCH_COLUMNS = [
 def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per linked GPU op: rank, stream, name_id, api, step, launch cost and latency split."""
     ops = gpu_ops(table) if ops is None else ops
-    df = ops.sort_values(["rank", "stream", "ts_ns"], kind="stable")
-    prev_end = df.groupby(["rank", "stream"], sort=False)["end_ns"].cummax().shift(1)
-    first = ~df[["rank", "stream"]].eq(df[["rank", "stream"]].shift(1)).all(axis=1)
-    prev_end = prev_end.where(~first).to_numpy(dtype=np.float64)
-    linked = (df["launch_row"] >= 0).to_numpy()
-    ts = df["ts_ns"].to_numpy()
-    l_end = df["launch_end_ns"].to_numpy()
+    order, same, prev = stream_order(ops)
+    linked = ops["launch_row"].to_numpy()[order] >= 0
+    ts = ops["ts_ns"].to_numpy()[order]
+    l_end = ops["launch_end_ns"].to_numpy()[order]
     latency = ts - l_end
-    blocker = np.where(np.isnan(prev_end), -np.inf, prev_end)
-    queue = np.clip(np.minimum(blocker, ts) - l_end, 0, None)
+    blocker = np.where(same, np.minimum(prev, ts), np.iinfo(np.int64).min // 2)
+    queue = np.maximum(blocker - l_end, 0)
+    col = {c: ops[c].to_numpy()[order] for c in ("rank", "stream", "name_id", "step", "launch_row", "launch_dur_ns", "dur_ns")}
     out = pd.DataFrame(
         {
-            "rank": df["rank"].to_numpy(),
-            "stream": df["stream"].to_numpy(),
-            "name_id": df["name_id"].to_numpy(),
-            "api": df["api"].to_numpy(),
-            "step": df["step"].to_numpy(),
-            "launch_row": df["launch_row"].to_numpy(),
-            "launch_dur_ns": df["launch_dur_ns"].to_numpy(),
-            "dur_ns": df["dur_ns"].to_numpy(),
+            **{c: col[c] for c in ("rank", "stream", "name_id")},
+            "api": ops["api"].array[order],
+            **{c: col[c] for c in ("step", "launch_row", "launch_dur_ns", "dur_ns")},
             "latency_ns": latency,
-            "queue_ns": queue.astype(np.int64),
-            "overhead_ns": (latency - queue).astype(np.int64),
+            "queue_ns": queue,
+            "overhead_ns": latency - queue,
         }
     )
     return out[linked].reset_index(drop=True)
@@ -85,8 +79,8 @@ def launch_summary(table: EventTable, short_kernel_ns: int = SHORT_KERNEL_NS, op
         r_lat = lat[lat["rank"] == rank]
         calls = r_lat.drop_duplicates("launch_row")["launch_dur_ns"]
         steps = r_ops.loc[r_ops["step"] >= 0, "step"]
-        idle_pct = float(temporal.loc[rank, "idle_pct"]) if rank in temporal.index else float("nan")
-        row = {
+        idle_pct = float(temporal["idle_pct"].get(rank, float("nan")))
+        row: dict[str, float | int | str] = {
             "rank": rank,
             "gpu_ops": len(r_ops),
             "linked_ops": len(r_lat),

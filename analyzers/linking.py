@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,25 +62,26 @@ _CACHE: weakref.WeakKeyDictionary[EventTable, pd.DataFrame] = weakref.WeakKeyDic
 def gpu_ops(table: EventTable) -> pd.DataFrame:
     """One row per GPU op, sorted by (rank, ts_ns), with its launch and step. Shared: do not mutate.
 
-    Columns: row, rank, device, stream, name_id, kind, category, ts_ns, dur_ns, end_ns,
-    launch_row (-1 none), launch_ts_ns, launch_dur_ns, launch_end_ns, api, step (-1 none).
+    Columns: row, rank, device, stream, name_id, kind, category (categorical), ts_ns, dur_ns,
+    end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns, launch_end_ns, api (categorical
+    of LAUNCH_APIS, missing when unlinked), step (-1 none).
     A GPU op's step is the ProfilerStep its launch call ran in (its own start when unlinked).
     """
     cached = _CACHE.get(table)
     if cached is not None:
         return cached
     gpu, launch = link_rows(table)
+    order = np.lexsort((table["ts_ns"][gpu], table["rank"][gpu]))
+    gpu, launch = gpu[order], launch[order]
     linked = launch >= 0
     lrow = np.maximum(launch, 0)
     ts = table["ts_ns"][gpu]
     dur = table["dur_ns"][gpu]
-    l_ts = np.where(linked, table["ts_ns"][lrow] if len(lrow) else 0, -1)
-    l_dur = np.where(linked, table["dur_ns"][lrow] if len(lrow) else 0, -1)
-    api_of_name = _api_lut(table)
-    api = np.where(linked, api_of_name[table["name_id"][lrow]] if len(lrow) else "other", "")
+    l_ts = np.where(linked, table["ts_ns"][lrow], -1)
+    l_dur = np.where(linked, table["dur_ns"][lrow], -1)
+    api_codes = _api_codes(table, launch)
     rank = table["rank"][gpu].astype(np.int64)
-    windows = step_windows(table)
-    step = assign_steps(windows, rank, np.where(linked, l_ts, ts))
+    step = assign_steps(step_windows(table), rank, np.where(linked, l_ts, ts))
     df = pd.DataFrame(
         {
             "row": gpu,
@@ -98,14 +98,22 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
             "launch_ts_ns": l_ts,
             "launch_dur_ns": l_dur,
             "launch_end_ns": np.where(linked, l_ts + l_dur, -1),
-            "api": api,
+            "api": pd.Categorical.from_codes(api_codes.astype(np.int8), categories=pd.Index(list(LAUNCH_APIS))),
             "step": step,
-        }
+        },
+        copy=False,
     )
-    df = df.sort_values(["rank", "ts_ns"], kind="stable").reset_index(drop=True)
     _CACHE[table] = df
     return df
 
 
-def _api_lut(table: EventTable) -> npt.NDArray[Any]:
-    return np.asarray([launch_api(n) for n in table.names] or ["other"], dtype=object)
+def _api_codes(table: EventTable, launch: npt.NDArray[np.int64]) -> npt.NDArray[np.int8]:
+    """Launch API code (index into LAUNCH_APIS) per GPU op, -1 when unlinked."""
+    index = {api: i for i, api in enumerate(LAUNCH_APIS)}
+    out = np.full(len(launch), -1, dtype=np.int8)
+    linked = launch >= 0
+    uniq, inverse = np.unique(table["name_id"][launch[linked]], return_inverse=True)
+    lut = np.asarray([index[launch_api(table.names[i])] for i in uniq], dtype=np.int8)
+    if len(uniq):
+        out[linked] = lut[inverse]
+    return out

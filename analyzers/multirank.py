@@ -21,7 +21,7 @@ from analyzers.event_table import EventTable
 from analyzers.intervals import intersection_ns, merge
 from analyzers.linking import gpu_ops
 from analyzers.steps import step_windows
-from analyzers.temporal import breakdown
+from analyzers.temporal import breakdown, pair_codes
 
 OVERLAP_COLUMNS = ["rank", "comm_ns", "compute_ns", "overlap_ns", "overlap_pct"]
 SKEW_COLUMNS = [
@@ -36,7 +36,7 @@ def comm_overlap(table: EventTable) -> pd.DataFrame:
     for rank in table.ranks if len(table) else []:
         r = ops[ops["rank"] == rank]
         comm = (r["category"] == "communication").to_numpy()
-        comp = compute_mask(r["category"].to_numpy())
+        comp = compute_mask(r["category"])
         ts, end = r["ts_ns"].to_numpy(), r["end_ns"].to_numpy()
         a = merge(ts[comm], end[comm])
         b = merge(ts[comp], end[comp])
@@ -61,18 +61,16 @@ def step_table(table: EventTable) -> pd.DataFrame:
     use_steps = not windows.empty and bool((ops["step"] >= 0).any())
     step = ops["step"].to_numpy() if use_steps else np.zeros(len(ops), dtype=np.int64)
     keep = step >= 0
-    keys = pd.MultiIndex.from_arrays([ops["rank"].to_numpy()[keep], step[keep]])
-    codes, uniq = pd.factorize(keys, sort=True)
+    (u_rank, u_step), codes = pair_codes(ops["rank"].to_numpy()[keep], step[keep])
     ts, end = ops["ts_ns"].to_numpy()[keep], ops["end_ns"].to_numpy()[keep]
     comm = (ops["category"] == "communication").to_numpy()[keep]
-    compute = compute_mask(ops["category"].to_numpy())[keep]
-    codes = codes.astype(np.int64)
-    all_ = breakdown(codes, ts, end, compute, len(uniq))
-    comm_b = breakdown(codes[comm], ts[comm], end[comm], np.zeros(int(comm.sum()), dtype=bool), len(uniq))
+    compute = compute_mask(ops["category"])[keep]
+    all_ = breakdown(codes, ts, end, compute, len(u_rank))
+    comm_b = breakdown(codes[comm], ts[comm], end[comm], np.zeros(int(comm.sum()), dtype=bool), len(u_rank))
     out = pd.DataFrame(
         {
-            "rank": uniq.get_level_values(0).astype(np.int64) if len(uniq) else np.empty(0, np.int64),
-            "step": uniq.get_level_values(1).astype(np.int64) if len(uniq) else np.empty(0, np.int64),
+            "rank": u_rank,
+            "step": u_step,
             "gpu_span_ns": all_["span_ns"].to_numpy(),
             "busy_ns": all_["busy_ns"].to_numpy(),
             "compute_ns": all_["compute_ns"].to_numpy(),

@@ -10,6 +10,8 @@ is the GPU busy time of the kernels it launched (range projection) or, when it l
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import numpy as np
 import pandas as pd
@@ -24,7 +26,7 @@ OP_COLUMNS = [
 ]  # fmt: skip
 
 
-def _parse(text: str) -> list[object]:
+def _parse(text: str) -> list[Any]:
     try:
         value = msgspec.json.decode(text) if text else []
     except msgspec.DecodeError:

@@ -98,7 +98,7 @@ def format_table(df: pd.DataFrame, top: int | None = None) -> str:
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     clean = df.astype(object).where(pd.notna(df), None)
-    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in r.items()} for r in clean.to_dict("records")]
+    return [{str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in r.items()} for r in clean.to_dict("records")]
 
 
 def to_json_obj(tables: dict[str, pd.DataFrame]) -> dict[str, list[dict[str, Any]]]:

@@ -57,11 +57,23 @@ def breakdown(
     )
 
 
+def pair_codes(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
+    """((unique a, unique b) sorted, group code per row) for pairs of small non-negative ints."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if len(a) == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return (empty, empty), empty
+    key = (a << 32) | (b - int(b.min()))
+    uniq, codes = np.unique(key, return_inverse=True)
+    return (uniq >> 32, (uniq & 0xFFFFFFFF) + int(b.min())), codes.astype(np.int64)
+
+
 def temporal_breakdown(table: EventTable, per_step: bool = True, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rows: one per rank (step = -1, the whole trace), then one per (rank, step) with `per_step`."""
     ops = gpu_ops(table) if ops is None else ops
     ranks = np.asarray(table.ranks if len(table) else [], dtype=np.int64)
-    compute = compute_mask(ops["category"].to_numpy())
+    compute = compute_mask(ops["category"])
     ts = ops["ts_ns"].to_numpy()
     end = ops["end_ns"].to_numpy()
     rank_idx = np.searchsorted(ranks, ops["rank"].to_numpy())
@@ -71,11 +83,10 @@ def temporal_breakdown(table: EventTable, per_step: bool = True, ops: pd.DataFra
     parts = [whole]
     if per_step and (ops["step"] >= 0).any():
         sel = (ops["step"] >= 0).to_numpy()
-        keys = pd.MultiIndex.from_arrays([ops["rank"].to_numpy()[sel], ops["step"].to_numpy()[sel]])
-        codes, uniq = pd.factorize(keys, sort=True)
-        steps = breakdown(codes.astype(np.int64), ts[sel], end[sel], compute[sel], len(uniq))
-        steps.insert(0, "step", uniq.get_level_values(1).astype(np.int64))
-        steps.insert(0, "rank", uniq.get_level_values(0).astype(np.int64))
+        (r, s), codes = pair_codes(ops["rank"].to_numpy()[sel], ops["step"].to_numpy()[sel])
+        steps = breakdown(codes, ts[sel], end[sel], compute[sel], len(r))
+        steps.insert(0, "step", s)
+        steps.insert(0, "rank", r)
         parts.append(steps)
     out = pd.concat(parts, ignore_index=True)
     return out[TEMPORAL_COLUMNS]

@@ -30,14 +30,12 @@ def reference(path: Path) -> dict[str, object]:
     temporal = analysis.get_temporal_breakdown(visualize=False).iloc[0]
     launch = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
     idle = analysis.get_idle_time_breakdown(visualize=False)[0]
+    keys = (
+        "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)",
+        "idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg",
+    )  # fmt: skip
     return {
-        "temporal": {
-            k: float(temporal[k])
-            for k in (
-                "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)",
-                "idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg",
-            )  # fmt: skip
-        },
+        "temporal": {k: float(temporal[k]) for k in keys},
         "launch_stats_rows": len(launch),
         "launch_delay_median_us": float(launch["launch_delay"].median()) if len(launch) else None,
         "idle_streams": sorted(int(s) for s in idle["stream"].unique()),

@@ -108,8 +108,8 @@ def tile_trace(source: Path, out: Path, min_events: int) -> int:
     """Write a tiled copy of `source` with at least `min_events` events; return the count."""
     data = _read(source)
     events: list[dict[str, Any]] = data.pop("traceEvents")
-    once = [e for e in events if e.get("ph") == "M" or e.get("cat") == "Trace" or e.get("ph") == "i" and e.get("s") == "g"]
-    body = [e for e in events if not (e.get("ph") == "M" or e.get("cat") == "Trace" or e.get("ph") == "i" and e.get("s") == "g")]
+    once = [e for e in events if e.get("ph") == "M" or e.get("cat") == "Trace" or (e.get("ph") == "i" and e.get("s") == "g")]
+    body = [e for e in events if not (e.get("ph") == "M" or e.get("cat") == "Trace" or (e.get("ph") == "i" and e.get("s") == "g"))]
     plan = _plan(events)
     tiles = max(1, math.ceil((min_events - len(once)) / len(body)))
     enc = msgspec.json.Encoder()

@@ -91,39 +91,46 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="results JSON (default benchmarks/results/calibrate_repeat_<device>.json)")
     args = parser.parse_args()
 
-    runs = [one_run(args.device, args.threads) for _ in range(args.runs)]
-    names = list(runs[0]["ceilings"])
-    summary: dict[str, Any] = {"device": runs[0]["device"], "threads": args.threads, "runs": runs, "ceilings": {}}
-    print(f"perfkit calibrate --device {args.device}: {runs[0]['device']}, {args.runs} runs")
-    walls = ", ".join(f"{r['wall_s']:.1f} s" for r in runs)
-    print(f"wall time per run: {walls} (target < 60 s)")
-    baseline: dict[str, float] = {}
-    baseline_name = ""
-    if args.device == "cpu":
-        baseline = numpy_baseline(args.threads)
-        baseline_name = "numpy"
-    else:
+    runs, baselines = [], []
+    baseline_name = "numpy" if args.device == "cpu" else "REFERENCE.md"
+    for _ in range(args.runs):  # interleaved: the baseline sees the same machine load as each run
+        load_before = os.getloadavg()[0]
+        if args.device == "cpu":
+            baselines.append(numpy_baseline(args.threads))
+        run = one_run(args.device, args.threads)
+        run["load_avg_1min"] = [load_before, os.getloadavg()[0]]
+        runs.append(run)
+    if args.device != "cpu":
         sys.path.insert(0, str(REPO))
         from roofline.devices import lookup
 
         spec = lookup(runs[0]["device"])
-        baseline = SEEN_ON_GPU.get(spec.key, {}) if spec else {}
-        baseline_name = "REFERENCE.md"
+        seen = SEEN_ON_GPU.get(spec.key, {}) if spec else {}
+        baselines = [seen for _ in runs]
+    names = list(runs[0]["ceilings"])
+    summary: dict[str, Any] = {"device": runs[0]["device"], "threads": args.threads, "runs": runs, "ceilings": {},
+                               "baseline": {"name": baseline_name, "runs": baselines}}
+    print(f"perfkit calibrate --device {args.device}: {runs[0]['device']}, {args.runs} runs")
+    walls = ", ".join(f"{r['wall_s']:.1f} s" for r in runs)
+    loads = ", ".join(f"{r['load_avg_1min'][0]:.1f}" for r in runs)
+    print(f"wall time per run: {walls} (target < 60 s); 1-min load average before each: {loads} (2 cores)")
     ok = all(r["wall_s"] < 60 for r in runs) if args.device == "cpu" else True
-    print(f"{'ceiling':10} {'median':>16} {'spread':>8}  {baseline_name:>16} {'ratio':>6}")
+    print(f"{'ceiling':10} {'perfkit median':>16} {'spread':>7}  {baseline_name + ' median':>16} {'spread':>7} {'ratio':>6}")
     for name in names:
         values = [r["ceilings"][name] for r in runs]
+        base_values = [b[name] for b in baselines if name in b]
         med = statistics.median(values)
         spread = max(values) / min(values) - 1
-        base = baseline.get(name)
+        base = statistics.median(base_values) if base_values else None
+        base_spread = max(base_values) / min(base_values) - 1 if base_values else None
         ratio = med / base if base else None
-        summary["ceilings"][name] = {"values": values, "median": med, "spread": spread, "baseline": base,
-                                     "ratio_to_baseline": ratio}
+        summary["ceilings"][name] = {"values": values, "median": med, "spread": spread, "baseline_values": base_values,
+                                     "baseline_median": base, "baseline_spread": base_spread, "ratio_to_baseline": ratio}
         ok = ok and spread <= 0.10
         base_s = fmt(name, base) if base else "-"
+        bspread_s = f"{base_spread:6.1%}" if base_spread is not None else "-"
         ratio_s = f"{ratio:.3f}" if ratio else "-"
-        print(f"{name:10} {fmt(name, med):>16} {spread:7.1%}  {base_s:>16} {ratio_s:>6}")
-    summary["baseline"] = {"name": baseline_name, "values": baseline}
+        print(f"{name:10} {fmt(name, med):>16} {spread:6.1%}  {base_s:>16} {bspread_s:>7} {ratio_s:>6}")
     summary["targets_met"] = ok
     print("targets (each run < 60 s, spread <= 10%):", "met" if ok else "NOT met")
     out = Path(args.out) if args.out else REPO / "benchmarks" / "results" / f"calibrate_repeat_{args.device.replace(':', '')}.json"

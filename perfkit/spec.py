@@ -199,7 +199,7 @@ def _first_error(doc: YamlDoc, exc: ValidationError, cls: type[BaseModel], prefi
         return doc.error(full[:-1], f"missing required key '{name}'; add it{more}")
     if etype in ("value_error", "assertion_error"):
         message = str(ctx.get("error", err["msg"]))
-        return doc.error(full, f"'{name}': {message}{more}")
+        return doc.error(full, f"'{name}': {message}{more}" if loc else f"{message}{more}")  # loc (): a model-level check
     if etype == "literal_error":
         return doc.error(full, f"'{name}' is {value!r}; expected {ctx.get('expected')}{more}")
     if etype in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):

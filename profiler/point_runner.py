@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfkit.errors import PerfkitError
 from perfkit.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from profiler.measurement import Measurement
 from profiler.nvtx_ranges import nvtx_range
@@ -34,6 +35,8 @@ class PointPlan:
 
 
 def error_text(exc: BaseException) -> str:
+    if isinstance(exc, PerfkitError):  # already a located, one-line message
+        return str(exc)[:500]
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     return text[:500]
@@ -126,6 +129,8 @@ def _describe(exc: BaseException, phase: str) -> str:
     text = str(exc).lower()
     if name == "OutOfMemoryError" or "out of memory" in text or "can't allocate memory" in text:
         return f"out of memory during {phase}: {error_text(exc)}"
+    if isinstance(exc, PerfkitError):
+        return error_text(exc)
     return f"{phase} failed: {error_text(exc)}"
 
 

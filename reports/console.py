@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from perfkit.record import Run
@@ -31,13 +32,15 @@ def summary_table(run: Run) -> Table:
     for p in run.points:
         names = shown.get(p.workload) or list(p.params)
         params = " ".join(f"{k}={p.params[k]}" for k in names)
-        row: list[Any] = [p.workload, params]
-        if p.status == "ok":
+        row: list[Any] = [escape(p.workload), escape(params)]
+        if p.status == "ok" and p.metrics.get("timing_skipped"):
+            row.append(f"[green]ok[/green] (numerics only: {escape(str(p.metrics['timing_skipped']))})")
+        elif p.status == "ok":
             row.append("[green]ok[/green]")
         elif p.status == "skipped":
-            row.append(f"[yellow]skipped[/yellow]: {p.error}")
+            row.append(f"[yellow]skipped[/yellow]: {escape(p.error or '')}")
         else:
-            row.append(f"[red]failed[/red]: {p.error}")
+            row.append(f"[red]failed[/red]: {escape(p.error or '')}")
         m = p.measurement
         if m is not None and m.samples_s:
             st = m.stats

@@ -19,6 +19,7 @@ import pandas as pd
 
 from perfkit.record import STATUS_OK, Run
 from reports.console import varying_params
+from reports.html_compare import metric_suffix
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
@@ -86,7 +87,7 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
             {
                 "label": labels.get(key, key),
                 "key": key,
-                "metric": c.metric,
+                "metric": metric_suffix(c.metric, key),
                 "unit": c.unit,
                 "direction": c.direction,
                 "base_value": c.base_value,

@@ -1,5 +1,5 @@
 """The roofline figure (plotly): log-log, ceilings per dtype and memory level, ridge points,
-points colored by workload with their placement in the hover. Returns a go.Figure; writing
+points colored by workload, shaped by dtype, with their placement in the hover. Returns a go.Figure; writing
 it is the caller's business (reports, dashboard, `perfkit roofline`).
 """
 
@@ -17,6 +17,8 @@ from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
 
 DASH = {"measured": "solid", "datasheet": "dash"}
 LEVEL_COLORS = {"dram": "#444444", "l2": "#7f7f7f", "l1": "#b0b0b0"}
+DTYPE_SYMBOLS = {"fp32": "circle", "tf32": "triangle-up", "bf16": "square", "fp16": "diamond", "fp8": "star",
+                 "fp64": "hexagon"}
 DTYPE_COLORS = {
     "fp8": "#d62728",
     "bf16": "#1f77b4",
@@ -69,7 +71,7 @@ def roofline_figure(
         _add_roof(fig, roof, x_lo, x_hi, dtypes or _dtypes_to_draw(roof, used), levels)
     _add_points(fig, placed, [r.label for r in ordered])
     fig.update_xaxes(type="log", title_text="arithmetic intensity (flop / byte)")
-    fig.update_yaxes(type="log", title_text="performance (flop/s)")
+    fig.update_yaxes(type="log", title_text="performance (flop/s)", exponentformat="SI")
     fig.update_layout(title=title, template="plotly_white", hovermode="closest", legend_title_text="")
     return fig
 
@@ -153,7 +155,11 @@ def _add_points(fig: go.Figure, placed: pd.DataFrame, labels: Sequence[str]) -> 
                 x=rows[x_col],
                 y=rows["achieved_flop_per_s"],
                 mode="markers",
-                marker={"size": 9, "line": {"width": 1, "color": "white"}},
+                marker={
+                    "size": 10,
+                    "symbol": [DTYPE_SYMBOLS.get(str(d), "circle-open") for d in rows.get("dtype", [""] * len(rows))],
+                    "line": {"width": 1, "color": "white"},
+                },
                 name=str(group),
                 text=[_hover(r, labels, x_col) for _, r in rows.iterrows()],
                 hovertemplate="%{text}<extra></extra>",

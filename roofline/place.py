@@ -15,7 +15,7 @@ Pure functions of DataFrames and roofs; no I/O, no plotting.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -138,10 +138,3 @@ def _isnan(value: Any) -> bool:
     except (TypeError, ValueError):
         return True
 
-
-def summary_columns(labels: Iterable[str]) -> list[str]:
-    """The columns `perfkit roofline` prints, in order."""
-    cols = ["workload", "key", "dtype", "time_s", "intensity", "achieved_flop_per_s", "achieved_bytes_per_s"]
-    for label in labels:
-        cols += [f"attainable_flop_per_s_{label}", f"pct_of_roof_{label}", f"bound_{label}"]
-    return cols

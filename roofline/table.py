@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -126,6 +126,3 @@ def calibration_text(cal: Calibration, spec: DeviceSpec | None) -> str:
 def flags_text(flags: Sequence[str], prefix: str = "warning") -> str:
     return "\n".join(f"{prefix}: {f}" for f in flags)
 
-
-def roofs_text(roofs: Mapping[str, Any]) -> str:
-    return "\n".join(f"{label}: {roof.device} ({roof.source})" for label, roof in roofs.items())

@@ -16,9 +16,15 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from perfkit.errors import PerfkitError
 
-class EntryError(Exception):
-    """A user function that cannot be imported, called, or whose result cannot be used."""
+
+class EntryError(PerfkitError):
+    """A user function that cannot be imported, called, or whose result cannot be used.
+
+    Raised while a point is built or checked; the point runner records it as the point's
+    error (one line, starting with the spec position) and the sweep goes on.
+    """
 
 
 def short_error(exc: BaseException) -> str:

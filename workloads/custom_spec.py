@@ -181,6 +181,8 @@ class CustomSpec(WorkloadSpec):
                 raise ValueError(message) from None
         if doc is not None and loc is not None:
             for key in ("entry", "reference", "cost"):
+                if getattr(self, key) is None:
+                    continue
                 line, col = doc.where([*loc, key], key=True)
                 self._where[key] = located(doc.path, line, col, "").removesuffix(": ")
         return self

@@ -24,7 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None,
                    help="CPU: torch threads to measure with (default: torch's, which the profile uses)")
     p.add_argument("--dtypes", default=None,
-                   help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32 on a CPU)")
+                   help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32,bf16 on a CPU)")
     p.add_argument("--quick", action="store_true", help="smaller sweeps and budgets (a rough roof)")
     p.add_argument("--show", action="store_true", help="print the stored calibration of this device; measure nothing")
     p.add_argument("--no-save", action="store_true", help="measure and print, but do not store")
@@ -33,17 +33,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def run(args: argparse.Namespace) -> int:
     from roofline import calibration as store
-    from roofline.calibrate.detect import detect
+    from roofline.calibrate.detect import detect, resolve_device
     from roofline.calibrate.run import calibrate
     from roofline.devices import lookup
     from roofline.table import calibration_text, flags_text

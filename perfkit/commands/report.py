@@ -2,8 +2,10 @@
 
 html: one self-contained file (plotly.js and every figure inline; opens offline), written to
 RUN/report.html unless --out names another path. md: a short GitHub-flavoured summary for CI,
-printed (or written to --out). With --vs BASE the report opens with the comparison of RUN
-(the candidate) against BASE: per point and metric a ratio, its interval, p-value and verdict.
+printed (or written to --out). With --vs BASE the report opens with the gate's comparison of
+RUN (the candidate) against BASE: per point and metric a ratio, its interval, p-value and
+verdict, with the run-to-run spread of each metric from the store's history when there is a
+store. BASE is a run directory, a stored run id, or BRANCH@GPU (the latest stored run).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perfkit.commands._store_args import add_comparison_options, add_db
 from perfkit.errors import EXIT_OK
 
 
@@ -24,11 +27,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN", type=Path, help="run directory (or its run.json)")
-    p.add_argument("--vs", metavar="BASE", type=Path, default=None, help="baseline run directory to compare with")
+    p.add_argument("--vs", metavar="BASE", default=None,
+                   help="baseline to compare with: run directory, stored run id, or BRANCH@GPU")
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format (default: html)")
     p.add_argument("--out", type=Path, default=None,
                    help="output file (default: RUN/report.html for html, standard output for md)")
     p.add_argument("--no-kernels", action="store_true", help="skip the kernel tables (no trace is read)")
+    add_db(p)
+    add_comparison_options(p)
     return p
 
 
@@ -43,10 +49,7 @@ def run(args: argparse.Namespace) -> int:
     pairs = None
     note = ""
     if args.vs is not None:
-        from reports.html_compare import compare_runs
-
-        base = load_run(args.vs)
-        pairs, note = compare_runs(base, cand)
+        base, pairs, note = _compare(args)
     data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
     if args.format == "md":
         from reports.markdown_run import render_markdown
@@ -64,3 +67,17 @@ def run(args: argparse.Namespace) -> int:
     write_bytes_atomic(out, render_html(data).encode("utf-8"))
     print(out)
     return EXIT_OK
+
+
+def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]:
+    """The baseline Run, the gate's (key, Comparison) pairs and a note on what was not compared."""
+    from perfkit.commands._store_args import compare_from_args
+    from perfkit.record import load_run
+    from perfkit.store.api import load_stored_run
+    from perfkit.store.selectors import is_run_path
+    from reports.html_compare import gate_pairs
+
+    result = compare_from_args(str(args.vs), str(args.run_dir), args)
+    base = load_run(args.vs) if is_run_path(args.vs) else load_stored_run(result.base.run_id, args.db)
+    pairs, note = gate_pairs(result)
+    return base, pairs, note

@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         notes += [f"measured roof: {f}" for f in cal.stale_flags]
     labels = roof_labels(roofs)
     placed = place_points(run_, roofs)
+    notes += over_roof_notes(placed, labels, run_.device)
     kernels = None
     ncu_csv = args.ncu or _ncu_artifact(run_.artifacts, run_dir)
     if ncu_csv:
@@ -96,6 +97,24 @@ def run(args: argparse.Namespace) -> int:
         write_bytes_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"))
         print(f"figure: {out}", file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
+
+
+def over_roof_notes(placed: Any, labels: list[str], device: str) -> list[str]:
+    """Points above 100% of a roof: say what that means rather than leave it unexplained."""
+    notes = []
+    for label in labels:
+        column = f"pct_of_roof_{label}"
+        if column not in placed.columns:
+            continue
+        over = int((placed[column] > 100.0).sum())
+        if over:
+            why = (
+                "their data stayed in cache (CPU timing does not flush caches) or the roof was measured low"
+                if device == "cpu"
+                else "the roof was measured low (recalibrate) or the cost model undercounts"
+            )
+            notes.append(f"{over} point(s) above 100% of the {label} roof: {why}")
+    return notes
 
 
 def _with_flags(cal: Any, flags: tuple[str, ...]) -> Any:

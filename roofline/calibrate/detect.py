@@ -26,6 +26,15 @@ def detect(device: str, threads: int | None = None) -> DeviceInfo:
     raise DeviceError(f"--device {device!r}: not a device; use cpu, cuda or cuda:N")
 
 
+def resolve_device(device: str) -> str:
+    """"auto" -> "cuda" when torch sees a GPU, else "cpu"; anything else unchanged."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def _cuda_index(device: str) -> int:
     _, _, rest = device.partition(":")
     if not rest:

@@ -4,7 +4,7 @@ GPU: DRAM bandwidth by a copy swept from the L2 size up until the plateau; L2 ba
 copies whose working set is at most half the L2 (the best of three sizes, captured in a CUDA
 graph); GEMM peak per dtype (fp32, tf32, bf16, fp16, fp8 where supported), the best of sizes
 that fill the device. CPU: memory bandwidth by the same copy sweep past the last-level cache,
-and the fp32 matmul peak, with torch set to the thread count the profile uses (recorded).
+and the fp32 and bf16 matmul peaks, with torch set to the thread count the profile uses (recorded).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from roofline.device_info import DeviceInfo
 from roofline.units import normalize_dtype
 
 GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
-CPU_DTYPES = ("fp32",)
+CPU_DTYPES = ("fp32", "bf16")
 GiB = 1024 * MiB
 L2_GRAPH_BYTES = 512 * MiB  # bytes each CUDA-graph replay of L2-resident copies moves
 
@@ -72,12 +72,12 @@ def plan_for(info: DeviceInfo, dtypes: Sequence[str] | None = None, quick: bool 
 def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Plan:
     llc = info.l2_bytes or 32 * MiB
     memory = info.memory_bytes or 8 * GiB
-    cap = min(GiB if not quick else 256 * MiB, _pow2_at_least(memory / 16))
+    cap = min(512 * MiB if not quick else 256 * MiB, _pow2_at_least(memory / 16))
     dram_min = min(2 * llc, cap // 2)
     start = max(_pow2_at_least(llc / 4), MiB)
     chosen = tuple(normalize_dtype(d) for d in (dtypes or CPU_DTYPES))
-    sizes = (256, 512, 1024) if quick else (512, 1024, 2048)
-    timer = TimerConfig(warmup_s=0.05, budget_s=0.4 if quick else 0.8, min_reps=6 if quick else 10,
+    sizes = (256, 512, 1024)  # one core's matmul peaks by n = 512-1024; larger only takes longer
+    timer = TimerConfig(warmup_s=0.05, budget_s=0.3 if quick else 0.5, min_reps=6 if quick else 8,
                         max_reps=2000, target_rel_ci=0.01, flush_l2=False)
     skipped = {d: "fp8 GEMM needs a GPU" for d in chosen if d == "fp8"}
     return Plan(

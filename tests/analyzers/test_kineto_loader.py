@@ -155,7 +155,7 @@ def test_truncated_gzip_and_missing_file(kineto, tmp_path: Path) -> None:
     data = gzip.compress(json.dumps(t.document()).encode())
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(data[: len(data) // 2])
-    with pytest.raises(TraceError, match="truncated|corrupt"):
+    with pytest.raises(TraceError, match=r"truncated|corrupt"):
         load_trace(cut)
     with pytest.raises(TraceError, match="cannot open"):
         load_trace(tmp_path / "nope.json")

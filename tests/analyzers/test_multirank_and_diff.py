@@ -68,7 +68,7 @@ def test_diff(kineto, tmp_path: Path) -> None:
     assert d["status"].to_dict() == {"gemm": "slower", "new": "added", "norm": "faster", "gone": "removed", "same": "unchanged"}
     assert d.loc["gemm", "delta_ns"] == 10 * US and d.loc["gemm", "delta_pct"] == pytest.approx(50.0)
     assert d.loc["new", "count_a"] == 0 and d.loc["gone", "count_b"] == 0
-    assert list(d.index)[0] == "gemm"  # sorted by |delta|
+    assert d.index[0] == "gemm"  # sorted by |delta|
     tot = diff_totals(trace_diff(a, b)).set_index("status")
     assert tot.loc["all", "total_a_ns"] == 32 * US and tot.loc["all", "total_b_ns"] == pytest.approx(43.1 * US)
     assert tot.loc["added", "kernels"] == 1 and tot.loc["slower", "delta_ns"] == 10 * US

@@ -41,6 +41,13 @@ def profile_tiny(out: Path) -> Path:
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(autouse=True)
+def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads a developer's ./perfkit.db or calibrations."""
+    monkeypatch.setenv("PERFKIT_DB", str(tmp_path / "no-store.db"))
+    monkeypatch.setenv("PERFKIT_HOME", str(tmp_path / "perfkit-home"))
+
+
 @pytest.fixture(scope="session")
 def tiny_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return profile_tiny(tmp_path_factory.mktemp("tiny"))

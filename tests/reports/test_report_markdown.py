@@ -65,10 +65,12 @@ def test_comparison_table_shows_changed_points(tiny_run_dir: Path, tmp_path: Pat
     (fast / "run.json").write_text(json.dumps(record))
     assert main(["report", str(fast), "--vs", str(tiny_run_dir), "--format", "md", "--no-kernels"]) == 0
     text = capsys.readouterr().out
-    assert "### Compared with" in text and "**1 improved**" in text
+    assert "### Compared with" in text
+    assert "**3 improved**" in text  # time_s, flop_per_s and bytes_per_s of the faster point
     html = MD.render(text)
-    row = next(r for r in rendered_rows(html) if "sq m=64 dtype=fp32" in r and "improved" in r)
-    assert "-66.67%" in row
+    rows = [r for r in rendered_rows(html) if "sq m=64 dtype=fp32" in r and "improved" in r]
+    assert {r.split("<td")[2].split(">")[1].split("<")[0] for r in rows} == {"time_s", "flop_per_s", "bytes_per_s"}
+    assert any("-66.67%" in r for r in rows) and any("+200.00%" in r for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -83,3 +85,22 @@ def test_comparison_table_shows_changed_points(tiny_run_dir: Path, tmp_path: Pat
 def test_md_text_renders_verbatim(raw: str, cell: str) -> None:
     html = MD.render(f"| h |\n|---|\n| {md_text(raw)} |\n")
     assert f"<td>{cell}</td>" in html
+
+
+def test_baseline_from_the_store_by_run_id(tiny_run_dir: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from perfkit.store.api import store_run
+
+    db = tmp_path / "store.db"
+    base_id = store_run(tiny_run_dir, str(db))
+    slow = tmp_path / "slow"
+    shutil.copytree(tiny_run_dir, slow)
+    record = json.loads((slow / "run.json").read_text())
+    record["run_id"] = "candidate-1"
+    first = next(p for p in record["points"] if p["status"] == "ok")
+    first["measurement"]["samples_s"] = [s * 3.0 for s in first["measurement"]["samples_s"]]
+    (slow / "run.json").write_text(json.dumps(record))
+    assert main(["report", str(slow), "--vs", base_id[:12], "--db", str(db), "--format", "md", "--no-kernels"]) == 0
+    text = capsys.readouterr().out
+    assert f"### Compared with {md_text(base_id)}" in text
+    assert "**3 regressed**" in text

@@ -58,7 +58,7 @@ def test_cpu_plan_sweeps_past_the_last_level_cache() -> None:
     plan = plan_for(info)
     assert plan.dram_min_size >= 2 * 48 * MiB
     assert plan.copy_sizes[-1] >= 2 * plan.dram_min_size  # room for a 3-point plateau past the cache
-    assert list(plan.gemm_sizes) == ["fp32"]
+    assert list(plan.gemm_sizes) == ["fp32", "bf16"]
     assert plan.l2_sizes == ()
     fp8 = plan_for(info, dtypes=["fp32", "fp8"])
     assert "fp8" in fp8.skipped and "fp8" not in fp8.gemm_sizes
@@ -157,3 +157,19 @@ def test_calibrate_rejects_zero_threads() -> None:
 
     with pytest.raises(DeviceError, match="at least 1"):
         calibrate("cpu", threads=0, plan=SMALL)
+
+
+def test_rounds_keep_the_best(perfkit_home: Path) -> None:
+    """A second round re-measures the plateau sizes and the best GEMM size; the best value stays."""
+    import torch
+
+    torch.set_num_threads(1)
+    cal = calibrate("cpu", threads=1, plan=replace(SMALL, rounds=2))
+    gemm, dram = cal.ceiling("gemm.fp32"), cal.ceiling("dram")
+    assert gemm is not None and dram is not None
+    assert len(gemm.sweep) == 3  # n = 64, 128, then the best n once more
+    assert gemm.sweep[2].size == max(gemm.sweep[:2], key=lambda p: p.value).size
+    assert gemm.value >= max(p.value for p in gemm.sweep[:2])
+    assert gemm.value == pytest.approx(max(p.value for p in gemm.sweep))
+    assert len(dram.sweep) > 4 and "best of 2 rounds" in dram.method
+    assert all(p.variant == "memcpy" for p in dram.sweep)  # one thread: libc memcpy

@@ -150,7 +150,7 @@ def test_calibrate_cli_on_this_cpu(perfkit_home: Path, capsys: pytest.CaptureFix
     assert main(["calibrate", "--device", "cpu", "--threads", "1", "--show", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["device"]["threads"] == 1 and data["flags"] == []
-    assert {c["name"] for c in data["ceilings"]} == {"dram", "gemm.fp32"}
+    assert {c["name"] for c in data["ceilings"]} == {"dram", "gemm.fp32", "gemm.bf16"}
     assert data["settings"]["quick"] is True
     assert main(["calibrate", "--device", "cpu", "--threads", "2", "--show"]) == 0
     assert "no stored calibration" in capsys.readouterr().out
@@ -159,3 +159,34 @@ def test_calibrate_cli_on_this_cpu(perfkit_home: Path, capsys: pytest.CaptureFix
 def test_calibrate_cli_bad_device(perfkit_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--device", "tpu", "--show"]) == 2
     assert "not a device" in capsys.readouterr().err
+
+
+def test_over_roof_notes_explain_points_above_the_roof() -> None:
+    import pandas as pd
+
+    from perfkit.commands.roofline import over_roof_notes
+
+    placed = pd.DataFrame({"pct_of_roof_measured": [50.0, 180.0, float("nan")], "pct_of_roof_datasheet": [40.0, 90.0, 1.0]})
+    notes = over_roof_notes(placed, ["measured", "datasheet"], "cpu")
+    assert notes == [
+        "1 point(s) above 100% of the measured roof: their data stayed in cache "
+        "(CPU timing does not flush caches) or the roof was measured low"
+    ]
+    assert "recalibrate" in over_roof_notes(placed, ["measured"], "cuda")[0]
+
+
+def test_roofline_command_runs_without_importing_torch(tmp_path: Path, perfkit_home: Path, h100_calibration: Calibration) -> None:
+    import subprocess
+    import sys
+
+    run_dir = _write_run(tmp_path, "cuda", H100_ENV, (_point("gemm/n=8192", "gemm", 8192, "bf16", 1.5e-3),))
+    cal_path = save(h100_calibration)
+    code = (
+        "import sys; from perfkit.cli import main; "
+        f"rc = main(['roofline', {str(run_dir)!r}, '--calibration', {str(cal_path)!r}, '--no-figure']); "
+        "print('torch' in sys.modules, rc)"
+    )
+    repo = TESTS.parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True,
+                         env={"PYTHONPATH": str(repo), "PERFKIT_HOME": str(perfkit_home), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip().splitlines()[-1] == "False 0"

@@ -49,6 +49,7 @@ def test_figure_structure(h100_calibration: Calibration) -> None:
     # points: one trace per workload, hover with the placement
     gemm = next(t for t in fig.data if t.name == "gemm")
     assert len(gemm.x) == 2
+    assert list(gemm.marker.symbol) == ["square", "square"]  # bf16
     assert "% of roof" in gemm.text[0] and "compute-bound" in gemm.text[0]
     assert next(t for t in fig.data if t.name == "rmsnorm").text[0].count("memory-bound") == 2
 

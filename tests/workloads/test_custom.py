@@ -7,6 +7,7 @@ from the working directory), and reads the run record back.
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import uuid
 from pathlib import Path
@@ -76,8 +77,10 @@ profile: {torch_profiler: false, nvtx: false}
 
 @pytest.fixture(autouse=True)
 def _clean_triton_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the runner sets TRITON_INTERPRET=1 on a CPU run; restore the variable afterwards
+    # the runner sets TRITON_INTERPRET=1 on a CPU run and puts the working directory on
+    # sys.path: restore both afterwards
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
 
 
 @pytest.fixture

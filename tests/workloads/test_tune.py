@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import textwrap
 import uuid
 from pathlib import Path
@@ -128,6 +129,7 @@ def ref(x, CHUNK=None):
 @pytest.fixture(autouse=True)
 def _clean_triton_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
 
 
 def test_tune_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

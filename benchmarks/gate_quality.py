@@ -1,0 +1,262 @@
+"""Gate and change-point quality on seeded synthetic data, against Apache Otava and asv.
+
+    python3 -m venv .venv-bench && .venv-bench/bin/pip install apache-otava asv   # once
+    .venv-bench/bin/python -m benchmarks.gate_quality            # full (~5 min on 2 cores)
+    .venv-bench/bin/python -m benchmarks.gate_quality --quick    # smoke (~30 s)
+
+Part 1, the two-sample gate (analyzers/gate_stats.py, default policy: max_p 0.05, min_effect 1%):
+for each noise model of benchmarks/gate_noise.py and n = 5, 10, 30 samples per run, 20 earlier
+runs of the same code form the history, the last of them is the baseline, and the candidate is
+the next run with a true slowdown of 0, 1, 2, 5 or 10%. Reported: the share of trials the gate
+calls a regression (false-positive rate at 0%, power above). For reference, the same trials
+through a per-sample Mann-Whitney test (p < 0.05, slower) - what a gate without run history does.
+Also the whole-gate false-alarm rate with 50 unchanged metrics, with and without the
+Benjamini-Hochberg correction.
+
+Part 2, change points (analyzers/changepoint.py, defaults: max_p 0.001, min_magnitude 1%):
+series of 400 commits (one run of 10 samples per commit, its median) with 0-4 steps of
++-1, 2, 5 or 10% at least 30 commits apart; a detection within +-5 commits of a true step is a
+hit (one-to-one). Reported per model: precision, recall, F1 and false alarms per 1000 commits,
+for perfkit, Apache Otava's default analysis (window 50, max_pvalue 0.001), Otava with the same
+1% minimum magnitude, and asv's step detection (asv.step_detect.detect_steps).
+
+Writes benchmarks/results/gate_quality-<machine>.md and .json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from analyzers.changepoint import detect_change_points  # noqa: E402
+from analyzers.gate_stats import compare_samples, correct, summarize_run  # noqa: E402
+from analyzers.gate_types import LOWER, Verdict  # noqa: E402
+from benchmarks.gate_noise import MODELS, commit_series, run_offsets, run_samples  # noqa: E402
+
+EFFECTS = (0.0, 0.01, 0.02, 0.05, 0.10)
+SIZES = (5, 10, 30)
+HISTORY = 20
+TOLERANCE = 5
+STEP_SIZES = (0.01, 0.02, 0.05, 0.10)
+
+
+# --- part 1: the gate ---------------------------------------------------------------------------
+
+def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
+    """Regression-call rate of perfkit and of a per-sample Mann-Whitney test for one cell."""
+    from scipy.stats import mannwhitneyu
+
+    model, n, effect, trials = args
+    hits = naive = 0
+    for t in range(trials):
+        rng = np.random.default_rng([zlib.crc32(model.encode()), n, int(effect * 1000), t])
+        levels = run_offsets(model, HISTORY + 1, rng)
+        runs = [run_samples(model, n, levels[i], rng) for i in range(HISTORY)]
+        cand = run_samples(model, n, levels[HISTORY] + math.log1p(effect), rng)
+        hist = [summarize_run(r) for r in runs]
+        c = compare_samples("m", runs[-1], cand, LOWER, hist, seed=t)
+        hits += c.verdict == Verdict.REGRESSED
+        naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
+    return {"model": model, "n": n, "effect": effect, "trials": trials,
+            "perfkit": hits / trials, "mann_whitney": naive / trials}
+
+
+def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
+    """Share of gates with >= 1 false regression among 50 unchanged metrics (n = 10)."""
+    model, metrics, trials = args
+    with_bh = without = 0
+    for t in range(trials):
+        rng = np.random.default_rng([7, zlib.crc32(model.encode()), t])
+        comps = []
+        for k in range(metrics):
+            levels = run_offsets(model, HISTORY + 1, rng)
+            runs = [run_samples(model, 10, levels[i], rng) for i in range(HISTORY)]
+            cand = run_samples(model, 10, levels[HISTORY], rng)
+            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs], seed=k))
+        without += any(c.verdict == Verdict.REGRESSED for c in comps)
+        with_bh += any(c.verdict == Verdict.REGRESSED for c in correct(comps, "bh"))
+    return {"model": model, "metrics": metrics, "trials": trials, "bh": with_bh / trials, "none": without / trials}
+
+
+# --- part 2: change points ----------------------------------------------------------------------
+
+def make_series(model: str, index: int, n_commits: int) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng([11, zlib.crc32(model.encode()), index])
+    k = int(rng.integers(0, 5))
+    cps: list[int] = []
+    for _ in range(200):
+        if len(cps) == k:
+            break
+        at = int(rng.integers(15, n_commits - 15))
+        if all(abs(at - c) >= 30 for c in cps):
+            cps.append(at)
+    cps.sort()
+    steps = [(c, float(rng.choice(STEP_SIZES)) * float(rng.choice((-1.0, 1.0)))) for c in cps]
+    return commit_series(model, n_commits, steps, rng), cps
+
+
+def detectors() -> dict[str, Callable[[np.ndarray], list[int]]]:
+    from asv.step_detect import detect_steps
+    from otava.analysis import compute_change_points
+
+    return {
+        "perfkit": lambda y: [c.index for c in detect_change_points(y)],
+        "otava": lambda y: [int(c.index) for c in compute_change_points(list(map(float, y)))[0]],
+        "otava_min1pct": lambda y: [int(c.index) for c in compute_change_points(list(map(float, y)),
+                                                                                min_magnitude=0.01)[0]],
+        "asv": lambda y: [int(s[0]) for s in detect_steps(list(map(float, y)))[1:]],
+    }
+
+
+def match(truth: Sequence[int], found: Sequence[int], tol: int = TOLERANCE) -> int:
+    """One-to-one hits within +-tol, closest pairs first."""
+    pairs = sorted((abs(t - f), i, j) for i, t in enumerate(truth) for j, f in enumerate(found) if abs(t - f) <= tol)
+    used_t: set[int] = set()
+    used_f: set[int] = set()
+    hits = 0
+    for _, i, j in pairs:
+        if i not in used_t and j not in used_f:
+            used_t.add(i)
+            used_f.add(j)
+            hits += 1
+    return hits
+
+
+def cp_model(args: tuple[str, int, int]) -> dict[str, Any]:
+    model, n_series, n_commits = args
+    dets = detectors()
+    tally = {name: {"tp": 0, "found": 0, "seconds": 0.0} for name in dets}
+    true_total = 0
+    for s in range(n_series):
+        y, truth = make_series(model, s, n_commits)
+        true_total += len(truth)
+        for name, fn in dets.items():
+            t0 = time.perf_counter()
+            found = sorted(set(fn(y)))
+            tally[name]["seconds"] += time.perf_counter() - t0
+            tally[name]["tp"] += match(truth, found)
+            tally[name]["found"] += len(found)
+    commits = n_series * n_commits
+    out: dict[str, Any] = {"model": model, "series": n_series, "commits": commits, "true": true_total}
+    for name, t in tally.items():
+        tp, found = t["tp"], t["found"]
+        prec = tp / found if found else 1.0
+        rec = tp / true_total if true_total else 1.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        out[name] = {"precision": prec, "recall": rec, "f1": f1, "false_alarms_per_1000": 1000.0 * (found - tp) / commits,
+                     "seconds": t["seconds"]}
+    return out
+
+
+# --- report -------------------------------------------------------------------------------------
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    lines = ["# Gate and change-point quality (benchmarks/gate_quality.py)", "",
+             f"Machine: {meta['machine']}. Wall time {meta['seconds']:.0f} s. Trials per gate cell: {meta['trials']}; "
+             f"change-point series per model: {meta['series']} x {meta['commits']} commits.", "",
+             "## Gate: share of trials called a regression", "",
+             "perfkit (default policy) / per-sample Mann-Whitney without history. Effect 0% = false-positive rate.", ""]
+    head = "| model | n | " + " | ".join(f"{e:.0%}" for e in EFFECTS) + " |"
+    lines += [head, "|---|---:|" + "---:|" * len(EFFECTS)]
+    by = {(g["model"], g["n"], g["effect"]): g for g in gate}
+    for model in MODELS:
+        for n in SIZES:
+            cells = [f"{by[(model, n, e)]['perfkit']:.3f} / {by[(model, n, e)]['mann_whitney']:.2f}" for e in EFFECTS]
+            lines.append(f"| {model} | {n} | " + " | ".join(cells) + " |")
+    worst = max(g["perfkit"] for g in gate if g["effect"] == 0.0)
+    lines += ["", f"Largest false-positive rate of perfkit over all models and n: **{worst:.3f}** (target <= 0.05).", "",
+              "## Whole gate: 50 unchanged metrics, n = 10", "",
+              "| model | gates with >= 1 false regression, BH (default) | without correction |", "|---|---:|---:|"]
+    lines += [f"| {w['model']} | {w['bh']:.3f} | {w['none']:.3f} |" for w in whole]
+    names = ("perfkit", "otava", "otava_min1pct", "asv")
+    lines += ["", "## Change points (+-5 commits)", "",
+              "| model | detector | precision | recall | F1 | false alarms / 1000 commits | s |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for row in cps:
+        for name in names:
+            r = row[name]
+            lines.append(f"| {row['model']} | {name} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | "
+                         f"{r['false_alarms_per_1000']:.2f} | {r['seconds']:.1f} |")
+    totals = {}
+    for name in names:
+        tp = sum(row[name]["recall"] * row["true"] for row in cps)
+        found = sum(row[name]["recall"] * row["true"] / row[name]["precision"] if row[name]["precision"] else 0 for row in cps)
+        fa = sum(row[name]["false_alarms_per_1000"] * row["commits"] / 1000 for row in cps)
+        true = sum(row["true"] for row in cps)
+        commits = sum(row["commits"] for row in cps)
+        prec = tp / found if found else 1.0
+        rec = tp / true
+        totals[name] = (prec, rec, 2 * prec * rec / (prec + rec) if prec + rec else 0.0, 1000 * fa / commits)
+    lines += ["", "All models pooled:", "", "| detector | precision | recall | F1 | false alarms / 1000 commits |",
+              "|---|---:|---:|---:|---:|"]
+    lines += [f"| {n} | {t[0]:.3f} | {t[1]:.3f} | {t[2]:.3f} | {t[3]:.2f} |" for n, t in totals.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="few trials: a smoke test of the benchmark")
+    ap.add_argument("--trials", type=int, default=None, help="trials per gate cell (default 400; quick 30)")
+    ap.add_argument("--series", type=int, default=None, help="change-point series per model (default 50; quick 6)")
+    ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    args = ap.parse_args(argv)
+    try:
+        detectors()
+    except ImportError as exc:
+        print(f"gate_quality: baselines missing ({exc}); run: python3 -m venv .venv-bench && "
+              ".venv-bench/bin/pip install apache-otava asv, then .venv-bench/bin/python -m benchmarks.gate_quality",
+              file=sys.stderr)
+        return 2
+    trials = args.trials or (30 if args.quick else 400)
+    series = args.series or (6 if args.quick else 50)
+    n_commits = 400
+    t0 = time.time()
+    ctx = mp.get_context("fork")
+    with ctx.Pool(args.workers) as pool:
+        gate = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS], chunksize=1)
+        whole = pool.map(whole_gate, [(m, 50, max(trials // 4, 10)) for m in ("gaussian", "bimodal", "offset")])
+        cps = pool.map(cp_model, [(m, series, n_commits) for m in MODELS])
+    meta = {"machine": machine(), "seconds": time.time() - t0, "trials": trials, "series": series,
+            "commits": n_commits, "quick": args.quick}
+    text = report(gate, whole, cps, meta)
+    print(text)
+    if not args.quick:
+        args.out.mkdir(parents=True, exist_ok=True)
+        tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
+        (args.out / f"gate_quality-{tag}.md").write_text(text)
+        (args.out / f"gate_quality-{tag}.json").write_text(json.dumps(
+            {"meta": meta, "gate": gate, "whole_gate": whole, "change_points": cps}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

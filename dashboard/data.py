@@ -1,0 +1,491 @@
+"""The dashboard's one data module: every read of the store, runs and traces, cached.
+
+Pages call these and draw; nothing here draws and nothing computes statistics of its own:
+comparisons are the gate's (analyzers.gate_compare via perfkit.store.selectors), change points
+and the run-to-run spread are analyzers', series are the store's (perfkit.store.series), kernel
+tables and roofline placement come through reports.html_data. The store is opened read-only
+(SQLite `query_only`, PostgreSQL read-only transactions) and never created or migrated here.
+
+Configuration comes from the environment, set by `perfkit dashboard`:
+PERFKIT_DB (the store), PERFKIT_RUNS (run directory roots, os.pathsep-separated; where traces
+and analysis tables are looked up by run id), PERFKIT_DASHBOARD_DEMO (a demo-data label).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from sqlalchemy import Engine, event, func, select
+
+from perfkit.record import RUN_FILE, Run
+
+TTL_S = 60  # new runs appear within a minute
+RUNS_ENV = "PERFKIT_RUNS"
+DEMO_ENV = "PERFKIT_DASHBOARD_DEMO"
+OTHER_WORKLOAD = "(ingested)"
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+def db_url() -> str:
+    from perfkit.store.url import default_db_url
+
+    return default_db_url()
+
+
+def run_roots() -> tuple[str, ...]:
+    raw = os.environ.get(RUNS_ENV, "")
+    roots = [r for r in raw.split(os.pathsep) if r.strip()] or ["runs"]
+    return tuple(str(Path(r).resolve()) for r in roots)
+
+
+def demo_label() -> str | None:
+    return os.environ.get(DEMO_ENV) or None
+
+
+# ----------------------------------------------------------------------------- the store
+
+
+@dataclass(frozen=True)
+class StoreState:
+    url: str  # password hidden
+    ready: bool  # a perfkit store this perfkit reads, holding at least one run
+    runs: int
+    problem: str  # why it is not ready ("" when ready)
+
+
+@st.cache_resource(show_spinner=False)
+def engine(url: str) -> Engine | None:
+    """A read-only engine on the store, or None when the SQLite file does not exist."""
+    from perfkit.store.engine import open_engine
+    from perfkit.store.url import normalize_db_url, sqlite_path
+
+    full = normalize_db_url(url)
+    path = sqlite_path(full)
+    if path is not None and not path.exists():
+        return None
+    eng = open_engine(full)
+    _read_only(eng)
+    return eng
+
+
+def _read_only(eng: Engine) -> None:
+    if eng.dialect.name == "sqlite":
+        @event.listens_for(eng, "connect")
+        def _query_only(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA query_only = ON")
+            cur.close()
+    elif eng.dialect.name == "postgresql":
+        @event.listens_for(eng, "connect")
+        def _pg_read_only(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            cur.close()
+            dbapi_conn.commit()
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def store_state(url: str) -> StoreState:
+    from perfkit.errors import PerfkitError
+    from perfkit.store import schema
+    from perfkit.store.engine import describe
+    from perfkit.store.migrations import SCHEMA_VERSION, current_version
+
+    try:
+        eng = engine(url)
+    except PerfkitError as exc:
+        return StoreState(url, False, 0, str(exc))
+    if eng is None:
+        return StoreState(url, False, 0, "no store file there yet")
+    shown = describe(eng)
+    with eng.connect() as conn:
+        try:
+            version = current_version(conn)
+        except PerfkitError as exc:
+            return StoreState(shown, False, 0, str(exc))
+        if version == 0:
+            return StoreState(shown, False, 0, "the database holds no perfkit tables yet")
+        if version != SCHEMA_VERSION:
+            return StoreState(shown, False, 0, f"store schema version {version}; this dashboard reads "
+                              f"{SCHEMA_VERSION}: run any writing command (`perfkit ingest`) to migrate it")
+        n = int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
+    return StoreState(shown, n > 0, n, "" if n else "the store holds no runs yet")
+
+
+def _engine(url: str) -> Engine:
+    eng = engine(url)
+    if eng is None:
+        from perfkit.errors import StoreError
+
+        raise StoreError(f"{url}: no store there; pass --db or set PERFKIT_DB")
+    return eng
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def runs(url: str) -> pd.DataFrame:
+    """One row per stored run, newest first, with its spec name and point counts."""
+    from perfkit.store import schema
+
+    r, p = schema.runs, schema.points
+    with _engine(url).connect() as conn:
+        rows = conn.execute(select(r.c.run_id, r.c.created, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu,
+                                   r.c.device, r.c.status, r.c.source, r.c.dirty, r.c.spec_json)).all()
+        counts = conn.execute(select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)).all()
+    df = pd.DataFrame(rows, columns=["run_id", "created", "created_epoch", "commit", "branch", "gpu", "device",
+                                     "status", "source", "dirty", "spec_json"])
+    df["spec"] = [_spec_name(s) for s in df.pop("spec_json")]
+    tally = pd.DataFrame(counts, columns=["run_id", "pstatus", "n"]).pivot_table(
+        index="run_id", columns="pstatus", values="n", aggfunc="sum", fill_value=0)
+    for status in ("ok", "failed", "skipped"):
+        col = tally[status] if status in tally.columns else pd.Series(dtype="int64")
+        df[status] = df["run_id"].map(col).fillna(0).astype("int64")
+    df["commit_short"] = df["commit"].fillna("").str.slice(0, 10)
+    df["created_at"] = pd.to_datetime(df["created_epoch"], unit="s", utc=True)
+    return df.sort_values(["created_epoch", "run_id"], ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _spec_name(text: str | None) -> str:
+    try:
+        spec = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return ""
+    return str(spec.get("name") or "") if isinstance(spec, dict) else ""
+
+
+# ----------------------------------------------------------------------------- metric catalog
+
+
+def split_metric(name: str) -> tuple[str, str]:
+    """`<point key>:<metric>` -> (key, metric); a name without a point key is its own key."""
+    key, sep, metric = name.rpartition(":")
+    return (key, metric) if sep and key else (name, name)
+
+
+def parse_key(key: str) -> tuple[str, str, dict[str, str]]:
+    """`kind/workload/p=v,q=w` -> (kind, workload, {p: v, q: w}); other names go to OTHER_WORKLOAD."""
+    parts = key.split("/", 2)
+    if len(parts) < 3:
+        return "", OTHER_WORKLOAD, {}
+    params: dict[str, str] = {}
+    for item in parts[2].split(","):
+        name, sep, value = item.partition("=")
+        if not sep:
+            return parts[0], parts[1], {"key": parts[2]}
+        params[name] = value
+    return parts[0], parts[1], params
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def catalog(url: str) -> pd.DataFrame:
+    """Every stored metric name split into key, metric, kind, workload and its parameters."""
+    from perfkit.store import read
+
+    with _engine(url).connect() as conn:
+        names = read.metric_names(conn)
+    rows = []
+    for name in names:
+        key, metric = split_metric(name)
+        kind, workload, params = parse_key(key) if key != name else ("", OTHER_WORKLOAD, {})
+        rows.append({"name": name, "key": key, "metric": metric, "kind": kind,
+                     "workload": f"{kind}/{workload}" if kind else workload, "params": params})
+    return pd.DataFrame(rows, columns=["name", "key", "metric", "kind", "workload", "params"])
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
+    """(unit, direction, GPUs, branches) of a metric."""
+    from perfkit.store import read, schema
+
+    m, r = schema.metrics, schema.runs
+    with _engine(url).connect() as conn:
+        row = conn.execute(select(m.c.unit, m.c.direction).where(m.c.name == name).limit(1)).first()
+        gpus = read.metric_gpus(conn, name)
+        branches = conn.execute(select(r.c.branch).join(m, m.c.run_id == r.c.run_id)
+                                .where(m.c.name == name).distinct()).scalars().all()
+    unit, direction = (row.unit, row.direction) if row else ("", "lower")
+    return unit, direction, gpus, sorted(b for b in branches if b)
+
+
+# ----------------------------------------------------------------------------- history
+
+
+@dataclass(frozen=True)
+class History:
+    runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location)
+    commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high
+    changes: pd.DataFrame  # gpu, commit, created_at, magnitude, p_value, before, after, kind
+    unit: str
+    direction: str
+    spread: dict[str, float]  # gpu -> run-to-run sigma (relative, log scale) of the band
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band_sigmas: float = 2.0) -> History:
+    """A metric over commits per GPU: run values, commit values with the noise band, change points.
+
+    Commit values and change points are `perfkit history`'s (store.series, analyzers.changepoint).
+    The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
+    sigma the run-to-run spread the gate uses (analyzers.gate_stats.run_spread) of that GPU's series.
+    """
+    from perfkit.store import read
+
+    unit, direction, _, _ = metric_facts(url, name)
+    parts: list[tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]] = []
+    spread: dict[str, float] = {}
+    with _engine(url).connect() as conn:
+        for gpu in gpus:
+            hist = read.metric_history(conn, name, gpu=gpu, branch=branch)
+            if hist:
+                run_rows, commit_rows, change_rows, spread[gpu] = _gpu_series(gpu, hist, direction, band_sigmas)
+                parts.append((run_rows, commit_rows, change_rows))
+    columns = (RUN_COLUMNS, COMMIT_COLUMNS, CHANGE_COLUMNS)
+    frames = [_with_time(pd.DataFrame([row for part in parts for row in part[i]], columns=columns[i]))
+              for i in range(3)]
+    return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread)
+
+
+RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
+COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "level", "band_low", "band_high"]
+CHANGE_COLUMNS = ["gpu", "commit", "created_epoch", "magnitude", "p_value", "before", "after", "kind"]
+
+
+def _gpu_series(gpu: str, hist: list[Any], direction: str, band_sigmas: float) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], float]:
+    """Rows of one GPU's history: runs, commits (level and band), change points; and its sigma."""
+    from analyzers.changepoint import detect_change_points
+    from analyzers.gate_stats import run_spread
+    from analyzers.gate_types import HIGHER, RunSummary
+    from perfkit.store.series import commit_series, run_location
+
+    runs_ = [{"run_id": h.run_id, "gpu": gpu, "created_epoch": h.created_epoch, "commit": h.commit or "",
+              "branch": h.branch or "", "value": run_location(h.samples, h.value), "n": len(h.samples)}
+             for h in hist]
+    series = commit_series(hist)
+    values = [c.value for c in series]
+    cps = detect_change_points(values) if all(v > 0 for v in values) else []
+    sigma, _, _ = run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])
+    width = math.exp(band_sigmas * sigma) if math.isfinite(sigma) else math.nan
+    bounds = [0, *[cp.index for cp in cps], len(series)]
+    commits = []
+    for a, b in itertools.pairwise(bounds):
+        level = float(np.median(values[a:b]))
+        commits += [{"gpu": gpu, "commit": c.commit, "created_epoch": c.created_epoch, "value": c.value,
+                     "runs": c.runs, "level": level, "band_low": level / width, "band_high": level * width}
+                    for c in series[a:b]]
+    changes = []
+    for cp in cps:
+        c = series[cp.index]
+        worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
+        changes.append({"gpu": gpu, "commit": c.commit, "created_epoch": c.created_epoch, "magnitude": cp.magnitude,
+                        "p_value": cp.p_value, "before": cp.before, "after": cp.after,
+                        "kind": "regression" if worse else "improvement"})
+    return runs_, commits, changes, sigma
+
+
+def history_between(h: History, lo_epoch: float, hi_epoch: float) -> History:
+    """The part of a history made between two times (inclusive): the commit-range filter."""
+    def cut(df: pd.DataFrame) -> pd.DataFrame:
+        return df[(df["created_epoch"] >= lo_epoch) & (df["created_epoch"] <= hi_epoch)]
+
+    return replace(h, runs=cut(h.runs), commits=cut(h.commits), changes=cut(h.changes))
+
+
+def _with_time(df: pd.DataFrame) -> pd.DataFrame:
+    df["created_at"] = pd.to_datetime(df["created_epoch"], unit="s", utc=True)
+    return df
+
+
+# ----------------------------------------------------------------------------- one run
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_record(url: str, run_id: str) -> Run:
+    from perfkit.store import read
+
+    with _engine(url).connect() as conn:
+        return read.load_run(conn, run_id)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_dir(run_id: str, roots: tuple[str, ...]) -> str | None:
+    """The run's directory under one of the roots (ROOT/<run_id>/run.json, or one level deeper)."""
+    for root in roots:
+        base = Path(root)
+        direct = base / run_id / RUN_FILE
+        if direct.is_file():
+            return str(direct.parent)
+        if base.is_dir():
+            for child in base.iterdir():
+                if (child / run_id / RUN_FILE).is_file():
+                    return str(child / run_id)
+    return None
+
+
+def run_labels(run: Run) -> dict[str, str]:
+    from reports.html_data import point_labels
+
+    return point_labels(run)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def stored_kernels(url: str, run_id: str) -> pd.DataFrame:
+    """The kernel table stored with the run (`run.artifacts["kernels"]`), possibly empty."""
+    from perfkit.store import read
+
+    with _engine(url).connect() as conn:
+        return pd.DataFrame(read.kernel_table(conn, run_id))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Reading the run's traces ...")
+def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str, ...]) -> tuple[Any, str]:
+    """(KernelView | None, why not) for a run, or one point of it (its trace)."""
+    from reports.html_data import analysis_tables, kernel_view, trace_tables
+
+    run = run_record(url, run_id)
+    where = run_dir(run_id, roots)
+    if where is None:
+        return None, f"run directory {run_id}/ not found under {', '.join(roots)} (start with --runs DIR)"
+    labels = run_labels(run)
+    if point_key is None:
+        return kernel_view(run, Path(where), labels)
+    stored = analysis_tables(run, Path(where), labels)
+    label = labels.get(point_key, point_key)
+    if stored is not None and "point" in stored.summary.columns:
+        def mine(df: pd.DataFrame) -> pd.DataFrame:
+            return df[df["point"] == label] if "point" in df.columns else df
+
+        return replace(stored, summary=mine(stored.summary), launch=mine(stored.launch), idle=mine(stored.idle)), ""
+    point = next((p for p in run.points if p.key == point_key), None)
+    if point is None or not point.trace or not (Path(where) / point.trace).is_file():
+        return None, "this point has no trace file"
+    return trace_tables(Path(where) / point.trace), ""
+
+
+def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) -> Path | None:
+    where = run_dir(run_id, roots)
+    point = next((p for p in run.points if p.key == point_key), None)
+    if where is None or point is None or not point.trace:
+        return None
+    path = Path(where) / point.trace
+    return path if path.is_file() else None
+
+
+def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
+    """The self-contained HTML report of a stored run (kernels too when its directory is found)."""
+    from reports.html import render_html
+    from reports.html_data import gather
+
+    where = run_dir(run_id, roots)
+    return render_html(gather(run_record(url, run_id), Path(where) if where else None)).encode("utf-8")
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def roofline(url: str, run_id: str) -> tuple[Any, str]:
+    """(reports.html_data.RooflineView | None, why not) of a stored run."""
+    from reports.html_data import roofline_view
+
+    return roofline_view(run_record(url, run_id))
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+@dataclass(frozen=True)
+class Compared:
+    table: pd.DataFrame  # reports.html_data.COMPARE_COLUMNS
+    note: str
+    counts: dict[str, int]
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
+def compare(url: str, base_id: str, cand_id: str) -> Compared:
+    """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
+    from analyzers.gate_compare import compare_runs
+    from perfkit.store import read
+    from perfkit.store.selectors import history_lookup, side_from_store
+    from reports.html_compare import gate_pairs
+    from reports.html_data import comparison_rows, verdict_counts
+
+    eng = _engine(url)
+    with eng.connect() as conn:
+        base_row = read.get_run(conn, base_id)
+        cand_row = read.get_run(conn, cand_id)
+    base = side_from_store(eng, base_row, base_id)
+    cand = side_from_store(eng, cand_row, cand_id)
+    result = compare_runs(base, cand, history_lookup(eng, cand, base))
+    pairs, note = gate_pairs(result)
+    table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
+    return Compared(table, note, verdict_counts(table))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Diffing kernels ...")
+def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tuple[str, ...]) -> tuple[Any, str]:
+    """((diff, totals) | None, why not): analyzers.diff over the two runs' traces of one point."""
+    from analyzers.diff import diff_totals, trace_diff
+    from analyzers.kineto import load_trace
+
+    paths = []
+    for run_id in (base_id, cand_id):
+        path = trace_file(run_id, point_key, run_record(url, run_id), roots)
+        if path is None:
+            return None, f"no trace of this point for run {run_id} (run directory under --runs, with traces/)"
+        paths.append(path)
+    diff = trace_diff(load_trace(paths[0]), load_trace(paths[1]))
+    if diff.empty:
+        return None, "the traces hold no GPU kernels (CPU runs record CPU ops only)"
+    return (diff, diff_totals(diff)), ""
+
+
+def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
+    """The run before `run_id` of the same spec on the same GPU and branch (the natural baseline)."""
+    row = all_runs[all_runs["run_id"] == run_id]
+    if row.empty:
+        return None
+    r = row.iloc[0]
+    same = all_runs[(all_runs["gpu"] == r["gpu"]) & (all_runs["spec"] == r["spec"])
+                    & (all_runs["branch"].fillna("") == (r["branch"] or ""))
+                    & (all_runs["created_epoch"] < r["created_epoch"])]
+    return str(same.iloc[0]["run_id"]) if len(same) else None
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Checking the latest runs ...")
+def overview(url: str) -> pd.DataFrame:
+    """Latest run per GPU and spec (and branch) with the gate's verdicts against the run before it,
+    open regressions first."""
+    all_runs = runs(url)
+    latest = all_runs.drop_duplicates(["gpu", "spec", "branch"], keep="first")
+    rows = []
+    for r in latest.to_dict("records"):
+        prev = previous_run(all_runs, str(r["run_id"]))
+        counts: dict[str, int] = {}
+        worst = ""
+        if prev is not None:
+            cmp = compare(url, prev, str(r["run_id"]))
+            counts = cmp.counts
+            reg = cmp.table[cmp.table["verdict"] == "regressed"]
+            if len(reg):
+                top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
+                worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
+        rows.append({
+            "gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": r["run_id"],
+            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
+            "regressed": counts.get("regressed", 0), "improved": counts.get("improved", 0),
+            "noisy": counts.get("noisy", 0), "incomparable": counts.get("incomparable", 0),
+            "unchanged": counts.get("unchanged", 0), "worst": worst,
+            "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped",
+        })
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    return df.sort_values(["regressed", "gpu", "spec"], ascending=[False, True, True], kind="stable").reset_index(drop=True)

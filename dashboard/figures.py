@@ -1,0 +1,77 @@
+"""Plotly figures of the dashboard that the run reports do not have: a metric's history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from reports.html_text import plot_text
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+GL_THRESHOLD = 2000  # WebGL markers above this many runs per GPU
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def history_figure(h: Any, title: str, *, height: int = 520) -> go.Figure:
+    """Per GPU: every run (click one to open it), the commit level with its noise band, and the
+    detected change points (red: regression, green: improvement). `h` is a dashboard.data.History."""
+    fig = go.Figure()
+    for i, (gpu, runs) in enumerate(h.runs.groupby("gpu", sort=True)):
+        color = PALETTE[i % len(PALETTE)]
+        name = plot_text(gpu, 40)
+        commits = h.commits[h.commits["gpu"] == gpu]
+        _add_band(fig, commits, color, name)
+        scatter = go.Scattergl if len(runs) > GL_THRESHOLD else go.Scatter
+        fig.add_trace(scatter(
+            x=runs["created_at"], y=runs["value"], mode="markers", name=f"{name}: runs",
+            marker={"color": color, "size": 6, "opacity": 0.75},
+            customdata=runs[["run_id", "commit", "branch"]].astype(str).map(plot_text).to_numpy(),
+            hovertemplate="run %{customdata[0]}<br>commit %{customdata[1]:.10} (%{customdata[2]})"
+                          "<br>%{y:.4g}" + plot_text(f" {h.unit}") + "<extra>" + name + "</extra>",
+        ))
+        changes = h.changes[h.changes["gpu"] == gpu]
+        _add_changes(fig, changes, name)
+    fig.update_layout(title=plot_text(title), template="plotly_white", height=height, hovermode="closest",
+                      legend={"orientation": "h", "y": -0.18}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      clickmode="event+select", dragmode="pan")
+    fig.update_yaxes(title_text=plot_text(h.unit or "value"))
+    fig.update_xaxes(title_text="run time (commit order)")
+    return fig
+
+
+def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> None:
+    if commits.empty:
+        return
+    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["band_high"], mode="lines", line={"width": 0},
+                             hoverinfo="skip", showlegend=False, legendgroup=f"band-{name}"))
+    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["band_low"], mode="lines", line={"width": 0},
+                             fill="tonexty", fillcolor=_rgba(color, 0.15), hoverinfo="skip",
+                             name=f"{name}: noise band", legendgroup=f"band-{name}"))
+    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["level"], mode="lines",
+                             line={"color": color, "width": 2, "shape": "hv"}, name=f"{name}: level",
+                             customdata=commits[["commit"]].astype(str).map(plot_text).to_numpy(),
+                             hovertemplate="level %{y:.4g}<br>commit %{customdata[0]:.10}<extra></extra>"))
+
+
+def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:
+    for kind, color in (("regression", "#d62728"), ("improvement", "#2ca02c")):
+        part = changes[changes["kind"] == kind]
+        if part.empty:
+            continue
+        fig.add_trace(go.Scatter(
+            x=part["created_at"], y=part["after"], mode="markers", name=f"{name}: {kind}",
+            marker={"symbol": "x" if kind == "regression" else "star", "size": 14, "color": color,
+                    "line": {"width": 1, "color": "#222"}},
+            customdata=list(zip(part["commit"].astype(str).map(plot_text), part["magnitude"] * 100,
+                                part["p_value"], strict=True)),
+            hovertemplate=f"{kind} at %{{customdata[0]:.10}}<br>%{{customdata[1]:+.2f}}%, "
+                          "p=%{customdata[2]:.2g}<extra></extra>",
+        ))
+        for x in part["created_at"]:
+            fig.add_vline(x=x, line={"color": color, "width": 1, "dash": "dot"})

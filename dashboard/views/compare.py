@@ -1,0 +1,55 @@
+"""Compare: two runs, metric by metric (the gate's verdicts), and their kernel diff."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import data, widgets
+from reports.html_figures import comparison_figure
+
+st.title("Compare")
+url = widgets.store_url()
+if url is None:
+    st.stop()
+all_runs = data.runs(url)
+c1, c2 = st.columns(2)
+with c2:
+    cand = widgets.pick_run(url, "Candidate", key="cmp_cand")
+default_base = data.previous_run(all_runs, cand) if cand else None
+with c1:
+    base = widgets.pick_run(url, "Baseline (default: the run before the candidate)", key="cmp_base",
+                            default=default_base or (all_runs["run_id"].iloc[min(1, len(all_runs) - 1)]),
+                            param="base")
+if base is None or cand is None:
+    st.stop()
+if base == cand:
+    st.info("Pick two different runs.")
+    st.stop()
+result = data.compare(url, base, cand)
+cols = st.columns(5)
+for col, verdict in zip(cols, ("regressed", "improved", "noisy", "incomparable", "unchanged"), strict=True):
+    col.metric(verdict, result.counts.get(verdict, 0))
+if result.note:
+    st.caption(f"Not compared: {widgets.md_text(result.note)}")
+if result.table.empty:
+    st.info("The two runs share no metric.")
+    st.stop()
+fig = comparison_figure(result.table)
+if fig is not None:
+    st.plotly_chart(fig, key="cmp_chart", width="stretch")
+st.dataframe(result.table, hide_index=True, key="cmp_table",
+             column_config={"ratio": st.column_config.NumberColumn(format="%.4f"),
+                            "p_value": st.column_config.NumberColumn(format="%.2g")})
+
+st.subheader("Kernel diff")
+cand_run = data.run_record(url, cand)
+labels = data.run_labels(cand_run)
+keys = sorted({str(k) for k in result.table["key"]})
+point = st.selectbox("Point", keys, format_func=lambda k: labels.get(k, k), key="cmp_point")
+diff, why = data.kernel_diff(url, base, cand, point, data.run_roots())
+if diff is None:
+    widgets.not_available(why)
+else:
+    table, totals = diff
+    st.dataframe(totals, hide_index=True, key="cmp_diff_totals")
+    st.dataframe(table, hide_index=True, key="cmp_diff")

@@ -1,0 +1,72 @@
+"""History: a metric over commits per GPU, with noise bands and change points."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import data, figures, widgets
+from reports.markdown_run import md_text
+
+st.title("History")
+url = widgets.store_url()
+if url is None:
+    st.stop()
+cat = data.catalog(url)
+if cat.empty:
+    st.info("The store holds runs but no metrics yet.")
+    st.stop()
+c1, c2 = st.columns([2, 3])
+workloads = sorted(cat["workload"].unique())
+workload = c1.selectbox("Workload", workloads, key="h_workload")
+rows = cat[cat["workload"] == workload]
+params = {k for p in rows["params"] for k in p}
+varying = sorted(k for k in params if len({p.get(k) for p in rows["params"]}) > 1)
+with c2:
+    cols = st.columns(max(len(varying), 1))
+    for i, name in enumerate(varying):
+        values = sorted({p.get(name) for p in rows["params"] if p.get(name) is not None}, key=str)
+        chosen = cols[i].selectbox(name, values, key=f"h_param_{name}")
+        rows = rows[[p.get(name) == chosen for p in rows["params"]]]
+c3, c4, c5 = st.columns([2, 3, 2])
+metrics = sorted(rows["metric"].unique(), key=lambda m: (m != "time_s", m))
+metric = c3.selectbox("Metric", metrics, key="h_metric")
+name = str(rows[rows["metric"] == metric]["name"].iloc[0])
+unit, direction, gpus, branches = data.metric_facts(url, name)
+chosen_gpus = c4.multiselect("GPU", gpus, default=gpus, key="h_gpus")
+branch = c5.selectbox("Branch", ["(all)", *branches], key="h_branch")
+if not chosen_gpus:
+    st.info("Choose at least one GPU.")
+    st.stop()
+h = data.history(url, name, tuple(chosen_gpus), None if branch == "(all)" else branch)
+if h.runs.empty:
+    st.info("No run of this metric matches the filters.")
+    st.stop()
+commits = h.commits.sort_values("created_epoch")["commit"].drop_duplicates().tolist()
+if len(commits) > 1:
+    first, last = st.select_slider("Commit range", options=commits, value=(commits[0], commits[-1]),
+                                   format_func=lambda c: c[:10], key="h_range")
+    lo = h.commits.loc[h.commits["commit"] == first, "created_epoch"].min()
+    hi = h.commits.loc[h.commits["commit"] == last, "created_epoch"].max()
+    h = data.history_between(h, float(lo), float(hi))
+better = "higher" if direction == "higher" else "lower"
+st.caption(f"{md_text(name)} ({md_text(unit) or 'no unit'}, {better} is better). "
+           "Dots: runs (click one to open it). Line: the level of each segment between change points; "
+           "band: ±2 run-to-run sigma (the gate's spread estimate). Markers: detected change points.")
+fig = figures.history_figure(h, f"{name} by GPU")
+event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="history_chart", width="stretch")
+picked = [p for p in (event.selection.points if event else []) if p.get("customdata")]
+if picked:
+    widgets.open_run(str(picked[0]["customdata"][0]))
+st.subheader(f"Change points ({len(h.changes)})")
+if h.changes.empty:
+    st.caption("None detected in this range (p <= 0.001 and at least 1%, 5 commits a side).")
+else:
+    st.dataframe(h.changes[["gpu", "commit", "created_at", "kind", "magnitude", "p_value", "before", "after"]],
+                 hide_index=True, key="history_changes",
+                 column_config={"magnitude": st.column_config.NumberColumn(format="percent")})
+st.subheader("Runs")
+table = h.runs.sort_values("created_epoch", ascending=False)[["run_id", "gpu", "created_at", "commit", "branch",
+                                                              "value", "n"]]
+sel = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="history_runs")
+if sel.selection.rows:
+    widgets.open_run(str(table.iloc[sel.selection.rows[0]]["run_id"]))

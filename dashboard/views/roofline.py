@@ -1,0 +1,35 @@
+"""Roofline: a run's points against its device's measured and datasheet ceilings."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import data, widgets
+from reports.html_text import plot_text
+
+st.title("Roofline")
+url = widgets.store_url()
+if url is None:
+    st.stop()
+run_id = widgets.pick_run(url, "Run", key="roof_run")
+if run_id is None:
+    st.stop()
+view, why = data.roofline(url, run_id)
+if view is None:
+    widgets.not_available(why)
+    st.stop()
+from roofline.ceilings import roof_labels  # noqa: E402
+from roofline.figure import roofline_figure  # noqa: E402
+
+shown = view.placed.copy()
+for column in ("key", "workload"):
+    if column in shown.columns:
+        shown[column] = [plot_text(v) for v in shown[column]]
+fig = roofline_figure(shown, view.roofs, title=f"Roofline: {plot_text(view.device)}")
+st.plotly_chart(fig, key="roofline_chart", width="stretch")
+for note in view.notes:
+    st.caption(widgets.md_text(note))
+for label in roof_labels(view.roofs):
+    roof = view.roofs[label]
+    st.caption(f"{widgets.md_text(label)} roof: {widgets.md_text(roof.device)} ({widgets.md_text(roof.source)})")
+st.dataframe(view.placed, hide_index=True, key="roofline_table")

@@ -1,0 +1,70 @@
+"""Run: one stored run's environment, spec, points with numerics, and failures."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, widgets
+from reports.html_data import failures
+from reports.units import fmt_pct, fmt_rate, fmt_time
+
+st.title("Run")
+url = widgets.store_url()
+if url is None:
+    st.stop()
+run_id = widgets.pick_run(url, "Run", key="run_pick")
+if run_id is None:
+    st.stop()
+run = data.run_record(url, run_id)
+store, chosen = url, run_id
+labels = data.run_labels(run)
+git = run.env.get("git") or {}
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Status", run.status)
+c2.metric("Device", run.device)
+c3.metric("Commit", (git.get("commit") or "-")[:10])
+c4.metric("Points ok", f"{run.counts.get('ok', 0)} / {len(run.points)}")
+st.caption(f"created {run.created} · finished {run.finished or '-'} · spec {run.spec.get('name', '')} "
+           f"({run.spec_path}) · branch {git.get('branch') or '-'}")
+links = st.columns(4)
+links[0].page_link(widgets.COMPARE_PAGE, label="Compare with its baseline", query_params={"run": run_id})
+links[1].page_link(widgets.ROOFLINE_PAGE, label="Roofline", query_params={"run": run_id})
+links[2].page_link(widgets.KERNELS_PAGE, label="Kernels", query_params={"run": run_id})
+links[3].download_button("HTML report", data=lambda: data.report_html(store, chosen, data.run_roots()),
+                         file_name=f"perfkit-{run_id}.html", mime="text/html", key="run_report",
+                         on_click="ignore")
+
+rows = []
+for p in run.points:
+    st_ = p.measurement.stats if p.measurement and p.measurement.samples_s else None
+    ach = p.achieved
+    rows.append({
+        "point": labels.get(p.key, p.key), "status": p.status,
+        "median": fmt_time(st_.median_s) if st_ else "-", "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
+        "n": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
+        "flop/s": fmt_rate(ach.get("flop_per_s"), "flop/s"), "bytes/s": fmt_rate(ach.get("bytes_per_s"), "B/s"),
+        "rel err": p.numerics.rel_err if p.numerics else None, "tol": p.numerics.tol if p.numerics else None,
+        "numerics ok": p.numerics.ok if p.numerics else None,
+        "reference": p.numerics.reference if p.numerics else "", "key": p.key,
+    })
+st.subheader("Points and numerics")
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points",
+             column_config={"rel err": st.column_config.NumberColumn(format="%.2e"),
+                            "tol": st.column_config.NumberColumn(format="%.0e")})
+st.subheader("Failures")
+bad = failures(run)
+if bad:
+    st.dataframe(pd.DataFrame([{"point": labels.get(k, k), "status": s, "error": e} for k, s, e in bad]),
+                 hide_index=True, key="run_failures")
+else:
+    st.success("Every point ran and passed its numerics check.")
+left, right = st.columns(2)
+with left:
+    st.subheader("Environment")
+    st.json(run.env, expanded=1)
+with right:
+    st.subheader("Spec")
+    st.code(json.dumps(run.spec, indent=2, default=str), language="json")

@@ -1,0 +1,71 @@
+"""Page parts every dashboard page shares: the demo banner, the empty-store guide, the run
+picker and navigation to a run. Text from runs and traces is shown with st.dataframe / st.code /
+st.text (never as Markdown or HTML), or escaped first."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+from reports.markdown_run import md_text
+
+RUN_PAGE = "views/run.py"
+COMPARE_PAGE = "views/compare.py"
+KERNELS_PAGE = "views/kernels.py"
+ROOFLINE_PAGE = "views/roofline.py"
+HISTORY_PAGE = "views/history.py"
+
+FILL_HELP = """\
+perfkit profile examples/gemm-cpu.yaml          # a CPU run -> runs/<run_id>/
+perfkit ingest runs/* --db {url}                 # store run directories
+perfkit dashboard --db {url}                     # and look again
+perfkit dashboard --demo                         # or: a demo store built from real CPU runs"""
+
+
+def demo_banner() -> None:
+    label = data.demo_label()
+    if label:
+        st.warning(f"**Demo data.** {md_text(label)}", icon="🧪")
+
+
+def store_url() -> str | None:
+    """The store's URL when it holds runs; otherwise draws how to fill it and returns None."""
+    url = data.db_url()
+    state = data.store_state(url)
+    if state.ready:
+        return url
+    st.info(f"No runs to show: {md_text(state.problem)}.")
+    st.markdown("Fill the store, then reload this page:")
+    st.code(FILL_HELP.format(url=state.url), language="bash")
+    return None
+
+
+def run_choice_label(row: pd.Series) -> str:
+    spec = f" · {row['spec']}" if row["spec"] else ""
+    commit = f" · {row['commit_short']}" if row["commit_short"] else ""
+    return f"{row['run_id']} · {row['gpu']}{spec}{commit}"
+
+
+def pick_run(url: str, label: str, *, key: str, default: str | None = None,
+             param: str | None = "run") -> str | None:
+    """A selectbox over stored runs, newest first; preselects ?run=<id> (or `default`)."""
+    all_runs = data.runs(url)
+    if all_runs.empty:
+        return None
+    ids = list(all_runs["run_id"])
+    wanted = (st.query_params.get(param) if param else None) or default
+    index = ids.index(wanted) if wanted in ids else 0
+    names = {r["run_id"]: run_choice_label(r) for _, r in all_runs.iterrows()}
+    chosen = st.selectbox(label, ids, index=index, key=key, format_func=lambda i: names.get(i, i))
+    if param and chosen is not None and st.query_params.get(param) != chosen:
+        st.query_params[param] = chosen
+    return chosen
+
+
+def open_run(run_id: str) -> None:
+    st.switch_page(RUN_PAGE, query_params={"run": run_id})
+
+
+def not_available(reason: str) -> None:
+    st.info(f"Not available for this run: {md_text(reason)}")

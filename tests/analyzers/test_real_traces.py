@@ -1,0 +1,120 @@
+"""Real GPU traces (../shared/bench/traces): exact totals, and agreement with HTA's numbers.
+
+tests/analyzers/hta_reference.json holds HTA 0.5.0's own output on these traces, recorded by
+benchmarks/analyzer_hta_reference.py (HTA runs in the benchmark venv, not in perfkit's).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analyzers.hta_compat import hta_temporal_breakdown
+from analyzers.idle import idle_breakdown
+from analyzers.kernel_summary import kernel_summary
+from analyzers.kineto import load_trace
+from analyzers.launch import launch_summary
+from analyzers.temporal import temporal_breakdown
+
+REFERENCE = json.loads((Path(__file__).parent / "hta_reference.json").read_text())
+TRACES = sorted(REFERENCE["traces"])
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces"
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+Loaded = tuple[str, Any, list[dict[str, Any]]]
+
+
+def _raw(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path, "rb") as fh:
+        events: list[dict[str, Any]] = json.load(fh)["traceEvents"]
+    return events
+
+
+@pytest.fixture(scope="module", params=TRACES)
+def loaded(request: pytest.FixtureRequest) -> Loaded:
+    """(name, table, raw events) per trace; module scope: each trace is read once."""
+    path = SHARED / request.param
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    return request.param, load_trace(path), _raw(path)
+
+
+def _union(intervals: list[tuple[int, int]]) -> int:
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+def test_rows_and_kernel_totals_equal_the_raw_events(loaded: Loaded) -> None:
+    _, table, events = loaded
+    x = [e for e in events if e.get("ph") == "X" and e.get("cat") not in ("Trace", "python_function")]
+    assert len(table) == len(x)
+    want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for e in x:
+        if e["cat"] in GPU_CATS:
+            want[e["name"]][0] += 1
+            want[e["name"]][1] += round(e["dur"] * 1000)
+    ks = kernel_summary(table).set_index("name")
+    assert len(ks) == len(want)
+    for kname, (count, total) in want.items():
+        assert ks.loc[kname, "count"] == count
+        assert ks.loc[kname, "total_ns"] == total
+    assert Counter(table.name_of(table["name_id"][table.gpu_mask()])) == Counter({k: v[0] for k, v in want.items()})
+
+
+def test_temporal_breakdown_by_definition(loaded: Loaded) -> None:
+    """perfkit's numbers against a direct, loop-based evaluation of the definition."""
+    _, table, events = loaded
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    iv = [(round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000)) for e in gpu]
+    span = max(e for _, e in iv) - min(s for s, _ in iv)
+    busy = _union(iv)
+    row = temporal_breakdown(table, per_step=False).iloc[0]
+    assert row.span_ns == pytest.approx(span, abs=len(iv))  # float ts -> ns rounding, <= 1 ns each
+    assert row.busy_ns == pytest.approx(busy, abs=len(iv))
+    assert row.idle_pct == pytest.approx(100 * (span - busy) / span, abs=0.01)
+
+
+def test_temporal_breakdown_agrees_with_hta(loaded: Loaded) -> None:
+    """HTA's choices applied (analyzers.hta_compat): within 0.5 percentage points of HTA."""
+    name, table, _ = loaded
+    hta = REFERENCE["traces"][name]["temporal"]
+    ours = hta_temporal_breakdown(table).iloc[0]
+    assert ours.idle_pct == pytest.approx(hta["idle_time_pctg"], abs=0.5)
+    assert ours.compute_pct == pytest.approx(hta["compute_time_pctg"], abs=0.5)
+    assert ours.non_compute_pct == pytest.approx(hta["non_compute_time_pctg"], abs=0.5)
+
+
+def test_hta_choices_switched_off_give_perfkits_numbers(loaded: Loaded) -> None:
+    _, table, _ = loaded
+    off = hta_temporal_breakdown(table, sync=False, last_step=False, round_us=False, hta_classes=False).iloc[0]
+    ours = temporal_breakdown(table, per_step=False).iloc[0]
+    assert (off.span_ns, off.busy_ns, off.compute_ns) == (ours.span_ns, ours.busy_ns, ours.compute_ns)
+
+
+def test_launch_and_idle_cover_what_hta_covers(loaded: Loaded) -> None:
+    name, table, events = loaded
+    ref = REFERENCE["traces"][name]
+    row = launch_summary(table).iloc[0]
+    assert row.linked_ops >= ref["launch_stats_rows"]
+    assert set(ref["idle_streams"]) <= set(idle_breakdown(table)["stream"])
+    graph_corr = {e["args"]["correlation"] for e in events if e.get("name") in ("cudaGraphLaunch", "hipGraphLaunch")}
+    replayed = sum(1 for e in events if e.get("cat") in GPU_CATS and e["args"].get("correlation") in graph_corr)
+    assert row.graph_ops == replayed
+
+
+def test_graph_trace_attributes_every_replayed_kernel(shared_traces: Path) -> None:
+    table = load_trace(shared_traces / "hta_negqueue_rank0_a100.json.gz")
+    row = launch_summary(table).iloc[0]
+    assert row.graph_ops == 345  # 70 cudaGraphLaunch calls replay 345 GPU ops
+    assert row.queue_p50_ns > 100 * row.overhead_p50_ns  # HTA's "launch delay" here is queueing

@@ -1,0 +1,186 @@
+"""`perfkit ingest / compare / gate / history / ab` end to end, through perfkit.cli.main, on a
+real SQLite store and run directories on disk."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perfkit.atomic import write_json_atomic
+from perfkit.cli import main
+from perfkit.store.api import store_run
+
+_spec = importlib.util.spec_from_file_location(
+    "perfkit_test_factory", Path(__file__).resolve().parents[1] / "store" / "factory.py")
+assert _spec and _spec.loader
+f = sys.modules.get("perfkit_test_factory") or importlib.util.module_from_spec(_spec)
+if "perfkit_test_factory" not in sys.modules:
+    sys.modules["perfkit_test_factory"] = f
+    _spec.loader.exec_module(f)
+
+KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path / 'perfkit.db'}"
+    monkeypatch.setenv("PERFKIT_DB", url)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return url
+
+
+def _history(url: str, n: int = 20) -> None:
+    """n earlier main runs on the H100 with a 1% run-to-run offset."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        level = 1e-3 * float(np.exp(rng.normal(0, 0.01)))
+        store_run(f.make_run(f"hist{i:02d}", f.noisy(level, 10, 100 + i), commit=f"h{i:02d}",
+                             created=f"2026-01-{i + 1:02d}T00:00:00Z"), url)
+
+
+def _run_dir(tmp_path: Path, run_id: str, level: float, seed: int, **kw: Any) -> Path:
+    run = f.make_run(run_id, f.noisy(level, 10, seed), created="2026-02-01T00:00:00Z", **kw)
+    d = tmp_path / run_id
+    write_json_atomic(d / "run.json", run.to_dict())
+    return d
+
+
+def _json_out(capsys: pytest.CaptureFixture[str]) -> Any:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_gate_exit_codes_and_reports(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _history(db)
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    same = _run_dir(tmp_path, "same", 1e-3, 2)
+    slow = _run_dir(tmp_path, "slow", 1.15e-3, 3, commit="bad0001")
+    md, junit = tmp_path / "gate.md", tmp_path / "gate.xml"
+    summary = tmp_path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+
+    assert main(["gate", "--baseline", str(base), "--candidate", str(same), "--format", "json"]) == 0
+    out = _json_out(capsys)
+    assert {m["verdict"] for m in out["metrics"]} <= {"unchanged", "noisy"} and not out["regressed"]
+
+    code = main(["gate", "--baseline", str(base), "--candidate", str(slow), "--markdown", str(md),
+                 "--junit", str(junit)])
+    assert code == 1
+    text = md.read_text()
+    assert "regression" in text and f"`{KEY}:time_s`" in text and "| verdict |" in text
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "3" and suite.get("tests") == "3"
+    assert summary.read_text().count("### perfkit gate") == 2  # both gates appended
+    assert "regressed" in capsys.readouterr().out
+
+
+def test_gate_bad_input_exits_2(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    a100 = _run_dir(tmp_path, "a100", 1e-3, 2, gpu={"name": "NVIDIA A100-SXM4-80GB", "driver": "550.54.15"})
+    assert main(["gate", "--baseline", str(base), "--candidate", str(a100)]) == 2
+    assert "nothing comparable (GPU differs" in capsys.readouterr().err
+    assert main(["gate", "--baseline", str(base), "--candidate", "no-such-run"]) == 2
+    assert "no-such-run" in capsys.readouterr().err
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("defaults:\n  max_p: 7\n")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(base), "--policy", str(policy)]) == 2
+    assert f"{policy}:2:10" in capsys.readouterr().err
+
+
+def test_policy_raises_min_effect(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _history(db)
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    slow = _run_dir(tmp_path, "slow", 1.15e-3, 3)
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("metrics:\n  - match: 'gemm/*'\n    min_effect: 0.25\n")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(slow), "--policy", str(policy)]) == 0
+    capsys.readouterr()
+
+
+def test_compare_json_and_branch_at_gpu(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _history(db)
+    store_run(f.make_run("feat1", f.noisy(1.2e-3, 10, 7), branch="feature", commit="f1",
+                         created="2026-02-02T00:00:00Z"), db)
+    assert main(["compare", "main@H100", "feature@H100", "--format", "json"]) == 0
+    out = _json_out(capsys)
+    assert out["baseline"]["run_id"] == "hist19" and out["candidate"]["run_id"] == "feat1"
+    metrics = {m["metric"]: m for m in out["metrics"]}
+    t = metrics[f"{KEY}:time_s"]
+    assert t["verdict"] == "regressed" and t["ratio"] == pytest.approx(1.2, abs=0.03)
+    assert t["interval"][0] < t["ratio"] < t["interval"][1] and 0 <= t["p_value"] <= 0.05
+    assert t["history_runs"] == 20
+    assert metrics[f"{KEY}:flop_per_s"]["verdict"] == "regressed"  # lower throughput is worse too
+    assert main(["compare", "main@H100", "feature@H100", "--metric", "*:time_s"]) == 0
+    table = capsys.readouterr().out
+    assert "regressed" in table and "flop_per_s" not in table
+
+
+def test_ingest_then_history_finds_the_step(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    lines = ["commit,metric,value,unit,direction,gpu,timestamp"]
+    for i in range(60):
+        level = 100.0 * (0.95 if i >= 35 else 1.0)  # throughput drops 5% at commit c35
+        for j in range(5):
+            lines.append(f"c{i:02d},decode:tok_per_s,{level * (1 + 0.01 * rng.standard_normal()):.4f},tok/s,"
+                         f"higher,H100,2026-03-01T{i // 60:02d}:{i % 60:02d}:{j:02d}Z")
+    csv_file = tmp_path / "bench.csv"
+    csv_file.write_text("\n".join(lines) + "\n")
+    assert main(["ingest", "--format", "csv", str(csv_file), "--branch", "main"]) == 0
+    assert "stored" in capsys.readouterr().out
+    assert main(["ingest", "--format", "csv", str(csv_file), "--branch", "main"]) == 0
+    assert capsys.readouterr().out.count("already stored") == 60
+    assert main(["history", "decode:tok_per_s", "--gpu", "H100", "--format", "json"]) == 0
+    out = _json_out(capsys)
+    (cp,) = out["change_points"]
+    assert cp["commit"] == "c35" and cp["previous_commit"] == "c34" and cp["kind"] == "regression"
+    assert cp["magnitude"] == pytest.approx(-0.05, abs=0.01) and cp["p_value"] <= 0.001
+    assert out["series"] == [{"metric": "decode:tok_per_s", "gpu": "H100", "commits": 60}]
+    assert main(["history", "decode:tok_per_s", "--format", "md"]) == 0
+    assert "c35" in capsys.readouterr().out
+    assert main(["history", "decode:tok_per_sec"]) == 2
+    assert "did you mean decode:tok_per_s" in capsys.readouterr().err
+
+
+def test_ingest_bad_csv_stores_nothing(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("commit,metric,value,unit,direction,gpu,timestamp\na,m,1.0,s,lower,cpu,2026-01-01\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("commit,metric,value,unit,direction,gpu,timestamp\na,m,1.0,s,lower,cpu,2026-01-01\n"
+                   "b,m,oops,s,lower,cpu,2026-01-02\n")
+    assert main(["ingest", "--format", "csv", str(good), str(bad)]) == 2
+    assert f"{bad}:3:3" in capsys.readouterr().err
+    assert not (tmp_path / "perfkit.db").exists()  # parsed everything first: nothing written
+
+
+def test_ingest_run_dirs_and_pytest_benchmark(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _run_dir(tmp_path, "r1", 1e-3, 1)
+    assert main(["ingest", str(d)]) == 0
+    pb = Path(__file__).resolve().parents[1] / "store" / "data" / "pytest_benchmark_data.json"
+    assert main(["ingest", "--format", "pytest-benchmark", str(pb), "--gpu", "cpu-box"]) == 0
+    out = capsys.readouterr().out
+    assert "run r1" in out and "2 metrics) stored" in out
+    assert main(["ingest", str(tmp_path / "nope")]) == 2
+
+
+def _sleeper(seconds: float) -> str:
+    return f"{sys.executable} -c 'import time; time.sleep({seconds})'"
+
+
+def test_ab_interleaved(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ab", "--baseline", _sleeper(0.01), "--candidate", _sleeper(0.08), "--rounds", "8",
+                 "--warmup", "0", "--format", "json"]) == 1
+    out = _json_out(capsys)
+    (m,) = out["metrics"]
+    assert m["verdict"] == "regressed" and m["ratio"] > 1.3
+    assert main(["ab", "--baseline", "false", "--candidate", "true", "--rounds", "3"]) == 2
+    assert "exited 1" in capsys.readouterr().err

@@ -1,0 +1,154 @@
+"""The pytest plugin, used from a throwaway test project (pytester)."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from perfkit.record import load_run
+
+pytest_plugins = ["pytester"]
+
+PROJECT_TEST = '''
+import os
+import time
+
+DELAY_S = float(os.environ.get("PK_DELAY_S", "0"))
+FAST = dict(warmup_s=0.0, budget_s=0.05, min_reps=10, target_rel_ci=0.5)
+
+
+def work():
+    if DELAY_S:
+        time.sleep(DELAY_S)
+    return sum(range(50))
+
+
+def test_speed(perfbench):
+    m = perfbench(work, label="work", cost=(50.0, 400.0), **FAST)
+    assert m.stats.n >= 10
+    perfbench(sorted, list(range(100)), **FAST)
+    perfbench(sorted, list(range(100)), **FAST)  # same label twice: "sorted#2"
+
+
+def test_fails_after_measuring(perfbench):
+    perfbench(sum, [1, 2, 3], **FAST)
+    assert False, "unrelated failure"
+'''
+
+
+def test_registered_through_the_pytest11_entry_point() -> None:
+    eps = {e.name: e.value for e in entry_points(group="pytest11")}
+    assert eps.get("perfkit") == "perfkit.pytest_plugin"
+
+
+def test_options_are_listed(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["*--perfkit-out=DIR*", "*--perfkit-baseline=RUN*"])
+
+
+def single_run(out: Path) -> Path:
+    (run_dir,) = list(out.iterdir())
+    return run_dir
+
+
+def test_perfkit_out_writes_a_run_the_store_can_read(pytester: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PK_DELAY_S", raising=False)
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    result = pytester.runpytest("--perfkit-out", "out", "--perfkit-name", "my-kernels")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*perfkit*", "*test_perf.py::test_speed [[]work[]]: median *",
+                                 "perfkit: run written to *"])
+    run_dir = single_run(pytester.path / "out")
+    run = load_run(run_dir)
+    assert run.status == "complete" and run.device == "cpu"
+    assert run.spec["name"] == "my-kernels"
+    assert run.env["device"] == {"type": "cpu"} and "python" in run.env and "versions" in run.env
+    keys = [p.key for p in run.points]
+    assert keys == [
+        "pytest/test_perf.py::test_speed/bench=work",
+        "pytest/test_perf.py::test_speed/bench=sorted",
+        "pytest/test_perf.py::test_speed/bench=sorted#2",
+        "pytest/test_perf.py::test_fails_after_measuring/bench=sum",
+    ]
+    work = run.points[0]
+    assert work.kind == "pytest" and work.workload == "test_perf.py::test_speed"
+    assert work.status == "ok" and work.measurement is not None
+    assert len(work.measurement.samples_s) >= 10
+    assert work.cost is not None and work.achieved["flop_per_s"] > 0
+    assert work.metrics["test_outcome"] == "passed"
+    assert run.points[3].metrics["test_outcome"] == "failed"
+    data = json.loads((run_dir / "run.json").read_text())
+    assert data["schema_version"] == 1 and data["summary"]["ok"] == 4
+
+
+def test_no_option_writes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    result = pytester.runpytest("-k", "test_speed")
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "out").exists()
+    assert {p.name for p in pytester.path.iterdir()} <= {"test_perf.py", "__pycache__", ".pytest_cache"}
+
+
+def test_baseline_catches_a_regression(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    monkeypatch.delenv("PK_DELAY_S", raising=False)
+    pytester.runpytest("-k", "test_speed", "--perfkit-out", "base").assert_outcomes(passed=1)
+    baseline = single_run(pytester.path / "base")
+
+    # the same code against its own baseline passes
+    same = pytester.runpytest("-k", "test_speed", "--perfkit-baseline", str(baseline),
+                              "--perfkit-max-slowdown", "3.0")
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*bench=work: * than the baseline*allowed slowdown 300%)*"])
+
+    # work() now sleeps 2 ms: far slower, CIs apart -> the test fails with the verdict
+    monkeypatch.setenv("PK_DELAY_S", "0.002")
+    slow = pytester.runpytest("-k", "test_speed", "--perfkit-baseline", str(baseline),
+                              "--perfkit-out", "new")
+    slow.assert_outcomes(failed=1)
+    slow.stdout.fnmatch_lines(["*PerfRegression: perfbench regression: pytest/test_perf.py::test_speed/"
+                               "bench=work: *% slower than the baseline*95% CIs do not overlap*"])
+    new = load_run(single_run(pytester.path / "new"))
+    assert new.points[0].metrics["baseline"].startswith("pytest/test_perf.py::test_speed/bench=work: ")
+    assert new.points[0].metrics["test_outcome"] == "failed"
+
+
+def test_a_point_missing_from_the_baseline_is_not_judged(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    pytester.runpytest("-k", "test_fails", "--perfkit-out", "base")
+    baseline = single_run(pytester.path / "base")
+    result = pytester.runpytest("-k", "test_speed", "--perfkit-baseline", str(baseline))
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*bench=work: not in the baseline; nothing to compare*"])
+
+
+def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    result = pytester.runpytest("--perfkit-baseline", "missing-dir")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--perfkit-baseline: *missing-dir*no run record; not a perfkit run directory*"])
+
+
+def test_runs_are_ingested_and_gated(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from perfkit.cli import main
+
+    pytester.makepyfile(test_perf=PROJECT_TEST)
+    monkeypatch.delenv("PK_DELAY_S", raising=False)
+    pytester.runpytest("-k", "test_speed", "--perfkit-out", "base").assert_outcomes(passed=1)
+    monkeypatch.setenv("PK_DELAY_S", "0.002")
+    pytester.runpytest("-k", "test_speed", "--perfkit-out", "cand").assert_outcomes(passed=1)
+    base, cand = single_run(pytester.path / "base"), single_run(pytester.path / "cand")
+    db = str(tmp_path / "perf.db")
+    capsys.readouterr()
+    assert main(["ingest", str(base), str(cand), "--db", db]) == 0
+    assert capsys.readouterr().out.count(" metrics) stored") == 2
+    code = main(["gate", "--baseline", str(base), "--candidate", str(cand), "--db", db,
+                 "--metric", "*bench=work*", "--no-step-summary"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "regressed" in out and "pytest/test_perf.py::test_speed/bench=work" in out
