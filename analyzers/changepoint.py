@@ -11,13 +11,17 @@ makes every step robust to timing noise:
   segment length, so it is computed once per length (seeded) and reused;
 - a merge pass re-tests each change point against its neighbouring segments and drops the
   weakest until every one left is significant AND at least `min_magnitude` in size (relative
-  change of the segment medians).
+  change of the segment medians);
+- when the series wanders slowly (the residuals around the fit of the large steps have a
+  Newey-West long-run variance over twice their variance), a test on the values with that
+  inflated variance must reject too, so a drifting level is not reported as a run of steps.
 
 Pure functions; the only randomness is a seeded numpy Generator.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,8 +46,8 @@ class ChangePoint:
 
 @dataclass(frozen=True)
 class ChangePointOptions:
-    max_p: float = 0.001
-    min_magnitude: float = 0.01  # relative (0.01 = 1%)
+    max_p: float = 0.005
+    min_magnitude: float = 0.005  # relative (0.005 = 0.5%)
     min_size: int = 5  # commits on each side of a split
     n_perm: int = 1999
     seed: int = 0
@@ -120,6 +124,8 @@ def split_p_value(
     u = float(ranks[:n1].sum()) - n1 * (n1 + 1) / 2.0
     z = abs(u - n1 * n2 / 2.0) / math.sqrt(n1 * n2 * (n + 1) / 12.0)
     p_rank = scan_p_value(z, n, opts)
+    if inflation is not None and inflation <= 1.0:
+        return p_rank  # independent noise: the exact rank test alone decides
     return max(p_rank, drift_p_value(y, lo, at, hi, opts.min_size, inflation))
 
 
@@ -172,6 +178,7 @@ def long_run_inflation(resid: np.ndarray, bandwidth: int | None = None) -> float
     return max(1.0, total / g0)
 
 
+STRONG_STEP_LOG = math.log1p(0.02)
 DRIFT_EVIDENCE = 2.0  # long-run factor below which the noise is taken as independent
 
 
@@ -179,7 +186,7 @@ def series_inflation(y: np.ndarray, cps: list[int]) -> float:
     """Long-run variance factor of the whole series around its piecewise-constant fit; 1 when
     below DRIFT_EVIDENCE (independent noise and small unfitted steps stay well under it)."""
     bounds = [0, *cps, y.size]
-    resid = np.concatenate([y[a:b] - np.median(y[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+    resid = np.concatenate([y[a:b] - np.median(y[a:b]) for a, b in itertools.pairwise(bounds)])
     factor = long_run_inflation(resid)
     return factor if factor >= DRIFT_EVIDENCE else 1.0
 
@@ -224,12 +231,12 @@ def _merge(
     min_log = math.log1p(opts.min_magnitude)
 
     def strong(points: list[int]) -> list[int]:
-        """The change points at least 2x min_magnitude: the fit the drift estimate trusts."""
+        """Change points of at least 2x min_magnitude and 2%: the fit the drift estimate trusts."""
         bounds = [0, *points, y.size]
         out = []
         for i, at in enumerate(points):
             step = abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at))
-            if step >= 2.0 * min_log:
+            if step >= max(2.0 * min_log, STRONG_STEP_LOG):
                 out.append(at)
         return out
 

@@ -25,7 +25,7 @@ from perfkit.errors import TraceError
 
 T = TypeVar("T")
 
-BLOCK_BYTES = 16 * 1024 * 1024
+BLOCK_BYTES = 4 * 1024 * 1024  # measured: 2-4 MiB is fastest (cache) and smallest
 MAX_HEADER_BYTES = 64 * 1024 * 1024
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')

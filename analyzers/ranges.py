@@ -27,12 +27,18 @@ RANGE_COLUMNS = [
 ]  # fmt: skip
 
 
-def _thread_codes(table: EventTable, rows: npt.NDArray[Any], uniques: pd.MultiIndex | None = None) -> tuple[npt.NDArray[np.int64], pd.MultiIndex]:
-    keys = pd.MultiIndex.from_arrays([table["rank"][rows], table["pid"][rows], table["tid"][rows]])
-    if uniques is None:
-        codes, uniq = pd.factorize(keys)
-        return codes.astype(np.int64), pd.MultiIndex.from_tuples(list(uniq)) if len(uniq) else keys[:0]
-    return uniques.get_indexer(keys).astype(np.int64), uniques
+def _thread_codes(table: EventTable, rows: npt.NDArray[Any], ref: list[pd.Index] | None = None) -> tuple[npt.NDArray[np.int64], list[pd.Index]]:
+    """A code per (rank, pid, tid) of `rows`; with `ref`, codes of those threads (-1 if unseen)."""
+    cols = [table["rank"][rows], table["pid"][rows], table["tid"][rows]]
+    if ref is None:
+        ref = [pd.Index(np.unique(c)) for c in cols]
+    codes = np.zeros(len(rows), dtype=np.int64)
+    unseen = np.zeros(len(rows), dtype=bool)
+    for col, index in zip(cols, ref, strict=True):
+        c = index.get_indexer(col).astype(np.int64)
+        unseen |= c < 0
+        codes = codes * max(len(index), 1) + np.maximum(c, 0)
+    return np.where(unseen, -1, codes), ref
 
 
 def project(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -45,21 +51,20 @@ def project(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame |
     if n == 0 or linked.empty:
         return empty
     l_rows = linked["launch_row"].to_numpy()
-    thread, uniq = _thread_codes(table, l_rows)
+    thread, ref = _thread_codes(table, l_rows)
     order = np.lexsort((linked["launch_ts_ns"].to_numpy(), thread))
     thread = thread[order]
     l_ts = linked["launch_ts_ns"].to_numpy()[order]
     o_ts = linked["ts_ns"].to_numpy()[order]
     o_end = linked["end_ns"].to_numpy()[order]
     o_dur = linked["dur_ns"].to_numpy()[order]
-    r_thread, _ = _thread_codes(table, range_rows, uniq)
+    r_thread, _ = _thread_codes(table, range_rows, ref)
     r_ts = table["ts_ns"][range_rows]
     r_end = r_ts + table["dur_ns"][range_rows]
     lo = np.zeros(n, dtype=np.int64)
     hi = np.zeros(n, dtype=np.int64)
-    bounds = np.searchsorted(thread, np.arange(len(uniq) + 1))
     for t in np.unique(r_thread[r_thread >= 0]):
-        a, b = bounds[t], bounds[t + 1]
+        a, b = np.searchsorted(thread, [t, t + 1])
         sel = np.flatnonzero(r_thread == t)
         lo[sel] = a + np.searchsorted(l_ts[a:b], r_ts[sel], side="left")
         hi[sel] = a + np.searchsorted(l_ts[a:b], r_end[sel], side="left")  # [ts, end)

@@ -13,7 +13,7 @@ through a per-sample Mann-Whitney test (p < 0.05, slower) - what a gate without 
 Also the whole-gate false-alarm rate with 50 unchanged metrics, with and without the
 Benjamini-Hochberg correction.
 
-Part 2, change points (analyzers/changepoint.py, defaults: max_p 0.001, min_magnitude 1%):
+Part 2, change points (analyzers/changepoint.py, defaults: max_p 0.005, min_magnitude 0.5%):
 series of 400 commits (one run of 10 samples per commit, its median) with 0-4 steps of
 +-1, 2, 5 or 10% at least 30 commits apart; a detection within +-5 commits of a true step is a
 hit (one-to-one). Reported per model: precision, recall, F1 and false alarms per 1000 commits,

@@ -9,14 +9,14 @@ import streamlit as st
 
 from dashboard import widgets
 
-st.set_page_config(page_title="perfkit", page_icon="📈", layout="wide")
+st.set_page_config(page_title="perfkit", page_icon=":material/show_chart:", layout="wide")
 PAGES = [
-    st.Page("views/overview.py", title="Overview", icon="🏠", default=True),
-    st.Page("views/history.py", title="History", icon="📈"),
-    st.Page("views/compare.py", title="Compare", icon="⚖️"),
-    st.Page("views/roofline.py", title="Roofline", icon="🏔️"),
-    st.Page("views/kernels.py", title="Kernels", icon="🧩"),
-    st.Page("views/run.py", title="Run", icon="🔎"),
+    st.Page("views/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("views/history.py", title="History", icon=":material/show_chart:", url_path="history"),
+    st.Page("views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("views/roofline.py", title="Roofline", icon=":material/landscape:", url_path="roofline"),
+    st.Page("views/kernels.py", title="Kernels", icon=":material/memory:", url_path="kernels"),
+    st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
 ]
 page = st.navigation(PAGES)
 widgets.demo_banner()

@@ -222,9 +222,10 @@ def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
 
 @dataclass(frozen=True)
 class History:
-    runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location)
-    commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high
-    changes: pd.DataFrame  # gpu, commit, created_at, magnitude, p_value, before, after, kind
+    runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location), x
+    commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high, x
+    changes: pd.DataFrame  # gpu, commit, created_at, magnitude, p_value, before, after, kind, x
+    # x: position of the commit in the time order of all commits shown
     unit: str
     direction: str
     spread: dict[str, float]  # gpu -> run-to-run sigma (relative, log scale) of the band
@@ -252,6 +253,11 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
     columns = (RUN_COLUMNS, COMMIT_COLUMNS, CHANGE_COLUMNS)
     frames = [_with_time(pd.DataFrame([row for part in parts for row in part[i]], columns=columns[i]))
               for i in range(3)]
+    # x: the commit's position in the time order of every commit shown (all GPUs together)
+    first = frames[1].groupby("commit")["created_epoch"].min().sort_values(kind="stable")
+    position = pd.Series(range(len(first)), index=first.index)
+    for df in frames:
+        df["x"] = df["commit"].map(position).astype("float64")
     return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread)
 
 
@@ -268,7 +274,7 @@ def _gpu_series(gpu: str, hist: list[Any], direction: str, band_sigmas: float) -
     from analyzers.gate_types import HIGHER, RunSummary
     from perfkit.store.series import commit_series, run_location
 
-    runs_ = [{"run_id": h.run_id, "gpu": gpu, "created_epoch": h.created_epoch, "commit": h.commit or "",
+    runs_ = [{"run_id": h.run_id, "gpu": gpu, "created_epoch": h.created_epoch, "commit": h.commit or h.run_id,
               "branch": h.branch or "", "value": run_location(h.samples, h.value), "n": len(h.samples)}
              for h in hist]
     series = commit_series(hist)
@@ -459,14 +465,55 @@ def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
     return str(same.iloc[0]["run_id"]) if len(same) else None
 
 
+OPEN_WINDOW = 200  # commits of each series searched for change points still in effect
+DERIVED_METRICS = (":flop_per_s", ":bytes_per_s")  # the time samples again, scaled
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Looking for open regressions ...")
+def open_regressions(url: str, run_id: str) -> pd.DataFrame:
+    """Regressions still in effect at `run_id`: per metric of the run, on its GPU and branch, the
+    last change point of the newest OPEN_WINDOW commits when it made the metric worse.
+
+    Derived throughput metrics are skipped when the point has a time_s (same samples, scaled).
+    """
+    from perfkit.store import read, schema
+
+    m = schema.metrics
+    all_runs = runs(url)
+    row = all_runs[all_runs["run_id"] == run_id].iloc[0]
+    gpu, branch = str(row["gpu"]), row["branch"]
+    out = []
+    with _engine(url).connect() as conn:
+        names = conn.execute(select(m.c.name, m.c.direction).where(m.c.run_id == run_id).order_by(m.c.id)).all()
+        timed = {n.rpartition(":")[0] for n, _ in names if n.endswith(":time_s")}
+        for name, direction in names:
+            if name.endswith(DERIVED_METRICS) and name.rpartition(":")[0] in timed:
+                continue
+            hist = read.metric_history(conn, name, gpu=gpu, branch=branch, limit=OPEN_WINDOW)
+            if len(hist) < 2:
+                continue
+            _, commits, changes, _ = _gpu_series(gpu, hist, direction, 2.0)
+            if changes and changes[-1]["kind"] == "regression":
+                last = changes[-1]
+                since = sum(1 for c in commits if c["created_epoch"] >= last["created_epoch"])
+                key, metric = split_metric(name)
+                out.append({"gpu": gpu, "branch": branch, "metric": metric, "key": key, "name": name,
+                            "since_commit": last["commit"], "commits_since": since,
+                            "magnitude": last["magnitude"], "p_value": last["p_value"],
+                            "before": last["before"], "after": last["after"]})
+    return pd.DataFrame(out, columns=["gpu", "branch", "metric", "key", "name", "since_commit", "commits_since",
+                                      "magnitude", "p_value", "before", "after"])
+
+
 @st.cache_data(ttl=TTL_S, show_spinner="Checking the latest runs ...")
 def overview(url: str) -> pd.DataFrame:
-    """Latest run per GPU and spec (and branch) with the gate's verdicts against the run before it,
-    open regressions first."""
+    """Latest run per GPU and spec (and branch): its open regressions (change points still in
+    effect) and the gate's verdicts against the run before it; rows with regressions first."""
     all_runs = runs(url)
     latest = all_runs.drop_duplicates(["gpu", "spec", "branch"], keep="first")
     rows = []
     for r in latest.to_dict("records"):
+        opened = open_regressions(url, str(r["run_id"]))
         prev = previous_run(all_runs, str(r["run_id"]))
         counts: dict[str, int] = {}
         worst = ""
@@ -480,7 +527,7 @@ def overview(url: str) -> pd.DataFrame:
         rows.append({
             "gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": r["run_id"],
             "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
-            "regressed": counts.get("regressed", 0), "improved": counts.get("improved", 0),
+            "open_regressions": len(opened), "regressed": counts.get("regressed", 0), "improved": counts.get("improved", 0),
             "noisy": counts.get("noisy", 0), "incomparable": counts.get("incomparable", 0),
             "unchanged": counts.get("unchanged", 0), "worst": worst,
             "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped",
@@ -488,4 +535,5 @@ def overview(url: str) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    return df.sort_values(["regressed", "gpu", "spec"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
+    return df.sort_values(["open_regressions", "regressed", "gpu", "spec"], ascending=[False, False, True, True],
+                          kind="stable").reset_index(drop=True)

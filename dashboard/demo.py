@@ -4,7 +4,9 @@ clearly labelled demo commit history, plus any GPU runs committed under benchmar
 Built once into DEMO_DIR (default $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo), then reused.
 Each run is a real `perfkit profile` of DEMO_SPEC (a trimmed examples/gemm-cpu.yaml, so it
 takes seconds) in a subprocess; only its git fields are replaced by the demo commit it is filed
-under, and `env.demo` says so. Nothing here imports torch.
+under, and `env.demo` says so. Only the last run records torch.profiler traces (the first trace
+of a process costs seconds of torch imports), so the Kernels page has traces to offer.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from perfkit.record import RUN_FILE
 
 DEMO_VERSION = 1
 DEMO_BRANCH = "demo"
-DEMO_COMMITS = 8
+DEMO_COMMITS = 10
 MARKER = "demo.json"
 DEMO_LABEL = ("Real CPU runs of a small GEMM sweep on this machine, filed under a synthetic demo commit "
               "history (branch 'demo', commits demo-01 ... demo-{n:02d})")
@@ -38,7 +40,7 @@ device: cpu
 seed: 0
 cpu_threads: 1
 timing: {warmup_s: 0.01, budget_s: 0.08, min_reps: 10, target_rel_ci: 0.03}
-profile: {torch_profiler: true, nvtx: false, profiled_iters: 1}
+profile: {torch_profiler: TRACE, nvtx: false, profiled_iters: 1}
 workloads:
   - kind: gemm
     name: square
@@ -71,8 +73,8 @@ def default_dir() -> Path:
 
 
 def demo_commit(i: int) -> str:
-    """A demo commit id: 'demo-01' padded like a SHA so it reads as a commit everywhere."""
-    return f"demo-{i:02d}".ljust(40, "0")
+    """The demo commit id i: 'demo-01', 'demo-02', ... (never mistaken for a real SHA)."""
+    return f"demo-{i:02d}"
 
 
 def file_under_commit(run_dir: Path, i: int, n: int) -> None:
@@ -126,20 +128,23 @@ def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, results
     for stale in (db, root / "demo.db-wal", root / "demo.db-shm", marker):
         stale.unlink(missing_ok=True)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    spec = root / "demo-gemm-cpu.yaml"
-    spec.write_text(DEMO_SPEC)
+    specs = {}
+    for traced in (False, True):
+        specs[traced] = root / f"demo-gemm-cpu{'-traced' if traced else ''}.yaml"
+        specs[traced].write_text(DEMO_SPEC.replace("TRACE", "true" if traced else "false"))
     repo = Path(__file__).resolve().parents[1]
     start = time.perf_counter()
     progress(f"perfkit: building the demo store in {root}: {commits} real CPU runs ({workers} at a time)")
 
     def one(i: int) -> Path:
-        run_dir = profile_once(spec, runs_dir, repo)
+        run_dir = profile_once(specs[i == commits], runs_dir, repo)
         progress(f"  run {i}/{commits}: {run_dir.name}")
         return run_dir
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         made = list(pool.map(one, range(1, commits + 1)))
-    made.sort(key=lambda d: json.loads((d / RUN_FILE).read_text())["created"])  # commit order = time order
+    # commit order = the store's order of runs (creation time, then run id)
+    made.sort(key=lambda d: (json.loads((d / RUN_FILE).read_text())["created"], d.name))
     for i, run_dir in enumerate(made, start=1):
         file_under_commit(run_dir, i, commits)
     stored = [store_run(run_dir, sqlite_url(db)) for run_dir in made]

@@ -29,7 +29,7 @@ def history_figure(h: Any, title: str, *, height: int = 520) -> go.Figure:
         _add_band(fig, commits, color, name)
         scatter = go.Scattergl if len(runs) > GL_THRESHOLD else go.Scatter
         fig.add_trace(scatter(
-            x=runs["created_at"], y=runs["value"], mode="markers", name=f"{name}: runs",
+            x=runs["x"], y=runs["value"], mode="markers", name=f"{name}: runs",
             marker={"color": color, "size": 6, "opacity": 0.75},
             customdata=runs[["run_id", "commit", "branch"]].astype(str).map(plot_text).to_numpy(),
             hovertemplate="run %{customdata[0]}<br>commit %{customdata[1]:.10} (%{customdata[2]})"
@@ -41,19 +41,30 @@ def history_figure(h: Any, title: str, *, height: int = 520) -> go.Figure:
                       legend={"orientation": "h", "y": -0.18}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       clickmode="event+select", dragmode="pan")
     fig.update_yaxes(title_text=plot_text(h.unit or "value"))
-    fig.update_xaxes(title_text="run time (commit order)")
+    fig.update_xaxes(title_text="commit (in time order)", **commit_ticks(h.commits))
     return fig
+
+
+def commit_ticks(commits: pd.DataFrame, most: int = 12) -> dict[str, Any]:
+    """Up to `most` evenly spaced x ticks labelled with short commit ids."""
+    order = commits.drop_duplicates("x").sort_values("x")
+    if order.empty:
+        return {}
+    step = max(1, -(-len(order) // most))
+    shown = order.iloc[::step]
+    return {"tickmode": "array", "tickvals": list(shown["x"]),
+            "ticktext": [plot_text(str(c)[:10]) for c in shown["commit"]]}
 
 
 def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> None:
     if commits.empty:
         return
-    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["band_high"], mode="lines", line={"width": 0},
+    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_high"], mode="lines", line={"width": 0},
                              hoverinfo="skip", showlegend=False, legendgroup=f"band-{name}"))
-    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["band_low"], mode="lines", line={"width": 0},
+    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_low"], mode="lines", line={"width": 0},
                              fill="tonexty", fillcolor=_rgba(color, 0.15), hoverinfo="skip",
                              name=f"{name}: noise band", legendgroup=f"band-{name}"))
-    fig.add_trace(go.Scatter(x=commits["created_at"], y=commits["level"], mode="lines",
+    fig.add_trace(go.Scatter(x=commits["x"], y=commits["level"], mode="lines",
                              line={"color": color, "width": 2, "shape": "hv"}, name=f"{name}: level",
                              customdata=commits[["commit"]].astype(str).map(plot_text).to_numpy(),
                              hovertemplate="level %{y:.4g}<br>commit %{customdata[0]:.10}<extra></extra>"))
@@ -65,7 +76,7 @@ def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:
         if part.empty:
             continue
         fig.add_trace(go.Scatter(
-            x=part["created_at"], y=part["after"], mode="markers", name=f"{name}: {kind}",
+            x=part["x"], y=part["after"], mode="markers", name=f"{name}: {kind}",
             marker={"symbol": "x" if kind == "regression" else "star", "size": 14, "color": color,
                     "line": {"width": 1, "color": "#222"}},
             customdata=list(zip(part["commit"].astype(str).map(plot_text), part["magnitude"] * 100,
@@ -73,5 +84,5 @@ def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:
             hovertemplate=f"{kind} at %{{customdata[0]:.10}}<br>%{{customdata[1]:+.2f}}%, "
                           "p=%{customdata[2]:.2g}<extra></extra>",
         ))
-        for x in part["created_at"]:
+        for x in part["x"]:
             fig.add_vline(x=x, line={"color": color, "width": 1, "dash": "dot"})

@@ -26,7 +26,7 @@ perfkit dashboard --demo                         # or: a demo store built from r
 def demo_banner() -> None:
     label = data.demo_label()
     if label:
-        st.warning(f"**Demo data.** {md_text(label)}", icon="🧪")
+        st.warning(f"**Demo data.** {md_text(label)}", icon=":material/science:")
 
 
 def store_url() -> str | None:

@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "calibrate",
     "roofline",
     "report",
+    "dashboard",
     "analyze",
     "ingest",
     "compare",

@@ -20,7 +20,7 @@ from perfkit import __version__
 from perfkit.record import STATUS_OK, Run
 from reports.html_data import ReportData, failures, finite, verdict_counts
 from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
-from reports.html_text import esc, fmt_change, fmt_interval, fmt_num, plot_text
+from reports.html_text import esc, fmt_change, fmt_interval, fmt_num, fmt_value, plot_text
 from reports.units import fmt_pct, fmt_rate, fmt_time
 
 TOP_KERNELS = 25
@@ -140,8 +140,8 @@ def compare_section(data: ReportData) -> Html:
         [
             r["label"],
             r["metric"],
-            _value(r["base_value"], r["unit"]),
-            _value(r["cand_value"], r["unit"]),
+            fmt_value(r["base_value"], r["unit"]),
+            fmt_value(r["cand_value"], r["unit"]),
             fmt_change(r["ratio"]),
             fmt_interval(r["ci_low"], r["ci_high"]),
             fmt_num(r["p_value"], 2),
@@ -153,14 +153,6 @@ def compare_section(data: ReportData) -> Html:
     body.append(table(["point", "metric", "baseline", "candidate", "change", "ratio interval", "p", "verdict", "why"],
                       rows, numeric=(2, 3, 4, 5, 6)))
     return section("compare", "Comparison", body)
-
-
-def _value(value: Any, unit: str) -> str:
-    if not finite(value):
-        return "-"
-    if unit in ("s", "time_s", "") and float(value) < 1e3:
-        return fmt_time(float(value)) if unit in ("s", "time_s") else fmt_num(value, 4)
-    return f"{fmt_num(value, 4)} {unit}".strip()
 
 
 def points_section(data: ReportData) -> Html:

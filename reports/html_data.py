@@ -107,6 +107,20 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
     return df.assign(_o=order).sort_values(["_o", "label"], kind="stable").drop(columns="_o").reset_index(drop=True)
 
 
+def comparison_display(df: pd.DataFrame) -> pd.DataFrame:
+    """The comparison table as display strings: point, metric, baseline, candidate, change,
+    interval of the ratio, p, verdict, why."""
+    from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value
+
+    rows = [{"point": r["label"], "metric": r["metric"], "baseline": fmt_value(r["base_value"], r["unit"]),
+             "candidate": fmt_value(r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
+             "ratio interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_num(r["p_value"], 2),
+             "verdict": r["verdict"], "why": r["reason"], "key": r["key"]}
+            for r in df.to_dict("records")]
+    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "ratio interval",
+                                       "p", "verdict", "why", "key"])
+
+
 def verdict_counts(comparisons: pd.DataFrame | None) -> dict[str, int]:
     if comparisons is None or comparisons.empty:
         return {}

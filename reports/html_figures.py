@@ -76,11 +76,14 @@ def samples_figure(run: Run, labels: dict[str, str], title: str = "Timing sample
 def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (interval)") -> go.Figure | None:
     """Ratio per compared metric with its interval, colored by verdict, against a line at 1.
 
-    `rows` has columns label, ratio, ci_low, ci_high, verdict (one row per comparison).
+    `rows` has columns label, ratio, ci_low, ci_high, verdict (one row per comparison) and
+    optionally metric (then each row is labelled `label · metric`).
     """
     data = rows[[math.isfinite(float(r)) for r in rows["ratio"]]] if len(rows) else rows
     if data.empty:
         return None
+    if "metric" in data.columns:
+        data = data.assign(label=[f"{a} · {b}" for a, b in zip(data["label"], data["metric"], strict=True)])
     data = data.iloc[::-1]
     fig = go.Figure()
     for verdict, part in data.groupby("verdict", sort=False):

@@ -72,3 +72,17 @@ def fmt_interval(low: Any, high: Any, sep: str = ", ", digits: int = 4) -> str:
     if fmt_num(low) == "-" or fmt_num(high) == "-":
         return "-"
     return f"[{fmt_num(low, digits)}{sep}{fmt_num(high, digits)}]"
+
+
+def fmt_value(value: Any, unit: str) -> str:
+    """A metric value for display: times in s / ms / us / ns, rates with SI prefixes."""
+    from reports.units import fmt_rate, fmt_time
+
+    if fmt_num(value) == "-":
+        return "-"
+    x = float(value)
+    if unit in ("s", "time_s"):
+        return fmt_time(x)
+    if unit.endswith("/s") or unit in ("B", "flop"):
+        return fmt_rate(x, unit)
+    return f"{fmt_num(x, 4)} {unit}".strip()

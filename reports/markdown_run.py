@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from perfkit.record import Run
-from reports.html_data import ReportData, failures, finite, verdict_counts
-from reports.html_text import fmt_change, fmt_interval, fmt_num, shorten
+from reports.html_data import ReportData, failures, verdict_counts
+from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value, shorten
 from reports.units import fmt_pct, fmt_rate, fmt_time
 
 TOP_KERNELS = 10
@@ -88,7 +88,7 @@ def compare_lines(data: ReportData) -> list[str]:
     out += [" · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), ""]
     changed = df[df["verdict"] != "unchanged"]
     rows = [
-        [r["label"], r["metric"], _val(r["base_value"], r["unit"]), _val(r["cand_value"], r["unit"]),
+        [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
          fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"], sep="–"),
          fmt_num(r["p_value"], 2), Md(verdict_mark(str(r["verdict"])))]
         for r in _records(changed.head(MAX_ROWS))
@@ -105,12 +105,6 @@ def compare_lines(data: ReportData) -> list[str]:
 
 def verdict_mark(verdict: str) -> str:
     return f"{VERDICT_MARK.get(verdict, '')} {md_text(verdict)}".strip()
-
-
-def _val(value: Any, unit: str) -> str:
-    if not finite(value):
-        return "-"
-    return fmt_time(float(value)) if unit in ("s", "time_s") else f"{fmt_num(value, 4)} {unit}".strip()
 
 
 def points_lines(data: ReportData) -> list[str]:

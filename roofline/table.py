@@ -42,7 +42,7 @@ def render(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def placement_text(placed: pd.DataFrame, labels: Sequence[str], name_col: str = "key") -> str:

@@ -52,30 +52,32 @@ def strict_fp32() -> Iterator[None]:
 
 
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, mask: Tensor | None) -> Tensor:
-    """softmax(q k^T / sqrt(D) + mask) v in float32 with explicit ops (no SDPA), in query blocks.
+    """softmax(q k^T / sqrt(D) + mask) v in float32 with explicit ops (no SDPA).
 
-    q [B, H, S_q, D]; k, v [B, H_kv, S_k, D]; mask [B, 1, 1, S_k] bool or None.
+    q [B, H, S_q, D]; k, v [B, H_kv, S_k, D]; mask [B, 1, 1, S_k] bool or None. Query head h
+    uses kv head h // (H / H_kv). Computed per query group and in query blocks of <= 1 GiB of
+    scores, so long contexts fit beside the kernel's own buffers.
     """
-    q, k, v = q.float(), k.float(), v.float()
     b, h, s_q, d = q.shape
-    s_k = k.shape[2]
-    group = h // k.shape[1]
-    k = k.repeat_interleave(group, dim=1)
-    v = v.repeat_interleave(group, dim=1)
-    block = max(1, min(s_q, REF_BLOCK_BYTES // max(4 * b * h * s_k, 1)))
-    out = torch.empty_like(q)
+    h_kv, s_k = k.shape[1], k.shape[2]
+    group = h // h_kv
+    k32, v32 = k.float(), v.float()
+    grouped = q.reshape(b, h_kv, group, s_q, d)
+    out = torch.empty(b, h_kv, group, s_q, d, dtype=torch.float32, device=q.device)
+    block = max(1, min(s_q, REF_BLOCK_BYTES // max(4 * b * h_kv * s_k, 1)))
     with strict_fp32():
-        for start in range(0, s_q, block):
-            rows = slice(start, min(start + block, s_q))
-            scores = q[:, :, rows] @ k.transpose(-1, -2) / math.sqrt(d)  # [B, H, rows, S_k]
-            if causal:
-                qpos = torch.arange(rows.start, rows.stop, device=q.device)[:, None]
-                kpos = torch.arange(s_k, device=q.device)[None, :]
-                scores = scores.masked_fill(kpos > qpos, float("-inf"))
-            if mask is not None:
-                scores = scores.masked_fill(~mask, float("-inf"))
-            out[:, :, rows] = torch.softmax(scores, dim=-1) @ v
-    return out
+        for g in range(group):
+            for start in range(0, s_q, block):
+                rows = slice(start, min(start + block, s_q))
+                scores = grouped[:, :, g, rows].float() @ k32.transpose(-1, -2) / math.sqrt(d)
+                if causal:  # [B, H_kv, rows, S_k]
+                    qpos = torch.arange(rows.start, rows.stop, device=q.device)[:, None]
+                    kpos = torch.arange(s_k, device=q.device)[None, :]
+                    scores = scores.masked_fill(kpos > qpos, float("-inf"))
+                if mask is not None:
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                out[:, :, g, rows] = torch.softmax(scores, dim=-1) @ v32
+    return out.view(b, h, s_q, d)
 
 
 def support_problem(p: dict[str, Any], device: str) -> str | None:

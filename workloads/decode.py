@@ -14,6 +14,7 @@ Phases of a point (profiler/point_runner.py calls them in this order):
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,11 +48,25 @@ DECODE_TOL = {"fp32": 1e-4, "bf16": 5e-2, "fp16": 1e-2}
 CHECK_STEPS = 2
 
 
-def dtype_problem(dtype: str, device: str) -> str | None:
-    if device.startswith("cuda") and dtype == "bf16":
-        major, minor = torch.cuda.get_device_capability(torch.device(device))
-        if major < 8:
-            return f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}"
+def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | None:
+    """Why this point cannot run on `device`, or None."""
+    problem = mode_problem(p["mode"], device)
+    if problem:
+        return problem
+    if timer_graph:
+        return ("timing.cuda_graph would capture the timed call again; leave it off and use "
+                "mode: cuda_graph")
+    is_cuda = device.startswith("cuda")
+    major, minor = torch.cuda.get_device_capability(torch.device(device)) if is_cuda else (0, 0)
+    if is_cuda and p["dtype"] == "bf16" and major < 8:
+        return f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}"
+    if p["decode_attention"] == "varlen":
+        if not is_cuda:
+            return f"decode_attention varlen is the CUDA flash-attention varlen kernel; use sdpa on {device}"
+        if p["dtype"] not in ("bf16", "fp16") or major < 8:
+            return "decode_attention varlen needs bf16 / fp16 on compute capability >= 8.0"
+        if importlib.util.find_spec("torch.nn.attention.varlen") is None:
+            return f"torch {torch.__version__} has no torch.nn.attention.varlen; use sdpa"
     return None
 
 
@@ -191,7 +206,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     spec = point.spec
     assert isinstance(spec, DecodeSpec) and spec.model is not None
     p = point.params
-    problem = mode_problem(p["mode"], ctx.device) or dtype_problem(p["dtype"], ctx.device)
+    problem = support_problem(p, ctx.device, point.timing.cuda_graph)
     if problem:
         raise Unsupported(problem)
     cfg = spec.model.config()
@@ -200,6 +215,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     check_fits(f"{cfg.name} {dtype}", memory_estimate(cfg, batch, plen + steps, plen, b), ctx.device)
     model = build_model(cfg, dtype, ctx.device, ctx.seed)
     model.setup_caches(batch, plen + steps)
+    model.set_decode_attention(p["decode_attention"])
     gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed + 1)
     prompt = torch.randint(cfg.vocab_size, (batch, plen), generator=gen, device=ctx.device)
     dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device)

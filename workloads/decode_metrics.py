@@ -8,6 +8,7 @@ per-batch latencies coincide.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -68,7 +69,7 @@ def latencies(generations: Sequence[Sequence[float]]) -> dict[str, Any]:
     ttft = [g[0] for g in generations if g]
     e2e = [g[-1] for g in generations if g]
     tpot = [(g[-1] - g[0]) / (len(g) - 1) for g in generations if len(g) > 1]
-    itl = [b - a for g in generations for a, b in zip(g, g[1:])]
+    itl = [b - a for g in generations for a, b in itertools.pairwise(g)]
     return {
         "ttft_s": statistics.median(ttft) if ttft else None,
         "tpot_s": statistics.median(tpot) if tpot else None,

@@ -6,6 +6,7 @@
       prompt_len: [3968]
       decode_steps: [128]          # output tokens = 1 (from prefill) + decode_steps
       mode: [eager, cuda_graph]    # eager | compile | cuda_graph (decode steps only)
+      decode_attention: sdpa       # sdpa (masked static cache) | varlen (flash varlen, CUDA)
       timed: decode_step           # decode_step | prefill | generate: what the shared timer times
       generate_reps: 3             # timed generations for TTFT / TPOT / ITL
       layer_ranges: false          # an NVTX range per layer (eager only)
@@ -27,6 +28,7 @@ from workloads.sweep import IntAxis, StrAxis, cartesian
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 MODES = ("eager", "compile", "cuda_graph")
 TIMED = ("decode_step", "prefill", "generate")
+DECODE_ATTENTION = ("sdpa", "varlen")
 
 
 def _choices(values: tuple[str, ...], allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -42,6 +44,7 @@ class DecodeSpec(ModelWorkloadSpec):
     prompt_len: IntAxis = (128,)
     decode_steps: IntAxis = (32,)
     mode: StrAxis = ("eager",)
+    decode_attention: StrAxis = ("sdpa",)
     timed: StrAxis = ("decode_step",)
     dtypes: DTypeAxis | None = None  # default: the model's dtype
     generate_reps: int = Field(3, ge=1, le=1000)
@@ -53,6 +56,11 @@ class DecodeSpec(ModelWorkloadSpec):
     @classmethod
     def _modes(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         return _choices(v, MODES, "mode")
+
+    @field_validator("decode_attention")
+    @classmethod
+    def _decode_attention(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _choices(v, DECODE_ATTENTION, "decode_attention")
 
     @field_validator("timed")
     @classmethod
@@ -85,5 +93,6 @@ class DecodeSpec(ModelWorkloadSpec):
             "prompt_len": self.prompt_len,
             "decode_steps": self.decode_steps,
             "mode": self.mode,
+            "decode_attention": self.decode_attention,
             "timed": self.timed,
         })

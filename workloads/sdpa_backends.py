@@ -24,6 +24,8 @@ FUSED_OPS = {
     "_scaled_dot_product_efficient_attention": "efficient",
     "_scaled_dot_product_cudnn_attention": "cudnn",
     "_scaled_dot_product_fused_attention_overrideable": "overrideable",
+    "_flash_attention_forward": "flash",
+    "_varlen_attn": "flash_varlen",  # torch.nn.attention.varlen (a custom op over flash varlen)
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, widgets
+from reports.html_data import comparison_display
 from reports.html_figures import comparison_figure
 
 st.title("Compare")
@@ -37,9 +38,7 @@ if result.table.empty:
 fig = comparison_figure(result.table)
 if fig is not None:
     st.plotly_chart(fig, key="cmp_chart", width="stretch")
-st.dataframe(result.table, hide_index=True, key="cmp_table",
-             column_config={"ratio": st.column_config.NumberColumn(format="%.4f"),
-                            "p_value": st.column_config.NumberColumn(format="%.2g")})
+st.dataframe(comparison_display(result.table), hide_index=True, key="cmp_table")
 
 st.subheader("Kernel diff")
 cand_run = data.run_record(url, cand)

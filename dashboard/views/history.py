@@ -15,9 +15,18 @@ cat = data.catalog(url)
 if cat.empty:
     st.info("The store holds runs but no metrics yet.")
     st.stop()
+wanted = cat[cat["name"] == st.query_params.get("metric", "")]  # ?metric=<name> preselects it
+target = wanted.iloc[0] if len(wanted) else None
+
+
+def index_of(options: list, value: object) -> int:
+    return options.index(value) if value in options else 0
+
+
 c1, c2 = st.columns([2, 3])
 workloads = sorted(cat["workload"].unique())
-workload = c1.selectbox("Workload", workloads, key="h_workload")
+workload = c1.selectbox("Workload", workloads, key="h_workload",
+                        index=index_of(workloads, target["workload"] if target is not None else None))
 rows = cat[cat["workload"] == workload]
 params = {k for p in rows["params"] for k in p}
 varying = sorted(k for k in params if len({p.get(k) for p in rows["params"]}) > 1)
@@ -25,15 +34,20 @@ with c2:
     cols = st.columns(max(len(varying), 1))
     for i, name in enumerate(varying):
         values = sorted({p.get(name) for p in rows["params"] if p.get(name) is not None}, key=str)
-        chosen = cols[i].selectbox(name, values, key=f"h_param_{name}")
+        chosen = cols[i].selectbox(name, values, key=f"h_param_{name}",
+                                   index=index_of(values, target["params"].get(name) if target is not None else None))
         rows = rows[[p.get(name) == chosen for p in rows["params"]]]
 c3, c4, c5 = st.columns([2, 3, 2])
 metrics = sorted(rows["metric"].unique(), key=lambda m: (m != "time_s", m))
-metric = c3.selectbox("Metric", metrics, key="h_metric")
+metric = c3.selectbox("Metric", metrics, key="h_metric",
+                      index=index_of(metrics, target["metric"] if target is not None else None))
 name = str(rows[rows["metric"] == metric]["name"].iloc[0])
+st.query_params["metric"] = name
 unit, direction, gpus, branches = data.metric_facts(url, name)
 chosen_gpus = c4.multiselect("GPU", gpus, default=gpus, key="h_gpus")
-branch = c5.selectbox("Branch", ["(all)", *branches], key="h_branch")
+branch_options = ["(all)", *branches]
+branch = c5.selectbox("Branch", branch_options, key="h_branch",  # default: main, when there is one
+                      index=index_of(branch_options, st.query_params.get("branch", "main")))
 if not chosen_gpus:
     st.info("Choose at least one GPU.")
     st.stop()

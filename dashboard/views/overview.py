@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import data, widgets
@@ -13,20 +14,42 @@ if url is None:
 state = data.store_state(url)
 all_runs = data.runs(url)
 table = data.overview(url)
-open_regressions = int((table["regressed"] > 0).sum()) if len(table) else 0
+opened = pd.concat([data.open_regressions(url, str(r)) for r in table["run_id"]], ignore_index=True)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Runs stored", state.runs)
 c2.metric("GPUs", all_runs["gpu"].nunique())
 c3.metric("Specs", all_runs["spec"].nunique())
-c4.metric("Latest runs with regressions", open_regressions)
-st.caption(f"Store: {state.url}. Each row is the latest run of a spec on a GPU and branch, compared by the "
-           "gate with the run before it (its baseline). Select a row to open the run.")
+c4.metric("Open regressions", len(opened))
+
+st.subheader("Open regressions")
+if opened.empty:
+    st.success("None: no metric's latest change point (newest 200 commits per GPU and branch) made it worse.")
+else:
+    st.caption("A change point that made a metric worse and is still its latest one. Select a row to see its "
+               "history.")
+    shown = opened.sort_values("magnitude", key=abs, ascending=False).reset_index(drop=True)
+    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "since_commit", "commits_since", "magnitude",
+                               "p_value", "before", "after"]],
+                        hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_open",
+                        column_config={"magnitude": st.column_config.NumberColumn(format="percent"),
+                                       "p_value": st.column_config.NumberColumn(format="%.2g")})
+    if pick.selection.rows:
+        st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(shown.iloc[pick.selection.rows[0]]["name"])})
+
+st.subheader("Latest runs")
+st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and branch, with its open regressions and "
+           "the gate's verdicts against the run before it (its baseline). Select a row to open the run.")
+COLUMNS = ["gpu", "spec", "branch", "open_regressions", "regressed", "improved", "noisy", "incomparable",
+           "unchanged", "worst", "commit", "created_at", "points", "run_id", "baseline"]
+table = table[COLUMNS] if len(table) else table
 event = st.dataframe(
     table, hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_table",
     column_config={
         "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
-        "regressed": st.column_config.NumberColumn("regressed", help="metrics the gate calls regressed"),
-        "worst": st.column_config.TextColumn("largest regression"),
+        "open_regressions": st.column_config.NumberColumn("open regressions"),
+        "regressed": st.column_config.NumberColumn("regressed vs baseline",
+                                                   help="metrics the gate calls regressed against the run before"),
+        "worst": st.column_config.TextColumn("largest regression vs baseline"),
     },
 )
 if event.selection.rows:

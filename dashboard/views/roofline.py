@@ -32,4 +32,10 @@ for note in view.notes:
 for label in roof_labels(view.roofs):
     roof = view.roofs[label]
     st.caption(f"{widgets.md_text(label)} roof: {widgets.md_text(roof.device)} ({widgets.md_text(roof.source)})")
-st.dataframe(view.placed, hide_index=True, key="roofline_table")
+labels = data.run_labels(data.run_record(url, run_id))
+columns = ["key", "dtype", "time_s", "intensity_dram", "achieved_flop_per_s", "achieved_bytes_per_s"]
+for roof_label in roof_labels(view.roofs):
+    columns += [f"attainable_flop_per_s_{roof_label}", f"pct_of_roof_{roof_label}", f"bound_{roof_label}"]
+table = view.placed[[c for c in columns if c in view.placed.columns]]
+table = table.assign(key=[labels.get(k, k) for k in table["key"]]).rename(columns={"key": "point"})
+st.dataframe(table, hide_index=True, key="roofline_table")

@@ -23,9 +23,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--gpu", default=None, help="only this GPU (exact label or a part of it)")
     p.add_argument("--since", default=None, help="only runs since an ISO date/time or N days ago ('30d')")
     p.add_argument("--branch", default=None, help="only runs of this branch")
-    p.add_argument("--max-p", type=float, default=0.001, help="significance of a change point (default 0.001)")
-    p.add_argument("--min-magnitude", type=float, default=0.01,
-                   help="smallest relative change reported (default 0.01 = 1%%)")
+    p.add_argument("--max-p", type=float, default=0.005, help="significance of a change point (default 0.005)")
+    p.add_argument("--min-magnitude", type=float, default=0.005,
+                   help="smallest relative change reported (default 0.005 = 0.5%%)")
     p.add_argument("--min-size", type=int, default=5, help="fewest commits on each side (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the permutation test (default 0)")
     add_db(p)

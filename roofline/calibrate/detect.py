@@ -18,12 +18,13 @@ SYS_CPU = Path("/sys/devices/system/cpu")
 
 
 def detect(device: str, threads: int | None = None) -> DeviceInfo:
-    """DeviceInfo for "cpu", "cuda" or "cuda:N". On a CPU `threads` defaults to torch's."""
+    """DeviceInfo for "cpu", "cuda", "cuda:N" or "auto". On a CPU `threads` defaults to torch's."""
+    device = resolve_device(device)
     if device == "cpu":
         return detect_cpu(threads)
     if device.startswith("cuda"):
         return detect_cuda(_cuda_index(device))
-    raise DeviceError(f"--device {device!r}: not a device; use cpu, cuda or cuda:N")
+    raise DeviceError(f"--device {device!r}: not a device; use cpu, cuda, cuda:N or auto")
 
 
 def resolve_device(device: str) -> str:

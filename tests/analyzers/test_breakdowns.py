@@ -116,3 +116,20 @@ def test_gpu_bound_verdict(kineto, tmp_path: Path) -> None:
 def test_insufficient_data(kineto, tmp_path: Path) -> None:
     path = _pattern(kineto, tmp_path, "few.json", 5, period=20, launch=8, delay=1, dur=2)
     assert launch_summary(load_trace(path)).iloc[0].verdict == "insufficient data"
+
+
+def test_empty_streams(kineto, tmp_path: Path) -> None:
+    """Streams named in metadata but without events, and zero-length ops, add no rows or gaps."""
+    t = kineto()
+    for stream in (7, 13, 21):  # only stream 7 will carry work
+        t.events.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": stream, "ts": 0, "args": {"name": f"stream {stream}"}})
+    t.kernel("k", 0, 1, 10, 5)
+    t.kernel("empty_kernel", 2, 1, 15, 0)  # zero duration, right at the previous end
+    t.kernel("k", 4, 1, 20, 5)
+    table = load_trace(t.write(tmp_path / "empty.json"))
+    ib = idle_breakdown(table)
+    assert ib["stream"].tolist() == [7]
+    assert ib.loc[0, "idle_ns"] == 5 * US and ib.loc[0, "gaps"] == 2
+    tb = temporal_breakdown(table).iloc[0]
+    assert (tb.span_ns, tb.busy_ns, tb.gpu_ops) == (15 * US, 10 * US, 3)
+    assert launch_summary(table).iloc[0].linked_ops == 3

@@ -148,11 +148,11 @@ def test_spec_errors() -> None:
         _spec(backend="flashy")
     with pytest.raises(ValueError, match="give num_heads"):
         AttentionSpec.model_validate({"kind": "attention"})
-    with pytest.raises(ValueError, match="contexts .* apply to phase decode"):
+    with pytest.raises(ValueError, match=r"contexts \(ragged batches\) apply to phase decode"):
         _spec(contexts=[[1, 2]])
     with pytest.raises(ValueError, match="list of batches"):
         _spec(phase="decode", contexts=[1, 2])
-    with pytest.raises(ValueError, match="not one of|unknown attention dtype"):
+    with pytest.raises(ValueError, match="unknown attention dtype"):
         _spec(dtypes="fp8")
 
 

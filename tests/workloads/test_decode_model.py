@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
@@ -92,7 +94,7 @@ def test_generation_is_seeded_and_timed() -> None:
         prompt = torch.randint(cfg.vocab_size, (2, 12), generator=torch.Generator().manual_seed(0))
         g = generate(model, Stepper(model, 2, "cpu", "eager"), prompt, steps=8, keep_tokens=True)
         assert g.tokens.shape == (2, 9)
-        assert len(g.times_s) == 9 and all(b > a for a, b in zip(g.times_s, g.times_s[1:]))
+        assert len(g.times_s) == 9 and all(b > a for a, b in itertools.pairwise(g.times_s))
         outs.append(g.tokens)
     assert torch.equal(outs[0], outs[1])
     other = build_model(cfg, "fp32", "cpu", seed=6)

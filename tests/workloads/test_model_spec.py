@@ -57,9 +57,9 @@ def test_hf_fields_defaults_and_errors() -> None:
                "num_hidden_layers": 2, "vocab_size": 1000}
     f = fields_from_hf(minimal, "c.json")
     assert (f["n_kv_heads"], f["head_dim"], f["attention_bias"]) == (4, 64, False)
-    with pytest.raises(ValueError, match="model_type 'gpt2' is not supported; supported: llama"):
+    with pytest.raises(ValueError, match=r"model_type 'gpt2' is not supported; supported: llama"):
         fields_from_hf({**minimal, "model_type": "gpt2"}, "c.json")
-    with pytest.raises(ValueError, match="c.json: 'hidden_size' is None"):
+    with pytest.raises(ValueError, match=r"c\.json: 'hidden_size' is None"):
         fields_from_hf({**minimal, "hidden_size": None}, "c.json")
     with pytest.raises(ValueError, match="hidden_act 'gelu' is not SwiGLU"):
         fields_from_hf({**minimal, "hidden_act": "gelu"}, "c.json")

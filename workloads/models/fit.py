@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perfkit.errors import DeviceError
 from workloads.models.cost import MemoryEstimate
 
 HEADROOM = 0.95  # leave 5% of the free memory to the allocator, the CUDA context and Python
 GB = 1e9
 
 
-class WouldNotFit(Exception):
-    """The estimated memory of a point exceeds what the device has free."""
+class WouldNotFit(DeviceError):
+    """The estimated memory of a point exceeds what the device has free (the point fails with
+    this one-line message; the sweep goes on)."""
 
 
 def parse_meminfo(text: str) -> tuple[int | None, int | None]:
@@ -26,8 +28,8 @@ def parse_meminfo(text: str) -> tuple[int | None, int | None]:
         key, _, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
-            scale = 1024 if len(parts) > 1 and parts[1].lower() == "kb" else 1
-            values[key.strip()] = int(parts[0]) * scale
+            unit = 1024 if len(parts) > 1 and parts[1].lower() == "kb" else 1
+            values[key.strip()] = int(parts[0]) * unit
     return values.get("MemAvailable"), values.get("MemTotal")
 
 
@@ -36,8 +38,8 @@ def device_memory(device: str) -> tuple[float, float, str]:
     if device.startswith("cuda"):
         import torch
 
-        free, total = torch.cuda.mem_get_info(torch.device(device))
-        return float(free), float(total), "this GPU"
+        free_gpu, total_gpu = torch.cuda.mem_get_info(torch.device(device))
+        return float(free_gpu), float(total_gpu), "this GPU"
     try:
         text = Path("/proc/meminfo").read_text()
     except OSError:

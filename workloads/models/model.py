@@ -4,8 +4,12 @@ Shapes: B batch, S new tokens, C cache length, d width, H / H_kv query / kv head
 V vocab. Three ways through `Transformer.forward(idx, input_pos, prefill)`:
 - reference (input_pos None): causal self-attention over idx, no cache (full recompute);
 - prefill (prefill=True, input_pos = 0..S-1): the same, and K / V are written to the cache;
-- decode (input_pos given): K / V written at input_pos, attention reads the whole static cache
-  [B, H_kv, C, D] with positions > input_pos masked. Static shapes: CUDA-graph capturable.
+- decode (input_pos given): K / V written at input_pos, then attention over the static cache:
+  `sdpa`: F.scaled_dot_product_attention over all C positions, those > input_pos masked (torch
+  picks the backend; flash takes no mask); `varlen`: the flash-attention varlen kernel
+  (torch.nn.attention.varlen, CUDA) reading only the first input_pos + 1 positions
+  (`seqused_k`), split over the KV length (flash-decoding). Static shapes: CUDA-graph capturable.
+The cache is laid out [B, C, H_kv, D] (token-major, as flash-attention's KV cache).
 Every path returns float32 logits of the last position only, [B, V].
 """
 
@@ -19,23 +23,26 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from workloads.decode_spec import DECODE_ATTENTION
 from workloads.models.config import ModelConfig
 from workloads.models.moe_layer import FeedForward, MoEFeedForward
 
 
 class KVCache(nn.Module):
+    k: Tensor  # [B, C, H_kv, D]
+    v: Tensor
+
     def __init__(self, batch: int, cache_len: int, n_kv_heads: int, head_dim: int,
                  dtype: torch.dtype, device: torch.device) -> None:
         super().__init__()
-        shape = (batch, n_kv_heads, cache_len, head_dim)
+        shape = (batch, cache_len, n_kv_heads, head_dim)
         self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
         self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
 
-    def update(self, input_pos: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        # input_pos [S]; k, v [B, H_kv, S, D] -> the whole cache [B, H_kv, C, D]
-        self.k[:, :, input_pos] = k
-        self.v[:, :, input_pos] = v
-        return self.k, self.v
+    def update(self, input_pos: Tensor, k: Tensor, v: Tensor) -> None:
+        # input_pos [S]; k, v [B, H_kv, S, D] written at positions input_pos
+        self.k[:, input_pos] = k.transpose(1, 2)
+        self.v[:, input_pos] = v.transpose(1, 2)
 
 
 class RMSNorm(nn.Module):
@@ -64,7 +71,7 @@ def apply_rope(x: Tensor, rope: Tensor) -> Tensor:
 
 
 def cached_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
-    """q [B, H, S, D] over the whole cache k, v [B, H_kv, C, D]; mask [S, C] (True = attend).
+    """SDPA of q [B, H, S, D] over the whole cache k, v [B, H_kv, C, D]; mask [S, C] (True = attend).
 
     One new token (S = 1) with GQA folds each query group into the query length, so the
     kernel sees plain MHA over H_kv heads: no repeated K / V and no enable_gqa support needed.
@@ -78,6 +85,21 @@ def cached_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[None, None], enable_gqa=h != h_kv)
 
 
+def varlen_attention(q: Tensor, cache: KVCache, input_pos: Tensor) -> Tensor:
+    """q [B, H, 1, D] over the first input_pos + 1 cached positions: flash varlen with seqused_k."""
+    from torch.nn.attention.varlen import varlen_attn
+
+    b, h, s, d = q.shape
+    c, h_kv = cache.k.shape[1], cache.k.shape[2]
+    cu_q = torch.arange(b + 1, dtype=torch.int32, device=q.device) * s
+    cu_k = torch.arange(b + 1, dtype=torch.int32, device=q.device) * c
+    used = (input_pos[-1:] + 1).to(torch.int32).expand(b).contiguous()  # [B] valid keys, on device
+    out = varlen_attn(q.transpose(1, 2).reshape(b * s, h, d), cache.k.view(b * c, h_kv, d),
+                      cache.v.view(b * c, h_kv, d), cu_q, cu_k, s, c, enable_gqa=h != h_kv,
+                      seqused_k=used)
+    return out.view(b, s, h, d).transpose(1, 2)  # type: ignore[union-attr]
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -86,6 +108,7 @@ class Attention(nn.Module):
         self.wqkv = nn.Linear(cfg.dim, cfg.q_dim + 2 * cfg.kv_dim, bias=cfg.attention_bias)
         self.wo = nn.Linear(cfg.q_dim, cfg.dim, bias=False)
         self.kv_cache: KVCache | None = None
+        self.decode_impl = "sdpa"  # or "varlen" (CUDA)
 
     def forward(self, x: Tensor, rope: Tensor, input_pos: Tensor | None, mask: Tensor | None,
                 prefill: bool) -> Tensor:
@@ -103,8 +126,11 @@ class Attention(nn.Module):
                                                enable_gqa=self.n_heads != self.n_kv_heads)
         else:
             assert self.kv_cache is not None and mask is not None, "call setup_caches() before decode"
-            keys, values = self.kv_cache.update(input_pos, k, v)
-            y = cached_attention(q, keys, values, mask)
+            self.kv_cache.update(input_pos, k, v)
+            if self.decode_impl == "varlen" and s == 1:
+                y = varlen_attention(q, self.kv_cache, input_pos)
+            else:  # [B, C, H_kv, D] viewed as [B, H_kv, C, D]
+                y = cached_attention(q, self.kv_cache.k.transpose(1, 2), self.kv_cache.v.transpose(1, 2), mask)
         return self.wo(y.transpose(1, 2).reshape(b, s, self.q_dim))
 
 
@@ -150,6 +176,13 @@ class Transformer(nn.Module):
     def tie_weights(self) -> None:
         if self.cfg.tie_embeddings:
             self.output.weight = self.tok_embeddings.weight
+
+    def set_decode_attention(self, impl: str) -> None:
+        if impl not in DECODE_ATTENTION:
+            raise ValueError(f"unknown decode attention {impl!r}; use one of {', '.join(DECODE_ATTENTION)}")
+        for layer in self.layers:
+            assert isinstance(layer, Block)
+            layer.attention.decode_impl = impl
 
     def setup_caches(self, batch: int, cache_len: int) -> None:
         """Allocate the static KV cache (zeros) and the RoPE table for `cache_len` positions."""

@@ -1,0 +1,88 @@
+"""`perfkit dashboard [--db URL] [--port N]`: the team's view of the results store (Streamlit).
+
+Pages: Overview (latest runs per GPU and spec, open regressions first), History (a metric over
+commits per GPU with noise bands and change points), Compare (two runs: verdicts and kernel
+diff), Roofline, Kernels (top kernels, launch overhead, idle; trace download) and Run.
+The store is read, never written. The server listens on 127.0.0.1 unless --host says otherwise.
+`--demo` builds (once, then reuses) a demo store from real CPU runs and serves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from perfkit.commands._store_args import add_db
+
+DEFAULT_PORT = 8501
+DEFAULT_HOST = "127.0.0.1"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "dashboard", help="serve the dashboard (Streamlit) over the results store",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_db(p)
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to bind (default {DEFAULT_HOST}: this machine only; 0.0.0.0 shares it)")
+    p.add_argument("--runs", type=Path, action="append", default=None, metavar="DIR",
+                   help="where run directories live, for traces and kernel tables (repeatable; default ./runs)")
+    p.add_argument("--demo", action="store_true",
+                   help="serve a demo store built from real CPU runs (built once, then reused)")
+    p.add_argument("--demo-dir", type=Path, default=None,
+                   help="where the demo store lives (default: $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo)")
+    p.add_argument("--rebuild-demo", action="store_true", help="build the demo store again")
+    return p
+
+
+def streamlit_command(host: str, port: int) -> list[str]:
+    app = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+    return [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", host,
+            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none"]
+
+
+def dashboard_env(db_url: str, runs: list[Path], demo_label: str | None) -> dict[str, str]:
+    env = {**os.environ, "PERFKIT_DB": db_url, "PERFKIT_RUNS": os.pathsep.join(str(r.resolve()) for r in runs)}
+    env.pop("PERFKIT_DASHBOARD_DEMO", None)
+    if demo_label:
+        env["PERFKIT_DASHBOARD_DEMO"] = demo_label
+    return env
+
+
+def run(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from perfkit.errors import EXIT_OK, SpecError
+    from perfkit.store.url import normalize_db_url
+
+    if not 0 < args.port < 65536:
+        raise SpecError(f"--port {args.port}: not a TCP port; pass 1..65535")
+    if importlib.util.find_spec("streamlit") is None:
+        raise SpecError("the dashboard needs streamlit: pip install 'perfkit[dashboard]'")
+    runs = list(args.runs or [Path("runs")])
+    label = None
+    db_url = normalize_db_url(args.db)
+    if args.demo:
+        from dashboard.demo import build
+
+        demo = build(args.demo_dir, rebuild=args.rebuild_demo)
+        db_url, label = demo.db_url, demo.label
+        runs = [demo.runs_dir, *(args.runs or [])]
+    print(f"perfkit: dashboard on http://{args.host}:{args.port} (store {db_url}); Ctrl-C stops it", flush=True)
+    proc = subprocess.Popen(streamlit_command(args.host, args.port), env=dashboard_env(db_url, runs, label))
+    try:
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        raise
+    return EXIT_OK if proc.returncode in (0, -2, -15) else int(proc.returncode)

@@ -1,0 +1,227 @@
+"""Every dashboard page under Streamlit's AppTest: empty store, populated store, filters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+PAGES = ["views/overview.py", "views/history.py", "views/compare.py", "views/roofline.py", "views/kernels.py",
+         "views/run.py"]
+TIMEOUT = 120
+
+
+def app(page: str | None = None, **query: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    at.run()
+    if page is not None:
+        at.switch_page(page)
+        at.query_params.update(query)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture
+def store(seeded: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("PERFKIT_DB", seeded.url)
+    monkeypatch.setenv("PERFKIT_RUNS", str(seeded.runs_root))
+    return seeded
+
+
+# Tables without row selection carry no key in AppTest: found by the columns they show.
+SIGNATURES = {
+    "history_changes": {"kind", "magnitude"}, "cmp_table": {"verdict", "why"}, "cmp_diff": {"status", "delta_ns"},
+    "cmp_diff_totals": {"kernels", "delta_ns"}, "roofline_table": {"point", "dtype"},
+    "kern_summary": {"name", "total_ns", "share_pct"}, "kern_launch": {"linked_ops"}, "kern_idle": {"host_wait_pct"},
+    "run_points": {"numerics ok"}, "run_failures": {"error"},
+}
+
+
+def frame(at: AppTest, key: str) -> Any:
+    """The table drawn with `key` (selectable tables) or with the columns it is known by."""
+    for df in at.dataframe:
+        if df.key == key:
+            return df.value
+    matches = [df.value for df in at.dataframe if key in SIGNATURES and SIGNATURES[key] <= set(df.value.columns)]
+    assert len(matches) == 1, f"{key}: {len(matches)} tables match"
+    return matches[0]
+
+
+def plotly_figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+# ----------------------------------------------------------------------------- empty store
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_empty_store_shows_how_to_fill_it(page: str) -> None:
+    at = app(page)
+    assert any("No runs to show" in i.value for i in at.info)
+    assert any("perfkit ingest" in c.value and "perfkit dashboard --demo" in c.value for c in at.code)
+    assert not at.get("plotly_chart")
+
+
+def test_store_with_no_runs_yet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfkit.store.api import open_store
+
+    db = tmp_path / "fresh.db"
+    open_store(str(db)).dispose()
+    monkeypatch.setenv("PERFKIT_DB", str(db))
+    at = app("views/history.py")
+    assert any("holds no runs yet" in i.value for i in at.info)
+
+
+# ----------------------------------------------------------------------------- populated
+
+
+def test_overview_lists_latest_runs_with_open_regressions_first(store: Any) -> None:
+    at = app()
+    assert at.title[0].value == "Overview"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Runs stored"] == str(2 * 20 + 3) and metrics["GPUs"] == "2"
+    opened = frame(at, "overview_open")
+    assert list(opened["key"]) == [store.regressed_key] and list(opened["metric"]) == ["time_s"]
+    assert opened.iloc[0]["since_commit"] == store.commit(store.step_at)
+    assert abs(opened.iloc[0]["magnitude"] - 0.30) < 0.08
+    assert metrics["Open regressions"] == "1"
+    latest = frame(at, "overview_table")
+    assert len(latest) == 3  # CPU main, CPU feature branch, store.h100 main
+    first = latest.iloc[0]
+    assert first["run_id"] == store.cpu_runs[-1] and first["open_regressions"] == 1  # open regressions first
+    assert set(latest["run_id"]) == {store.cpu_runs[-1], store.h100_runs[-1], store.feature_runs[-1]}
+    h100 = latest[latest["gpu"] == store.h100].iloc[0]
+    assert h100["baseline"] == store.h100_runs[-2] and h100["open_regressions"] == 0
+
+
+def test_history_shows_the_change_point_and_bands(store: Any) -> None:
+    at = app("views/history.py")
+    at.selectbox(key="h_param_m").set_value("64").run()
+    assert not at.exception
+    changes = frame(at, "history_changes")
+    cpu = changes[changes["gpu"] == store.cpu_gpu]
+    assert list(cpu["kind"]) == ["regression"] and list(cpu["commit"]) == [store.commit(store.step_at)]
+    assert changes[changes["gpu"] == store.h100].empty  # the store.h100 series is steady
+    fig = plotly_figures(at)[0]
+    names = [t.get("name", "") for t in fig["data"]]
+    assert any(n.endswith(": regression") for n in names)
+    assert sum(n.endswith(": noise band") for n in names) == 2 and sum(n.endswith(": runs") for n in names) == 2
+    runs_trace = next(t for t in fig["data"] if t.get("name", "").startswith(store.cpu_gpu[:20]) and
+                      t["name"].endswith(": runs"))
+    assert len(runs_trace["customdata"]) == 20  # one dot per run, carrying its run id for the click
+
+
+def test_history_filters(store: Any) -> None:
+    at = app("views/history.py")
+    assert at.selectbox(key="h_workload").value == "gemm/sq"
+    at.selectbox(key="h_param_m").set_value("32").run()
+    assert any(c.value.startswith("None detected") for c in at.caption)  # the steady point: no change point
+    assert at.subheader[0].value == "Change points (0)"
+    at.selectbox(key="h_metric").set_value("flop_per_s").run()
+    assert ":flop_per_s" in at.query_params["metric"][0] if isinstance(at.query_params["metric"], list) \
+        else ":flop_per_s" in at.query_params["metric"]
+    at.multiselect(key="h_gpus").set_value([store.h100]).run()
+    runs = frame(at, "history_runs")
+    assert set(runs["gpu"]) == {store.h100} and len(runs) == 20
+    at.multiselect(key="h_gpus").set_value([store.cpu_gpu]).run()
+    at.selectbox(key="h_branch").set_value("feature/faster").run()
+    runs = frame(at, "history_runs")
+    assert sorted(runs["run_id"]) == store.feature_runs
+    at.selectbox(key="h_branch").set_value("main").run()
+    at.select_slider(key="h_range").set_range(store.commit(5), store.commit(9)).run()
+    runs = frame(at, "history_runs")
+    assert sorted(runs["commit"]) == [store.commit(i) for i in range(5, 10)]
+
+
+def test_history_opens_the_metric_named_in_the_url(store: Any) -> None:
+    name = f"{store.regressed_key}:bytes_per_s"
+    at = app("views/history.py", metric=name)
+    assert at.selectbox(key="h_metric").value == "bytes_per_s"
+    assert at.selectbox(key="h_param_m").value == "64"
+
+
+def test_compare_gives_verdicts_and_a_kernel_diff(store: Any) -> None:
+    at = app("views/compare.py", run=store.cpu_runs[-1], base=store.cpu_runs[store.step_at - 3])
+    table = frame(at, "cmp_table")
+    reg = table[(table["key"] == store.regressed_key) & (table["metric"] == "time_s")].iloc[0]
+    assert reg["verdict"] == "regressed" and reg["change"].startswith("+")
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["regressed"]) >= 1
+    assert plotly_figures(at)  # the ratio chart
+    # kernel diff of the two newest store.h100 runs (traces: every kernel 50% slower)
+    at = app("views/compare.py", run=store.h100_runs[-1], base=store.h100_runs[-2])
+    diff = frame(at, "cmp_diff")
+    assert set(diff["name"]) == {store.evil_kernel, "ampere_sgemm_128x64_nn"} and set(diff["status"]) == {"slower"}
+    assert len(frame(at, "cmp_diff_totals"))
+
+
+def test_compare_without_traces_says_so(store: Any) -> None:
+    at = app("views/compare.py", run=store.cpu_runs[-2], base=store.cpu_runs[-3])
+    assert any("Not available" in i.value and "no trace" in i.value for i in at.info)
+
+
+def test_roofline_against_the_datasheet(store: Any) -> None:
+    at = app("views/roofline.py", run=store.h100_runs[-1])
+    fig = plotly_figures(at)[0]
+    assert any("datasheet" in t.get("name", "") for t in fig["data"])  # the store.h100's ceilings
+    table = frame(at, "roofline_table")
+    assert "pct_of_roof_datasheet" in table.columns and len(table) == 2
+    at = app("views/roofline.py", run=store.cpu_runs[-1])
+    assert any("no datasheet roof" in c.value for c in at.caption)
+
+
+def test_kernels_tables_and_trace_download(store: Any) -> None:
+    run = store.h100_runs[-1]
+    at = app("views/kernels.py", run=run)
+    summary = frame(at, "kern_summary")
+    assert set(summary["name"]) == {store.evil_kernel, "ampere_sgemm_128x64_nn"}
+    assert len(frame(at, "kern_launch")) == 2 and len(frame(at, "kern_idle")) == 2  # one per traced point
+    fig = plotly_figures(at)[0]
+    assert "<script>" not in json.dumps(fig) and "&lt;script&gt;" in json.dumps(fig)
+    key = next(k for k in at.selectbox(key="kern_point").options if k != "(every point)")
+    at.selectbox(key="kern_point").set_value(at.selectbox(key="kern_point").options[1]).run()
+    assert not at.exception and key
+    assert at.get("download_button") and any("ui.perfetto.dev" in c.value for c in at.code)
+    at = app("views/kernels.py", run=store.cpu_runs[-1])
+    assert any("no GPU kernels" in i.value for i in at.info)
+
+
+def test_run_page_shows_environment_spec_numerics_and_failures(store: Any) -> None:
+    run = store.cpu_runs[-1]
+    at = app("views/run.py", run=run)
+    assert at.selectbox(key="run_pick").value == run
+    points = frame(at, "run_points")
+    assert len(points) == 4 and points["numerics ok"].dropna().all()
+    failures = frame(at, "run_failures")
+    assert list(failures["status"]) == ["skipped", "skipped"]
+    assert at.get("json") and any('"tiny-gemm"' in c.value for c in at.code)
+    assert {m.label: m.value for m in at.metric}["Commit"] == store.commit(20)[:10]
+
+
+def test_demo_label_on_every_page(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "synthetic commits <b>x</b>")
+    for page in PAGES:
+        at = app(page)
+        assert any("Demo data" in w.value and "&lt;b&gt;x&lt;/b&gt;" in w.value for w in at.warning), page
+
+
+def test_dashboard_never_writes_the_store(store: Any) -> None:
+    before = hashlib.sha256(store.db.read_bytes()).hexdigest()
+    for page in PAGES:
+        app(page)
+    from sqlalchemy import text
+
+    from dashboard import data
+
+    eng = data.engine(store.url)
+    assert eng is not None
+    with pytest.raises(Exception, match=r"readonly|read-only|query_only|attempt to write"), eng.connect() as conn:
+        conn.execute(text("DELETE FROM runs"))
+    assert hashlib.sha256(store.db.read_bytes()).hexdigest() == before
