@@ -109,7 +109,8 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     inputs = {k: v.to(torch_dtype(dtype)) for k, v in inputs32.items()}
     impl = IMPLEMENTATIONS[op]
     if p["impl"] == "compile":
-        impl = torch.compile(impl, dynamic=False)
+        torch._dynamo.reset()  # a fresh cache per point: never the recompile limit's eager fallback
+        impl = torch.compile(impl, dynamic=False, fullgraph=True)
 
     def fn() -> Any:
         return impl(**inputs)

@@ -76,7 +76,7 @@ def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
     dram_min = min(2 * llc, cap // 2)
     start = max(_pow2_at_least(llc / 4), MiB)
     chosen = tuple(normalize_dtype(d) for d in (dtypes or CPU_DTYPES))
-    sizes = (256, 512, 1024)  # one core's matmul peaks by n = 512-1024; larger only takes longer
+    sizes = (256, 512, 1024)  # one core's fp32 matmul peaks by n = 512-1024 (bf16, slower: 256-512)
     timer = TimerConfig(warmup_s=0.05, budget_s=0.3 if quick else 0.5, min_reps=6 if quick else 8,
                         max_reps=2000, target_rel_ci=0.01, flush_l2=False)
     skipped = {d: "fp8 GEMM needs a GPU" for d in chosen if d == "fp8"}
@@ -84,7 +84,7 @@ def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
         copy_sizes=tuple(geometric_sizes(start, cap)),
         dram_min_size=dram_min,
         l2_sizes=(),
-        gemm_sizes={d: sizes for d in chosen if d not in skipped},
+        gemm_sizes={d: (sizes if d in ("fp32", "fp64") else sizes[:2]) for d in chosen if d not in skipped},
         copy_timer=timer,
         gemm_timer=timer,
         plateau_window=2 if quick else 3,

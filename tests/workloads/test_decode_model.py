@@ -110,15 +110,27 @@ def test_modes_on_cpu() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["tiny", "tiny-moe"])
-def test_cuda_graph_and_compile_match_eager(name: str) -> None:
+@pytest.mark.parametrize("attention", ["sdpa", "varlen"])
+def test_cuda_modes_match_eager(name: str, attention: str) -> None:
+    """Same greedy tokens from eager and CUDA-graph replays; compiled logits within bf16 noise;
+    every mode's cached decode equals the full recompute."""
     cfg = PRESETS[name]
-    tokens = {}
+    tokens, first = {}, {}
     for mode in ("eager", "cuda_graph", "compile"):
         model = build_model(cfg, "bf16", "cuda", seed=0)
         model.setup_caches(2, 40)
+        model.set_decode_attention(attention)
         prompt = torch.randint(cfg.vocab_size, (2, 24), generator=torch.Generator().manual_seed(0)).cuda()
         stepper = Stepper(model, 2, "cuda", mode)
-        generate(model, stepper, prompt, 16)  # warm
+        generate(model, stepper, prompt, 16)  # warm (compiles, captures)
         tokens[mode] = generate(model, stepper, prompt, 16, keep_tokens=True).tokens
+        with torch.no_grad():
+            stepper.set_tokens(prefill(model, prompt).argmax(-1, keepdim=True))
+            fed = stepper.tokens.clone()
+            stepper.set_pos(24)
+            first[mode] = stepper.run().clone()
+            ref = model(torch.cat([prompt, fed], dim=1))
+        assert float((first[mode] - ref).norm() / ref.norm()) < 5e-2, mode
     assert torch.equal(tokens["eager"], tokens["cuda_graph"])
-    assert (tokens["eager"] == tokens["compile"]).float().mean() > 0.9  # Inductor may reorder sums
+    rel = float((first["compile"] - first["eager"]).norm() / first["eager"].norm())
+    assert rel < 5e-2  # Inductor may reorder sums

@@ -71,6 +71,9 @@ class Stepper:
         return logits
 
     def _compiled(self) -> Callable[[], Tensor]:
+        # One compiled cache per point: Dynamo caches by code object, so points compiling the same
+        # function would pile up guards (and hit the recompile limit, falling back to eager).
+        torch._dynamo.reset()
         step = torch.compile(greedy_step, mode=compile_mode(self.device), fullgraph=True)
 
         @torch.no_grad()
