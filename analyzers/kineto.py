@@ -21,7 +21,8 @@ from __future__ import annotations
 import gc
 import itertools
 import operator
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ import numpy.typing as npt
 
 from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, concat_tables
 from analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
+from analyzers.op_cost import OP_COSTS
 from perfkit.errors import TraceError
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
@@ -117,12 +119,16 @@ class _Interner:
     def table(self) -> list[Any]:
         return list(self.ids)
 
+    def __len__(self) -> int:
+        return len(self.ids)
 
-def _int_column(values: list[Any], n: int, strings: _Interner | None = None) -> npt.NDArray[np.int64]:
+
+def _int_column(getter: Callable[[Any], Any], items: list[Any]) -> npt.NDArray[np.int64]:
+    """An int field of every item; strings ("stream 7", "Spans") take the slow path."""
     try:
-        return np.fromiter(values, dtype=np.int64, count=n)
+        return np.fromiter(map(getter, items), dtype=np.int64, count=len(items))
     except (TypeError, ValueError):
-        return np.asarray([_as_int(v) for v in values], dtype=np.int64)
+        return np.asarray([_as_int(getter(v)) for v in items], dtype=np.int64)
 
 
 def _as_int(value: Any) -> int:
@@ -131,7 +137,7 @@ def _as_int(value: Any) -> int:
     try:
         return int(str(value).split()[-1])  # "stream 7" -> 7
     except (ValueError, IndexError):
-        return -(abs(hash(value)) % (1 << 40)) - 2  # a stable-per-run id for a named row
+        return -(zlib.crc32(str(value).encode()) + 2)  # a deterministic id for a named row
 
 
 def _us_to_ns(us: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -140,19 +146,30 @@ def _us_to_ns(us: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, shapes: str) -> None:
         self.names = _Interner()
-        self.cats = _Interner()
         self.args = _Interner()
-        self.cat_kind: list[int] = []
+        self.cat_kind: dict[str, int] = {}
+        self.shapes = shapes
+        self.wants_shape: list[bool] = []  # per name id: keep its shape arguments
         self.parts: dict[str, list[npt.NDArray[Any]]] = {k: [] for k in COLUMNS if k != "rank"}
 
-    def _kinds(self, cats: list[str]) -> npt.NDArray[np.int8]:
-        codes = self.cats.codes(cats)
-        for cat in self.cats.table()[len(self.cat_kind) :]:
-            kind = CATEGORY_KIND.get(str(cat).lower(), Kind.OTHER)
-            self.cat_kind.append(_DROP if kind is None else int(kind))
-        return np.asarray(self.cat_kind, dtype=np.int8)[codes]
+    def _kinds(self, xs: list[Any]) -> npt.NDArray[np.int8]:
+        get = self.cat_kind.__getitem__
+        try:
+            return np.fromiter(map(get, map(_get["cat"], xs)), dtype=np.int8, count=len(xs))
+        except KeyError:  # a category not seen yet: learn it, then the fast path again
+            for cat in set(map(_get["cat"], xs)) - self.cat_kind.keys():
+                kind = CATEGORY_KIND.get(str(cat).lower(), Kind.OTHER)
+                self.cat_kind[cat] = _DROP if kind is None else int(kind)
+            return np.fromiter(map(get, map(_get["cat"], xs)), dtype=np.int8, count=len(xs))
+
+    def _name_codes(self, xs: list[Any]) -> npt.NDArray[np.int32]:
+        codes = self.names.codes(list(map(_get["name"], xs)))
+        names = self.names.table() if len(self.wants_shape) < len(self.names.ids) else []
+        for name in names[len(self.wants_shape) :]:
+            self.wants_shape.append(self.shapes == "all" or (self.shapes == "supported" and name in OP_COSTS))
+        return codes
 
     def _raw_ids(self, raws: list[Any]) -> npt.NDArray[np.int32]:
         present = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws)) > 0
@@ -168,6 +185,8 @@ class _Builder:
             sub = list(itertools.compress(args, mask.tolist()))
             if field in ("dims", "types", "concrete"):
                 out[mask] = self._raw_ids(list(map(_arg[field], sub)))
+            elif field == "stream":
+                out[mask] = _int_column(_arg[field], sub)
             else:
                 out[mask] = np.fromiter(map(_arg[field], sub), dtype=np.int64, count=len(sub))
         return out
@@ -176,35 +195,37 @@ class _Builder:
         xs = [e for e in events if e.__class__ is _X]
         if not xs:
             return
-        kind = self._kinds(list(map(_get["cat"], xs)))
+        kind = self._kinds(xs)
         keep = kind != _DROP
         if not keep.all():
-            xs = list(itertools.compress(xs, keep))
+            xs = list(itertools.compress(xs, keep.tolist()))
             kind = kind[keep]
         n = len(xs)
         if n == 0:
             return
         args = list(map(_get["args"], xs))
         p = self.parts
+        names = self._name_codes(xs)
         p["kind"].append(kind)
-        p["name_id"].append(self.names.codes(list(map(_get["name"], xs))))
+        p["name_id"].append(names)
         p["ts_ns"].append(_us_to_ns(np.fromiter(map(_get["ts"], xs), dtype=np.float64, count=n)))
         p["dur_ns"].append(np.rint(np.fromiter(map(_get["dur"], xs), dtype=np.float64, count=n) * 1000.0).astype(np.int64))
-        p["pid"].append(_int_column(list(map(_get["pid"], xs)), n))
-        tid = _int_column(list(map(_get["tid"], xs)), n)
+        p["pid"].append(_int_column(_get["pid"], xs))
+        tid = _int_column(_get["tid"], xs)
         p["tid"].append(tid)
-        stream = _int_column(list(map(_arg["stream"], args)), n)
         gpu = np.isin(kind, _GPU_KINDS)
-        stream = np.where(gpu & (stream < 0), tid, stream)  # a GPU row without args.stream
-        p["stream"].append(np.where(gpu | (kind == Kind.GPU_ANNOTATION) | (kind == Kind.SYNC), stream, -1))
-        p["device"].append(np.fromiter(map(_arg["device"], args), dtype=np.int32, count=n))
+        on_gpu_row = gpu | (kind == Kind.GPU_ANNOTATION) | (kind == Kind.SYNC)
+        stream = self._subset(args, on_gpu_row, "stream")
+        p["stream"].append(np.where(gpu & (stream < 0), tid, stream))  # a GPU row without args.stream
+        p["device"].append(self._subset(args, on_gpu_row, "device"))
         p["correlation"].append(np.fromiter(map(_arg["correlation"], args), dtype=np.int64, count=n))
         p["external_id"].append(np.fromiter(map(_arg["external_id"], args), dtype=np.int64, count=n))
         p["bytes"].append(self._subset(args, (kind == Kind.MEMCPY) | (kind == Kind.MEMSET), "nbytes"))
-        cpu_op = kind == Kind.CPU_OP  # shapes: read for CPU ops only
-        p["dims_id"].append(self._subset(args, cpu_op, "dims"))
-        p["types_id"].append(self._subset(args, cpu_op, "types"))
-        p["concrete_id"].append(self._subset(args, cpu_op, "concrete"))
+        # shapes: CPU ops whose cost the analyses compute (all CPU ops with shapes="all")
+        want = (kind == Kind.CPU_OP) & np.asarray(self.wants_shape, dtype=bool)[names]
+        p["dims_id"].append(self._subset(args, want, "dims"))
+        p["types_id"].append(self._subset(args, want, "types"))
+        p["concrete_id"].append(self._subset(args, want, "concrete"))
 
     def table(self, meta: TraceMeta) -> EventTable:
         cols: dict[str, npt.NDArray[Any]] = {}
@@ -251,14 +272,20 @@ def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: 
     )
 
 
-def load_trace(path: str | Path, rank: int | None = None, block_bytes: int = BLOCK_BYTES) -> EventTable:
+def load_trace(
+    path: str | Path, rank: int | None = None, block_bytes: int = BLOCK_BYTES, shapes: str = "supported"
+) -> EventTable:
     """Load one Kineto trace (.json or .json.gz). `rank` overrides distributedInfo.rank.
 
+    `shapes`: whose `Input Dims` / `Input type` / `Concrete Inputs` to keep: "supported" (the
+    CPU ops in analyzers.op_cost.OP_COSTS, what the analyses use), "all" CPU ops, or "none".
     `block_bytes` is how much JSON is decoded at a time (memory vs. per-block overhead).
     """
+    if shapes not in ("supported", "all", "none"):
+        raise ValueError(f"shapes must be 'supported', 'all' or 'none', not {shapes!r}")
     path = Path(path)
     result: StreamResult[Any] = StreamResult()
-    builder = _Builder()
+    builder = _Builder(shapes)
     was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived structs: the cyclic collector only costs time here
     try:

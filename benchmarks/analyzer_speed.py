@@ -65,16 +65,21 @@ def _child_perfkit(trace: str) -> dict[str, Any]:
     idle_breakdown(table)
     launch = launch_summary(table)
     t3 = time.perf_counter()
-    from analyzers.hta_compat import hta_temporal_breakdown  # untimed: the agreement check
-
-    compat = hta_temporal_breakdown(table).iloc[0]
     whole = temporal.iloc[0]
     return {
         "import_s": t1 - t0, "load_s": t2 - t1, "analyses_s": t3 - t2, "events": table.meta[0].events_read,
         "gpu_ops": int(kernels["count"].sum()), "linked_ops": int(launch["linked_ops"].iloc[0]),
         "idle_pct": float(whole["idle_pct"]), "compute_pct": float(whole["compute_pct"]),
-        "hta_def_idle_pct": float(compat["idle_pct"]), "hta_def_compute_pct": float(compat["compute_pct"]),
     }  # fmt: skip
+
+
+def _child_check(trace: str) -> dict[str, Any]:
+    """Untimed: HTA's temporal breakdown reproduced by perfkit (analyzers.hta_compat)."""
+    from analyzers.hta_compat import hta_temporal_breakdown
+    from analyzers.kineto import load_trace
+
+    row = hta_temporal_breakdown(load_trace(trace)).iloc[0]
+    return {"hta_def_idle_pct": float(row["idle_pct"]), "hta_def_compute_pct": float(row["compute_pct"])}
 
 
 def _child_hta(trace: str) -> dict[str, Any]:
@@ -104,8 +109,8 @@ def _child_hta(trace: str) -> dict[str, Any]:
 
 
 def _run_child(side: str, trace: Path) -> dict[str, Any]:
-    python = sys.executable if side == "perfkit" else str(BENCH_PYTHON)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO) if side == "perfkit" else ""}
+    python = str(BENCH_PYTHON) if side == "hta" else sys.executable
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": "" if side == "hta" else str(REPO)}
     cmd = [python, str(Path(__file__).resolve()), "--child", side, str(trace)]
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:  # no pipe to fill up
         start = time.perf_counter()
@@ -177,6 +182,8 @@ def benchmark(source: Path, sizes: list[int], runs: int, hta_max: int, folder: P
                 print(f"{events:>9} {side:8} run {i + 1}: wall {r['wall_s']:.2f} s, cpu {r['cpu_s']:.2f} s, "
                       f"peak RSS {r['peak_rss_mb']:.0f} MB (load avg {load:.1f})", flush=True)  # fmt: skip
         entry: dict[str, Any] = {"events": events, "file_mb": round(trace.stat().st_size / 1e6), "runs": per}
+        if "hta" in per:
+            entry["check"] = _run_child("check", trace)
         for side in sides:
             entry[side] = {k: _median(per[side], k) for k in ("wall_s", "cpu_s", "peak_rss_mb", "load_s", "analyses_s")}
         if "hta" in per:
@@ -224,11 +231,11 @@ def render(results: dict[str, Any]) -> str:
                 f"- {e['events']:,} events, perfkit alone: {e['perfkit']['wall_s']:.1f} s, peak RSS "
                 f"{e['perfkit']['peak_rss_mb']:.0f} MB (limit {RSS_LIMIT_5M_MB} MB): {'met' if ok else 'NOT met'}."
             )
-    agree = [(e["events"], e["runs"]["perfkit"][0], e["runs"]["hta"][0]) for e in results["sizes"] if "hta" in e["runs"]]
-    for events, pk, hta in agree:
+    agree = [(e["events"], e["runs"]["perfkit"][0], e["runs"]["hta"][0], e["check"]) for e in results["sizes"] if "check" in e]
+    for events, pk, hta, check in agree:
         lines.append(
             f"- Same answers ({events:,} events): HTA idle {hta['idle_pct']:.2f}% / compute {hta['compute_pct']:.2f}%; "
-            f"perfkit with HTA's choices {pk['hta_def_idle_pct']:.2f}% / {pk['hta_def_compute_pct']:.2f}% "
+            f"perfkit with HTA's choices {check['hta_def_idle_pct']:.2f}% / {check['hta_def_compute_pct']:.2f}% "
             f"(perfkit's own definition: {pk['idle_pct']:.2f}% / {pk['compute_pct']:.2f}%). "
             f"Launch rows: HTA {hta['linked_ops']:,}, perfkit {pk['linked_ops']:,} of {pk['gpu_ops']:,} GPU ops."
         )
@@ -240,7 +247,7 @@ def render(results: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="perfkit analyzers vs HTA (see module docstring)")
-    parser.add_argument("--child", choices=("perfkit", "hta"))
+    parser.add_argument("--child", choices=("perfkit", "hta", "check"))
     parser.add_argument("trace", nargs="?")
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--events", type=int, nargs="+", default=[1_000_000, 5_000_000])
@@ -250,7 +257,8 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print, do not update benchmarks/results")
     args = parser.parse_args()
     if args.child:
-        result = _child_perfkit(args.trace) if args.child == "perfkit" else _child_hta(args.trace)
+        child = {"perfkit": _child_perfkit, "hta": _child_hta, "check": _child_check}[args.child]
+        result = child(args.trace)
         print(json.dumps(result))
         return
     if not args.source.exists():

@@ -80,15 +80,26 @@ def device_properties(device: str) -> dict[str, Any]:
     }
 
 
-def plan_for(spec: RunSpec, quick: bool) -> PointPlan:
+def roofline_snapshot(device: str) -> dict[str, Any]:
+    """The device as the roofline sees it and the calibration in force (perfkit calibrate)."""
+    from roofline.snapshot import snapshot
+
+    try:
+        return snapshot(device)
+    except Exception as exc:  # an auxiliary record: never fail the run for it
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def plan_for(spec: RunSpec, quick: bool, ncu_pass: bool = False) -> PointPlan:
     p = spec.profile
     return PointPlan(
         timer_scale=QUICK_TIMER_SCALE if quick else 1.0,
         min_target_rel_ci=QUICK_MIN_TARGET_REL_CI if quick else 0.0,
-        torch_profiler=p.torch_profiler,
+        torch_profiler=p.torch_profiler and not ncu_pass,
         profiled_iters=1 if quick else p.profiled_iters,
         record_shapes=p.record_shapes,
-        nvtx=p.nvtx,
+        nvtx=p.nvtx and not ncu_pass,  # the ncu pass has only its own top-level "ncu" ranges
+        ncu_pass=ncu_pass,
     )
 
 
@@ -104,6 +115,7 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     now = dt.datetime.now(dt.timezone.utc)
     env = capture_env(options.repo)
     env["device"] = device_properties(device)
+    env["roofline"] = roofline_snapshot(device)
     env["quick"] = options.quick
     run = Run(
         run_id=new_run_id(now),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -76,13 +77,20 @@ def run(args: argparse.Namespace) -> int:
         runs = [demo.runs_dir, *(args.runs or [])]
     print(f"perfkit: dashboard on http://{args.host}:{args.port} (store {db_url}); Ctrl-C stops it", flush=True)
     proc = subprocess.Popen(streamlit_command(args.host, args.port), env=dashboard_env(db_url, runs, label))
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a terminated perfkit stops its server too
     try:
         proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     return EXIT_OK if proc.returncode in (0, -2, -15) else int(proc.returncode)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

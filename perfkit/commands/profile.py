@@ -26,6 +26,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.add_argument("--repo", type=Path, default=Path("."),
                    help="git repository whose commit is recorded (default: the working directory)")
+    p.add_argument("--db", default=None,
+                   help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
+    p.add_argument("--no-store", action="store_true", help="do not store the run in the results store")
+    p.add_argument("--no-analyze", action="store_true", help="do not run the trace analyzers after the sweep")
+    p.add_argument("--ncu", action="store_true",
+                   help="after the sweep, collect Nsight Compute roofline metrics per point (needs ncu and a GPU)")
+    p.add_argument("--ncu-clock-control", choices=("base", "none"), default="base",
+                   help="ncu's clock control (default base: clocks locked to base, as ncu does)")
+    p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -41,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if show:
         print(f"perfkit: run {run_record.run_id}: {len(points)} points on {run_record.device} -> {run_dir}")
     with point_progress(len(points), enabled=show and sys.stderr.isatty()) as advance:
-        final = execute(run_record, run_dir, points, plan_for(spec, args.quick), spec.seed, advance)
+        final = execute(run_record, run_dir, points, plan_for(spec, args.quick, args.ncu_pass), spec.seed,
+                        advance)
+    if args.ncu_pass:  # the child of --ncu: nothing else to do
+        return EXIT_OK
     if show:
         from rich.console import Console
 
@@ -51,6 +63,14 @@ def run(args: argparse.Namespace) -> int:
     from workloads.tune_report import after_profile  # tune.csv / tune.json for `tune:` workloads
 
     final = after_profile(spec, final, run_dir, show)
+    if final.status != "interrupted":
+        from profiler.post_run import PostRunOptions, post_run
+
+        final, messages = post_run(spec, final, run_dir, PostRunOptions(
+            analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
+            store=not args.no_store, db_url=args.db))
+        for message in messages if show else []:
+            print(f"perfkit: {message}")
     print(run_dir)
     if final.status == "interrupted":
         print(f"perfkit: interrupted; {len(final.points)} of {len(points)} points recorded", file=sys.stderr)

@@ -47,7 +47,7 @@ workloads:
 
 
 def _perfkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": str(kw.get("db", "sqlite://"))}
     return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True,
                           check=False, env=env, cwd=kw.get("cwd", REPO))  # type: ignore[arg-type]
 
@@ -55,7 +55,8 @@ def _perfkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
 def test_profile_writes_complete_run(tmp_path: Path) -> None:
     spec = tmp_path / "small.yaml"
     spec.write_text(SMALL)
-    proc = _perfkit("profile", str(spec), "--out", str(tmp_path / "runs"))
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    proc = _perfkit("profile", str(spec), "--out", str(tmp_path / "runs"), db=db)
     assert proc.returncode == 0, proc.stderr
     run_dir = Path(proc.stdout.strip().splitlines()[-1])
     assert run_dir.parent == tmp_path / "runs"
@@ -87,6 +88,13 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
         names = {e.get("name") for e in trace["traceEvents"]}
         assert p.key in names  # the record_function around each profiled iteration
         assert any(n and n.startswith("aten::") for n in names)
+    # post-run: analysis tables beside the traces, and the run in the store
+    tables = run.artifacts["analysis"]
+    assert "kernels" in tables and (run_dir / tables["kernels"]).exists()
+    from perfkit.store.api import load_stored_run
+
+    stored = load_stored_run(run.run_id, db)
+    assert stored.run_id == run.run_id and len(stored.points) == len(run.points)
 
 
 def test_failed_point_exit_3_and_sweep_goes_on(tmp_path: Path) -> None:
