@@ -180,7 +180,9 @@ def machine() -> str:
 
 def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = ["# Gate and change-point quality (benchmarks/gate_quality.py)", "",
-             f"Machine: {meta['machine']}. Wall time {meta['seconds']:.0f} s. Trials per gate cell: {meta['trials']}; "
+             f"Machine: {meta['machine']}. Wall time {meta['seconds']:.0f} s "
+             f"(CPU {meta.get('cpu_seconds', float('nan')):.0f} s, load average at the end {meta.get('load_avg', float('nan')):.1f}). "
+             f"Trials per gate cell: {meta['trials']}; "
              f"change-point series per model: {meta['series']} x {meta['commits']} commits.", "",
              "## Gate: share of trials called a regression", "",
              "perfkit (default policy) / per-sample Mann-Whitney without history. Effect 0% = false-positive rate.", ""]
@@ -245,8 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         gate = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS], chunksize=1)
         whole = pool.map(whole_gate, [(m, 50, max(trials // 4, 10)) for m in ("gaussian", "bimodal", "offset")])
         cps = pool.map(cp_model, [(m, series, n_commits) for m in MODELS])
-    meta = {"machine": machine(), "seconds": time.time() - t0, "trials": trials, "series": series,
-            "commits": n_commits, "quick": args.quick}
+    import resource
+
+    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for f in ("ru_utime", "ru_stime"))
+    meta = {"machine": machine(), "seconds": time.time() - t0, "cpu_seconds": cpu, "load_avg": os.getloadavg()[0],
+            "trials": trials, "series": series, "commits": n_commits, "quick": args.quick}
     text = report(gate, whole, cps, meta)
     print(text)
     if not args.quick:

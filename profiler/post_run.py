@@ -85,7 +85,7 @@ def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) 
             compute_capability=(run.env.get("device") or {}).get("capability"),
             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
-        table = kernel_table(load_csv(result.csv_path))
+        table = kernel_table(load_csv(result.csv))
         from analyzers.for_run import _parquet_bytes
         from perfkit.atomic import write_bytes_atomic
 
@@ -94,7 +94,7 @@ def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) 
         messages.append(f"--ncu failed: {exc}")
         return {"ncu_error": str(exc)}
     messages.append(f"ncu: {len(table)} kernels (clock control {result.clock_control}) in {out}")
-    return {"ncu": {"csv": f"{NCU_DIR}/{Path(result.csv_path).name}", "kernels": f"{NCU_DIR}/kernels.parquet",
+    return {"ncu": {"csv": f"{NCU_DIR}/{Path(result.csv).name}", "kernels": f"{NCU_DIR}/kernels.parquet",
                     "clock_control": result.clock_control}}
 
 

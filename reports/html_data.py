@@ -179,7 +179,8 @@ def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> Kerne
                 df = pd.read_parquet(folder / name)
                 if "trace" in df.columns:
                     point = df["trace"].map(lambda t: by_trace.get(t, t))
-                    df = df.drop(columns="trace").assign(point=point)
+                    df = df.drop(columns="trace")
+                    df.insert(0, "point", point)
                 found[table] = df
                 break
     if "summary" not in found or found["summary"].empty:
@@ -231,7 +232,7 @@ def kernel_view(run: Run, run_dir: Path | None, labels: Mapping[str, str]) -> tu
         view = trace_tables(path)
         for name, df in (("summary", view.summary), ("launch", view.launch), ("idle", view.idle)):
             if not df.empty:
-                parts[name].append(df.assign(point=labels.get(key, key)))
+                parts[name].append(df.assign(point=labels.get(key, key))[["point", *df.columns]])
     if not parts["summary"]:
         return None, f"no GPU kernels in the {len(traces)} trace(s) of this run (a CPU run records CPU ops only)"
     summary = pd.concat(parts["summary"], ignore_index=True).sort_values("total_ns", ascending=False, kind="stable")

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         final = execute(run_record, run_dir, points, plan_for(spec, args.quick, args.ncu_pass), spec.seed,
                         advance)
     if args.ncu_pass:  # the child of --ncu: nothing else to do
+        print(run_dir)
         return EXIT_OK
     if show:
         from rich.console import Console

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,21 @@ def test_cpu_trace_rows_match_the_raw_events(cpu_trace: Path, raw) -> None:
     assert json.loads(table.args_text[table["dims_id"][mm[0]]]) == [[64, 64], [64, 64]]
     assert table.meta[0].rank == 0 and table.meta[0].rank_in_file is None
     assert table.meta[0].events_read == len(events)
+
+
+def test_shape_arguments_kept_for_supported_ops(kineto, tmp_path: Path) -> None:
+    t = kineto()
+    t.cpu("aten::mm", 0, 5, **{"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"]})
+    t.cpu("aten::add", 6, 5, **{"Input Dims": [[2, 4], [2, 4]], "Input type": ["float", "float"]})
+    path = t.write(tmp_path / "shapes.json")
+    default = load_trace(path)
+    assert default["dims_id"].tolist() == [0, -1]  # only the op whose cost perfkit computes
+    assert json.loads(default.args_text[0]) == [[2, 3], [3, 4]]
+    every = load_trace(path, shapes="all")
+    assert [json.loads(every.args_text[i]) for i in every["dims_id"]] == [[[2, 3], [3, 4]], [[2, 4], [2, 4]]]
+    assert load_trace(path, shapes="none")["dims_id"].tolist() == [-1, -1]
+    with pytest.raises(ValueError, match="shapes must be"):
+        load_trace(path, shapes="some")
 
 
 def test_float_nanosecond_timestamps_are_exact(kineto, tmp_path: Path) -> None:
@@ -146,6 +162,22 @@ def test_bad_files_raise_one_line_errors(tmp_path: Path, content: bytes, pattern
         load_trace(path)
     message = str(info.value)
     assert "\n" not in message and str(path) in message
+
+
+def test_corrupt_byte_mid_file_is_located(kineto, tmp_path: Path) -> None:
+    t = kineto()
+    for i in range(300):
+        t.kernel(f"k{i}", i, 1, i + 0.5, 0.2)
+    data = bytearray(json.dumps(t.document()).encode())
+    bad = data.index(b'"name": "k200"')  # an event far past the first blocks
+    data[bad : bad + 1] = b"#"
+    path = tmp_path / "corrupt.json"
+    path.write_bytes(bytes(data))
+    for block in (512, 1 << 20):
+        with pytest.raises(TraceError, match=r"near byte \d+") as info:
+            load_trace(path, block_bytes=block)
+        match = re.search(r"near byte (\d+)", str(info.value))
+        assert match and abs(int(match.group(1)) - bad) <= 2, (str(info.value), bad)
 
 
 def test_truncated_gzip_and_missing_file(kineto, tmp_path: Path) -> None:

@@ -235,11 +235,11 @@ def test_failing_factories_give_located_errors_and_the_sweep_goes_on(tmp_path: P
         return str(p.error)
 
     e = err("custom/missing-module/m=2")
-    assert e.startswith(f"build failed: EntryError: {entry[0]}: entry '{pkg}.nope:make' failed to import: "
+    assert e.startswith(f"{entry[0]}: entry '{pkg}.nope:make' failed to import: "
                         f"ModuleNotFoundError: No module named '{pkg}.nope'; check the module path")
     assert f"module '{pkg}.ops' has no attribute 'no_such_factory'; check the function name" in err(
         "custom/missing-function/")
-    assert err("custom/missing-function/").startswith(f"build failed: EntryError: {entry[1]}: ")
+    assert err("custom/missing-function/").startswith(f"{entry[1]}: ")
     # the raising factory fails only where it raises: the sweep goes on
     assert pts["custom/raising/m=2,n=4"].status == "ok"
     e = err("custom/raising/m=8,n=4")
@@ -289,7 +289,7 @@ def test_reference_that_raises_is_located(tmp_path: Path, pkg: str) -> None:
     assert code == 3
     (p,) = run.points
     assert p.error is not None
-    assert p.error.startswith(f"run failed: EntryError: {spec_line(tmp_path, 'reference')}: "
+    assert p.error.startswith(f"{spec_line(tmp_path, 'reference')}: "
                               f"reference '{pkg}.badref:ref' raised RuntimeError: reference exploded")
     assert p.cost is not None and (p.cost.flop, p.cost.bytes) == (1.0, 2.0)
 
