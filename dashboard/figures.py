@@ -18,7 +18,7 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def history_figure(h: Any, title: str, *, height: int = 520) -> go.Figure:
+def history_figure(h: Any, title: str, *, height: int = 520, log_y: bool = False) -> go.Figure:
     """Per GPU: every run (click one to open it), the commit level with its noise band, and the
     detected change points (red: regression, green: improvement). `h` is a dashboard.data.History."""
     fig = go.Figure()
@@ -40,7 +40,7 @@ def history_figure(h: Any, title: str, *, height: int = 520) -> go.Figure:
     fig.update_layout(title=plot_text(title), template="plotly_white", height=height, hovermode="closest",
                       legend={"orientation": "h", "y": -0.18}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       clickmode="event+select", dragmode="pan")
-    fig.update_yaxes(title_text=plot_text(h.unit or "value"))
+    fig.update_yaxes(title_text=plot_text(h.unit or "value"), type="log" if log_y else "linear")
     fig.update_xaxes(title_text="commit (in time order)", **commit_ticks(h.commits))
     return fig
 
@@ -59,9 +59,9 @@ def commit_ticks(commits: pd.DataFrame, most: int = 12) -> dict[str, Any]:
 def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> None:
     if commits.empty:
         return
-    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_high"], mode="lines", line={"width": 0},
+    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_high"], mode="lines", line={"width": 0, "shape": "hv"},
                              hoverinfo="skip", showlegend=False, legendgroup=f"band-{name}"))
-    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_low"], mode="lines", line={"width": 0},
+    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_low"], mode="lines", line={"width": 0, "shape": "hv"},
                              fill="tonexty", fillcolor=_rgba(color, 0.15), hoverinfo="skip",
                              name=f"{name}: noise band", legendgroup=f"band-{name}"))
     fig.add_trace(go.Scatter(x=commits["x"], y=commits["level"], mode="lines",

@@ -66,7 +66,9 @@ better = "higher" if direction == "higher" else "lower"
 st.caption(f"{md_text(name)} ({md_text(unit) or 'no unit'}, {better} is better). "
            "Dots: runs (click one to open it). Line: the level of each segment between change points; "
            "band: ±2 run-to-run sigma (the gate's spread estimate). Markers: detected change points.")
-fig = figures.history_figure(h, f"{name} by GPU")
+spread = h.runs["value"].max() / max(h.runs["value"].min(), 1e-300)
+log_y = st.toggle("Log scale", value=bool(spread > 10), key="h_log")  # GPUs far apart: log by default
+fig = figures.history_figure(h, f"{name} by GPU", log_y=log_y)
 event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="history_chart", width="stretch")
 picked = [p for p in (event.selection.points if event else []) if p.get("customdata")]
 if picked:
