@@ -13,15 +13,12 @@ and analysis tables are looked up by run id), PERFKIT_DASHBOARD_DEMO (a demo-dat
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine, event, func, select
@@ -235,68 +232,36 @@ class History:
 def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band_sigmas: float = 2.0) -> History:
     """A metric over commits per GPU: run values, commit values with the noise band, change points.
 
-    Commit values and change points are `perfkit history`'s (store.series, analyzers.changepoint).
+    Run and commit values and change points are `perfkit history`'s (see dashboard.series).
     The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
     sigma the run-to-run spread the gate uses (analyzers.gate_stats.run_spread) of that GPU's series.
     """
-    from perfkit.store import read
+    from dashboard.series import (
+        CHANGE_COLUMNS,
+        COMMIT_COLUMNS,
+        RUN_COLUMNS,
+        gpu_series,
+        history_frame,
+    )
 
     unit, direction, _, _ = metric_facts(url, name)
-    parts: list[tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]] = []
-    spread: dict[str, float] = {}
     with _engine(url).connect() as conn:
-        for gpu in gpus:
-            hist = read.metric_history(conn, name, gpu=gpu, branch=branch)
-            if hist:
-                run_rows, commit_rows, change_rows, spread[gpu] = _gpu_series(gpu, hist, direction, band_sigmas)
-                parts.append((run_rows, commit_rows, change_rows))
-    columns = (RUN_COLUMNS, COMMIT_COLUMNS, CHANGE_COLUMNS)
-    frames = [_with_time(pd.DataFrame([row for part in parts for row in part[i]], columns=columns[i]))
-              for i in range(3)]
+        runs_ = history_frame(conn, name, gpus, branch)
+    commit_rows: list[dict[str, Any]] = []
+    change_rows: list[dict[str, Any]] = []
+    spread: dict[str, float] = {}
+    for gpu, part in runs_.groupby("gpu", sort=True):
+        commits, changes, spread[str(gpu)] = gpu_series(str(gpu), part, direction, band_sigmas)
+        commit_rows += commits
+        change_rows += changes
+    frames = [_with_time(runs_[RUN_COLUMNS].copy()), _with_time(pd.DataFrame(commit_rows, columns=COMMIT_COLUMNS)),
+              _with_time(pd.DataFrame(change_rows, columns=CHANGE_COLUMNS))]
     # x: the commit's position in the time order of every commit shown (all GPUs together)
     first = frames[1].groupby("commit")["created_epoch"].min().sort_values(kind="stable")
     position = pd.Series(range(len(first)), index=first.index)
     for df in frames:
         df["x"] = df["commit"].map(position).astype("float64")
     return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread)
-
-
-RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
-COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "level", "band_low", "band_high"]
-CHANGE_COLUMNS = ["gpu", "commit", "created_epoch", "magnitude", "p_value", "before", "after", "kind"]
-
-
-def _gpu_series(gpu: str, hist: list[Any], direction: str, band_sigmas: float) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], float]:
-    """Rows of one GPU's history: runs, commits (level and band), change points; and its sigma."""
-    from analyzers.changepoint import detect_change_points
-    from analyzers.gate_stats import run_spread
-    from analyzers.gate_types import HIGHER, RunSummary
-    from perfkit.store.series import commit_series, run_location
-
-    runs_ = [{"run_id": h.run_id, "gpu": gpu, "created_epoch": h.created_epoch, "commit": h.commit or h.run_id,
-              "branch": h.branch or "", "value": run_location(h.samples, h.value), "n": len(h.samples)}
-             for h in hist]
-    series = commit_series(hist)
-    values = [c.value for c in series]
-    cps = detect_change_points(values) if all(v > 0 for v in values) else []
-    sigma, _, _ = run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])
-    width = math.exp(band_sigmas * sigma) if math.isfinite(sigma) else math.nan
-    bounds = [0, *[cp.index for cp in cps], len(series)]
-    commits = []
-    for a, b in itertools.pairwise(bounds):
-        level = float(np.median(values[a:b]))
-        commits += [{"gpu": gpu, "commit": c.commit, "created_epoch": c.created_epoch, "value": c.value,
-                     "runs": c.runs, "level": level, "band_low": level / width, "band_high": level * width}
-                    for c in series[a:b]]
-    changes = []
-    for cp in cps:
-        c = series[cp.index]
-        worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
-        changes.append({"gpu": gpu, "commit": c.commit, "created_epoch": c.created_epoch, "magnitude": cp.magnitude,
-                        "p_value": cp.p_value, "before": cp.before, "after": cp.after,
-                        "kind": "regression" if worse else "improvement"})
-    return runs_, commits, changes, sigma
 
 
 def history_between(h: History, lo_epoch: float, hi_epoch: float) -> History:
@@ -476,7 +441,8 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
 
     Derived throughput metrics are skipped when the point has a time_s (same samples, scaled).
     """
-    from perfkit.store import read, schema
+    from dashboard.series import gpu_series, history_frame
+    from perfkit.store import schema
 
     m = schema.metrics
     all_runs = runs(url)
@@ -489,10 +455,10 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
         for name, direction in names:
             if name.endswith(DERIVED_METRICS) and name.rpartition(":")[0] in timed:
                 continue
-            hist = read.metric_history(conn, name, gpu=gpu, branch=branch, limit=OPEN_WINDOW)
+            hist = history_frame(conn, name, [gpu], branch, limit=OPEN_WINDOW)
             if len(hist) < 2:
                 continue
-            _, commits, changes, _ = _gpu_series(gpu, hist, direction, 2.0)
+            commits, changes, _ = gpu_series(gpu, hist, direction, 2.0)
             if changes and changes[-1]["kind"] == "regression":
                 last = changes[-1]
                 since = sum(1 for c in commits if c["created_epoch"] >= last["created_epoch"])

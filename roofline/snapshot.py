@@ -76,8 +76,9 @@ def _from_generic_env(env: Mapping[str, Any], device: str) -> DeviceInfo | None:
         nvml: Mapping[str, Any] = next(
             (g for g in env.get("gpus") or [] if isinstance(g, Mapping) and g.get("name") == name), {}
         )
-        clocks = {k: float(nvml[src]) for k, src in (("sm_max", "max_sm_clock_mhz"), ("mem_max", "max_mem_clock_mhz"))
-                  if nvml.get(src) is not None}
+        nvml_clocks: Mapping[str, Any] = nvml.get("clocks") or {}
+        clocks = {k: float(nvml_clocks[src]) for k, src in (("sm_max", "max_sm_mhz"), ("mem_max", "max_mem_mhz"))
+                  if nvml_clocks.get(src) is not None}
         return DeviceInfo(
             kind="rocm" if versions.get("hip") else "cuda",
             name=str(name),

@@ -135,7 +135,8 @@ def kernel_rows(run: Run, run_dir: Path | None) -> list[KernelRow]:
     (relative to the run directory) of rows with name, calls, total_ns and optional point."""
     spec = run.artifacts.get("kernels")
     if spec is None:
-        return []
+        analysis = (run.artifacts.get("analysis") or {}).get("kernels")
+        return _analysis_kernel_rows(run, run_dir / analysis) if analysis and run_dir is not None else []
     rows: Any = spec
     if isinstance(spec, str):
         if run_dir is None:
@@ -162,4 +163,23 @@ def kernel_rows(run: Run, run_dir: Path | None) -> list[KernelRow]:
         extra = {k: v for k, v in row.items()
                  if k not in ("name", "calls", "count", "total_ns", "total_dur_ns", "point", "point_key")}
         out.append(KernelRow(str(point) if point else None, name, calls, total, extra))
+    return out
+
+
+def _analysis_kernel_rows(run: Run, path: Path) -> list[KernelRow]:
+    """Rows of the kernel summary `perfkit profile` wrote (analysis/kernels.parquet), each
+    attributed to the point whose trace it came from."""
+    import pandas as pd
+
+    try:
+        df = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{path}: kernel table listed in run.json cannot be read ({exc}); "
+                         "re-run the profile or `perfkit analyze` its traces") from None
+    point_of_trace = {p.trace: p.key for p in run.points if p.trace}
+    out = []
+    for row in df.to_dict(orient="records"):
+        extra = {k: v for k, v in row.items() if k not in ("name", "count", "total_ns", "trace") and pd.notna(v)}
+        out.append(KernelRow(point_of_trace.get(str(row.get("trace"))), str(row["name"]), int(row["count"]),
+                             float(row["total_ns"]), extra))
     return out

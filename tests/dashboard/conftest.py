@@ -2,8 +2,9 @@
 
 One real `perfkit profile` run (a tiny CPU GEMM sweep) is the template; the store then holds
 copies of it filed under a history of 20 commits on two GPUs (the real CPU, and the same run
-relabelled as an H100 at 1/20 of the time), whose samples are the real samples times a run
-level drawn around 1 (2% sigma), with a known +30% regression of one point from commit 11 on the CPU series, plus three runs on a
+relabelled as an H100 at 1/20 of the time). The timing samples are drawn around the real run's
+median per point (run level: 2% sigma; samples: 3% sigma, 20 of them) so that the statistics
+the tests check are known whatever this machine's noise was; a known +30% regression of one point from commit 11 on the CPU series, plus three runs on a
 feature branch. The two newest H100 runs carry GPU kernel traces (Kineto format), one kernel
 named with `<script>` in it. Runs are stored with the store's own `store_run`.
 """
@@ -27,7 +28,9 @@ REPO = Path(__file__).resolve().parents[2]
 COMMITS = 20
 STEP_AT = 11  # first commit of the regression
 STEP = 1.30
-RUN_JITTER = 0.02  # relative sigma of a run's level around the template run
+RUN_JITTER = 0.02  # relative sigma of a run's level around the template run's median
+SAMPLE_NOISE = 0.03  # relative sigma of the samples around their run's level
+SAMPLES = 20
 H100 = "NVIDIA H100 80GB HBM3"
 EVIL_KERNEL = 'void gemm<float, 128>(float const*) </script><script>alert("pwned")</script>'
 TINY_SPEC = """\
@@ -110,12 +113,14 @@ def derive(template: dict, run_id: str, created: datetime, commit: str, branch: 
         record["device"] = "cuda"
         record["env"]["device"] = {"name": gpu}
         record["env"]["gpus"] = [{"name": gpu, "driver": "550.54.15"}]
+        record["env"].pop("roofline", None)  # the profile's roofline snapshot names the real CPU
     for p in record["points"]:
         p["trace"] = None
         m = p.get("measurement")
         if p["status"] == "ok" and m:
-            jitter = float(np.exp(rng.normal(0.0, RUN_JITTER)))  # run-to-run: one factor per run and point
-            m["samples_s"] = [float(x) * jitter * scale.get(p["key"], 1.0) for x in m["samples_s"]]
+            level = float(np.median(m["samples_s"])) * scale.get(p["key"], 1.0)
+            level *= float(np.exp(rng.normal(0.0, RUN_JITTER)))  # run-to-run: one factor per run and point
+            m["samples_s"] = [float(x) for x in level * np.exp(rng.normal(0.0, SAMPLE_NOISE, SAMPLES))]
             m.pop("stats", None)
     return record
 

@@ -42,7 +42,7 @@ def _write_run(tmp_path: Path, device: str, env: dict, points: tuple[PointResult
 
 H100_ENV = {
     "cpu_model": "x",
-    "gpus": [{"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "max_sm_clock_mhz": 1980, "max_mem_clock_mhz": 2619}],
+    "gpus": [{"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980, "max_mem_mhz": 2619}}],
     "device": {"type": "cuda", "name": "NVIDIA H100 80GB HBM3", "capability": "9.0", "sm_count": 132,
                "memory_bytes": 85_045_395_456, "l2_bytes": 52_428_800},
     "versions": {"torch": "2.5.1", "cuda": "12.4"},

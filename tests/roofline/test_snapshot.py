@@ -13,8 +13,8 @@ from roofline.snapshot import calibration_from_run, device_info_from_run, snapsh
 PROFILER_ENV_GPU = {  # the fields profiler/env.py and the orchestrator write
     "cpu_model": "AMD EPYC 9454 48-Core Processor",
     "cpu_cores": 16,
-    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "max_sm_clock_mhz": 1980,
-              "max_mem_clock_mhz": 2619}],
+    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980,
+              "max_mem_mhz": 2619}}],
     "versions": {"torch": "2.5.1", "cuda": "12.4", "hip": None, "num_threads": 16},
     "device": {"type": "cuda", "name": "NVIDIA H100 80GB HBM3", "capability": "9.0", "sm_count": 132,
                "memory_bytes": 85_045_395_456, "l2_bytes": 52_428_800},

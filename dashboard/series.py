@@ -1,0 +1,127 @@
+"""A metric's history for the History page, fast on big stores (10,000 runs): two SQL queries
+(SQLAlchemy Core, read-only) and array code instead of one Python object per run and sample.
+
+The numbers are those of `perfkit history`: a run's value is perfkit.store.series.run_location
+(the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
+analyzers.gate_stats.trimmed_mean_rows), a commit's value is the median over its runs, commits in
+time order (perfkit.store.series.commit_series; tests check both agree). Change points come from
+analyzers.changepoint and the band's sigma from analyzers.gate_stats.run_spread. No streamlit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Connection, select
+
+RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
+COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "level", "band_low", "band_high"]
+CHANGE_COLUMNS = ["gpu", "commit", "created_epoch", "magnitude", "p_value", "before", "after", "kind"]
+
+
+def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str | None,
+                  limit: int | None = None) -> pd.DataFrame:
+    """One row per run of metric `name` on `gpus` (and `branch`), oldest first: RUN_COLUMNS,
+    `value` being the run's location. `limit` keeps the newest runs (per call, all GPUs)."""
+    from perfkit.store import schema
+
+    m, r, s = schema.metrics, schema.runs, schema.samples
+    where = [m.c.name == name, r.c.gpu.in_(list(gpus))]
+    if branch is not None:
+        where.append(r.c.branch == branch)
+    q = (select(m.c.id, m.c.value, r.c.run_id, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu)
+         .join(r, r.c.run_id == m.c.run_id).where(*where)
+         .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()))
+    if limit is not None:
+        q = q.limit(limit)
+    rows = conn.execute(q).all()[::-1]
+    runs = pd.DataFrame(rows, columns=["metric_id", "stored", "run_id", "created_epoch", "commit", "branch", "gpu"])
+    if runs.empty:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    sq = select(s.c.metric_id, s.c.value).order_by(s.c.metric_id, s.c.idx)
+    if limit is not None:
+        sq = sq.where(s.c.metric_id.in_([int(x) for x in runs["metric_id"]]))
+    else:
+        sq = sq.join(m, m.c.id == s.c.metric_id).join(r, r.c.run_id == m.c.run_id).where(*where)
+    sample_rows = conn.execute(sq).all()
+    ids = np.fromiter((row[0] for row in sample_rows), dtype=np.int64, count=len(sample_rows))
+    vals = np.fromiter((row[1] for row in sample_rows), dtype=np.float64, count=len(sample_rows))
+    location, count = run_locations(runs["metric_id"].to_numpy(np.int64), runs["stored"].to_numpy(np.float64),
+                                    ids, vals)
+    return pd.DataFrame({
+        "run_id": runs["run_id"], "gpu": runs["gpu"], "created_epoch": runs["created_epoch"].astype("float64"),
+        "commit": runs["commit"].where(runs["commit"].notna() & (runs["commit"] != ""), runs["run_id"]),
+        "branch": runs["branch"].fillna(""), "value": location, "n": count,
+    })
+
+
+def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.ndarray,
+                  samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(location, sample count) per metric row: perfkit.store.series.run_location, row-wise.
+
+    `sample_ids` must be sorted (samples of one metric row together). Rows with fewer than 3
+    samples or a non-positive sample keep their stored value (the median), as run_location does.
+    """
+    from analyzers.gate_stats import trimmed_mean_rows
+
+    uniq, start, count = np.unique(sample_ids, return_index=True, return_counts=True)
+    loc = np.array(stored, dtype=np.float64, copy=True)
+    counts = np.zeros(len(metric_ids), dtype=np.int64)
+    pos = np.searchsorted(uniq, metric_ids)
+    found = (pos < len(uniq)) & (uniq[np.minimum(pos, len(uniq) - 1)] == metric_ids) if len(uniq) else \
+        np.zeros(len(metric_ids), dtype=bool)
+    counts[found] = count[pos[found]]
+    for n in np.unique(counts[found]):
+        if n < 3:
+            continue
+        rows = np.flatnonzero(found & (counts == n))
+        block = samples[start[pos[rows]][:, None] + np.arange(n)]
+        positive = np.all(block > 0, axis=1)
+        if positive.any():
+            loc[rows[positive]] = np.exp(trimmed_mean_rows(np.log(block[positive])))
+    return loc, counts
+
+
+def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
+    """perfkit.store.series.commit_series of one GPU's runs: per commit the median of its runs'
+    locations, its first run's time and its number of runs, in (time, commit) order."""
+    g = runs.groupby("commit", sort=False)
+    out = pd.DataFrame({"created_epoch": g["created_epoch"].min(), "value": g["value"].median(),
+                        "runs": g.size()}).reset_index()
+    return out.sort_values(["created_epoch", "commit"], kind="stable").reset_index(drop=True)
+
+
+def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], float]:
+    """One GPU's commits (value, segment level, noise band) and change points; and its sigma."""
+    from analyzers.changepoint import detect_change_points
+    from analyzers.gate_stats import run_spread
+    from analyzers.gate_types import HIGHER, RunSummary
+
+    series = commit_values(runs)
+    values = series["value"].to_numpy(np.float64)
+    positive = bool(len(values)) and bool(np.all(values > 0))
+    cps = detect_change_points(list(values)) if positive else []
+    sigma, _, _ = run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])
+    width = math.exp(band_sigmas * sigma) if math.isfinite(sigma) else math.nan
+    bounds = [0, *[cp.index for cp in cps], len(series)]
+    commits: list[dict[str, Any]] = []
+    records = series.to_dict("records")
+    for a, b in itertools.pairwise(bounds):
+        level = float(np.median(values[a:b]))
+        commits += [{"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"], "value": c["value"],
+                     "runs": c["runs"], "level": level, "band_low": level / width, "band_high": level * width}
+                    for c in records[a:b]]
+    changes = []
+    for cp in cps:
+        c = records[cp.index]
+        worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
+        changes.append({"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"],
+                        "magnitude": cp.magnitude, "p_value": cp.p_value, "before": cp.before, "after": cp.after,
+                        "kind": "regression" if worse else "improvement"})
+    return commits, changes, sigma
