@@ -179,7 +179,7 @@ def _analysis_kernel_rows(run: Run, path: Path) -> list[KernelRow]:
     point_of_trace = {p.trace: p.key for p in run.points if p.trace}
     out = []
     for row in df.to_dict(orient="records"):
-        extra = {k: v for k, v in row.items() if k not in ("name", "count", "total_ns", "trace") and pd.notna(v)}
+        extra = {str(k): v for k, v in row.items() if k not in ("name", "count", "total_ns", "trace") and pd.notna(v)}
         out.append(KernelRow(point_of_trace.get(str(row.get("trace"))), str(row["name"]), int(row["count"]),
                              float(row["total_ns"]), extra))
     return out
