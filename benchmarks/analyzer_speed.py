@@ -129,14 +129,13 @@ def _run_child(side: str, trace: Path) -> dict[str, Any]:
 
 
 def _ensure_trace(source: Path, events: int, folder: Path) -> Path:
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from benchmarks.analyzer_tiled_trace import tile_trace
-
+    """The tiled trace, built in a subprocess: this parent stays small, because a child's peak
+    RSS (os.wait4) starts from the parent's resident memory when it is spawned."""
     path = folder / f"tiled_{source.name.split('.')[0]}_{events}.json"
     if not path.exists():
-        n = tile_trace(source, path, events)
-        print(f"built {path} ({n} events, {path.stat().st_size / 1e6:.0f} MB)", flush=True)
+        cmd = [sys.executable, "-m", "benchmarks.analyzer_tiled_trace", str(source), str(path), "--events", str(events)]
+        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True)
+        print(done.stdout.strip(), flush=True)
     return path
 
 
@@ -255,6 +254,7 @@ def main() -> None:
     parser.add_argument("--hta-max-events", type=int, default=1_500_000, help="run HTA only up to this size")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "perfkit-analyzer-bench")
     parser.add_argument("--no-write", action="store_true", help="print, do not update benchmarks/results")
+    parser.add_argument("--tag", default="", help="results file suffix: analyzer_speed-TAG.{md,json}")
     args = parser.parse_args()
     if args.child:
         child = {"perfkit": _child_perfkit, "hta": _child_hta, "check": _child_check}[args.child]
@@ -268,8 +268,9 @@ def main() -> None:
     print(text)
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "analyzer_speed.md").write_text(text)
-        (RESULTS / "analyzer_speed.json").write_text(json.dumps(results, indent=1) + "\n")
+        stem = "analyzer_speed" + (f"-{args.tag}" if args.tag else "")
+        (RESULTS / f"{stem}.md").write_text(text)
+        (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

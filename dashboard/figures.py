@@ -31,8 +31,8 @@ def history_figure(h: Any, title: str, *, height: int = 520, log_y: bool = False
         fig.add_trace(scatter(
             x=runs["x"], y=runs["value"], mode="markers", name=f"{name}: runs",
             marker={"color": color, "size": 6, "opacity": 0.75},
-            customdata=runs[["run_id", "commit", "branch"]].astype(str).map(plot_text).to_numpy(),
-            hovertemplate="run %{customdata[0]}<br>commit %{customdata[1]:.10} (%{customdata[2]})"
+            customdata=runs[["run_id", "commit"]].astype(str).map(plot_text).to_numpy(),
+            hovertemplate="run %{customdata[0]}<br>commit %{customdata[1]:.10}"
                           "<br>%{y:.4g}" + plot_text(f" {h.unit}") + "<extra>" + name + "</extra>",
         ))
         changes = h.changes[h.changes["gpu"] == gpu]
@@ -56,18 +56,33 @@ def commit_ticks(commits: pd.DataFrame, most: int = 12) -> dict[str, Any]:
             "ticktext": [plot_text(str(c)[:10]) for c in shown["commit"]]}
 
 
+def segments(commits: pd.DataFrame) -> pd.DataFrame:
+    """One row per segment between change points: x0, x1 (half a commit beyond its ends), level, band."""
+    g = commits.groupby("segment", sort=True)
+    return pd.DataFrame({"x0": g["x"].min() - 0.5, "x1": g["x"].max() + 0.5, "level": g["level"].first(),
+                         "low": g["band_low"].first(), "high": g["band_high"].first(),
+                         "first": g["commit"].first()}).reset_index(drop=True)
+
+
 def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> None:
+    """The level of each segment (a flat line) and its noise band (a filled box): a few vertices
+    per segment however many commits it spans."""
     if commits.empty:
         return
-    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_high"], mode="lines", line={"width": 0, "shape": "hv"},
-                             hoverinfo="skip", showlegend=False, legendgroup=f"band-{name}"))
-    fig.add_trace(go.Scatter(x=commits["x"], y=commits["band_low"], mode="lines", line={"width": 0, "shape": "hv"},
-                             fill="tonexty", fillcolor=_rgba(color, 0.15), hoverinfo="skip",
-                             name=f"{name}: noise band", legendgroup=f"band-{name}"))
-    fig.add_trace(go.Scatter(x=commits["x"], y=commits["level"], mode="lines",
-                             line={"color": color, "width": 2, "shape": "hv"}, name=f"{name}: level",
-                             customdata=commits[["commit"]].astype(str).map(plot_text).to_numpy(),
-                             hovertemplate="level %{y:.4g}<br>commit %{customdata[0]:.10}<extra></extra>"))
+    seg = segments(commits)
+    bx: list[float | None] = []
+    by: list[float | None] = []
+    lx: list[float | None] = []
+    ly: list[float | None] = []
+    for x0, x1, level, low, high in zip(seg["x0"], seg["x1"], seg["level"], seg["low"], seg["high"], strict=True):
+        bx += [float(x0), float(x1), float(x1), float(x0), float(x0), None]
+        by += [float(high), float(high), float(low), float(low), float(high), None]
+        lx += [float(x0), float(x1), None]
+        ly += [float(level), float(level), None]
+    fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
+                             fillcolor=_rgba(color, 0.15), hoverinfo="skip", name=f"{name}: noise band"))
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", line={"color": color, "width": 2}, name=f"{name}: level",
+                             hovertemplate="level %{y:.4g}<extra></extra>"))
 
 
 def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:

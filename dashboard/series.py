@@ -20,7 +20,7 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
-COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "level", "band_low", "band_high"]
+COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "segment", "level", "band_low", "band_high"]
 CHANGE_COLUMNS = ["gpu", "commit", "created_epoch", "magnitude", "p_value", "before", "after", "kind"]
 
 
@@ -112,10 +112,11 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
     bounds = [0, *[cp.index for cp in cps], len(series)]
     commits: list[dict[str, Any]] = []
     records = series.to_dict("records")
-    for a, b in itertools.pairwise(bounds):
+    for segment, (a, b) in enumerate(itertools.pairwise(bounds)):
         level = float(np.median(values[a:b]))
         commits += [{"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"], "value": c["value"],
-                     "runs": c["runs"], "level": level, "band_low": level / width, "band_high": level * width}
+                     "runs": c["runs"], "segment": segment, "level": level, "band_low": level / width,
+                     "band_high": level * width}
                     for c in records[a:b]]
     changes = []
     for cp in cps:

@@ -121,6 +121,7 @@ def test_sync_and_python_events(kineto, tmp_path: Path) -> None:
     table = load_trace(t.write(tmp_path / "s.json"))
     assert list(table["kind"]) == [Kind.SYNC]  # python_function and the profiler span are dropped
     assert not table.gpu_mask().any()
+    assert len(table.take(table.gpu_mask())) == 0 and len(table.take(np.arange(1))) == 1
 
 
 def test_ranks_merge_and_conflicts(kineto, tmp_path: Path) -> None:

@@ -126,6 +126,7 @@ def derive(template: dict, run_id: str, created: datetime, commit: str, branch: 
 
 
 def build_seeded(tmp: Path) -> Seeded:
+    from analyzers.for_run import write_run_tables
     from perfkit.store.api import store_run
     from perfkit.store.url import sqlite_url
 
@@ -148,6 +149,8 @@ def build_seeded(tmp: Path) -> Seeded:
             record = derive(template, run_id, created, commit_id(i), branch, gpu, scale, rng)
             (root / run_id).mkdir(parents=True)
             (root / run_id / "run.json").write_text(json.dumps(record))
+            if (real / "analysis").is_dir():  # the profile's analysis tables, which run.json lists
+                shutil.copytree(real / "analysis", root / run_id / "analysis")
     for i in range(1, 4):
         run_id = f"seed-feature-{i:02d}"
         made["feature"].append(run_id)
@@ -155,14 +158,20 @@ def build_seeded(tmp: Path) -> Seeded:
                         "feature/faster", None, {}, rng)
         (root / run_id).mkdir(parents=True)
         (root / run_id / "run.json").write_text(json.dumps(record))
+        if (real / "analysis").is_dir():
+            shutil.copytree(real / "analysis", root / run_id / "analysis")
     # GPU kernel traces on the two newest H100 runs (the newest one 50% slower per kernel)
     for run_id, scale in ((made["h100"][-2], 1.0), (made["h100"][-1], 1.5)):
         record = json.loads((root / run_id / "run.json").read_text())
         (root / run_id / "traces").mkdir()
+        traces = []
         for j, p in enumerate(record["points"]):
             if p["status"] == "ok":
                 p["trace"] = f"traces/{j:04d}.json.gz"
-                write_kineto_trace(root / run_id / p["trace"], [EVIL_KERNEL, "ampere_sgemm_128x64_nn"], scale)
+                traces.append(write_kineto_trace(root / run_id / p["trace"], [EVIL_KERNEL, "ampere_sgemm_128x64_nn"],
+                                                 scale))
+        shutil.rmtree(root / run_id / "analysis", ignore_errors=True)
+        record["artifacts"]["analysis"] = write_run_tables(root / run_id, traces)  # as `perfkit analyze` does
         (root / run_id / "run.json").write_text(json.dumps(record))
     # the real CPU run's own traces stay with the newest CPU run (CPU ops only)
     shutil.copytree(real / "traces", root / made["cpu"][-1] / "traces")
