@@ -30,6 +30,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import rankdata
 
+from analyzers.gate_stats import biweight_midvariance
+
 
 @dataclass(frozen=True)
 class ChangePoint:
@@ -179,7 +181,64 @@ def long_run_inflation(resid: np.ndarray, bandwidth: int | None = None) -> float
 
 
 STRONG_STEP_LOG = math.log1p(0.02)
+WANDER_STEP = 2.0  # in a wandering series a step must exceed 2x the wander over the longest lag
 DRIFT_EVIDENCE = 2.0  # long-run factor below which the noise is taken as independent
+WANDER_EVIDENCE = 2.0  # variogram ratio below which the series is taken as steps + independent noise
+WANDER_LAGS = (6, 10, 14, 18)
+
+
+def _robust_var(x: np.ndarray) -> float:
+    """Biweight midvariance (robust to the few differences that cross a step, and stable for
+    the lumpy values of bimodal noise, unlike a squared MAD)."""
+    return biweight_midvariance(x)
+
+
+def _lag_diffs(y: np.ndarray, k: int, cut: np.ndarray) -> np.ndarray:
+    """y[t + k] - y[t] for the pairs that do not straddle a step in `cut` (cumulative counts)."""
+    keep = cut[k:] == cut[:-k]
+    return np.asarray(y[k:][keep] - y[:-k][keep])
+
+
+def _wander_lags(n: int) -> list[int]:
+    return [k for k in WANDER_LAGS if k <= n // 4]
+
+
+def _step_marks(n: int, steps: Sequence[int]) -> np.ndarray:
+    marks = np.zeros(n, dtype=np.int64)
+    for at in steps:
+        if 0 < at < n:
+            marks[at] += 1
+    return np.cumsum(marks)
+
+
+def wander_ratio(y: np.ndarray, steps: Sequence[int] = ()) -> float:
+    """Robust variogram ratio: spread of lag-k differences over lag-1 differences (mean over
+    WANDER_LAGS up to n/4), about 1 for steps plus independent noise, larger when the level wanders.
+
+    Differences that straddle one of `steps` (the large steps already found) are left out, and
+    the biweight ignores the few that cross a smaller step; a slow wander makes far values differ
+    more than neighbours. inf when the series is too short to tell (n < 24) or has no spread.
+    """
+    lags = _wander_lags(y.size)
+    if not lags:
+        return math.inf
+    cut = _step_marks(y.size, steps)
+    d1 = _lag_diffs(y, 1, cut)
+    v1 = _robust_var(d1) if d1.size >= 8 else math.nan
+    if not v1 > 0.0:
+        return math.inf
+    vk = [_robust_var(d) for d in (_lag_diffs(y, k, cut) for k in lags) if d.size >= 8]
+    return float(np.mean(vk)) / v1 if vk else math.inf
+
+
+def wander_step(y: np.ndarray, steps: Sequence[int] = ()) -> float:
+    """Typical level change of a wandering series over the longest lag of WANDER_LAGS (robust
+    standard deviation of those differences, log scale, not across `steps`); 0 when too short."""
+    lags = _wander_lags(y.size)
+    if not lags:
+        return 0.0
+    d = _lag_diffs(y, lags[-1], _step_marks(y.size, steps))
+    return math.sqrt(_robust_var(d)) if d.size >= 8 else 0.0
 
 
 def series_inflation(y: np.ndarray, cps: list[int]) -> float:
@@ -224,10 +283,37 @@ def detect_change_points(
     return _merge(y, raw, cps, opts, positive)
 
 
+def ramp_pair(y: np.ndarray, cps: Sequence[int], min_gap: int) -> int | None:
+    """Index i of the first two neighbouring change points cps[i], cps[i + 1] less than min_gap
+    apart that step in the same direction: the short segment between them is a transition
+    (a noisy step seen twice), not a level of its own. None when there is none."""
+    bounds = [0, *cps, y.size]
+    signs = [
+        np.sign(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at))
+        for i, at in enumerate(cps)
+    ]
+    for i in range(len(cps) - 1):
+        if cps[i + 1] - cps[i] < min_gap and signs[i] == signs[i + 1]:
+            return i
+    return None
+
+
+def relocate(y: np.ndarray, cps: list[int], opts: ChangePointOptions) -> None:
+    """Move each change point (in place, left to right) to the strongest split between its
+    final neighbours: the split that found it saw other boundaries, since dropped."""
+    for i in range(len(cps)):
+        lo = cps[i - 1] if i > 0 else 0
+        hi = cps[i + 1] if i + 1 < len(cps) else y.size
+        best = best_split(y, lo, hi, opts)
+        if best is not None:
+            cps[i] = best[0]
+
+
 def _merge(
     y: np.ndarray, raw: np.ndarray, cps: list[int], opts: ChangePointOptions, positive: bool
 ) -> list[ChangePoint]:
-    """Drop the weakest change point until all are significant and large enough."""
+    """Drop the weakest change point until all are significant and large enough (and no two
+    form a ramp), then re-locate the survivors between their final neighbours."""
     min_log = math.log1p(opts.min_magnitude)
 
     def strong(points: list[int]) -> list[int]:
@@ -240,7 +326,11 @@ def _merge(
                 out.append(at)
         return out
 
-    inflation = series_inflation(y, strong(cps))
+    big = strong(cps)
+    wanders = wander_ratio(y, big) >= WANDER_EVIDENCE
+    inflation = series_inflation(y, big) if wanders else 1.0
+    if wanders and positive:
+        min_log = max(min_log, WANDER_STEP * wander_step(y, big))
 
     def evaluate(i: int) -> tuple[float, float]:
         lo = cps[i - 1] if i > 0 else 0
@@ -253,14 +343,18 @@ def _merge(
 
     scores = [evaluate(i) for i in range(len(cps))]
     while cps:
-        weakest = max(range(len(cps)), key=lambda i: scores[i][0])
-        if scores[weakest][0] <= opts.max_p:
+        ramp = ramp_pair(y, cps, 2 * opts.min_size)
+        if ramp is not None:
+            weakest = max((ramp, ramp + 1), key=lambda i: (scores[i][0], -scores[i][1]))
+        else:
+            weakest = max(range(len(cps)), key=lambda i: scores[i][0])
+        if ramp is None and scores[weakest][0] <= opts.max_p:
             weakest = min(range(len(cps)), key=lambda i: scores[i][1])
             if scores[weakest][1] >= (min_log if positive else opts.min_magnitude):
                 break
         del cps[weakest]
         del scores[weakest]
-        new_inflation = series_inflation(y, strong(cps))
+        new_inflation = series_inflation(y, strong(cps)) if wanders else 1.0
         if new_inflation > inflation * 1.05:  # the fit lost a step: the residuals tell more drift
             inflation = new_inflation
             scores = [evaluate(i) for i in range(len(cps))]
@@ -268,6 +362,9 @@ def _merge(
         for j in (weakest - 1, weakest):
             if 0 <= j < len(cps):
                 scores[j] = evaluate(j)
+    if not wanders:  # (in a wander the final neighbourhoods are wide and the argmax drifts)
+        relocate(y, cps, opts)
+        scores = [evaluate(i) for i in range(len(cps))]
     out = []
     for i, at in enumerate(cps):
         lo = cps[i - 1] if i > 0 else 0
@@ -277,3 +374,4 @@ def _merge(
         mag = after / before - 1.0 if before != 0 else math.inf
         out.append(ChangePoint(index=at, p_value=scores[i][0], magnitude=mag, before=before, after=after))
     return out
+

@@ -27,7 +27,7 @@ from analyzers.gate_types import DIRECTIONS, MetricPolicy
 from perfkit.yaml_source import YamlDoc, load_yaml
 
 CORRECTIONS = ("bh", "holm", "none")
-_FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread")
+_FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")
 _RULE_KEYS = (*_FLOAT_KEYS, "direction", "ignore")
 
 

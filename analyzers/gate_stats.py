@@ -64,6 +64,35 @@ def trimmed_mean_se(x: np.ndarray, trim: float = TRIM) -> float:
     return float(np.std(w, ddof=1) / ((1.0 - 2.0 * g / n) * math.sqrt(n))) if h > 1 else math.nan
 
 
+def winsorized_sd(x: np.ndarray, trim: float = TRIM) -> float:
+    """Standard deviation after winsorizing floor(trim * n) values at each end (NaN below 3)."""
+    s = np.sort(np.asarray(x, dtype=np.float64))
+    n = s.size
+    if n < 3:
+        return math.nan
+    g = int(math.floor(trim * n))
+    if g > 0:
+        s[:g] = s[g]
+        s[n - g :] = s[n - g - 1]
+    return float(np.std(s, ddof=1))
+
+
+def assumed_spread(base_log: np.ndarray, cand_log: np.ndarray, pol: MetricPolicy) -> tuple[float, str]:
+    """Run-to-run sigma (log scale) to assume without history, and the note that explains it.
+
+    The prior: runs of the same code differ by at least `assumed_run_spread`, and by as much
+    as `assumed_spread_factor` x the sample spread inside the noisier of the two runs (a loaded
+    or clock-varying machine moves whole runs as much as it scatters samples within one).
+    """
+    floor = pol.assumed_run_spread
+    spread = max(winsorized_sd(base_log), winsorized_sd(cand_log))
+    if pol.assumed_spread_factor > 0 and math.isfinite(spread) and pol.assumed_spread_factor * spread > floor:
+        sigma = pol.assumed_spread_factor * spread
+        return sigma, (f"no history: run-to-run spread assumed {_pct(sigma)} "
+                       f"({pol.assumed_spread_factor:g} x the runs' sample spread; store 4+ runs to measure it, or use perfkit ab)")
+    return floor, f"no history: run-to-run spread assumed {_pct(floor)} (store 4+ runs to measure it, or use perfkit ab)"
+
+
 def log_values(values: Sequence[float]) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     return np.log(arr)
@@ -208,8 +237,10 @@ def compare_samples(
     within_known = b.size >= 3 and c.size >= 3
     sigma, df_run, sigma_includes_within = run_spread(history)
     history_runs = len(history) if math.isfinite(sigma) else 0
+    note = ""
     if not math.isfinite(sigma):
-        sigma, df_run, sigma_includes_within = pol.assumed_run_spread, math.inf, False
+        sigma, note = assumed_spread(lb, lc, pol)
+        df_run, sigma_includes_within = math.inf, False
     if within_known and not sigma_includes_within:
         boot = bootstrap_log_diff(lb, lc, rng)
         se_w, df_w = yuen_se(lb, lc)
@@ -236,7 +267,6 @@ def compare_samples(
     p_rank = permutation_p_value(lb, lc, rng) if within_known else None
     p_value = max(p_run, p_rank) if p_rank is not None else p_run
     ratio = math.exp(d)
-    note = "" if history_runs else f"no history, run-to-run spread assumed {_pct(pol.assumed_run_spread)}"
     raw = Comparison(
         metric=metric,
         verdict=Verdict.UNCHANGED,

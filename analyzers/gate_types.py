@@ -29,7 +29,11 @@ class MetricPolicy:
     noise_limit: float = 0.05  # interval half-width (relative) above which "noisy"
     direction: str | None = None  # None: the metric's own direction
     ignore: bool = False
-    assumed_run_spread: float = 0.01  # run-to-run sigma (relative) assumed without history
+    assumed_run_spread: float = 0.01  # run-to-run sigma (relative) assumed without history: floor
+    # Without history the run-to-run sigma is also at least this multiple of the runs' own
+    # sample spread (winsorized sd, larger of the two): a machine that scatters samples within
+    # a run shifts whole runs as much (docs/ci.md, "Without history"). 0 turns it off.
+    assumed_spread_factor: float = 2.0
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ the next run with a true slowdown of 0, 1, 2, 5 or 10%. Reported: the share of t
 calls a regression (false-positive rate at 0%, power above). For reference, the same trials
 through a per-sample Mann-Whitney test (p < 0.05, slower) - what a gate without run history does.
 Also the whole-gate false-alarm rate with 50 unchanged metrics, with and without the
-Benjamini-Hochberg correction.
+Benjamini-Hochberg correction, and the gate with NO history (a single baseline run and a single
+candidate run, each with its own between-run offset: the store is empty) for the gaussian,
+bimodal and between-run-offset models: regression-call rate and share of "noisy" verdicts.
 
 Part 2, change points (analyzers/changepoint.py, defaults: max_p 0.005, min_magnitude 0.5%):
 series of 400 commits (one run of 10 samples per commit, its median) with 0-4 steps of
@@ -75,6 +77,27 @@ def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
     return {"model": model, "n": n, "effect": effect, "trials": trials,
             "perfkit": hits / trials, "mann_whitney": naive / trials}
+
+
+NO_HISTORY_MODELS = ("gaussian", "bimodal", "offset")
+NO_HISTORY_EFFECTS = (0.0, 0.02, 0.05, 0.10, 0.20)
+
+
+def no_history_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
+    """The gate with no history: one baseline run and one candidate run made at different
+    times (each with its own between-run offset), nothing else in the store."""
+    model, n, effect, trials = args
+    hits = noisy = 0
+    for t in range(trials):
+        rng = np.random.default_rng([23, zlib.crc32(model.encode()), n, int(effect * 1000), t])
+        levels = run_offsets(model, 2, rng)
+        base = run_samples(model, n, levels[0], rng)
+        cand = run_samples(model, n, levels[1] + math.log1p(effect), rng)
+        c = compare_samples("m", base, cand, LOWER, (), seed=t)
+        hits += c.verdict == Verdict.REGRESSED
+        noisy += c.verdict == Verdict.NOISY
+    return {"model": model, "n": n, "effect": effect, "trials": trials,
+            "perfkit": hits / trials, "noisy": noisy / trials}
 
 
 def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
@@ -178,7 +201,8 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any],
+           nohist: Sequence[dict[str, Any]] = ()) -> str:
     lines = ["# Gate and change-point quality (benchmarks/gate_quality.py)", "",
              f"Machine: {meta['machine']}. Wall time {meta['seconds']:.0f} s "
              f"(CPU {meta.get('cpu_seconds', float('nan')):.0f} s, load average at the end {meta.get('load_avg', float('nan')):.1f}). "
@@ -198,6 +222,20 @@ def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[di
               "## Whole gate: 50 unchanged metrics, n = 10", "",
               "| model | gates with >= 1 false regression, BH (default) | without correction |", "|---|---:|---:|"]
     lines += [f"| {w['model']} | {w['bh']:.3f} | {w['none']:.3f} |" for w in whole]
+    if nohist:
+        lines += ["", "## Gate without history: one baseline run, one candidate run", "",
+                  "Share called a regression / share called noisy. The two runs differ by the model's "
+                  "between-run offset; the store has no other run, so the run-to-run spread is the "
+                  "no-history prior (docs/ci.md). Effect 0% = false-positive rate.", "",
+                  "| model | n | " + " | ".join(f"{e:.0%}" for e in NO_HISTORY_EFFECTS) + " |",
+                  "|---|---:|" + "---:|" * len(NO_HISTORY_EFFECTS)]
+        nb = {(g["model"], g["n"], g["effect"]): g for g in nohist}
+        for model in NO_HISTORY_MODELS:
+            for n in SIZES:
+                cells = [f"{nb[(model, n, e)]['perfkit']:.3f} / {nb[(model, n, e)]['noisy']:.2f}" for e in NO_HISTORY_EFFECTS]
+                lines.append(f"| {model} | {n} | " + " | ".join(cells) + " |")
+        worst_nh = max(g["perfkit"] for g in nohist if g["effect"] == 0.0)
+        lines += ["", f"Largest false-positive rate without history: **{worst_nh:.3f}** (target <= 0.05)."]
     names = ("perfkit", "otava", "otava_min1pct", "asv")
     lines += ["", "## Change points (+-5 commits)", "",
               "| model | detector | precision | recall | F1 | false alarms / 1000 commits | s |",
@@ -245,6 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx = mp.get_context("fork")
     with ctx.Pool(args.workers) as pool:
         gate = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS], chunksize=1)
+        nohist = pool.map(no_history_cell, [(m, n, e, trials) for m in NO_HISTORY_MODELS for n in SIZES
+                                            for e in NO_HISTORY_EFFECTS], chunksize=1)
         whole = pool.map(whole_gate, [(m, 50, max(trials // 4, 10)) for m in ("gaussian", "bimodal", "offset")])
         cps = pool.map(cp_model, [(m, series, n_commits) for m in MODELS])
     import resource
@@ -253,14 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
               for f in ("ru_utime", "ru_stime"))
     meta = {"machine": machine(), "seconds": time.time() - t0, "cpu_seconds": cpu, "load_avg": os.getloadavg()[0],
             "trials": trials, "series": series, "commits": n_commits, "quick": args.quick}
-    text = report(gate, whole, cps, meta)
+    text = report(gate, whole, cps, meta, nohist)
     print(text)
     if not args.quick:
         args.out.mkdir(parents=True, exist_ok=True)
         tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
         (args.out / f"gate_quality-{tag}.md").write_text(text)
         (args.out / f"gate_quality-{tag}.json").write_text(json.dumps(
-            {"meta": meta, "gate": gate, "whole_gate": whole, "change_points": cps}, indent=1))
+            {"meta": meta, "gate": gate, "no_history": nohist, "whole_gate": whole, "change_points": cps}, indent=1))
     return 0
 
 

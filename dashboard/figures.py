@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from reports.html_text import plot_text
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-GL_THRESHOLD = 2000  # WebGL markers above this many runs per GPU
+GL_THRESHOLD = 300  # WebGL markers above this many runs per GPU
 
 
 def _rgba(hex_color: str, alpha: float) -> str:

@@ -39,8 +39,9 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
          .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()))
     if limit is not None:
         q = q.limit(limit)
-    rows = conn.execute(q).all()[::-1]
-    runs = pd.DataFrame(rows, columns=["metric_id", "stored", "run_id", "created_epoch", "commit", "branch", "gpu"])
+    rows = _fetch(conn, q)[::-1]
+    runs = pd.DataFrame.from_records(rows, columns=["metric_id", "stored", "run_id", "created_epoch", "commit",
+                                                    "branch", "gpu"])
     if runs.empty:
         return pd.DataFrame(columns=RUN_COLUMNS)
     sq = select(s.c.metric_id, s.c.value).order_by(s.c.metric_id, s.c.idx)
@@ -48,9 +49,8 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
         sq = sq.where(s.c.metric_id.in_([int(x) for x in runs["metric_id"]]))
     else:
         sq = sq.join(m, m.c.id == s.c.metric_id).join(r, r.c.run_id == m.c.run_id).where(*where)
-    sample_rows = conn.execute(sq).all()
-    ids = np.fromiter((row[0] for row in sample_rows), dtype=np.int64, count=len(sample_rows))
-    vals = np.fromiter((row[1] for row in sample_rows), dtype=np.float64, count=len(sample_rows))
+    pairs = np.array(_fetch(conn, sq), dtype=np.float64).reshape(-1, 2)
+    ids, vals = pairs[:, 0].astype(np.int64), pairs[:, 1]
     location, count = run_locations(runs["metric_id"].to_numpy(np.int64), runs["stored"].to_numpy(np.float64),
                                     ids, vals)
     return pd.DataFrame({
@@ -58,6 +58,15 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
         "commit": runs["commit"].where(runs["commit"].notna() & (runs["commit"] != ""), runs["run_id"]),
         "branch": runs["branch"].fillna(""), "value": location, "n": count,
     })
+
+
+def _fetch(conn: Connection, query: Any) -> list[tuple[Any, ...]]:
+    """All rows as plain tuples from the DB-API cursor (no Row objects: 100,000 samples fast)."""
+    result = conn.execute(query)
+    try:
+        return list(result.cursor.fetchall()) if result.cursor is not None else [tuple(r) for r in result]
+    finally:
+        result.close()
 
 
 def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.ndarray,

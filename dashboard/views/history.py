@@ -7,6 +7,8 @@ import streamlit as st
 from dashboard import data, figures, widgets
 from reports.markdown_run import md_text
 
+DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)
+
 st.title("History")
 url = widgets.store_url()
 if url is None:
@@ -57,8 +59,14 @@ if h.runs.empty:
     st.stop()
 commits = h.commits.sort_values("created_epoch")["commit"].drop_duplicates().tolist()
 if len(commits) > 1:
-    first, last = st.select_slider("Commit range", options=commits, value=(commits[0], commits[-1]),
-                                   format_func=lambda c: c[:10], key="h_range")
+    # positions, not commit ids: a slider over thousands of options is slow in the browser
+    lo_i, hi_i = st.slider("Commit range (positions in time order, oldest 0)", 0, len(commits) - 1,
+                           (max(0, len(commits) - DEFAULT_COMMITS), len(commits) - 1), key="h_range")
+    first, last = commits[lo_i], commits[hi_i]
+    st.caption(f"From commit {md_text(first[:10])} to {md_text(last[:10])} ({hi_i - lo_i + 1:,} commits).")
+    if len(commits) > DEFAULT_COMMITS:
+        st.caption(f"{len(commits):,} commits; the newest {DEFAULT_COMMITS} are shown first: widen the range to see "
+                   "more. Change points and bands are computed over the whole history.")
     lo = h.commits.loc[h.commits["commit"] == first, "created_epoch"].min()
     hi = h.commits.loc[h.commits["commit"] == last, "created_epoch"].max()
     h = data.history_between(h, float(lo), float(hi))

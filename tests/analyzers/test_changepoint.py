@@ -10,7 +10,9 @@ from analyzers.changepoint import (
     ChangePointOptions,
     detect_change_points,
     null_maxima,
+    ramp_pair,
     scan_statistic,
+    wander_ratio,
 )
 
 
@@ -81,3 +83,50 @@ def test_deterministic_and_null_cached() -> None:
     y = _series(150, [(75, 0.03)], 6)
     assert detect_change_points(y) == detect_change_points(y)
     assert null_maxima(50, 5, 1999, 0) is null_maxima(50, 5, 1999, 0)
+
+
+def _wander(n: int, seed: int, sd: float = 0.01, phi: float = 0.95, noise: float = 0.004) -> np.ndarray:
+    """A slowly wandering level (AR(1), ~20 commits of memory) plus independent noise."""
+    rng = np.random.default_rng(seed)
+    level = np.empty(n)
+    x = rng.normal(0.0, sd)
+    for i in range(n):
+        x = phi * x + rng.normal(0.0, sd * np.sqrt(1.0 - phi * phi))
+        level[i] = x
+    return np.exp(level + noise * rng.standard_normal(n))
+
+
+def test_wander_ratio_tells_drift_from_steps() -> None:
+    steps = np.log(_series(400, [(100, 0.05), (250, -0.10)], 7))
+    assert wander_ratio(steps, [100, 250]) < 1.5
+    assert wander_ratio(np.log(_series(400, [], 8))) < 1.5
+    assert wander_ratio(np.log(_wander(400, 9))) > 2.5
+    assert wander_ratio(np.log(_series(20, [], 8))) == float("inf")  # too short to tell
+
+
+def test_medium_steps_in_independent_noise_are_all_kept() -> None:
+    """Steps of 2 sigma: neither drift (the noise is independent) nor too small to see. An
+    earlier version let the unfitted small steps inflate a long-run variance and dropped them."""
+    y = _series(400, [(60, 0.02), (140, -0.02), (220, 0.02), (300, 0.015)], 10)
+    assert [c.index for c in detect_change_points(y)] == pytest.approx([60, 140, 220, 300], abs=3)
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_slow_wander_is_not_a_run_of_steps(seed: int) -> None:
+    assert len(detect_change_points(_wander(400, seed))) <= 1
+
+
+def test_big_step_inside_a_wander_is_found() -> None:
+    y = _wander(400, 14) * np.where(np.arange(400) >= 200, 1.10, 1.0)
+    assert any(abs(c.index - 200) <= 3 and c.magnitude > 0.05 for c in detect_change_points(y))
+
+
+def test_a_step_over_a_few_commits_is_one_change_point() -> None:
+    """A transition (half the step for 3 commits) is one step, not two 5 commits apart."""
+    rng = np.random.default_rng(15)
+    level = np.where(np.arange(300) >= 150, 0.04, 0.0)
+    level[147:150] = 0.02
+    y = np.exp(level + 0.008 * rng.standard_normal(300))
+    (cp,) = detect_change_points(y)
+    assert 146 <= cp.index <= 151
+    assert ramp_pair(np.log(y), [147, 150], 10) == 0 and ramp_pair(np.log(y), [147, 250], 10) is None
