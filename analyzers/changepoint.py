@@ -12,9 +12,15 @@ makes every step robust to timing noise:
 - a merge pass re-tests each change point against its neighbouring segments and drops the
   weakest until every one left is significant AND at least `min_magnitude` in size (relative
   change of the segment medians);
-- when the series wanders slowly (the residuals around the fit of the large steps have a
-  Newey-West long-run variance over twice their variance), a test on the values with that
-  inflated variance must reject too, so a drifting level is not reported as a run of steps.
+- whether the series wanders slowly is decided first by a robust variogram ratio (spread of
+  differences 6-18 commits apart over that of neighbours; steps barely move it). Only then,
+  when the residuals around the fit of the large steps also have a Newey-West long-run
+  variance over twice their variance, a test on the values with that inflated variance must
+  reject too, and a step must exceed twice the wander's typical move, so a drifting level is
+  not reported as a run of steps. Without a wander the rank test alone decides: small unfitted
+  steps no longer inflate a variance and hide medium ones;
+- two change points in the same direction closer than 2 x min_size are one step seen twice
+  (the weaker goes), and the survivors are re-located between their final neighbours.
 
 Pure functions; the only randomness is a seeded numpy Generator.
 """
@@ -185,6 +191,7 @@ WANDER_STEP = 2.0  # in a wandering series a step must exceed 2x the wander over
 DRIFT_EVIDENCE = 2.0  # long-run factor below which the noise is taken as independent
 WANDER_EVIDENCE = 2.0  # variogram ratio below which the series is taken as steps + independent noise
 WANDER_LAGS = (6, 10, 14, 18)
+OBVIOUS_STEP = 6.0  # noise sds: a step this big is left out of the variogram (not a wander)
 
 
 def _robust_var(x: np.ndarray) -> float:
@@ -229,6 +236,22 @@ def wander_ratio(y: np.ndarray, steps: Sequence[int] = ()) -> float:
         return math.inf
     vk = [_robust_var(d) for d in (_lag_diffs(y, k, cut) for k in lags) if d.size >= 8]
     return float(np.mean(vk)) / v1 if vk else math.inf
+
+
+def obvious_steps(y: np.ndarray, cps: Sequence[int]) -> list[int]:
+    """The change points whose step is at least OBVIOUS_STEP noise sds (of one value, from the
+    lag-1 differences): far beyond what a wander moves between neighbours, so differences
+    across them say nothing about a wander."""
+    d1 = np.diff(y)
+    if d1.size < 8:
+        return []
+    noise = math.sqrt(_robust_var(d1) / 2.0)
+    bounds = [0, *cps, y.size]
+    return [
+        at
+        for i, at in enumerate(cps)
+        if abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at)) >= OBVIOUS_STEP * noise
+    ]
 
 
 def wander_step(y: np.ndarray, steps: Sequence[int] = ()) -> float:
@@ -327,7 +350,7 @@ def _merge(
         return out
 
     big = strong(cps)
-    wanders = wander_ratio(y, big) >= WANDER_EVIDENCE
+    wanders = wander_ratio(y, obvious_steps(y, big)) >= WANDER_EVIDENCE
     inflation = series_inflation(y, big) if wanders else 1.0
     if wanders and positive:
         min_log = max(min_log, WANDER_STEP * wander_step(y, big))

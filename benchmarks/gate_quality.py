@@ -1,7 +1,7 @@
 """Gate and change-point quality on seeded synthetic data, against Apache Otava and asv.
 
     python3 -m venv .venv-bench && .venv-bench/bin/pip install apache-otava asv   # once
-    .venv-bench/bin/python -m benchmarks.gate_quality            # full (~5 min on 2 cores)
+    .venv-bench/bin/python -m benchmarks.gate_quality            # full (~8-12 min on 2 cores)
     .venv-bench/bin/python -m benchmarks.gate_quality --quick    # smoke (~30 s)
 
 Part 1, the two-sample gate (analyzers/gate_stats.py, default policy: max_p 0.05, min_effect 1%):

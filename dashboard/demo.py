@@ -92,7 +92,8 @@ def profile_once(spec: Path, out: Path, repo: Path) -> Path:
     """One real `perfkit profile` run in a subprocess; its run directory."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--quiet", "--repo", str(repo)],
+        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--quiet", "--no-store", "--repo",
+         str(repo)],
         capture_output=True, text=True, env=env, check=False,
     )
     lines = proc.stdout.strip().splitlines()

@@ -17,10 +17,9 @@ ROOFLINE_PAGE = "views/roofline.py"
 HISTORY_PAGE = "views/history.py"
 
 FILL_HELP = """\
-perfkit profile examples/gemm-cpu.yaml          # a CPU run -> runs/<run_id>/
-perfkit ingest runs/* --db {url}                 # store run directories
-perfkit dashboard --db {url}                     # and look again
-perfkit dashboard --demo                         # or: a demo store built from real CPU runs"""
+perfkit profile examples/gemm-cpu.yaml --db {url}   # run a CPU sweep; it is stored there
+perfkit ingest runs/* --db {url}                     # store run directories made elsewhere
+perfkit dashboard --demo                             # or: a demo store built from real CPU runs"""
 
 
 def demo_banner() -> None:

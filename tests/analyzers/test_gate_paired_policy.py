@@ -45,6 +45,9 @@ def test_policy_file(tmp_path: Path) -> None:
     assert pol.for_metric("gemm/mm:time_s").min_effect == 0.05 and pol.for_metric("gemm/mm:time_s").max_p == 0.01
     assert pol.for_metric("gemm/mm:bytes_per_s").ignore
     assert load_policy(None).defaults.max_p == 0.05
+    assert load_policy(None).defaults.assumed_spread_factor == 2.0
+    p.write_text("defaults:\n  assumed_spread_factor: 0\n  assumed_run_spread: 0.3\n")
+    assert load_policy(p).defaults.assumed_spread_factor == 0.0 and load_policy(p).defaults.assumed_run_spread == 0.3
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from analyzers.gate_stats import (
     summarize_run,
     trimmed_mean,
     trimmed_mean_se,
+    winsorized_sd,
 )
 from analyzers.gate_types import HIGHER, LOWER, MetricPolicy, RunSummary, Verdict
 
@@ -156,3 +157,50 @@ def test_correction_turns_a_marginal_result_into_no_regression() -> None:
     corrected = {c.metric: c for c in correct(comps, "bh")}
     assert corrected[marginal.metric].p_value >= marginal.p_raw
     assert all(c.verdict != Verdict.REGRESSED for c in corrected.values())
+
+
+# Two runs of an unchanged `sorted(100 floats)` micro-benchmark (us per call, 30 rounds each),
+# made minutes apart with the same code on a loaded 2-core machine shared with other jobs.
+SORTED_QUIET_US = [1.929, 1.877, 1.866, 1.903, 2.004, 1.941, 1.856, 2.008, 2.695, 2.146, 2.082, 1.872, 2.016,
+                   2.635, 2.51, 2.157, 1.977, 1.894, 1.878, 2.158, 2.114, 2.369, 2.008, 1.848, 1.841, 1.831,
+                   1.888, 2.647, 2.604, 2.004]
+SORTED_LOADED_US = [2.428, 2.222, 2.419, 4.315, 4.143, 3.446, 5.968, 3.627, 3.116, 15.074, 4.061, 3.732, 3.715,
+                    3.233, 4.025, 3.64, 4.59, 3.988, 3.018, 2.218, 2.125, 3.684, 4.094, 2.68, 5.949, 3.726,
+                    3.677, 3.548, 5.571, 5.04]
+
+
+def test_no_history_on_a_loaded_machine_does_not_cry_wolf() -> None:
+    base, cand = np.array(SORTED_QUIET_US) * 1e-6, np.array(SORTED_LOADED_US) * 1e-6
+    c = compare_samples("sorted:time_s", base, cand, LOWER, ())
+    assert c.ratio > 1.6  # the candidate run did measure ~1.8x slower ...
+    assert c.verdict == Verdict.NOISY  # ... but without history that is no evidence of a regression
+    assert "no history" in c.reason and "sample spread" in c.reason and "noise_limit" in c.reason
+    assert c.run_spread == pytest.approx(2.0 * winsorized_sd(np.log(cand)))
+    # The old prior (a fixed 1% run-to-run spread) called it a 80% regression.
+    old = compare_samples("sorted:time_s", base, cand, LOWER, (), MetricPolicy(assumed_spread_factor=0.0))
+    assert old.verdict == Verdict.REGRESSED and old.run_spread == 0.01
+    # With history the measured spread decides, not the prior.
+    rng = np.random.default_rng(20)
+    hist = [summarize_run(_run(2e-6, 30, rng, cv=0.01)) for _ in range(10)]
+    with_history = compare_samples("sorted:time_s", base, cand, LOWER, hist)
+    assert with_history.verdict == Verdict.REGRESSED and "no history" not in with_history.reason
+
+
+def test_no_history_prior_has_a_floor_and_keeps_power_on_quiet_runs() -> None:
+    rng = np.random.default_rng(21)
+    base, cand = _run(1e-3, 10, rng, cv=0.002), _run(1.10e-3, 10, rng, cv=0.002)
+    c = compare_samples("m", base, cand, LOWER, ())
+    assert c.run_spread == 0.01 and "assumed 1.00%" in c.reason  # 2 x 0.2% < the 1% floor
+    assert c.verdict == Verdict.REGRESSED
+    # Runs with 3% sample spread: runs are assumed to differ by ~2 x their winsorized sd, so a
+    # 5% difference between two runs is no evidence (it is with a fixed 1% prior).
+    base, cand = _run(1e-3, 10, rng, cv=0.03), _run(1.05e-3, 10, rng, cv=0.03)
+    c = compare_samples("m", base, cand, LOWER, ())
+    assert 0.02 < c.run_spread < 0.08 and c.verdict == Verdict.NOISY
+    assert compare_samples("m", base, cand, LOWER, (), MetricPolicy(assumed_spread_factor=0.0)).verdict == Verdict.REGRESSED
+
+
+def test_winsorized_sd() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0, 100.0])  # winsorized: [2, 2, 3, 4, 4]
+    assert winsorized_sd(x) == pytest.approx(1.0)
+    assert math.isnan(winsorized_sd(np.array([1.0, 2.0])))

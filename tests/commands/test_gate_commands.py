@@ -184,3 +184,15 @@ def test_ab_interleaved(capsys: pytest.CaptureFixture[str]) -> None:
     assert m["verdict"] == "regressed" and m["ratio"] > 1.3
     assert main(["ab", "--baseline", "false", "--candidate", "true", "--rounds", "3"]) == 2
     assert "exited 1" in capsys.readouterr().err
+
+
+def test_gate_without_history_explains_its_prior(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty store: the gate says the run-to-run spread is assumed, in every metric's reason,
+    and a 15% slowdown of quiet runs is still a regression."""
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    slow = _run_dir(tmp_path, "slow", 1.15e-3, 3, commit="bad0001")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(slow), "--format", "json"]) == 1
+    out = _json_out(capsys)
+    time_m = next(m for m in out["metrics"] if m["metric"] == f"{KEY}:time_s")
+    assert time_m["history_runs"] == 0 and time_m["verdict"] == "regressed"
+    assert "no history: run-to-run spread assumed" in time_m["reason"] and time_m["run_spread"] >= 0.01

@@ -97,7 +97,7 @@ def profile_tiny(out: Path) -> Path:
     spec.write_text(TINY_SPEC)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home")}
     proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "real"),
-                           "--quiet", "--repo", str(REPO)], capture_output=True, text=True, env=env, check=False)
+                           "--quiet", "--no-store", "--repo", str(REPO)], capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip().splitlines()[-1])
 

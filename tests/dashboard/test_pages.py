@@ -58,6 +58,12 @@ def plotly_figures(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
 
 
+def data_run(store: Any, run_id: str) -> Any:
+    from perfkit.store.api import load_stored_run
+
+    return load_stored_run(run_id, store.url)
+
+
 # ----------------------------------------------------------------------------- empty store
 
 
@@ -185,9 +191,11 @@ def test_kernels_tables_and_trace_download(store: Any) -> None:
     assert len(frame(at, "kern_launch")) == 2 and len(frame(at, "kern_idle")) == 2  # one per traced point
     fig = plotly_figures(at)[0]
     assert "<script>" not in json.dumps(fig) and "&lt;script&gt;" in json.dumps(fig)
-    key = next(k for k in at.selectbox(key="kern_point").options if k != "(every point)")
-    at.selectbox(key="kern_point").set_value(at.selectbox(key="kern_point").options[1]).run()
-    assert not at.exception and key
+    traced = [p.key for p in data_run(store, run).points if p.trace]
+    at.selectbox(key="kern_point").set_value(traced[0]).run()
+    assert not at.exception
+    one = frame(at, "kern_summary")
+    assert len(one) == 2 and set(one["point"]) == {one["point"].iloc[0]}  # that point's trace only
     assert at.get("download_button") and any("ui.perfetto.dev" in c.value for c in at.code)
     at = app("views/kernels.py", run=store.cpu_runs[-1])
     assert any("no GPU kernels" in i.value for i in at.info)

@@ -33,7 +33,7 @@ def profile_tiny(out: Path) -> Path:
     spec.write_text(TINY_SPEC)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home")}
     proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "runs"), "--quiet",
+        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "runs"), "--quiet", "--no-store",
          "--repo", str(REPO)],
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )
@@ -109,3 +109,32 @@ def evil_kernel() -> str:
 def traced_copy():  # type: ignore[no-untyped-def]
     """with_traces(run_dir, dest, names): a copy of a run whose ok points carry a GPU trace."""
     return with_traces
+
+
+def steady_copy(run_dir: Path, dest: Path, run_id: str, scale: dict[int, float] | None = None, seed: int = 0) -> Path:
+    """A copy of a real run whose ok points' samples are 20 draws around the real median (2% sigma),
+    times `scale[i]` for the i-th ok point: comparisons with known answers whatever this machine's
+    noise was when the real run was made."""
+    import json
+    import shutil
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    shutil.copytree(run_dir, dest)
+    record = json.loads((dest / "run.json").read_text())
+    record["run_id"] = run_id
+    ok = [p for p in record["points"] if p["status"] == "ok"]
+    for i, p in enumerate(ok):
+        m = p["measurement"]
+        level = float(np.median(m["samples_s"])) * (scale or {}).get(i, 1.0)
+        m["samples_s"] = [float(x) for x in level * np.exp(rng.normal(0.0, 0.02, 20))]
+        m.pop("stats", None)
+    (dest / "run.json").write_text(json.dumps(record))
+    return dest
+
+
+@pytest.fixture
+def steady():  # type: ignore[no-untyped-def]
+    """steady_copy(run_dir, dest, run_id, scale=None, seed=0)."""
+    return steady_copy

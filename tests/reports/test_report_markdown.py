@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +53,18 @@ def test_kernel_names_cannot_inject_markup(tiny_run_dir: Path, tmp_path: Path, e
     assert "&lt;/script&gt;&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt; &amp; | `x` [a](b)" in html
 
 
-def test_comparison_table_shows_changed_points(tiny_run_dir: Path, tmp_path: Path,
+def test_comparison_table_shows_changed_points(tiny_run_dir: Path, tmp_path: Path, steady: Any,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    fast = tmp_path / "fast"
-    shutil.copytree(tiny_run_dir, fast)
-    record = json.loads((fast / "run.json").read_text())
-    last = [p for p in record["points"] if p["status"] == "ok"][-1]
-    last["measurement"]["samples_s"] = [s / 3.0 for s in last["measurement"]["samples_s"]]
-    (fast / "run.json").write_text(json.dumps(record))
-    assert main(["report", str(fast), "--vs", str(tiny_run_dir), "--format", "md", "--no-kernels"]) == 0
+    base = steady(tiny_run_dir, tmp_path / "base", "base-run", seed=1)
+    fast = steady(tiny_run_dir, tmp_path / "fast", "fast-run", scale={1: 1 / 3.0}, seed=2)
+    assert main(["report", str(fast), "--vs", str(base), "--format", "md", "--no-kernels"]) == 0
     text = capsys.readouterr().out
-    assert "### Compared with" in text
+    assert "### Compared with base-run" in text
     assert "**3 improved**" in text  # time_s, flop_per_s and bytes_per_s of the faster point
     html = MD.render(text)
     rows = [r for r in rendered_rows(html) if "sq m=64 dtype=fp32" in r and "improved" in r]
     assert {r.split("<td")[2].split(">")[1].split("<")[0] for r in rows} == {"time_s", "flop_per_s", "bytes_per_s"}
-    assert any("-66.67%" in r for r in rows) and any("+200.00%" in r for r in rows)
+    assert any("-6" in r and "%" in r for r in rows) and any("+19" in r or "+20" in r for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -87,19 +81,13 @@ def test_md_text_renders_verbatim(raw: str, cell: str) -> None:
     assert f"<td>{cell}</td>" in html
 
 
-def test_baseline_from_the_store_by_run_id(tiny_run_dir: Path, tmp_path: Path,
+def test_baseline_from_the_store_by_run_id(tiny_run_dir: Path, tmp_path: Path, steady: Any,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     from perfkit.store.api import store_run
 
     db = tmp_path / "store.db"
-    base_id = store_run(tiny_run_dir, str(db))
-    slow = tmp_path / "slow"
-    shutil.copytree(tiny_run_dir, slow)
-    record = json.loads((slow / "run.json").read_text())
-    record["run_id"] = "candidate-1"
-    first = next(p for p in record["points"] if p["status"] == "ok")
-    first["measurement"]["samples_s"] = [s * 3.0 for s in first["measurement"]["samples_s"]]
-    (slow / "run.json").write_text(json.dumps(record))
+    base_id = store_run(steady(tiny_run_dir, tmp_path / "base", "stored-base-run", seed=1), str(db))
+    slow = steady(tiny_run_dir, tmp_path / "slow", "candidate-1", scale={0: 3.0}, seed=2)
     assert main(["report", str(slow), "--vs", base_id[:12], "--db", str(db), "--format", "md", "--no-kernels"]) == 0
     text = capsys.readouterr().out
     assert f"### Compared with {md_text(base_id)}" in text
