@@ -48,7 +48,7 @@ def analyze_traces(run_dir: Path, trace_paths: Sequence[Path]) -> dict[str, pd.D
     return out
 
 
-def _parquet_bytes(df: pd.DataFrame) -> bytes:
+def parquet_bytes(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     out = df.copy()
     for col in out.columns:  # text columns (str / None) as Parquet strings
@@ -65,6 +65,6 @@ def write_run_tables(run_dir: Path, trace_paths: list[Path]) -> dict[str, str]:
     written: dict[str, str] = {}
     for name, df in tables.items():
         rel = f"{ANALYSIS_DIR}/{name}.parquet"
-        write_bytes_atomic(run_dir / rel, _parquet_bytes(df))
+        write_bytes_atomic(run_dir / rel, parquet_bytes(df))
         written[name] = rel
     return written

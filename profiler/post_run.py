@@ -67,6 +67,8 @@ def ncu_child_command(run: Run, run_dir: Path) -> list[str]:
 
 
 def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> dict[str, Any]:
+    from analyzers.for_run import parquet_bytes
+    from perfkit.atomic import write_bytes_atomic
     from roofline.ncu import ncu_available, profile
     from roofline.ncu_csv import load_csv
     from roofline.ncu_kernels import kernel_table
@@ -86,10 +88,7 @@ def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) 
             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
         table = kernel_table(load_csv(result.csv))
-        from analyzers.for_run import _parquet_bytes
-        from perfkit.atomic import write_bytes_atomic
-
-        write_bytes_atomic(out / "kernels.parquet", _parquet_bytes(table))
+        write_bytes_atomic(out / "kernels.parquet", parquet_bytes(table))
     except (PerfkitError, subprocess.SubprocessError, OSError) as exc:
         messages.append(f"--ncu failed: {exc}")
         return {"ncu_error": str(exc)}
