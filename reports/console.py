@@ -21,6 +21,28 @@ def varying_params(run: Run) -> dict[str, list[str]]:
     return {w: [k for k, vs in per.items() if len(vs) > 1] for w, per in values.items()}
 
 
+# Workload metrics worth a glance in the summary, with how to show them (definitions: run.json).
+HEADLINE_METRICS: tuple[tuple[str, str], ...] = (
+    ("ttft_s", "TTFT {}"), ("tpot_s", "TPOT {}"), ("decode_tokens_per_s", "{} tok/s"), ("mbu", "MBU {}"),
+)
+
+
+def headline(metrics: dict[str, Any]) -> str:
+    parts = []
+    for key, template in HEADLINE_METRICS:
+        value = metrics.get(key)
+        if not isinstance(value, (int, float)):
+            continue
+        if key in ("ttft_s", "tpot_s"):
+            text = fmt_time(float(value))
+        elif key == "mbu":
+            text = f"{value * 100:.0f}%"
+        else:
+            text = f"{value:.3g}"
+        parts.append(template.format(text))
+    return " · ".join(parts)
+
+
 def summary_table(run: Run) -> Table:
     table = Table(title=f"run {run.run_id} on {run.device} ({run.status})", show_lines=False)
     for col, justify in (("workload", "left"), ("params", "left"), ("status", "left"),
@@ -28,6 +50,9 @@ def summary_table(run: Run) -> Table:
                          ("stop", "left"), ("flop/s", "right"), ("bytes/s", "right"),
                          ("rel err", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    with_headline = any(headline(p.metrics) for p in run.points)
+    if with_headline:
+        table.add_column("workload metrics", justify="left")
     shown = varying_params(run)
     for p in run.points:
         names = shown.get(p.workload) or list(p.params)
@@ -50,5 +75,7 @@ def summary_table(run: Run) -> Table:
         ach = p.achieved
         row += [fmt_rate(ach.get("flop_per_s"), "flop/s"), fmt_rate(ach.get("bytes_per_s"), "B/s")]
         row.append(f"{p.numerics.rel_err:.2g}" if p.numerics else "-")
+        if with_headline:
+            row.append(headline(p.metrics) or "-")
         table.add_row(*row)
     return table

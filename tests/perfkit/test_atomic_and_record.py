@@ -65,3 +65,24 @@ def test_corrupt_record_located(tmp_path: Path) -> None:
 def test_not_a_run_directory(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not a perfkit run directory"):
         load_run(tmp_path)
+
+
+def test_summary_table_shows_decode_headline() -> None:
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from reports.console import headline, summary_table
+
+    run = _run()
+    decode = replace(run.points[0], key="decode/d/batch=1", workload="d",
+                     metrics={"ttft_s": 0.0123, "tpot_s": 0.002, "decode_tokens_per_s": 500.0, "mbu": 0.71})
+    assert headline(decode.metrics) == "TTFT 12.3 ms · TPOT 2 ms · 500 tok/s · MBU 71%"
+    assert headline(run.points[0].metrics) == ""
+    console = Console(width=400, record=True)
+    console.print(summary_table(run.with_points((run.points[0], decode))))
+    text = console.export_text()
+    assert "workload metrics" in text and "MBU 71%" in text
+    console = Console(width=400, record=True)
+    console.print(summary_table(run))
+    assert "workload metrics" not in console.export_text()
