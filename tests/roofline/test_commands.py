@@ -105,7 +105,7 @@ def test_roofline_cpu_run_with_embedded_calibration_and_ncu(
     (tmp_path / "runs").mkdir()
     run_dir = _write_run(tmp_path, "cpu", env, (_point("gemm/n=256", "gemm", 256, "float32", 4e-4),),
                          artifacts={"ncu_csv": "ncu.csv"})
-    (run_dir / "ncu.csv").write_text((TESTS / "data" / "ncu_raw_h100.csv").read_text())
+    (run_dir / "ncu.csv").write_text((TESTS / "data" / "ncu_raw_handwritten.csv").read_text())
     assert main(["roofline", str(run_dir), "--format", "json", "--no-figure"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert list(data["roofs"]) == ["measured"]  # a CPU has no datasheet roof

@@ -28,7 +28,7 @@ METRICS = [
 ]
 # A raw-page export in the documented format (--csv --page raw --print-units base): ==PROF== lines,
 # header, units row, thousands separators, an "n/a"; three kernels of a bf16 GEMM step on an H100.
-RAW_CSV_FILE = Path(__file__).parent / "data" / "ncu_raw_h100.csv"
+RAW_CSV_FILE = Path(__file__).parent / "data" / "ncu_raw_handwritten.csv"
 RAW_BASE = RAW_CSV_FILE.read_text()
 
 
