@@ -166,7 +166,7 @@ def nvml_facts(index: int, props: Any) -> dict[str, Any]:
                 continue
         out["clocks_mhz"] = clocks
         try:
-            out["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerManagementLimit(handle) / 1000.0
+            out["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0
         except pynvml.NVMLError:
             pass
         return out
