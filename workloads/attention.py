@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from workloads.attention_cost import (
@@ -29,7 +28,7 @@ from workloads.base import Point, Prepared, RunContext, Unsupported
 from workloads.cost import Cost
 from workloads.dtypes import DTYPE_BYTES, torch_dtype
 from workloads.numerics import compare
-from workloads.sdpa_backends import backend_context, run_and_detect
+from workloads.sdpa_backends import backend_context, gqa_sdpa, run_and_detect, sdpa_has_native_gqa
 
 # Relative Frobenius error vs the float32 reference that a correct kernel stays under
 # (low-precision kernels round P to the input dtype before P V).
@@ -131,13 +130,14 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
             extra["padded_kv_bytes"] = padded_kv_bytes(contexts, kv_heads, d, b_el)
         cost = decode_attention_cost(contexts, heads, kv_heads, d, b_el)
     expand = p["gqa"] == "expand" and group > 1
+    if group > 1 and not expand and not sdpa_has_native_gqa():
+        raise Unsupported(f"native GQA (enable_gqa) needs torch >= 2.5; this is {torch.__version__}; use gqa: expand")
 
     def fn() -> Tensor:
         keys, values = k, v
         if expand:
             keys, values = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        return F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, is_causal=causal,
-                                              enable_gqa=group > 1 and not expand)
+        return gqa_sdpa(q, keys, values, attn_mask=mask, is_causal=causal)
 
     ran, why = run_and_detect(fn, p["backend"])
     if ran is None:

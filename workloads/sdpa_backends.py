@@ -29,6 +29,28 @@ FUSED_OPS = {
 }
 
 
+def sdpa_has_native_gqa() -> bool:
+    """`scaled_dot_product_attention(..., enable_gqa=)` exists from torch 2.5 on."""
+    import torch
+
+    return bool(torch.__version__ >= "2.5")
+
+
+def gqa_sdpa(q: Any, k: Any, v: Any, **kwargs: Any) -> Any:
+    """SDPA with H query heads over H_kv <= H key/value heads on every supported torch:
+    native `enable_gqa` where it exists (2.5+), else K / V repeated to H heads (2.4)."""
+    import torch.nn.functional as F
+
+    h, h_kv = q.shape[-3], k.shape[-3]
+    if h == h_kv:
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+    if sdpa_has_native_gqa():
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kwargs)
+    group = h // h_kv
+    return F.scaled_dot_product_attention(q, k.repeat_interleave(group, dim=-3),
+                                          v.repeat_interleave(group, dim=-3), **kwargs)
+
+
 def _sdp_backend(name: str) -> Any:
     from torch.nn.attention import SDPBackend
 

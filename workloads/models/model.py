@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from workloads.decode_spec import DECODE_ATTENTION
 from workloads.models.config import ModelConfig
 from workloads.models.moe_layer import FeedForward, MoEFeedForward
+from workloads.sdpa_backends import gqa_sdpa
 
 
 class KVCache(nn.Module):
@@ -82,7 +83,7 @@ def cached_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
         folded = q.reshape(b, h_kv, h // h_kv, d)  # [B, H_kv, G, D]
         y = F.scaled_dot_product_attention(folded, k, v, attn_mask=mask[None, None])
         return y.reshape(b, h, 1, d)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[None, None], enable_gqa=h != h_kv)
+    return gqa_sdpa(q, k, v, attn_mask=mask[None, None])
 
 
 def varlen_attention(q: Tensor, cache: KVCache, input_pos: Tensor) -> Tensor:
@@ -122,8 +123,7 @@ class Attention(nn.Module):
             if input_pos is not None:
                 assert self.kv_cache is not None, "call setup_caches() before prefill"
                 self.kv_cache.update(input_pos, k, v)
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                               enable_gqa=self.n_heads != self.n_kv_heads)
+            y = gqa_sdpa(q, k, v, is_causal=True)
         else:
             assert self.kv_cache is not None and mask is not None, "call setup_caches() before decode"
             self.kv_cache.update(input_pos, k, v)
