@@ -289,8 +289,11 @@ def run_record(url: str, run_id: str) -> Run:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def run_dir(run_id: str, roots: tuple[str, ...]) -> str | None:
-    """The run's directory under one of the roots (ROOT/<run_id>/run.json, or one level deeper)."""
+def run_dir(run_id: str, roots: tuple[str, ...], stored_from: str | None = None) -> str | None:
+    """The run's directory: where it was stored from when it is still there, else under one of
+    the roots (ROOT/<run_id>/run.json, or one level deeper)."""
+    if stored_from and (Path(stored_from) / RUN_FILE).is_file():
+        return stored_from
     for root in roots:
         base = Path(root)
         direct = base / run_id / RUN_FILE
@@ -324,7 +327,7 @@ def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str
     from reports.html_data import analysis_tables, kernel_view, trace_tables
 
     run = run_record(url, run_id)
-    where = run_dir(run_id, roots)
+    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
     if where is None:
         return None, f"run directory {run_id}/ not found under {', '.join(roots)} (start with --runs DIR)"
     labels = run_labels(run)
@@ -344,7 +347,7 @@ def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str
 
 
 def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) -> Path | None:
-    where = run_dir(run_id, roots)
+    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
     point = next((p for p in run.points if p.key == point_key), None)
     if where is None or point is None or not point.trace:
         return None
@@ -357,8 +360,9 @@ def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
     from reports.html import render_html
     from reports.html_data import gather
 
-    where = run_dir(run_id, roots)
-    return render_html(gather(run_record(url, run_id), Path(where) if where else None)).encode("utf-8")
+    run = run_record(url, run_id)
+    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
+    return render_html(gather(run, Path(where) if where else None)).encode("utf-8")
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

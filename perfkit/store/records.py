@@ -101,6 +101,8 @@ def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
               "spec_path", "schema_version"):
         rest.pop(k, None)
     rest["created_raw"] = run.created
+    if run_dir is not None:  # where the run directory (traces, analysis tables) lived when stored
+        rest["artifacts"] = {**(rest.get("artifacts") or {}), "stored_from": str(Path(run_dir).resolve())}
     try:
         created = iso_utc(run.created)
     except ValueError:

@@ -30,6 +30,13 @@ def test_profile_kernel_table_is_stored(tmp_path: Path, shared_traces: Path) -> 
     store_run(run_dir, db)
     with open_store(db).connect() as conn:
         rows = kernel_table(conn, "with-kernels")
+    from perfkit.store.api import load_stored_run
+
+    assert load_stored_run("with-kernels", db).artifacts["stored_from"] == str(run_dir.resolve())
+    from dashboard.data import run_dir as find_run_dir
+
+    assert find_run_dir("with-kernels", (str(tmp_path / "elsewhere"),), str(run_dir.resolve())) == str(run_dir.resolve())
+    assert find_run_dir("with-kernels", (str(tmp_path / "elsewhere"),), None) is None
     expected = pd.read_parquet(run_dir / tables["kernels"])
     assert len(rows) == len(expected) > 0
     assert {r["point"] for r in rows} == {point.key}
