@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -127,8 +128,9 @@ class Measurement:
     calls_per_sample: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def stats(self) -> SampleStats:
+        """Computed once (sorting every sample is not free); the samples never change."""
         return sample_stats(self.samples_s)
 
     @property

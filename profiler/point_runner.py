@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ def timer_config(point: Point, plan: PointPlan) -> TimerConfig:
     if plan.timer_scale != 1.0:
         cfg = cfg.scaled(plan.timer_scale)
     if cfg.target_rel_ci < plan.min_target_rel_ci:
-        cfg = TimerConfig(**{**cfg.__dict__, "target_rel_ci": plan.min_target_rel_ci})
+        cfg = replace(cfg, target_rel_ci=plan.min_target_rel_ci)
     return cfg
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from profiler.measurement import (
@@ -43,15 +43,7 @@ class TimerConfig:
 
     def scaled(self, factor: float) -> TimerConfig:
         """The same plan with warmup and budget multiplied by `factor` (for --quick)."""
-        return TimerConfig(
-            warmup_s=self.warmup_s * factor,
-            budget_s=self.budget_s * factor,
-            min_reps=self.min_reps,
-            max_reps=self.max_reps,
-            target_rel_ci=self.target_rel_ci,
-            flush_l2=self.flush_l2,
-            cuda_graph=self.cuda_graph,
-        )
+        return replace(self, warmup_s=self.warmup_s * factor, budget_s=self.budget_s * factor)
 
 
 def stop_reason(samples_s: list[float], elapsed_s: float, config: TimerConfig) -> str | None:

@@ -8,7 +8,7 @@ model.yaml) and a runner module (imports torch) with `prepare(point, ctx) -> Pre
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -121,8 +121,3 @@ class Prepared:
     context: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     params_extra: dict[str, Any] = field(default_factory=dict)  # facts found while building
     skip_timing: str | None = None  # numerics only, with the reason (e.g. Triton interpreter on CPU)
-
-
-@contextlib.contextmanager
-def no_context() -> Iterator[None]:
-    yield
