@@ -228,9 +228,9 @@ def compare_samples(
     c = np.asarray(cand, dtype=np.float64)
     confidence = 1.0 - pol.max_p
     if b.size == 0 or c.size == 0:
-        return _incomparable(metric, direction, pol, b, c, unit, "no samples on one side")
+        return incomparable(metric, direction, base, cand, "no samples on one side", pol, unit)
     if np.any(b <= 0) or np.any(c <= 0) or not (np.all(np.isfinite(b)) and np.all(np.isfinite(c))):
-        return _incomparable(metric, direction, pol, b, c, unit, "values must be finite and > 0")
+        return incomparable(metric, direction, base, cand, "values must be finite and > 0", pol, unit)
     lb, lc = np.log(b), np.log(c)
     d = trimmed_mean(lc) - trimmed_mean(lb)
     rng = np.random.default_rng(seed)
@@ -354,9 +354,20 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.2f}%" if x < 0 else f"{x * 100:.2f}%"
 
 
-def _incomparable(
-    metric: str, direction: str, pol: MetricPolicy, b: np.ndarray, c: np.ndarray, unit: str, reason: str
+def incomparable(
+    metric: str,
+    direction: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    reason: str,
+    policy: MetricPolicy | None = None,
+    unit: str = "",
 ) -> Comparison:
+    """A Comparison that declines to compare (no samples, bad values, environment or spec
+    differ), with the reason."""
+    pol = policy or MetricPolicy()
+    b = np.asarray(base, dtype=np.float64)
+    c = np.asarray(cand, dtype=np.float64)
     nan = math.nan
     return Comparison(
         metric=metric,
@@ -378,18 +389,3 @@ def _incomparable(
         reason=reason,
         policy=pol,
     )
-
-
-def incomparable(
-    metric: str,
-    direction: str,
-    base: Sequence[float],
-    cand: Sequence[float],
-    reason: str,
-    policy: MetricPolicy | None = None,
-    unit: str = "",
-) -> Comparison:
-    """A Comparison that declines to compare (environment or spec differ), with the reason."""
-    b = np.asarray(base, dtype=np.float64)
-    c = np.asarray(cand, dtype=np.float64)
-    return _incomparable(metric, direction, policy or MetricPolicy(), b, c, unit, reason)

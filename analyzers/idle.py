@@ -73,12 +73,12 @@ def idle_breakdown(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops:
     table_ = gaps.pivot_table(index=["rank", "stream"], columns="cause", values="gap_ns", aggfunc="sum", fill_value=0, observed=False)
     out = pd.DataFrame(index=span.index)
     out["span_ns"] = span["last"] - span["first"]
-    for cause in ("host_wait", "kernel_wait", "other"):
+    for cause in CAUSES:
         col = table_[cause] if cause in table_.columns else pd.Series(0, index=table_.index)
         out[f"{cause}_ns"] = col.reindex(out.index, fill_value=0).astype(np.int64)
     out["idle_ns"] = out["host_wait_ns"] + out["kernel_wait_ns"] + out["other_ns"]
     idle = out["idle_ns"].where(out["idle_ns"] > 0)
-    for cause in ("host_wait", "kernel_wait", "other"):
+    for cause in CAUSES:
         out[f"{cause}_pct"] = 100.0 * out[f"{cause}_ns"] / idle
     out["gaps"] = gaps.groupby(["rank", "stream"]).size().reindex(out.index, fill_value=0)
     return out.reset_index()[IDLE_COLUMNS]

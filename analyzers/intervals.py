@@ -39,23 +39,6 @@ def intersection_ns(a: tuple[I64, I64], b: tuple[I64, I64]) -> int:
     return int((a[1] - a[0]).sum() + (b[1] - b[0]).sum()) - both
 
 
-def covered_before(ms: I64, me: I64, t: npt.ArrayLike) -> I64:
-    """For merged intervals, total covered length in (-inf, t) for each t."""
-    t = np.asarray(t, dtype=np.int64)
-    if len(ms) == 0:
-        return np.zeros(len(t), dtype=np.int64)
-    cum = np.concatenate([[0], np.cumsum(me - ms)])  # covered before interval k starts
-    k = np.searchsorted(ms, t, side="right") - 1
-    kk = np.maximum(k, 0)
-    inside = np.minimum(t, me[kk]) - ms[kk]
-    return np.where(k >= 0, cum[kk] + np.maximum(inside, 0), 0)
-
-
-def covered_within(ms: I64, me: I64, lo: npt.ArrayLike, hi: npt.ArrayLike) -> I64:
-    """Covered length of merged intervals inside each window [lo, hi)."""
-    return covered_before(ms, me, hi) - covered_before(ms, me, lo)
-
-
 def segmented_cummax(groups: npt.ArrayLike, values: npt.ArrayLike) -> I64:
     """Running max of `values` restarting at each new group; rows must be sorted by group."""
     g = np.asarray(groups, dtype=np.int64)

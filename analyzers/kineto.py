@@ -8,7 +8,7 @@ Events are decoded with msgspec typed structs that keep only the fields the anal
 (ph, cat, name, pid, tid, ts, dur and from args: correlation, stream, device, External id,
 bytes, Input Dims, Input type, Concrete Inputs); everything else is skipped by the decoder.
 The array is read block by block (analyzers.json_stream), so memory holds one block of
-decoded events at a time plus the growing columns (~80 bytes per kept event).
+decoded events at a time plus the growing columns (~90 bytes per kept event).
 
 Timestamps are microseconds in the file, integers (torch < 2.3) or floats with nanosecond
 decimals; they become int64 nanoseconds (`ts_ns`, `dur_ns`) rounded to the nearest ns.
@@ -31,7 +31,14 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, concat_tables
+from analyzers.event_table import (
+    COLUMNS,
+    GPU_WORK_KINDS,
+    EventTable,
+    Kind,
+    TraceMeta,
+    concat_tables,
+)
 from analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
 from analyzers.op_cost import OP_COSTS
 from perfkit.errors import TraceError
@@ -57,7 +64,7 @@ CATEGORY_KIND: dict[str, Kind | None] = {
     "trace": None,
     "python_function": None,
 }
-_GPU_KINDS = np.asarray([Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET], dtype=np.int8)
+_GPU_KINDS = np.asarray(GPU_WORK_KINDS, dtype=np.int8)
 _DROP = -1
 
 _PHASES_SKIPPED = ["B", "E", "i", "I", "C", "b", "n", "e", "s", "t", "f", "P", "O", "N", "D", "M", "V", "v", "R", "c", "(", ")"]
@@ -238,12 +245,7 @@ class _Builder:
         cols["rank"] = np.full(len(cols["ts_ns"]), meta.rank, dtype=np.int32)
         texts = tuple(b.decode("utf-8", "replace") for b in self.args.table())
         names = tuple(str(s) for s in self.names.table())
-        out = EventTable(cols, names, texts, ())
-        return EventTable(cols, names, texts, (_with_kept(meta, len(out)),))
-
-
-def _with_kept(meta: TraceMeta, kept: int) -> TraceMeta:
-    return replace(meta, events_kept=kept)
+        return EventTable(cols, names, texts, (replace(meta, events_kept=len(cols["ts_ns"])),))
 
 
 def _decode_chunk(buf: memoryview) -> list[Any]:

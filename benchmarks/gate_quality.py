@@ -201,6 +201,19 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def _rate_table(rows: Sequence[dict[str, Any]], models: Sequence[str], effects: Sequence[float],
+                second: str) -> list[str]:
+    """Markdown table, one line per (model, n), one column per effect: "perfkit / <second>"."""
+    by = {(g["model"], g["n"], g["effect"]): g for g in rows}
+    lines = ["| model | n | " + " | ".join(f"{e:.0%}" for e in effects) + " |",
+             "|---|---:|" + "---:|" * len(effects)]
+    for model in models:
+        for n in SIZES:
+            cells = [f"{by[(model, n, e)]['perfkit']:.3f} / {by[(model, n, e)][second]:.2f}" for e in effects]
+            lines.append(f"| {model} | {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any],
            nohist: Sequence[dict[str, Any]] = ()) -> str:
     lines = ["# Gate and change-point quality (benchmarks/gate_quality.py)", "",
@@ -210,13 +223,7 @@ def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[di
              f"change-point series per model: {meta['series']} x {meta['commits']} commits.", "",
              "## Gate: share of trials called a regression", "",
              "perfkit (default policy) / per-sample Mann-Whitney without history. Effect 0% = false-positive rate.", ""]
-    head = "| model | n | " + " | ".join(f"{e:.0%}" for e in EFFECTS) + " |"
-    lines += [head, "|---|---:|" + "---:|" * len(EFFECTS)]
-    by = {(g["model"], g["n"], g["effect"]): g for g in gate}
-    for model in MODELS:
-        for n in SIZES:
-            cells = [f"{by[(model, n, e)]['perfkit']:.3f} / {by[(model, n, e)]['mann_whitney']:.2f}" for e in EFFECTS]
-            lines.append(f"| {model} | {n} | " + " | ".join(cells) + " |")
+    lines += _rate_table(gate, MODELS, EFFECTS, "mann_whitney")
     worst = max(g["perfkit"] for g in gate if g["effect"] == 0.0)
     lines += ["", f"Largest false-positive rate of perfkit over all models and n: **{worst:.3f}** (target <= 0.05).", "",
               "## Whole gate: 50 unchanged metrics, n = 10", "",
@@ -226,14 +233,8 @@ def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[di
         lines += ["", "## Gate without history: one baseline run, one candidate run", "",
                   "Share called a regression / share called noisy. The two runs differ by the model's "
                   "between-run offset; the store has no other run, so the run-to-run spread is the "
-                  "no-history prior (docs/ci.md). Effect 0% = false-positive rate.", "",
-                  "| model | n | " + " | ".join(f"{e:.0%}" for e in NO_HISTORY_EFFECTS) + " |",
-                  "|---|---:|" + "---:|" * len(NO_HISTORY_EFFECTS)]
-        nb = {(g["model"], g["n"], g["effect"]): g for g in nohist}
-        for model in NO_HISTORY_MODELS:
-            for n in SIZES:
-                cells = [f"{nb[(model, n, e)]['perfkit']:.3f} / {nb[(model, n, e)]['noisy']:.2f}" for e in NO_HISTORY_EFFECTS]
-                lines.append(f"| {model} | {n} | " + " | ".join(cells) + " |")
+                  "no-history prior (docs/ci.md). Effect 0% = false-positive rate.", ""]
+        lines += _rate_table(nohist, NO_HISTORY_MODELS, NO_HISTORY_EFFECTS, "noisy")
         worst_nh = max(g["perfkit"] for g in nohist if g["effect"] == 0.0)
         lines += ["", f"Largest false-positive rate without history: **{worst_nh:.3f}** (target <= 0.05)."]
     names = ("perfkit", "otava", "otava_min1pct", "asv")

@@ -76,19 +76,22 @@ def engine(url: str) -> Engine | None:
     return eng
 
 
+_READ_ONLY_SQL = {"sqlite": "PRAGMA query_only = ON",
+                  "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"}
+
+
 def _read_only(eng: Engine) -> None:
-    if eng.dialect.name == "sqlite":
-        @event.listens_for(eng, "connect")
-        def _query_only(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA query_only = ON")
-            cur.close()
-    elif eng.dialect.name == "postgresql":
-        @event.listens_for(eng, "connect")
-        def _pg_read_only(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            cur.close()
+    sql = _READ_ONLY_SQL.get(eng.dialect.name)
+    if sql is None:
+        return
+    postgres = eng.dialect.name == "postgresql"
+
+    @event.listens_for(eng, "connect")
+    def _set_read_only(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute(sql)
+        cur.close()
+        if postgres:  # psycopg opened a transaction for the SET; end it so the setting holds
             dbapi_conn.commit()
 
 

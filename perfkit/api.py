@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from perfkit.errors import DeviceError
@@ -94,9 +94,7 @@ def bench(
     extra = {**m.extra, "device": dev}
     if label is not None:
         extra["label"] = label
-    return Measurement(samples_s=m.samples_s, warmup_reps=m.warmup_reps, stop_reason=m.stop_reason,
-                       timer=m.timer, target_rel_ci=m.target_rel_ci, flush_l2=m.flush_l2,
-                       cuda_graph=m.cuda_graph, calls_per_sample=m.calls_per_sample, extra=extra)
+    return replace(m, extra=extra)
 
 
 def validate(config: Any) -> None:

@@ -33,11 +33,9 @@ def render_json(result: GateResult) -> str:
     return json.dumps(to_json_obj(result), indent=1, allow_nan=False)
 
 
-def render_table(result: GateResult, show_all: bool = True) -> str:
+def render_table(result: GateResult) -> str:
     rows = [("verdict", "metric", "baseline", "candidate", "change", "interval", "p", "reason")]
     for c in sorted(result.comparisons, key=sort_key):
-        if not show_all and c.verdict == Verdict.UNCHANGED:
-            continue
         rows.append((c.verdict.value, c.metric, fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
                      fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from perfkit import __version__
 from perfkit.record import STATUS_OK, Run
-from reports.html_data import ReportData, failures, finite, verdict_counts
+from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
 from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
 from reports.html_text import esc, fmt_change, fmt_interval, fmt_num, fmt_value, plot_text
 from reports.units import fmt_pct, fmt_rate, fmt_time
@@ -95,14 +95,6 @@ def describe_device(run: Run) -> str:
     return str(name or env.get("cpu_model") or run.device)
 
 
-def describe_commit(run: Run) -> str:
-    git = run.env.get("git") or {}
-    commit = (git.get("commit") or "")[:10] or "no commit"
-    branch = git.get("branch") or ""
-    dirty = " (dirty)" if git.get("dirty") else ""
-    return f"{commit}{dirty}" + (f" on {branch}" if branch else "")
-
-
 def summary_section(data: ReportData) -> Html:
     run = data.run
     counts = run.counts
@@ -148,7 +140,7 @@ def compare_section(data: ReportData) -> Html:
             badge(str(r["verdict"])),
             r["reason"],
         ]
-        for r in _records(df)
+        for r in records(df)
     ]
     body.append(table(["point", "metric", "baseline", "candidate", "change", "ratio interval", "p", "verdict", "why"],
                       rows, numeric=(2, 3, 4, 5, 6)))
@@ -306,7 +298,3 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
         f"<footer>perfkit {esc(__version__)} · generated {generated} · self-contained: opens offline</footer>",
         "</body></html>",
     ])
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in row.items()} for row in df.to_dict("records")]

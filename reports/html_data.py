@@ -78,6 +78,20 @@ def point_labels(run: Run) -> dict[str, str]:
     return out
 
 
+def describe_commit(run: Run) -> str:
+    """'<commit[:10]> (dirty) on <branch>' of a run's git fields ('no commit' when unknown)."""
+    git = run.env.get("git") or {}
+    commit = (git.get("commit") or "")[:10] or "no commit"
+    branch = git.get("branch") or ""
+    dirty = " (dirty)" if git.get("dirty") else ""
+    return f"{commit}{dirty}" + (f" on {branch}" if branch else "")
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts with str keys (for the renderers' table rows)."""
+    return [{str(k): v for k, v in row.items()} for row in df.to_dict("records")]
+
+
 def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str]) -> pd.DataFrame:
     """A table of (point key, analyzers.gate_types.Comparison) pairs, worst verdict first."""
     rows = []

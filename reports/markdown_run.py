@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.record import Run
-from reports.html_data import ReportData, failures, verdict_counts
+from reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
 from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value, shorten
 from reports.units import fmt_pct, fmt_rate, fmt_time
 
@@ -44,12 +44,6 @@ class Md(str):
     """A cell that is already Markdown (built here from escaped parts)."""
 
 
-def commit_text(run: Run) -> str:
-    git = run.env.get("git") or {}
-    commit = (git.get("commit") or "")[:10] or "no commit"
-    return commit + (" (dirty)" if git.get("dirty") else "") + (f" on {git['branch']}" if git.get("branch") else "")
-
-
 def device_text(run: Run) -> str:
     gpus = [g.get("name") for g in run.env.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
     if run.device.startswith("cuda") and gpus:
@@ -63,7 +57,7 @@ def render_markdown(data: ReportData) -> str:
     out = [
         f"## perfkit run {md_text(run.run_id)}",
         "",
-        f"{md_text(device_text(run))} · {md_text(commit_text(run))} · {md_text(run.created)} · "
+        f"{md_text(device_text(run))} · {md_text(describe_commit(run))} · {md_text(run.created)} · "
         f"**{c.get('ok', 0)} ok**, {c.get('failed', 0)} failed, {c.get('skipped', 0)} skipped"
         + ("" if run.status == "complete" else f" · status **{md_text(run.status)}**"),
         "",
@@ -80,7 +74,7 @@ def compare_lines(data: ReportData) -> list[str]:
     assert data.base is not None
     df = data.comparisons
     counts = verdict_counts(df)
-    out = [f"### Compared with {md_text(data.base.run_id)} ({md_text(commit_text(data.base))})", ""]
+    out = [f"### Compared with {md_text(data.base.run_id)} ({md_text(describe_commit(data.base))})", ""]
     if "compare" in data.notes:
         out += [f"> {md_text(data.notes['compare'])}", ""]
     if df is None or df.empty:
@@ -91,7 +85,7 @@ def compare_lines(data: ReportData) -> list[str]:
         [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
          fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"], sep="–"),
          fmt_num(r["p_value"], 2), Md(verdict_mark(str(r["verdict"])))]
-        for r in _records(changed.head(MAX_ROWS))
+        for r in records(changed.head(MAX_ROWS))
     ]
     headers = ["point", "metric", "baseline", "candidate", "change", "ratio interval", "p", "verdict"]
     if rows:
@@ -148,7 +142,3 @@ def failure_lines(data: ReportData) -> list[str]:
         return []
     table = md_table(["point", "status", "error"], [[data.labels.get(k, k), s, e] for k, s, e in rows[:MAX_ROWS]])
     return [f"### Failed, skipped or inexact points ({len(rows)})", "", table, ""]
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in row.items()} for row in df.to_dict("records")]

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.record import STATUS_OK, Run
-from roofline.model import LEVELS, Roof
+from roofline.model import LEVELS, Roof, intensity
 from roofline.units import UnitError, normalize_dtype
 
 DTYPE_PARAM_KEYS: tuple[str, ...] = ("dtype", "compute_dtype", "weight_dtype", "precision")
@@ -125,11 +125,7 @@ def place_table(table: pd.DataFrame, ceilings: Mapping[str, Roof] | Sequence[Roo
 
 
 def _intensity(flop: float, nbytes: float) -> float:
-    if _isnan(nbytes):
-        return math.nan
-    if nbytes > 0:
-        return float(flop) / float(nbytes)
-    return math.inf if flop > 0 else math.nan
+    return math.nan if _isnan(nbytes) else intensity(float(flop), float(nbytes))
 
 
 def _isnan(value: Any) -> bool:

@@ -64,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.atomic import write_bytes_atomic
 
     tables = _tables(args)
+    records = to_json_obj(tables) if args.format == "json" else {}
     if args.format == "json":
-        text = json.dumps(to_json_obj(tables), indent=1, allow_nan=False, default=str) + "\n"
+        text = json.dumps(records, indent=1, allow_nan=False, default=str) + "\n"
     elif args.format == "csv":
         text = to_csv(tables)
     else:
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         for name, df in tables.items():
             if args.format == "json":
-                data = json.dumps(to_json_obj({name: df})[name], indent=1, allow_nan=False, default=str)
+                data = json.dumps(records[name], indent=1, allow_nan=False, default=str)
                 write_bytes_atomic(args.out / f"{name}.json", data.encode() + b"\n")
             else:
                 write_bytes_atomic(args.out / f"{name}.csv", df.to_csv(index=False).encode())

@@ -36,6 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from perfkit.atomic import write_bytes_atomic
     from perfkit.record import load_run
     from roofline.calibration import Calibration, load_file, load_for, staleness
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from roofline.ncu_kernels import kernel_table
     from roofline.place import place_kernels, place_points
     from roofline.snapshot import calibration_from_run, device_info_from_run
-    from roofline.table import flags_text, placement_text
+    from roofline.table import flags_text
 
     run_ = load_run(args.run_dir)
     run_dir = Path(args.run_dir) if Path(args.run_dir).is_dir() else Path(args.run_dir).parent
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         cal = load_file(args.calibration)
         if info is not None:
-            cal = _with_flags(cal, staleness(cal, info))
+            cal = replace(cal, stale_flags=staleness(cal, info))
     else:
         cal = calibration_from_run(run_) or (load_for(info) if info is not None else None)
     if info is None:
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         kernels = place_kernels(kernel_table(load_csv(ncu_csv), origin=str(ncu_csv)), roofs)
         clock = load_meta(ncu_csv).get("clock_control", "unknown")
         notes.append(f"ncu kernels: clock control {clock} (base clocks run slower than the boost-clock roof)")
-    _print(args.format, placed, kernels, labels, info.name, roofs, placement_text)
+    _print(args.format, placed, kernels, labels, info.name, roofs)
     if notes and args.format == "table":
         print(flags_text(notes, prefix="note"))
     elif notes:
@@ -117,12 +119,6 @@ def over_roof_notes(placed: Any, labels: list[str], device: str) -> list[str]:
     return notes
 
 
-def _with_flags(cal: Any, flags: tuple[str, ...]) -> Any:
-    from dataclasses import replace
-
-    return replace(cal, stale_flags=flags)
-
-
 def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
     for key in NCU_ARTIFACT_KEYS:
         value = artifacts.get(key)
@@ -134,7 +130,9 @@ def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
     return None
 
 
-def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, text: Any) -> None:
+def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any) -> None:
+    from roofline.table import placement_text
+
     if fmt == "csv":
         print(placed.to_csv(index=False), end="")
         if kernels is not None:
@@ -154,8 +152,8 @@ def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, 
         print(f"{label} roof: {roof.device} ({roof.source})")
     if not labels:
         print(f"no roof for {device}: achieved numbers only")
-    print(text(placed, labels) if len(placed) else "no point with a cost and a time to place")
+    print(placement_text(placed, labels) if len(placed) else "no point with a cost and a time to place")
     if kernels is not None:
         print()
         print(f"kernels measured by ncu ({len(kernels)}):")
-        print(text(kernels, labels, name_col="name"))
+        print(placement_text(kernels, labels, name_col="name"))

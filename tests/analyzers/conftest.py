@@ -108,6 +108,6 @@ def raw_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def raw() -> Callable[[Path], list[dict[str, Any]]]:
     return raw_events

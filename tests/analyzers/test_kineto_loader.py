@@ -82,8 +82,8 @@ def test_tiny_blocks_split_between_events_only(kineto, tmp_path: Path) -> None:
     for block in (64, 97, 300, 1024):
         part = load_trace(path, block_bytes=block)
         assert len(part) == len(whole) == 120
+        assert np.array_equal(whole.name_of(whole["name_id"]), part.name_of(part["name_id"]))
         for col in whole.columns:
-            assert np.array_equal(whole.name_of(whole["name_id"]), part.name_of(part["name_id"]))
             if col != "name_id":
                 assert np.array_equal(whole[col], part[col]), col
     assert whole.meta[0].rank == 3 and whole.meta[0].world_size == 4

@@ -6,9 +6,9 @@ benchmarks/analyzer_hta_reference.py (HTA runs in the benchmark venv, not in per
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +28,13 @@ GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 Loaded = tuple[str, Any, list[dict[str, Any]]]
 
 
-def _raw(path: Path) -> list[dict[str, Any]]:
-    with gzip.open(path, "rb") as fh:
-        events: list[dict[str, Any]] = json.load(fh)["traceEvents"]
-    return events
-
-
 @pytest.fixture(scope="module", params=TRACES)
-def loaded(request: pytest.FixtureRequest) -> Loaded:
+def loaded(request: pytest.FixtureRequest, raw: Callable[[Path], list[dict[str, Any]]]) -> Loaded:
     """(name, table, raw events) per trace; module scope: each trace is read once."""
     path = SHARED / request.param
     if not path.is_file():
         pytest.skip(f"{path} is absent")
-    return request.param, load_trace(path), _raw(path)
+    return request.param, load_trace(path), raw(path)
 
 
 def _union(intervals: list[tuple[int, int]]) -> int:

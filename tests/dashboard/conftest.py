@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.tiny_run import profile_tiny
+
 COMMITS = 20
 STEP_AT = 11  # first commit of the regression
 STEP = 1.30
@@ -33,21 +31,6 @@ SAMPLE_NOISE = 0.03  # relative sigma of the samples around their run's level
 SAMPLES = 20
 H100 = "NVIDIA H100 80GB HBM3"
 EVIL_KERNEL = 'void gemm<float, 128>(float const*) </script><script>alert("pwned")</script>'
-TINY_SPEC = """\
-name: tiny-gemm
-device: cpu
-seed: 0
-cpu_threads: 1
-timing: {warmup_s: 0.005, budget_s: 0.04, min_reps: 12, target_rel_ci: 0.05}
-profile: {torch_profiler: true, nvtx: false, profiled_iters: 1}
-workloads:
-  - kind: gemm
-    name: sq
-    m: [32, 64]
-    n: 64
-    k: 64
-    dtypes: [fp32, tf32]
-"""
 
 
 @dataclass(frozen=True)
@@ -90,16 +73,6 @@ def write_kineto_trace(path: Path, names: list[str], scale: float = 1.0, repeats
     with gzip.open(path, "wt") as fh:
         json.dump({"schemaVersion": 1, "traceEvents": events}, fh)
     return path
-
-
-def profile_tiny(out: Path) -> Path:
-    spec = out / "tiny.yaml"
-    spec.write_text(TINY_SPEC)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home")}
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "real"),
-                           "--quiet", "--no-store", "--repo", str(REPO)], capture_output=True, text=True, env=env, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return Path(proc.stdout.strip().splitlines()[-1])
 
 
 def derive(template: dict, run_id: str, created: datetime, commit: str, branch: str, gpu: str | None,
@@ -161,7 +134,7 @@ def build_seeded(tmp: Path) -> Seeded:
         if (real / "analysis").is_dir():
             shutil.copytree(real / "analysis", root / run_id / "analysis")
     # GPU kernel traces on the two newest H100 runs (the newest one 50% slower per kernel)
-    for run_id, scale in ((made["h100"][-2], 1.0), (made["h100"][-1], 1.5)):
+    for run_id, kernel_scale in ((made["h100"][-2], 1.0), (made["h100"][-1], 1.5)):
         record = json.loads((root / run_id / "run.json").read_text())
         (root / run_id / "traces").mkdir()
         traces = []
@@ -169,7 +142,7 @@ def build_seeded(tmp: Path) -> Seeded:
             if p["status"] == "ok":
                 p["trace"] = f"traces/{j:04d}.json.gz"
                 traces.append(write_kineto_trace(root / run_id / p["trace"], [EVIL_KERNEL, "ampere_sgemm_128x64_nn"],
-                                                 scale))
+                                                 kernel_scale))
         shutil.rmtree(root / run_id / "analysis", ignore_errors=True)
         record["artifacts"]["analysis"] = write_run_tables(root / run_id, traces)  # as `perfkit analyze` does
         (root / run_id / "run.json").write_text(json.dumps(record))
