@@ -71,12 +71,6 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
-@contextlib.contextmanager
-def read_tx(engine: Engine) -> Iterator[Connection]:
-    with engine.connect() as conn, conn.begin():
-        yield conn
-
-
 def describe(engine: Engine) -> str:
     """The URL with any password hidden, for messages."""
     return engine.url.render_as_string(hide_password=True)

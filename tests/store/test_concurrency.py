@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
-from perfkit_test_factory import make_run, noisy
+from perfkit_test_factory import fresh_pg_database, make_run, noisy
 
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run
@@ -43,10 +43,8 @@ def test_concurrent_writers_sqlite(sqlite_url: str) -> None:
     _hammer(sqlite_url)  # the store does not exist yet: the 8 writers also race to create it
 
 
-def test_concurrent_writers_postgres(postgres_url: str, tmp_path: object) -> None:
-    import perfkit_test_factory as f
-
-    gen = f.fresh_pg_database(postgres_url, "concurrency")
+def test_concurrent_writers_postgres(postgres_url: str) -> None:
+    gen = fresh_pg_database(postgres_url, "concurrency")
     url = next(gen)
     try:
         _hammer(url)
