@@ -209,7 +209,3 @@ def format_flop_per_s(value: float | None) -> str:
 
 def format_bytes_per_s(value: float | None) -> str:
     return format_si(value, "B/s")
-
-
-def format_bytes(value: float | None) -> str:
-    return format_si(value, "B")

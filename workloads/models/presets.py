@@ -66,7 +66,3 @@ SOURCES: dict[str, str] = {
     "expert weights (bf16 here, ~3.8x the expert bytes), alternating 128-token sliding-window "
     "layers, attention sinks, expert biases, clamped SwiGLU, YaRN rope scaling.",
 }
-
-
-def preset_names() -> list[str]:
-    return list(PRESETS)
