@@ -9,8 +9,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pandas as pd
-
 from perfkit.record import Run
 from reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
 from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value, shorten
