@@ -89,14 +89,19 @@ def server(seeded: Any, tmp_path: Path) -> Iterator[str]:
     assert not listening_addresses(port), "the streamlit server outlived `perfkit dashboard`"
 
 
-def settle(page: Any, charts: int = 0) -> None:
-    """Wait until the script finished and the charts drew; the first load may show skeletons."""
+def settle(page: Any, charts: int = 0, tables: int = 0) -> None:
+    """Wait until the script finished and the charts and tables drew; the first load may show
+    skeletons."""
     for attempt in range(2):
         try:
             page.wait_for_function(IDLE, timeout=90_000)
             if charts:
                 page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
                                        timeout=30_000)
+            if tables:
+                page.wait_for_function(
+                    f"document.querySelectorAll('[data-testid=\"stDataFrame\"]').length >= {tables}",
+                    timeout=30_000)
             return
         except Exception:
             if attempt:
@@ -117,12 +122,12 @@ def test_every_page_renders_in_chromium(server: str, seeded: Any) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     metric = f"{seeded.regressed_key}:time_s"
     pages = [
-        ("overview", "/", 0),
-        ("history", f"/history?metric={urllib.request.quote(metric)}", 1),
-        ("compare", f"/compare?run={seeded.cpu_runs[-1]}&base={seeded.cpu_runs[8]}", 1),
-        ("roofline", f"/roofline?run={seeded.h100_runs[-1]}", 1),
-        ("kernels", f"/kernels?run={seeded.h100_runs[-1]}", 1),
-        ("run", f"/run?run={seeded.cpu_runs[-1]}", 0),
+        ("overview", "/", 0, 3),
+        ("history", f"/history?metric={urllib.request.quote(metric)}", 1, 0),
+        ("compare", f"/compare?run={seeded.cpu_runs[-1]}&base={seeded.cpu_runs[8]}", 1, 1),
+        ("roofline", f"/roofline?run={seeded.h100_runs[-1]}", 1, 0),
+        ("kernels", f"/kernels?run={seeded.h100_runs[-1]}", 1, 0),
+        ("run", f"/run?run={seeded.cpu_runs[-1]}", 0, 2),
     ]
     dialogs: list[str] = []
     seen: dict[str, dict[str, Any]] = {}
@@ -131,9 +136,9 @@ def test_every_page_renders_in_chromium(server: str, seeded: Any) -> None:
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            for name, path, charts in pages:
+            for name, path, charts, tables in pages:
                 page.goto(server + path)
-                settle(page, charts)
+                settle(page, charts, tables)
                 page.wait_for_timeout(500)
                 seen[name] = {
                     "title": page.inner_text("h1"),
