@@ -21,7 +21,7 @@ import pandas as pd
 
 from analyzers.kineto import load_trace
 from analyzers.suite import run_analyses
-from perfkit.atomic import write_bytes_atomic
+from perfkit.core.atomic import write_bytes_atomic
 
 ANALYSIS_DIR = "analysis"
 

@@ -21,7 +21,7 @@ from typing import IO, Any, Generic, TypeVar
 
 import msgspec
 
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 
 T = TypeVar("T")
 

@@ -41,7 +41,7 @@ from analyzers.event_table import (
 )
 from analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
 from analyzers.op_cost import OP_COSTS
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
 CATEGORY_KIND: dict[str, Kind | None] = {

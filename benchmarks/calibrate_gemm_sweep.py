@@ -36,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
 
-    from perfkit.record import load_run
+    from perfkit.core.record import load_run
     from roofline.calibrate.detect import detect
     from roofline.calibrate.run import calibrate
     from roofline.calibration import load_for, save
@@ -55,7 +55,7 @@ def main() -> int:
         save(cal)
     spec = args.spec or str(REPO / "examples" / ("gemm-cpu.yaml" if cpu else "gemm-h100.yaml"))
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1" if cpu else os.environ.get("OMP_NUM_THREADS", "")}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), "OMP_NUM_THREADS": "1" if cpu else os.environ.get("OMP_NUM_THREADS", "")}
         cmd = [sys.executable, "-m", "perfkit", "profile", spec, "--out", tmp, "--quiet", "--device", args.device]
         subprocess.run(cmd, check=True, cwd=REPO, env=env)
         run_dir = next(Path(tmp).iterdir())

@@ -56,7 +56,7 @@ def one_run(device: str, threads: int) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "perfkit", "calibrate", "--device", device, "--no-save", "--json", "--quiet"]
     if device == "cpu":
         cmd += ["--threads", str(threads)]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": str(threads)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), "OMP_NUM_THREADS": str(threads)}
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     wall = time.perf_counter() - t0

@@ -94,7 +94,7 @@ def profile(spec_text: str, out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     spec = out / "spec.yaml"
     spec.write_text(spec_text)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "runs"),
                            "--quiet"], capture_output=True, text=True, env=env, cwd=REPO, check=False)
     if proc.returncode not in (0, 3):

@@ -31,9 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from analyzers.gate_stats import compare_samples, trimmed_mean, winsorized_sd  # noqa: E402
-from analyzers.gate_types import LOWER, MetricPolicy, Verdict  # noqa: E402
 from benchmarks.gate_quality import machine  # noqa: E402
+from perfkit.regression.gate_stats import compare_samples, trimmed_mean, winsorized_sd  # noqa: E402
+from perfkit.regression.gate_types import LOWER, MetricPolicy, Verdict  # noqa: E402
 
 CHILD = """
 import json, random, time

@@ -1,7 +1,7 @@
 """perfkit's GPU timer vs triton.testing.do_bench on the same matmuls, in one process.
 
 Run on a CUDA machine:  PYTHONPATH=. python -m benchmarks.timer_vs_do_bench [--out FILE]
-For each shape and dtype it alternates perfkit and do_bench `--rounds` times and prints the
+For each shape and dtype it runs perfkit and do_bench `--rounds` times in ABBA order and prints the
 median of each, their ratio (perfkit / do_bench), and the spread. Target: within 2%.
 Both flush L2 between repetitions (do_bench zeroes a 256 MB buffer; perfkit zeroes
 max(256 MB, 2 x L2)), both time with CUDA events.
@@ -36,11 +36,20 @@ def run(rounds: int) -> list[dict[str, Any]]:
             def fn(a: torch.Tensor = a, b: torch.Tensor = b) -> torch.Tensor:
                 return a @ b
 
-            pk, tb = [], []
-            for _ in range(rounds):
-                meas = time_callable(fn, "cuda", TimerConfig(warmup_s=0.025, budget_s=0.5, min_reps=20))
-                pk.append(meas.median_s)
-                tb.append(triton.testing.do_bench(fn, warmup=25, rep=500, return_mode="median") * 1e-3)
+            pk: list[float] = []
+            tb: list[float] = []
+
+            def perfkit_once(fn: Any = fn, out: list[float] = pk) -> None:
+                out.append(time_callable(fn, "cuda", TimerConfig(warmup_s=0.025, budget_s=0.5, min_reps=20)).median_s)
+
+            def do_bench_once(fn: Any = fn, out: list[float] = tb) -> None:
+                out.append(triton.testing.do_bench(fn, warmup=25, rep=500, return_mode="median") * 1e-3)
+
+            # ABBA order: under sustained load the clocks sag, so whichever timer runs second in
+            # every round would read slower; alternating the order cancels that drift
+            for r in range(rounds):
+                for once in ((perfkit_once, do_bench_once) if r % 2 == 0 else (do_bench_once, perfkit_once)):
+                    once()
             pk_med, tb_med = statistics.median(pk), statistics.median(tb)
             rows.append({
                 "m": m, "n": n, "k": k, "dtype": name,
@@ -56,7 +65,7 @@ def run(rounds: int) -> list[dict[str, Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--out", help="write the rows as JSON here")
     args = parser.parse_args()
     import torch

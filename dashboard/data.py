@@ -1,7 +1,7 @@
 """The dashboard's one data module: every read of the store, runs and traces, cached.
 
 Pages call these and draw; nothing here draws and nothing computes statistics of its own:
-comparisons are the gate's (analyzers.gate_compare via perfkit.store.selectors), change points
+comparisons are the gate's (perfkit.regression.gate_compare via perfkit.store.selectors), change points
 and the run-to-run spread are analyzers', series are the store's (perfkit.store.series), kernel
 tables and roofline placement come through reports.html_data. The store is opened read-only
 (SQLite `query_only`, PostgreSQL read-only transactions) and never created or migrated here.
@@ -23,7 +23,7 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine, event, func, select
 
-from perfkit.record import RUN_FILE, Run
+from perfkit.core.record import RUN_FILE, Run
 
 TTL_S = 60  # new runs appear within a minute
 RUNS_ENV = "PERFKIT_RUNS"
@@ -97,7 +97,7 @@ def _read_only(eng: Engine) -> None:
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def store_state(url: str) -> StoreState:
-    from perfkit.errors import PerfkitError
+    from perfkit.core.errors import PerfkitError
     from perfkit.store import schema
     from perfkit.store.engine import describe
     from perfkit.store.migrations import SCHEMA_VERSION, current_version
@@ -126,7 +126,7 @@ def store_state(url: str) -> StoreState:
 def _engine(url: str) -> Engine:
     eng = engine(url)
     if eng is None:
-        from perfkit.errors import StoreError
+        from perfkit.core.errors import StoreError
 
         raise StoreError(f"{url}: no store there; pass --db or set PERFKIT_DB")
     return eng
@@ -237,7 +237,7 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
 
     Run and commit values and change points are `perfkit history`'s (see dashboard.series).
     The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
-    sigma the run-to-run spread the gate uses (analyzers.gate_stats.run_spread) of that GPU's series.
+    sigma the run-to-run spread the gate uses (perfkit.regression.gate_stats.run_spread) of that GPU's series.
     """
     from dashboard.series import (
         CHANGE_COLUMNS,
@@ -389,7 +389,7 @@ class Compared:
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
     """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
-    from analyzers.gate_compare import compare_runs
+    from perfkit.regression.gate_compare import compare_runs
     from perfkit.store import read
     from perfkit.store.selectors import history_lookup, side_from_store
     from reports.html_compare import gate_pairs

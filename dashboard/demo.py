@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfkit.atomic import write_json_atomic
-from perfkit.errors import StoreError
-from perfkit.record import RUN_FILE
+from perfkit.core.atomic import write_json_atomic
+from perfkit.core.errors import StoreError
+from perfkit.core.record import RUN_FILE
 
 DEMO_VERSION = 1
 DEMO_BRANCH = "demo"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from perfkit.core.version import __version__
 
 __all__ = ["__version__", "bench"]
 

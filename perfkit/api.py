@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from perfkit.errors import DeviceError
-from profiler.measurement import Measurement
+from perfkit.core.errors import DeviceError
+from perfkit.core.measurement import Measurement
 
 
 def _tensors(values: Any, depth: int = 0) -> list[Any]:

@@ -11,8 +11,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from perfkit import __version__
-from perfkit.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError
+from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError
+from perfkit.core.version import __version__
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (

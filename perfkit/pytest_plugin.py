@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from perfkit.record import PointResult, Run
-    from profiler.measurement import Measurement
+    from perfkit.core.measurement import Measurement
+    from perfkit.core.record import PointResult, Run
 
 KIND = "pytest"
 
@@ -67,7 +67,7 @@ class PerfSession:
         if self._baseline is None:
             self._baseline = {}
             if self.baseline_path is not None:
-                from perfkit.record import load_run
+                from perfkit.core.record import load_run
 
                 run = load_run(self.baseline_path)
                 self._baseline = {p.key: p for p in run.points}
@@ -108,7 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rootdir=rootdir,
     )
     if perf.baseline_path is not None:
-        from perfkit.errors import PerfkitError
+        from perfkit.core.errors import PerfkitError
 
         try:
             perf.baseline()
@@ -139,7 +139,7 @@ class PerfBench:
         """Time `fn(*args)`; options are perfkit.bench's (kwargs, device, budget_s, ...).
 
         label names the measurement within the test (default: fn's name); cost is
-        (flop, bytes) or a workloads.cost.Cost; baseline=False skips the baseline check.
+        (flop, bytes) or a perfkit.core.cost.Cost; baseline=False skips the baseline check.
         """
         from perfkit.api import bench
 
@@ -204,10 +204,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def build_run(session: PerfSession, status: str) -> Run:
     """The perfkit Run of every perfbench call of this session."""
-    from perfkit.record import STATUS_OK, PointResult, Run
+    from perfkit.core.cost import Cost
+    from perfkit.core.record import STATUS_OK, PointResult, Run
+    from perfkit.pipeline.sweep import device_properties, new_run_id
     from profiler.env import capture_env
-    from profiler.orchestrator import device_properties, new_run_id
-    from workloads.cost import Cost
 
     points = []
     for rec in session.records:
@@ -241,14 +241,13 @@ def build_run(session: PerfSession, status: str) -> Run:
 
 
 def write_run(session: PerfSession, status: str) -> Path:
-    from perfkit.atomic import write_json_atomic
-    from perfkit.record import RUN_FILE
+    from perfkit.pipeline.run_files import write_final
 
     assert session.out_dir is not None
     run = build_run(session, status)
     run_dir = session.out_dir / run.run_id
     run_dir.mkdir(parents=True, exist_ok=False)
-    write_json_atomic(run_dir / RUN_FILE, run.to_dict())
+    write_final(run_dir, run)
     return run_dir
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from profiler.measurement import (
+from perfkit.core.measurement import (
     STOP_BUDGET,
     STOP_CONVERGED,
     STOP_MAX_REPS,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analyzers.gate_types import HIGHER
+from perfkit.regression.gate_types import HIGHER
 
 
 @dataclass(frozen=True)

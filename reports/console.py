@@ -7,7 +7,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from perfkit.record import Run
+from perfkit.core.record import Run
 from reports.units import fmt_pct, fmt_rate, fmt_time
 
 

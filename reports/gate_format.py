@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from analyzers.gate_types import Comparison, Verdict
+from perfkit.regression.gate_types import Comparison, Verdict
 
 # Most important first: what a reader must act on, then what needs a look.
 VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.IMPROVED, Verdict.UNCHANGED)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from analyzers.gate_compare import GateResult
-from analyzers.gate_types import Verdict
+from perfkit.regression.gate_compare import GateResult
+from perfkit.regression.gate_types import Verdict
 from reports.gate_format import fmt_change, fmt_interval, fmt_p, fmt_value, sort_key
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from perfkit import __version__
-from perfkit.record import STATUS_OK, Run
+from perfkit.core.record import STATUS_OK, Run
+from perfkit.core.version import __version__
 from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
 from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
 from reports.html_text import esc, fmt_change, fmt_interval, fmt_num, fmt_value, plot_text

@@ -1,4 +1,4 @@
-"""The gate's comparison of two runs (analyzers.gate_compare.GateResult) as the (point key,
+"""The gate's comparison of two runs (perfkit.regression.gate_compare.GateResult) as the (point key,
 Comparison) pairs and the one-line note the run reports show. No statistics here."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.record import STATUS_OK, Run
+from perfkit.core.record import STATUS_OK, Run
 from reports.console import varying_params
 from reports.html_compare import metric_suffix
 
@@ -93,7 +93,7 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str]) -> pd.DataFrame:
-    """A table of (point key, analyzers.gate_types.Comparison) pairs, worst verdict first."""
+    """A table of (point key, perfkit.regression.gate_types.Comparison) pairs, worst verdict first."""
     rows = []
     for key, c in pairs:
         verdict = getattr(c.verdict, "value", str(c.verdict))

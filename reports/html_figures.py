@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from perfkit.record import STATUS_OK, PointResult, Run
+from perfkit.core.record import STATUS_OK, PointResult, Run
 from reports.html_text import plot_text
 from reports.units import fmt_time
 

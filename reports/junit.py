@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from analyzers.gate_compare import GateResult
-from analyzers.gate_types import Verdict
+from perfkit.regression.gate_compare import GateResult
+from perfkit.regression.gate_types import Verdict
 from reports.gate_format import fmt_change, fmt_interval, fmt_p
 
 

@@ -3,8 +3,8 @@ a one-line status, the counts, a table of what needs attention, and every metric
 
 from __future__ import annotations
 
-from analyzers.gate_compare import GateResult
-from analyzers.gate_types import Comparison, Verdict
+from perfkit.regression.gate_compare import GateResult
+from perfkit.regression.gate_types import Comparison, Verdict
 from reports.gate_format import SYMBOL, fmt_change, fmt_interval, fmt_p, fmt_value, sort_key
 
 MAX_ROWS = 50  # rows of the attention table; the rest are counted

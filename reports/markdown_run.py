@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from perfkit.record import Run
+from perfkit.core.record import Run
 from reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
 from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value, shorten
 from reports.units import fmt_pct, fmt_rate, fmt_time

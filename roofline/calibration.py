@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from perfkit.atomic import write_json_atomic
-from perfkit.errors import StoreError
+from perfkit.core.atomic import write_json_atomic
+from perfkit.core.errors import StoreError
 from roofline.device_info import DeviceInfo
 
 SCHEMA_VERSION = 1

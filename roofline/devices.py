@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from perfkit.errors import DeviceError
+from perfkit.core.errors import DeviceError
 from roofline.units import UnitError, normalize_dtype, parse_quantity
 
 DEVICES_FILE = "devices.yaml"

@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.atomic import write_bytes_atomic, write_json_atomic
-from perfkit.errors import DeviceError
+from perfkit.core.atomic import write_bytes_atomic, write_json_atomic
+from perfkit.core.errors import DeviceError
 from roofline.ncu_csv import load_csv as _load_csv
 
 CLOCK_CONTROLS = ("base", "none")

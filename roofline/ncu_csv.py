@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 from roofline.units import UnitError, ncu_unit_scale, parse_ncu_number
 
 IDENTITY_COLUMNS = (

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import pandas as pd
 
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 
 TIME_METRIC = "gpu__time_duration.sum"
 SIMT = {"f": "fp32", "d": "fp64", "h": "fp16_simt"}

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.record import STATUS_OK, Run
+from perfkit.core.record import STATUS_OK, Run
 from roofline.model import LEVELS, Roof, intensity
 from roofline.units import UnitError, normalize_dtype
 

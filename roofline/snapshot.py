@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from perfkit.record import Run
+from perfkit.core.record import Run
 from roofline.calibration import Calibration, load_for, staleness
 from roofline.device_info import DeviceInfo
 

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from perfkit.core.cost import Cost
 from workloads.attention_cost import (
     decode_attention_cost,
     padded_kv_bytes,
@@ -25,7 +26,6 @@ from workloads.attention_cost import (
     unfused_extra_bytes,
 )
 from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.cost import Cost
 from workloads.dtypes import DTYPE_BYTES, torch_dtype
 from workloads.numerics import compare
 from workloads.sdpa_backends import backend_context, gqa_sdpa, run_and_detect, sdpa_has_native_gqa

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
 
 
 def prefill_attention_cost(batch: int, heads: int, kv_heads: int, seq: int, head_dim: int,

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from perfkit.core.cost import Cost
 from profiler.timer import TimerConfig
-from workloads.cost import Cost
 
 if TYPE_CHECKING:
-    from perfkit.record import Numerics
-    from profiler.measurement import Measurement
+    from perfkit.core.measurement import Measurement
+    from perfkit.core.record import Numerics
 
 
 class FrozenModel(BaseModel):

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from perfkit.record import Numerics
+from perfkit.core.cost import Cost
+from perfkit.core.record import Numerics
 from workloads.base import Point, Prepared, RunContext
-from workloads.cost import Cost
 from workloads.custom_entry import (
     EntryError,
     call_ref,

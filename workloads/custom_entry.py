@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from perfkit.errors import PerfkitError
+from perfkit.core.errors import PerfkitError
 
 
 class EntryError(PerfkitError):

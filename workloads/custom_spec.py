@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from perfkit.errors import located
+from perfkit.core.errors import located
 from workloads.base import FrozenModel, WorkloadSpec
 from workloads.expr import CONSTANTS, FUNCTIONS, ExprError, evaluate, parse_expr
 from workloads.sweep import cartesian, int_axis
@@ -158,7 +158,7 @@ class CustomSpec(WorkloadSpec):
     def _expressions(self, info: ValidationInfo) -> CustomSpec:
         """Parse every expression against the parameter names; record key positions.
 
-        Loaded from a file (perfkit.spec passes the YAML document as validation context), an
+        Loaded from a file (perfkit.pipeline.spec passes the YAML document as validation context), an
         error is a SpecError located at the expression itself; otherwise a ValueError.
         """
         ctx = info.context if isinstance(info.context, dict) else {}

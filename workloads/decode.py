@@ -1,6 +1,6 @@
 """Decode runner: build the model (seeded random weights), then time prefill / decode / generation.
 
-Phases of a point (profiler/point_runner.py calls them in this order):
+Phases of a point (perfkit/pipeline/point_runner.py calls them in this order):
 - build (prepare): refuse if weights + KV + activations cannot fit; build the model, the static
   KV cache of prompt_len + decode_steps tokens, the decode step of the mode (a CUDA graph is
   captured here); record which SDPA backends prefill and decode steps use.
@@ -23,10 +23,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from perfkit.record import Numerics
-from profiler.measurement import Measurement
+from perfkit.core.cost import Cost
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import Numerics
 from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.cost import Cost
 from workloads.decode_metrics import decode_metrics
 from workloads.decode_spec import DecodeSpec
 from workloads.dtypes import DTYPE_BYTES

@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
+from perfkit.core.cost import Cost
 from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.cost import Cost
 from workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
 from workloads.numerics import compare
 

@@ -15,7 +15,7 @@ division count as one flop each.
 
 from __future__ import annotations
 
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
 
 OPS = ("rmsnorm", "layernorm", "softmax", "swiglu", "gelu", "residual_add", "add_rmsnorm")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfkit.record import Numerics
+from perfkit.core.record import Numerics
 
 
 def compare(out: Any, ref: Any, tol: float, reference: str) -> Numerics:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from perfkit.record import STATUS_OK, PointResult, Run
+from perfkit.core.record import STATUS_OK, PointResult, Run
 
 # Axis names that are triton.Config keyword arguments rather than kernel meta-parameters.
 TRITON_LAUNCH_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

@@ -30,8 +30,8 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
     """Resolve both runs, look up history, compare every metric: a GateResult."""
-    from analyzers.gate_compare import compare_runs
-    from analyzers.gate_policy import load_policy
+    from perfkit.regression.gate_compare import compare_runs
+    from perfkit.regression.gate_policy import load_policy
     from perfkit.store.api import open_existing_store
     from perfkit.store.selectors import history_lookup, resolve
 

@@ -34,7 +34,7 @@ def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
     import subprocess
     import time
 
-    from perfkit.errors import SpecError
+    from perfkit.core.errors import SpecError
 
     argv: str | list[str] = cmd if shell else shlex.split(cmd)
     t0 = time.perf_counter()
@@ -51,12 +51,12 @@ def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analyzers.gate_compare import GateResult, RunSide
-    from analyzers.gate_paired import compare_paired
-    from analyzers.gate_policy import load_policy
-    from analyzers.gate_types import LOWER
     from perfkit.commands._store_args import render
-    from perfkit.errors import EXIT_OK, EXIT_REGRESSION, SpecError
+    from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, SpecError
+    from perfkit.regression.gate_compare import GateResult, RunSide
+    from perfkit.regression.gate_paired import compare_paired
+    from perfkit.regression.gate_policy import load_policy
+    from perfkit.regression.gate_types import LOWER
 
     if args.rounds < 3:
         raise SpecError(f"--rounds {args.rounds}: needs at least 3 pairs")

@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _tables(args: argparse.Namespace) -> dict[str, Any]:
     from analyzers.kineto import load_traces
     from analyzers.suite import ANALYSES, run_analyses
-    from perfkit.errors import SpecError
+    from perfkit.core.errors import SpecError
 
     table = load_traces(args.traces)
     if args.vs is not None:
@@ -61,7 +61,7 @@ def _tables(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from analyzers.render import format_table, to_csv, to_json_obj
-    from perfkit.atomic import write_bytes_atomic
+    from perfkit.core.atomic import write_bytes_atomic
 
     tables = _tables(args)
     records = to_json_obj(tables) if args.format == "json" else {}

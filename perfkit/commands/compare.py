@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from perfkit.commands._store_args import compare_from_args, render
-    from perfkit.errors import EXIT_OK
+    from perfkit.core.errors import EXIT_OK
 
     result = compare_from_args(args.base, args.cand, args)
     sys.stdout.write(render(result, args.format))

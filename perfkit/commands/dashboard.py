@@ -59,7 +59,7 @@ def dashboard_env(db_url: str, runs: list[Path], demo_label: str | None) -> dict
 def run(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from perfkit.errors import EXIT_OK, SpecError
+    from perfkit.core.errors import EXIT_OK, SpecError
     from perfkit.store.url import normalize_db_url
 
     if not 0 < args.port < 65536:

@@ -33,10 +33,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analyzers.gate_types import Verdict
-    from perfkit.atomic import write_bytes_atomic
     from perfkit.commands._store_args import compare_from_args, render
-    from perfkit.errors import EXIT_OK, EXIT_REGRESSION, StoreError
+    from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, StoreError
+    from perfkit.regression.gate_types import Verdict
     from reports.junit import render_junit
     from reports.markdown_gate import render_markdown
 

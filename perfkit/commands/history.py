@@ -2,7 +2,7 @@
 
 METRIC is a stored metric name or a glob ("gemm/*:time_s"). Each commit's value is the median
 over its runs of each run's location; change points come from rank-based binary segmentation
-with a permutation test and a minimum magnitude (analyzers/changepoint.py). Reported per change
+with a permutation test and a minimum magnitude (perfkit/regression/changepoint.py). Reported per change
 point: the first commit at the new level, its magnitude and p-value. Exit 0; 2 on bad input.
 """
 
@@ -36,7 +36,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _since_epoch(text: str | None) -> float | None:
     import time
 
-    from perfkit.errors import SpecError
+    from perfkit.core.errors import SpecError
     from perfkit.store.records import parse_time
 
     if text is None:
@@ -53,8 +53,8 @@ def _since_epoch(text: str | None) -> float | None:
 def run(args: argparse.Namespace) -> int:
     import difflib
 
-    from analyzers.changepoint import ChangePointOptions, detect_change_points
-    from perfkit.errors import EXIT_OK, SpecError, StoreError
+    from perfkit.core.errors import EXIT_OK, SpecError, StoreError
+    from perfkit.regression.changepoint import ChangePointOptions, detect_change_points
     from perfkit.store import read
     from perfkit.store.api import open_existing_store
     from perfkit.store.engine import describe

@@ -33,8 +33,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from perfkit.errors import EXIT_OK
-    from perfkit.record import load_run
+    from perfkit.core.errors import EXIT_OK
+    from perfkit.core.record import load_run
     from perfkit.store.api import open_store
     from perfkit.store.engine import describe
     from perfkit.store.ingest_csv import parse_csv

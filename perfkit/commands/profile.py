@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
+from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -39,45 +39,52 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfkit.spec import load_spec
-    from profiler.orchestrator import ProfileOptions, execute, plan_for, start_run
-    from profiler.progress import point_progress
+    from perfkit.pipeline.post_run import PostRunOptions
+    from perfkit.pipeline.profile import ProfileHooks, profile
+    from perfkit.pipeline.spec import load_spec
+    from perfkit.pipeline.sweep import ProfileOptions
 
     spec = load_spec(args.spec)
-    options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
-    run_record, run_dir, points = start_run(spec, args.spec, options)
     show = not args.quiet
-    if show:
-        print(f"perfkit: run {run_record.run_id}: {len(points)} points on {run_record.device} -> {run_dir}")
-    with point_progress(len(points), enabled=show and sys.stderr.isatty()) as advance:
-        final = execute(run_record, run_dir, points, plan_for(spec, args.quick, args.ncu_pass), spec.seed,
-                        advance)
-    if args.ncu_pass:  # the child of --ncu: nothing else to do
-        print(run_dir)
+    options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
+    post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
+                          store=not args.no_store, db_url=args.db)
+    outcome = profile(spec, args.spec, options, post, _hooks(show) if show else ProfileHooks(),
+                      ncu_pass=args.ncu_pass)
+    for message in outcome.messages if show else []:
+        print(f"perfkit: {message}")
+    if outcome.stored is False and not show:  # a failed store write is an error in every mode
+        print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
+    print(outcome.run_dir)
+    if args.ncu_pass:
         return EXIT_OK
-    if show:
+    final, n_points = outcome.run, outcome.n_points
+    if final.status == "interrupted" or outcome.interrupted_step:
+        print(f"perfkit: interrupted; {len(final.points)} of {n_points} points recorded", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    counts = final.counts
+    if counts.get("failed"):
+        print(f"perfkit: {counts['failed']} of {n_points} points failed (see run.json)", file=sys.stderr)
+        return EXIT_POINTS_FAILED
+    if outcome.stored is False:
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _hooks(show: bool) -> Any:
+    from perfkit.core.record import Run
+    from perfkit.pipeline.profile import ProfileHooks
+    from perfkit.pipeline.progress import point_progress
+
+    def started(run: Run, run_dir: Path, n_points: int) -> None:
+        print(f"perfkit: run {run.run_id}: {n_points} points on {run.device} -> {run_dir}")
+
+    def sweep_done(run: Run) -> None:
         from rich.console import Console
 
         from reports.console import summary_table
 
-        Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None).print(summary_table(final))
-    from workloads.tune_report import after_profile  # tune.csv / tune.json for `tune:` workloads
+        Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None).print(summary_table(run))
 
-    final = after_profile(spec, final, run_dir, show)
-    if final.status != "interrupted":
-        from profiler.post_run import PostRunOptions, post_run
-
-        final, messages = post_run(spec, final, run_dir, PostRunOptions(
-            analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
-            store=not args.no_store, db_url=args.db))
-        for message in messages if show else []:
-            print(f"perfkit: {message}")
-    print(run_dir)
-    if final.status == "interrupted":
-        print(f"perfkit: interrupted; {len(final.points)} of {len(points)} points recorded", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    counts = final.counts
-    if counts.get("failed"):
-        print(f"perfkit: {counts['failed']} of {len(points)} points failed (see run.json)", file=sys.stderr)
-        return EXIT_POINTS_FAILED
-    return EXIT_OK
+    return ProfileHooks(started=started, progress=lambda n: point_progress(n, enabled=sys.stderr.isatty()),
+                        sweep_done=sweep_done, show=show)

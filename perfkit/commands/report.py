@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_comparison_options, add_db
-from perfkit.errors import EXIT_OK
+from perfkit.core.errors import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -39,8 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfkit.atomic import write_bytes_atomic
-    from perfkit.record import load_run
+    from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.core.record import load_run
     from reports.html_data import gather, run_directory
 
     cand = load_run(args.run_dir)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]:
     """The baseline Run, the gate's (key, Comparison) pairs and a note on what was not compared."""
     from perfkit.commands._store_args import compare_from_args
-    from perfkit.record import load_run
+    from perfkit.core.record import load_run
     from perfkit.store.api import load_stored_run
     from perfkit.store.selectors import is_run_path
     from reports.html_compare import gate_pairs

@@ -38,8 +38,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from perfkit.atomic import write_bytes_atomic
-    from perfkit.record import load_run
+    from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.core.record import load_run
     from roofline.calibration import Calibration, load_file, load_for, staleness
     from roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
     from roofline.figure import roofline_figure

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from perfkit.errors import StoreError
-from perfkit.record import Run, load_run
+from perfkit.core.errors import StoreError
+from perfkit.core.record import Run, load_run
 from perfkit.store.engine import open_engine
 from perfkit.store.migrations import migrate
 from perfkit.store.read import load_run as _load_stored_run

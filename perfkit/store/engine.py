@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store.url import normalize_db_url, sqlite_path
 
 BUSY_TIMEOUT_S = 60.0

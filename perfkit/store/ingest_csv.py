@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzers.gate_types import DIRECTIONS
-from perfkit.errors import StoreError, located
+from perfkit.core.errors import StoreError, located
+from perfkit.regression.gate_types import DIRECTIONS
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_CSV, StoredRun, iso_utc, parse_time
 

@@ -13,8 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from analyzers.gate_types import LOWER
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
+from perfkit.regression.gate_types import LOWER
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_PYTEST_BENCHMARK, StoredRun, iso_utc
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from analyzers.gate_types import HIGHER, LOWER
-from perfkit.record import STATUS_OK, PointResult, Run
+from perfkit.core.record import STATUS_OK, PointResult, Run
+from perfkit.regression.gate_types import HIGHER, LOWER
 
 
 @dataclass(frozen=True)

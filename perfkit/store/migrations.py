@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store import schema
 from perfkit.store.engine import describe, operational_error, write_tx
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import Connection, func, or_, select
 
-from perfkit.errors import StoreError
-from perfkit.record import PointResult, Run
+from perfkit.core.errors import StoreError
+from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
 

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import StoreError
-from perfkit.record import Run
+from perfkit.core.errors import StoreError
+from perfkit.core.record import Run
 from perfkit.store import env_facts
 from perfkit.store.metrics import MetricRecord, run_metrics
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from analyzers.gate_compare import RunSide, history_summary
-from analyzers.gate_types import RunSummary
-from perfkit.errors import StoreError
-from perfkit.record import RUN_FILE, Run, load_run
+from perfkit.core.errors import StoreError
+from perfkit.core.record import RUN_FILE, Run, load_run
+from perfkit.regression.gate_compare import RunSide, history_summary
+from perfkit.regression.gate_types import RunSummary
 from perfkit.store import env_facts, read, schema
 from perfkit.store.metrics import run_metrics
 from perfkit.store.records import parse_time

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store import schema
 from perfkit.store.engine import operational_error, write_tx
 from perfkit.store.records import StoredRun

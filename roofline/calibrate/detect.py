@@ -10,7 +10,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import DeviceError
+from perfkit.core.errors import DeviceError
 from profiler.env import cpu_model
 from roofline.device_info import DeviceInfo
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from perfkit.errors import DeviceError
+from perfkit.core.errors import DeviceError
 from profiler.timer import TimerConfig
 from roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
 from roofline.calibration import (

@@ -14,7 +14,7 @@ import pytest
 from analyzers.for_run import write_run_tables
 from analyzers.suite import ANALYSES
 from perfkit.cli import main
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 
 REPO = Path(__file__).resolve().parents[2]
 

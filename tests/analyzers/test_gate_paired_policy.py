@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzers.gate_comparability import point_reasons, run_reasons, throttle_reasons
-from analyzers.gate_paired import compare_paired, sign_flip_p_value
-from analyzers.gate_policy import load_policy
-from analyzers.gate_types import LOWER, Verdict
-from perfkit.errors import SpecError
+from perfkit.core.errors import SpecError
+from perfkit.regression.gate_comparability import point_reasons, run_reasons, throttle_reasons
+from perfkit.regression.gate_paired import compare_paired, sign_flip_p_value
+from perfkit.regression.gate_policy import load_policy
+from perfkit.regression.gate_types import LOWER, Verdict
 
 
 def test_sign_flip_exact_p_value() -> None:

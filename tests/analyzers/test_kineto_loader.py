@@ -12,7 +12,7 @@ import pytest
 
 from analyzers.event_table import Kind
 from analyzers.kineto import load_trace, load_traces
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 
 
 def test_cpu_trace_rows_match_the_raw_events(cpu_trace: Path, raw) -> None:

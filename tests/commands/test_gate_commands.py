@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from perfkit.atomic import write_json_atomic
 from perfkit.cli import main
+from perfkit.core.atomic import write_json_atomic
 from perfkit.store.api import store_run
 
 _spec = importlib.util.spec_from_file_location(

@@ -9,8 +9,8 @@ import pytest
 
 import perfkit
 from perfkit.api import bench, compare_to_baseline, infer_device
-from perfkit.errors import DeviceError
-from profiler.measurement import Measurement
+from perfkit.core.errors import DeviceError
+from perfkit.core.measurement import Measurement
 
 FAST = {"warmup_s": 0.0, "budget_s": 0.05, "min_reps": 5, "target_rel_ci": 0.5}
 

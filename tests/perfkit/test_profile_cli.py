@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -157,7 +157,7 @@ def test_killed_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
     assert not (run_dir / RUN_FILE).exists()
     partial = json.loads((run_dir / PARTIAL_FILE).read_text())
     assert partial["status"] == "running"
-    from perfkit.errors import StoreError
+    from perfkit.core.errors import StoreError
 
     with pytest.raises(StoreError, match="did not finish"):
         load_run(run_dir)

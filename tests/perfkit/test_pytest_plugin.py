@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.record import load_run
+from perfkit.core.record import load_run
 
 pytest_plugins = ["pytester"]
 

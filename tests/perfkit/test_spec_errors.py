@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import SpecError
-from perfkit.spec import load_spec
+from perfkit.core.errors import SpecError
+from perfkit.pipeline.spec import load_spec
 
 GOOD = """\
 name: t

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from profiler.measurement import STOP_BUDGET, STOP_CONVERGED, STOP_MAX_REPS
+from perfkit.core.measurement import STOP_BUDGET, STOP_CONVERGED, STOP_MAX_REPS
 from profiler.timer import TimerConfig, adaptive_sample, stop_reason, time_callable
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from perfkit.cli import main
-from perfkit.record import load_run
+from perfkit.core.record import load_run
 from reports.html import render_html
 from reports.html_data import gather
 

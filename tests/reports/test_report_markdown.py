@@ -9,7 +9,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from perfkit.cli import main
-from perfkit.record import load_run
+from perfkit.core.record import load_run
 from reports.html_data import gather
 from reports.markdown_run import md_text, render_markdown
 

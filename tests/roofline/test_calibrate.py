@@ -100,7 +100,7 @@ def test_detect_cpu_records_threads() -> None:
 
 
 def test_detect_rejects_bad_devices() -> None:
-    from perfkit.errors import DeviceError
+    from perfkit.core.errors import DeviceError
 
     with pytest.raises(DeviceError, match="not a device"):
         detect("tpu")
@@ -155,7 +155,7 @@ def test_calibrate_restores_threads() -> None:
 
 
 def test_calibrate_rejects_zero_threads() -> None:
-    from perfkit.errors import DeviceError
+    from perfkit.core.errors import DeviceError
 
     with pytest.raises(DeviceError, match="at least 1"):
         calibrate("cpu", threads=0, plan=SMALL)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from roofline.calibration import (
     Calibration,
     calibration_dir,

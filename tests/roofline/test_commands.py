@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.atomic import write_json_atomic
 from perfkit.cli import main
-from perfkit.record import STATUS_OK, PointResult, Run
-from profiler.measurement import Measurement
+from perfkit.core.atomic import write_json_atomic
+from perfkit.core.cost import Cost
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import STATUS_OK, PointResult, Run
 from roofline.calibration import Calibration, save
 from roofline.snapshot import snapshot_of
-from workloads.cost import Cost
 
 TESTS = Path(__file__).parent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from perfkit.errors import DeviceError
+from perfkit.core.errors import DeviceError
 from roofline.devices import device_table, lookup, parse_table
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import TraceError
+from perfkit.core.errors import TraceError
 from roofline.calibration import Calibration
 from roofline.ceilings import MEASURED, roofs_for
 from roofline.ncu import build_command, build_import_command, load_csv, load_meta, roofline_metrics

@@ -7,12 +7,12 @@ import math
 import pandas as pd
 import pytest
 
-from perfkit.record import STATUS_FAILED, STATUS_OK, PointResult, Run
-from profiler.measurement import Measurement
+from perfkit.core.cost import Cost
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
 from roofline.calibration import Calibration
 from roofline.ceilings import DATASHEET, MEASURED, roofs_for
 from roofline.place import place_kernels, place_points, point_dtype
-from workloads.cost import Cost
 
 
 def _measurement(median_s: float) -> Measurement:

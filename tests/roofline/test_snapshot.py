@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from perfkit.record import Run
+from perfkit.core.record import Run
 from roofline.calibration import Calibration, save
 from roofline.device_info import DeviceInfo
 from roofline.snapshot import calibration_from_run, device_info_from_run, snapshot, snapshot_of

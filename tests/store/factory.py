@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from perfkit.record import STATUS_FAILED, STATUS_OK, PointResult, Run
-from profiler.measurement import Measurement
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
 
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980}}
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analyzers.for_run import write_run_tables
-from perfkit.atomic import write_json_atomic
+from perfkit.core.atomic import write_json_atomic
 from perfkit.store.api import open_store, store_run
 from perfkit.store.read import kernel_table
 from tests.store.factory import gemm_point, make_run

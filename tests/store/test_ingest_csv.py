@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store
 from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.read import count_rows, metric_history

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
 
 DATA = Path(__file__).with_name("data")

@@ -6,7 +6,7 @@ import pytest
 from perfkit_test_factory import make_run, noisy
 from sqlalchemy import inspect, text
 
-from perfkit.errors import StoreError
+from perfkit.core.errors import StoreError
 from perfkit.store import schema
 from perfkit.store.api import load_stored_run, open_store, store_run
 from perfkit.store.engine import open_engine

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from perfkit_test_factory import failed_point, gemm_point, make_run, noisy
 
-from perfkit.atomic import write_json_atomic
-from perfkit.errors import StoreError
+from perfkit.core.atomic import write_json_atomic
+from perfkit.core.errors import StoreError
 from perfkit.store import read
 from perfkit.store.api import load_stored_run, open_store, store_run
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from perfkit.cli import main
-from perfkit.record import Run, load_run
+from perfkit.core.record import Run, load_run
 
 OPS = '''
 import torch

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
-from perfkit.errors import SpecError
-from perfkit.spec import load_spec
+from perfkit.core.errors import SpecError
+from perfkit.pipeline.spec import load_spec
 from workloads.custom_spec import CustomSpec
 
 HEADER = "name: t\ndevice: cpu\nworkloads:\n"

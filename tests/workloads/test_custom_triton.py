@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.spec import load_spec
+from perfkit.pipeline.spec import load_spec
 from workloads.custom_spec import CustomSpec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,8 +133,8 @@ def test_profile_runs_the_example_with_numerics_and_skipped_timing(tmp_path: Pat
 def test_kernel_module_imported_before_the_interpreter_is_a_clear_error() -> None:
     proc = run_py("""
         import examples.triton_rmsnorm.triton_op  # compiled kernels: no TRITON_INTERPRET yet
-        from perfkit.spec import parse_spec
-        from perfkit.yaml_source import YamlDoc
+        from perfkit.pipeline.spec import parse_spec
+        from perfkit.core.yaml_source import YamlDoc
         from workloads.base import Point, RunContext, TimingSpec
         from workloads.custom import prepare
         from workloads.custom_entry import EntryError

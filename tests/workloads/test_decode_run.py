@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.record import load_run
+from perfkit.core.record import load_run
 from workloads.decode_metrics import DEFINITIONS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from perfkit.spec import RunSpec
+from perfkit.pipeline.spec import RunSpec
 from workloads.base import Point, RunContext, TimingSpec, Unsupported
 from workloads.gemm import gemm_cost, prepare
 from workloads.gemm_spec import GemmSpec

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.errors import SpecError
-from perfkit.spec import load_spec
+from perfkit.core.errors import SpecError
+from perfkit.pipeline.spec import load_spec
 from workloads.models.hf_config import fields_from_hf
 from workloads.models.presets import PRESETS
 from workloads.models.spec import ModelSpec

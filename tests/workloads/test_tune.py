@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from perfkit.cli import main
-from perfkit.record import PointResult, Run, load_run
-from profiler.measurement import Measurement
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import PointResult, Run, load_run
+from perfkit.pipeline.tune_report import csv_rows, tune_json
 from workloads.base import point_key
 from workloads.tune import pick_best, triton_config, tune_results
-from workloads.tune_report import csv_rows, tune_json
 
 TUNED = {"k": (("n",), ("BLOCK_SIZE", "num_warps"))}
 

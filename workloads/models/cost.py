@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
 from workloads.models.config import ModelConfig
 
 LOGIT_BYTES = 4  # logits are produced in float32 for sampling

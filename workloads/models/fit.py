@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.errors import DeviceError
+from perfkit.core.errors import DeviceError
 from workloads.models.cost import MemoryEstimate
 
 HEADROOM = 0.95  # leave 5% of the free memory to the allocator, the CUDA context and Python

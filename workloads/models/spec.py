@@ -26,7 +26,7 @@ from workloads.models.presets import PRESETS
 
 MODEL_DTYPES = ("fp32", "bf16", "fp16")
 SPEC_DIR = "spec_dir"  # validation-context key: the folder of the model.yaml being loaded
-YAML_DOC = "yaml"  # validation-context key: the YamlDoc perfkit.spec is validating
+YAML_DOC = "yaml"  # validation-context key: the YamlDoc perfkit.pipeline.spec is validating
 SHARED_MODEL = "model"  # validation-context key: the top-level model block, if any
 
 

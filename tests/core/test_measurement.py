@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from profiler.measurement import Measurement, median_ci_ranks, sample_stats
+from perfkit.core.measurement import Measurement, median_ci_ranks, sample_stats
 
 
 def test_stats_of_known_samples() -> None:

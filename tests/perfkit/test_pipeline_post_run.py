@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from perfkit.record import load_run
-from profiler.post_run import NCU_DIR, ncu_child_command
+from perfkit.core.record import load_run
+from perfkit.pipeline.post_run import NCU_DIR, ncu_child_command
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = """\

@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Iterator
 
-from perfkit.record import PointResult
-from profiler.orchestrator import ProgressFn
+from perfkit.core.record import PointResult
+from perfkit.pipeline.sweep import ProgressFn
 
 
 @contextlib.contextmanager

@@ -36,7 +36,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import rankdata
 
-from analyzers.gate_stats import biweight_midvariance
+from perfkit.regression.gate_stats import biweight_midvariance
 
 
 @dataclass(frozen=True)

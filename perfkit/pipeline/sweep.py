@@ -1,8 +1,8 @@
-"""Run a whole spec: resolve the device, run every point, keep the record safe on disk.
+"""The sweep step: resolve the device, run every point, keep the partial record safe on disk.
 
 The run directory holds `run.partial.json` (status "running", rewritten atomically after each
-point) while the sweep runs, and `run.json` only once it ended (complete or interrupted); a
-killed process therefore never leaves a `run.json` that looks complete.
+point) while the sweep runs. The sweep returns the finished `Run` without writing run.json:
+perfkit.pipeline.profile writes it once, after the post-sweep steps.
 """
 
 from __future__ import annotations
@@ -14,20 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perfkit.atomic import write_json_atomic
-from perfkit.errors import DeviceError
-from perfkit.record import (
-    PARTIAL_FILE,
-    RUN_COMPLETE,
-    RUN_FILE,
-    RUN_INTERRUPTED,
-    RUN_RUNNING,
-    PointResult,
-    Run,
-)
-from perfkit.spec import RunSpec
+from perfkit.core.errors import DeviceError
+from perfkit.core.record import RUN_COMPLETE, RUN_INTERRUPTED, RUN_RUNNING, PointResult, Run
+from perfkit.pipeline.point_runner import PointPlan, run_point
+from perfkit.pipeline.run_files import write_partial
+from perfkit.pipeline.spec import RunSpec
 from profiler.env import capture_env, sample_gpus
-from profiler.point_runner import PointPlan, run_point
 from workloads.base import Point, RunContext
 
 QUICK_TIMER_SCALE = 0.2
@@ -129,7 +121,7 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     )
     run_dir = options.out_dir / run.run_id
     run_dir.mkdir(parents=True, exist_ok=False)
-    write_json_atomic(run_dir / PARTIAL_FILE, run.to_dict())
+    write_partial(run_dir, run)
     return run, run_dir, points
 
 
@@ -149,31 +141,21 @@ def execute(
         for i, point in enumerate(points):
             result = run_point(point, i, ctx, plan, run_dir)
             done.append(result)
-            write_json_atomic(run_dir / PARTIAL_FILE, run.with_points(tuple(done)).to_dict())
+            write_partial(run_dir, run.with_points(tuple(done)))
             if progress is not None:
                 progress(i + 1, len(points), result)
     except KeyboardInterrupt:
         status = RUN_INTERRUPTED
-    return finish(run, run_dir, tuple(done), status)
+    return close_sweep(run, tuple(done), status)
 
 
-def finish(run: Run, run_dir: Path, points: tuple[PointResult, ...], status: str,
-           artifacts: dict[str, Any] | None = None) -> Run:
+def close_sweep(run: Run, points: tuple[PointResult, ...], status: str) -> Run:
+    """The run as the sweep left it: its points, status, end time and the GPUs' state after."""
     after = sample_gpus()
-    env = {**run.env, "gpus_after": after["gpus"]}
-    final = replace(
+    return replace(
         run,
         points=points,
         status=status,
-        env=env,
+        env={**run.env, "gpus_after": after["gpus"]},
         finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        artifacts={**run.artifacts, **(artifacts or {})},
     )
-    write_json_atomic(run_dir / RUN_FILE, final.to_dict())
-    (run_dir / PARTIAL_FILE).unlink(missing_ok=True)
-    return final
-
-
-def rewrite(run: Run, run_dir: Path) -> None:
-    """Replace run.json with an updated record (e.g. analysis artifacts added)."""
-    write_json_atomic(run_dir / RUN_FILE, run.to_dict())

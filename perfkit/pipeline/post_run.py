@@ -1,7 +1,8 @@
-"""What `perfkit profile` does after the sweep: analysis tables, Nsight Compute, the store.
+"""The steps after the sweep: analysis tables, Nsight Compute, the store.
 
-Each step adds artifacts to the run record (run.json is rewritten atomically); a step that
-fails records its error in the artifacts and never loses the run already written.
+Each step returns the artifacts it produced (or its error, as an artifact) and appends one
+message per outcome; none writes run.json (perfkit.pipeline.profile does, once). A step that
+fails never loses the points the sweep measured.
 """
 
 from __future__ import annotations
@@ -9,14 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import PerfkitError
-from perfkit.record import Run
-from perfkit.spec import RunSpec
-from profiler.orchestrator import rewrite
+from perfkit.core.errors import PerfkitError
+from perfkit.core.record import Run
 
 NCU_DIR = "ncu"
 
@@ -31,24 +30,7 @@ class PostRunOptions:
     spec_path: Path | None = None
 
 
-def post_run(spec: RunSpec, run: Run, run_dir: Path, options: PostRunOptions) -> tuple[Run, list[str]]:
-    """Run the post steps; return the updated run and one message per step for the user."""
-    messages: list[str] = []
-    artifacts: dict[str, Any] = {}
-    traces = [run_dir / p.trace for p in run.points if p.trace]
-    if options.analyze and spec.profile.analyze and traces:
-        artifacts.update(_analysis(run_dir, traces, messages))
-    if options.ncu:
-        artifacts.update(_ncu(run, run_dir, options, messages))
-    if artifacts:
-        run = replace(run, artifacts={**run.artifacts, **artifacts})
-        rewrite(run, run_dir)
-    if options.store:
-        _store(run_dir, options.db_url, messages)
-    return run, messages
-
-
-def _analysis(run_dir: Path, traces: list[Path], messages: list[str]) -> dict[str, Any]:
+def analysis_step(run_dir: Path, traces: list[Path], messages: list[str]) -> dict[str, Any]:
     from analyzers.for_run import write_run_tables
 
     try:
@@ -66,9 +48,9 @@ def ncu_child_command(run: Run, run_dir: Path) -> list[str]:
             "--device", run.device, "--no-store", "--quiet", "--ncu-pass"]
 
 
-def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> dict[str, Any]:
+def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> dict[str, Any]:
     from analyzers.for_run import parquet_bytes
-    from perfkit.atomic import write_bytes_atomic
+    from perfkit.core.atomic import write_bytes_atomic
     from roofline.ncu import ncu_available, profile
     from roofline.ncu_csv import load_csv
     from roofline.ncu_kernels import kernel_table
@@ -97,12 +79,14 @@ def _ncu(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) 
                     "clock_control": result.clock_control}}
 
 
-def _store(run_dir: Path, db_url: str | None, messages: list[str]) -> None:
+def store_step(run_dir: Path, db_url: str | None, messages: list[str]) -> bool:
+    """Store the finished run directory; False (with the retry command) when the store refused it."""
     from perfkit.store.api import default_db_url, store_run
 
     try:
         store_run(run_dir, db_url)
     except PerfkitError as exc:  # the run directory is complete; storing can be retried
         messages.append(f"not stored: {exc}; retry with `perfkit ingest {run_dir}`")
-        return
+        return False
     messages.append(f"stored in {db_url or default_db_url()}")
+    return True

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import PerfkitError
-from perfkit.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
-from profiler.measurement import Measurement
+from perfkit.core.errors import PerfkitError
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from profiler.nvtx_ranges import nvtx_range
 from profiler.timer import TimerConfig, time_callable
 from profiler.trace_capture import capture_trace

@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perfkit.atomic import write_bytes_atomic
-from perfkit.record import Run
-from perfkit.spec import RunSpec
+from perfkit.core.atomic import write_bytes_atomic
+from perfkit.core.record import Run
+from perfkit.pipeline.spec import RunSpec
 from workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
 
 TUNE_JSON = "tune.json"
@@ -134,23 +134,17 @@ def timing_skip_notes(run: Run) -> dict[str, int]:
     return notes
 
 
-def after_profile(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> Run:
-    """Write and print the tune table of a finished run; return the run with its artifacts."""
+def tune_step(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> dict[str, Any]:
+    """Write (and print) the tune table of a finished sweep; return the artifacts it produced."""
     if show:
         for reason, count in timing_skip_notes(run).items():
             print(f"perfkit: {count} point{'s' if count > 1 else ''}: {reason}")
     tuned = tuned_workloads(spec)
     if not tuned or not run.points:
-        return run
-    from dataclasses import replace
-
-    from profiler.orchestrator import rewrite
-
+        return {}
     results = tune_results(run, tuned)
     files = write_tune(run_dir, run, results, tuned)
-    updated = replace(run, artifacts={**run.artifacts, "tune": files})
-    rewrite(updated, run_dir)
     if show:
         print_tune(results, autotune_snippets(results, tuned))
         print(f"perfkit: tune table -> {run_dir / TUNE_CSV} and {run_dir / TUNE_JSON}")
-    return updated
+    return {"tune": files}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.atomic import write_json_atomic
-from perfkit.errors import StoreError
-from perfkit.record import Numerics, PointResult, Run, load_run
-from profiler.measurement import Measurement
-from workloads.cost import Cost
+from perfkit.core.atomic import write_json_atomic
+from perfkit.core.cost import Cost
+from perfkit.core.errors import StoreError
+from perfkit.core.measurement import Measurement
+from perfkit.core.record import Numerics, PointResult, Run, load_run
 
 
 class Unserializable:

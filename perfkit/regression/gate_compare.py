@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from analyzers.gate_comparability import point_reasons, run_reasons
-from analyzers.gate_policy import GatePolicy
-from analyzers.gate_stats import compare_samples, correct, incomparable, summarize_run
-from analyzers.gate_types import Comparison, RunSummary, Verdict
+from perfkit.regression.gate_comparability import point_reasons, run_reasons
+from perfkit.regression.gate_policy import GatePolicy
+from perfkit.regression.gate_stats import compare_samples, correct, incomparable, summarize_run
+from perfkit.regression.gate_types import Comparison, RunSummary, Verdict
 
 
 class MetricLike(Protocol):

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from analyzers.gate_types import DIRECTIONS, MetricPolicy
-from perfkit.yaml_source import YamlDoc, load_yaml
+from perfkit.core.yaml_source import YamlDoc, load_yaml
+from perfkit.regression.gate_types import DIRECTIONS, MetricPolicy
 
 CORRECTIONS = ("bh", "holm", "none")
 _FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")

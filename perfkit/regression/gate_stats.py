@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 from scipy import stats as sps
 
-from analyzers.gate_types import HIGHER, Comparison, MetricPolicy, RunSummary, Verdict
+from perfkit.regression.gate_types import HIGHER, Comparison, MetricPolicy, RunSummary, Verdict
 
 TRIM = 0.2
 N_BOOT = 2000

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from perfkit.errors import SpecError
-from perfkit.yaml_source import YamlDoc, load_yaml
+from perfkit.core.errors import SpecError
+from perfkit.core.yaml_source import YamlDoc, load_yaml
 from workloads.base import FrozenModel, Point, TimingSpec, WorkloadSpec
 from workloads.models.spec import ModelSpec
 from workloads.registry import KINDS, spec_class

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import StoreError
-from profiler.measurement import Measurement
-from workloads.cost import Cost
+from perfkit.core.cost import Cost
+from perfkit.core.errors import StoreError
+from perfkit.core.measurement import Measurement
 
 SCHEMA_VERSION = 1
 RUN_FILE = "run.json"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from analyzers.gate_stats import (
+from perfkit.regression.gate_stats import (
     N_BOOT,
     N_PERM,
     decide,
@@ -19,7 +19,7 @@ from analyzers.gate_stats import (
     trimmed_mean_rows,
     trimmed_mean_se,
 )
-from analyzers.gate_types import Comparison, MetricPolicy, Verdict
+from perfkit.regression.gate_types import Comparison, MetricPolicy, Verdict
 
 
 def sign_flip_p_value(diffs: np.ndarray, rng: np.random.Generator, n_perm: int = N_PERM) -> float:

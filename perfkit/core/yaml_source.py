@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from perfkit.errors import SpecError, located
+from perfkit.core.errors import SpecError, located
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""`perfkit profile` as steps: sweep -> tune tables -> analysis -> ncu -> run.json -> store."""

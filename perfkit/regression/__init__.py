@@ -1,0 +1,1 @@
+"""Regression statistics: the two-sample gate and change-point detection (pure functions)."""
