@@ -48,8 +48,10 @@ for f in glob.glob("/tmp/pk-runs/*/run.json"):
     run = json.load(open(f))
     with open(f"{sys.argv[1]}/gemm_points.txt", "w") as out:
         for p in run.get("points", []):
-            s = p.get("stats") or {}
-            print(p.get("key"), p.get("status"), s.get("median_s"), (p.get("numerics") or {}).get("ok"), file=out)
+            s = (p.get("measurement") or {}).get("stats") or {}
+            a = p.get("achieved") or {}
+            print(p.get("key"), p.get("status"), s.get("median_s"), a.get("flop_per_s"),
+                  (p.get("numerics") or {}).get("rel_err"), p.get("error") or "", file=out)
 PY
 cat "$summary"
 # at most 8 files come back from a lent machine: the logs travel as one archive

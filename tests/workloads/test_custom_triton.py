@@ -24,7 +24,7 @@ pytest.importorskip("triton")
 
 def run_py(code: str, interpret: bool, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env.update(OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+    env.update(OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, env=env,

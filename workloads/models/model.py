@@ -15,6 +15,7 @@ Every path returns float32 logits of the last position only, [B, V].
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -87,18 +88,43 @@ def cached_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
 
 
 def varlen_attention(q: Tensor, cache: KVCache, input_pos: Tensor) -> Tensor:
-    """q [B, H, 1, D] over the first input_pos + 1 cached positions: flash varlen with seqused_k."""
+    """q [B, H, 1, D] over the first input_pos + 1 cached positions: flash varlen with seqused_k.
+
+    torch releases differ: `enable_gqa` and `seqused_k` are passed only where varlen_attn takes
+    them (without `enable_gqa` the flash kernel reads H_kv < H heads natively; without
+    `seqused_k` one sequence's valid length goes into cu_seq_k instead, still on the device).
+    """
     from torch.nn.attention.varlen import varlen_attn
 
     b, h, s, d = q.shape
     c, h_kv = cache.k.shape[1], cache.k.shape[2]
+    takes = varlen_parameters()
     cu_q = torch.arange(b + 1, dtype=torch.int32, device=q.device) * s
     cu_k = torch.arange(b + 1, dtype=torch.int32, device=q.device) * c
     used = (input_pos[-1:] + 1).to(torch.int32).expand(b).contiguous()  # [B] valid keys, on device
+    extra: dict[str, Any] = {"enable_gqa": h != h_kv} if "enable_gqa" in takes else {}
+    if "seqused_k" in takes:
+        extra["seqused_k"] = used
+    elif b == 1:
+        cu_k = torch.cat([cu_k[:1], used])
+    else:
+        raise NotImplementedError(
+            f"torch {torch.__version__}: varlen_attn has no seqused_k, needed for batch > 1; "
+            "use decode_attention: sdpa"
+        )
     out = varlen_attn(q.transpose(1, 2).reshape(b * s, h, d), cache.k.view(b * c, h_kv, d),
-                      cache.v.view(b * c, h_kv, d), cu_q, cu_k, s, c, enable_gqa=h != h_kv,
-                      seqused_k=used)
+                      cache.v.view(b * c, h_kv, d), cu_q, cu_k, s, c, **extra)
     return out.view(b, s, h, d).transpose(1, 2)  # type: ignore[union-attr]
+
+
+@functools.cache
+def varlen_parameters() -> frozenset[str]:
+    """The keyword parameters this torch's varlen_attn accepts."""
+    import inspect
+
+    from torch.nn.attention.varlen import varlen_attn
+
+    return frozenset(inspect.signature(varlen_attn).parameters)
 
 
 class Attention(nn.Module):
