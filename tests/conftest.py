@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# Hermetic: no test (nor a subprocess it starts, which inherits this environment) reads or writes
+# the user's ~/.cache/perfkit (calibrations, demo store) or ./perfkit.db. Set at import, before any
+# test module imports perfkit; a test that needs the defaults themselves uses monkeypatch.
+_HERMETIC_HOME = Path(tempfile.mkdtemp(prefix="perfkit-tests-"))
+os.environ["PERFKIT_HOME"] = str(_HERMETIC_HOME / "home")
+os.environ["PERFKIT_DB"] = f"sqlite:///{_HERMETIC_HOME / 'perfkit.db'}"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TRACES = REPO.parent / "shared" / "bench" / "traces"
@@ -28,6 +37,10 @@ def pytest_configure(config: pytest.Config) -> None:
         torch.set_num_threads(1)
     except ImportError:
         pass
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HERMETIC_HOME, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

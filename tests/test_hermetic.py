@@ -1,0 +1,25 @@
+"""The suite never touches the user's perfkit home or default store (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from perfkit.store.url import default_db_url
+from roofline.calibration import perfkit_home
+
+
+def test_perfkit_home_and_default_store_are_temporary() -> None:
+    home = perfkit_home()
+    assert Path.home() / ".cache" not in home.parents and Path(tempfile_root()) in home.parents
+    assert "perfkit-tests-" in default_db_url() and not default_db_url().endswith(":///perfkit.db")
+
+
+def tempfile_root() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def test_subprocesses_inherit_the_hermetic_environment() -> None:
+    assert "perfkit-tests-" in os.environ["PERFKIT_HOME"]
