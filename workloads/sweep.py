@@ -42,7 +42,10 @@ def _range_axis(value: Mapping[str, Any]) -> tuple[int, ...]:
         step = value["step"]
         if not _is_int(step) or step <= 0:
             raise ValueError(f"range step must be a positive integer, got {step!r}")
-        out = list(range(start, stop + 1, step))[: MAX_AXIS_VALUES + 1]
+        steps = range(start, stop + 1, step)  # sized arithmetically before anything is listed
+        if len(steps) > MAX_AXIS_VALUES:
+            raise ValueError(f"range has {len(steps)} values (limit {MAX_AXIS_VALUES}); narrow it or raise step")
+        out = list(steps)
     else:
         mul = value["mul"]
         if not _is_int(mul) or mul < 2:
@@ -63,6 +66,11 @@ def _check_len(values: tuple[Any, ...]) -> tuple[Any, ...]:
         raise ValueError("empty sweep; give at least one value")
     if len(values) > MAX_AXIS_VALUES:
         raise ValueError(f"sweep has more than {MAX_AXIS_VALUES} values; narrow the range")
+    seen: set[Any] = set()
+    for v in values:
+        if isinstance(v, (int, str, bool, float)) and (type(v), v) in seen:
+            raise ValueError(f"value {v!r} is listed twice (two points would have one key); list each once")
+        seen.add((type(v), v))
     return values
 
 
@@ -93,12 +101,10 @@ def bool_axis(value: Any) -> tuple[bool, ...]:
 
 def str_axis(value: Any) -> tuple[str, ...]:
     values = tuple(value) if isinstance(value, Sequence) and not isinstance(value, str) else (value,)
-    _check_len(values)
     for v in values:
         if not isinstance(v, str):
             raise ValueError(f"expected names, got {v!r}")
-    if len(set(values)) != len(values):
-        raise ValueError("a value is listed twice; list each once")
+    _check_len(values)
     return values
 
 

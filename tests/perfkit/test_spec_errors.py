@@ -61,6 +61,16 @@ BAD_SPECS = [
      "7:14", r"unknown key 'min_rep'; did you mean 'min_reps'\?"),
     ("workloads:\n  - kind: gemm\n    m: 1\n    n: 1\n    k: 1\n",
      "1:1", r"missing required key 'name'; add it"),
+    # repeated sweep values would give two points one key (the store refuses the second)
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: [8, 8]\n    n: 1\n    k: 1\n",
+     "4:8", r"value 8 is listed twice"),
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: 1\n    n: 1\n    k: 1\n    dtypes: [bf16, bf16]\n",
+     "7:13", r"listed twice"),
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: 1\n    n: 1\n    k: 1\n    transpose_b: [true, true]\n",
+     "7:18", r"value True is listed twice"),
+    # a huge range is sized arithmetically, never listed (this used GBs before)
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: {start: 1, stop: 1000000000000, step: 1}\n    n: 1\n    k: 1\n",
+     "4:8", r"range has 1000000000000 values \(limit 10000\)"),
 ]
 
 
