@@ -60,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     final, n_points = outcome.run, outcome.n_points
     if final.status == "interrupted" or outcome.interrupted_step:
-        print(f"perfkit: interrupted; {len(final.points)} of {n_points} points recorded", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        by = final.artifacts.get("interrupted_by") or "Ctrl-C"
+        print(f"perfkit: interrupted ({by}); {len(final.points)} of {n_points} points recorded", file=sys.stderr)
+        return outcome.signal_exit_code or EXIT_INTERRUPTED
     counts = final.counts
     if counts.get("failed"):
         print(f"perfkit: {counts['failed']} of {n_points} points failed (see run.json)", file=sys.stderr)

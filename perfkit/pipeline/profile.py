@@ -20,6 +20,7 @@ from typing import Any
 from perfkit.core.record import RUN_INTERRUPTED, Run
 from perfkit.pipeline.post_run import PostRunOptions, analysis_step, ncu_step, store_step
 from perfkit.pipeline.run_files import write_final
+from perfkit.pipeline.signals import Received, signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import ProfileOptions, ProgressFn, execute, plan_for, start_run
 from perfkit.pipeline.tune_report import tune_step
@@ -52,15 +53,28 @@ class ProfileOutcome:
     messages: list[str] = field(default_factory=list)
     stored: bool | None = None  # None: not asked to store (or the run was interrupted)
     interrupted_step: str | None = None  # a post-sweep step cut short by Ctrl-C
+    signal_exit_code: int | None = None  # 128 + N when signal N (SIGTERM, SIGHUP) ended the run
 
 
 def profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
             hooks: ProfileHooks = ProfileHooks(), ncu_pass: bool = False) -> ProfileOutcome:
-    """Run every step for SPEC; return the final run (run.json written) and what each step said."""
+    """Run every step for SPEC; return the final run (run.json written) and what each step said.
+
+    SIGTERM and SIGHUP are handled like Ctrl-C (the run is recorded as interrupted, with the signal).
+    """
+    with signals_as_interrupts() as received:
+        outcome = _profile(spec, spec_path, options, post, hooks, ncu_pass, received)
+    return outcome
+
+
+def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
+             hooks: ProfileHooks, ncu_pass: bool, received: Received) -> ProfileOutcome:
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
         run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass), spec.seed, advance)
+    if received.name:
+        run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
     hooks.sweep_done(run)
     if ncu_pass:  # the child of --ncu: the points ran under ncu, nothing else to do
         write_final(run_dir, run)
@@ -80,14 +94,17 @@ def profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostR
                 artifacts.update(ncu_step(run, run_dir, post, messages))
     except KeyboardInterrupt:
         artifacts["post_run_interrupted"] = step
+        if received.name:
+            artifacts["interrupted_by"] = received.name
         run = replace(run, artifacts={**run.artifacts, **artifacts})
         write_final(run_dir, run)
         messages.append(f"interrupted during {step}; the sweep's points are in {run_dir / 'run.json'}; "
                         f"store them with `perfkit ingest {run_dir}`")
-        return ProfileOutcome(run, run_dir, len(points), messages, interrupted_step=step)
+        return ProfileOutcome(run, run_dir, len(points), messages, interrupted_step=step,
+                              signal_exit_code=received.exit_code)
     run = replace(run, artifacts={**run.artifacts, **artifacts})
     write_final(run_dir, run)
     stored = None
     if post.store and run.status != RUN_INTERRUPTED:
         stored = store_step(run_dir, post.db_url, messages)
-    return ProfileOutcome(run, run_dir, len(points), messages, stored)
+    return ProfileOutcome(run, run_dir, len(points), messages, stored, signal_exit_code=received.exit_code)

@@ -150,6 +150,19 @@ def test_ctrl_c_finishes_record_as_interrupted(tmp_path: Path) -> None:
     assert "interrupted" in err
 
 
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_finish_record_like_ctrl_c(tmp_path: Path, signum: int, code: int) -> None:
+    proc, run_dir = _start_slow(tmp_path)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    run = load_run(run_dir)
+    assert run.status == "interrupted" and run.artifacts["interrupted_by"] == signal.Signals(signum).name
+    assert 1 <= len(run.points) < 25 and all(p.status == "ok" for p in run.points)
+    assert not (run_dir / PARTIAL_FILE).exists()
+    assert f"interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err
+
+
 def test_killed_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
     proc, run_dir = _start_slow(tmp_path)
     proc.kill()
