@@ -74,7 +74,8 @@ def run_point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_di
                 prepared = runner_for(point.spec)(point, ctx)
         except Unsupported as exc:
             return PointResult(**base, status=STATUS_SKIPPED, error=str(exc))
-        except Exception as exc:
+        except BaseException as exc:  # user code's SystemExit fails only its point
+            _reraise_interrupt(exc)
             _release(ctx.device)
             return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "build"))
         try:
@@ -118,7 +119,8 @@ def _measure(
                 trace = rel
         if prepared.metrics is not None and measurement is not None:
             metrics.update(prepared.metrics(measurement))
-    except Exception as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "run"),
                            measurement=measurement, cost=prepared.cost, numerics=numerics,
                            metrics=metrics, trace=trace)
@@ -140,9 +142,17 @@ def _ncu_call(prepared: Prepared, ctx: RunContext, base: dict[str, Any]) -> Poin
             with nvtx_range(NCU_RANGE), nvtx_range(base["key"]):
                 prepared.fn()
             sync()
-    except Exception as exc:
+    except BaseException as exc:
+        _reraise_interrupt(exc)
         return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "ncu pass"))
     return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics={"ncu_pass": True})
+
+
+def _reraise_interrupt(exc: BaseException) -> None:
+    """Ctrl-C (and SIGTERM / SIGHUP, raised as KeyboardInterrupt) still interrupts the sweep;
+    every other BaseException from user code (SystemExit, GeneratorExit, ...) fails its point."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
 
 
 def _synchronizer(device: str) -> Any:

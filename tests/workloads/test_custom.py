@@ -67,6 +67,17 @@ def not_a_case(m):
 
 def cost(m, n=1):
     return {"flop": 3.0 * m * n, "bytes": 8.0 * m * n}
+
+
+def exiting_case(m):
+    import sys
+    sys.exit(3)
+
+
+def exit_in_kernel(m):
+    def kernel():
+        raise SystemExit("bye")
+    return kernel
 '''
 
 TIMING = """\
@@ -308,3 +319,29 @@ def test_a_non_triton_cpu_run_times_normally_and_sets_the_interpreter(tmp_path: 
     assert "timing_skipped" not in p.metrics
     assert p.measurement is not None and p.measurement.timer == "perf_counter"
     assert os.environ.get("TRITON_INTERPRET") == "1"  # set for the run's CPU device (restored by the fixture)
+
+
+def test_user_code_calling_sys_exit_fails_only_its_point(tmp_path: Path, pkg: str) -> None:
+    code, run, _ = profile(tmp_path, f"""\
+      - kind: custom
+        name: exits-in-factory
+        entry: {pkg}.ops:exiting_case
+        params: {{m: 2}}
+        cost: {{flop: m, bytes: m}}
+      - kind: custom
+        name: exits-in-kernel
+        entry: {pkg}.ops:exit_in_kernel
+        params: {{m: 2}}
+        cost: {{flop: m, bytes: m}}
+      - kind: custom
+        name: fine
+        entry: {pkg}.ops:raising_case
+        params: {{m: 2, n: 4}}
+        cost: {{flop: m, bytes: m}}
+    """)
+    assert code == 3  # some points failed; the sweep went on and the run was written
+    pts = by_key(run)
+    assert run.status == "complete" and len(pts) == 3
+    assert pts["custom/fine/m=2,n=4"].status == "ok"
+    for key in ("custom/exits-in-factory/m=2", "custom/exits-in-kernel/m=2"):
+        assert pts[key].status == "failed" and "SystemExit" in str(pts[key].error), pts[key].error
