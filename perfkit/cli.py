@@ -10,8 +10,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError
+from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError, describe_os_error
 from perfkit.core.version import __version__
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
@@ -30,8 +31,15 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (exit 2); subcommand parsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="perfkit",
         description="Profile LLM inference workloads, analyze traces, gate regressions.",
     )
@@ -58,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfkit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as exc:  # a path that is a file, a read-only or full disk: one line, no traceback
+        print(f"perfkit: error: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from perfkit.commands._store_args import add_format
+from perfkit.commands._types import int_at_least, non_negative_int
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,8 +21,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--baseline", required=True, metavar="CMD", help="baseline command (quoted)")
     p.add_argument("--candidate", required=True, metavar="CMD", help="candidate command (quoted)")
-    p.add_argument("--rounds", type=int, default=10, help="pairs to measure (default 10, at least 3)")
-    p.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each first (default 1)")
+    p.add_argument("--rounds", type=int_at_least(3), default=10, help="pairs to measure (default 10, at least 3)")
+    p.add_argument("--warmup", type=non_negative_int, default=1, help="unmeasured runs of each first (default 1)")
     p.add_argument("--shell", action="store_true", help="run the commands through the shell")
     p.add_argument("--policy", metavar="GATE_YAML", default=None, help="thresholds (min_effect, max_p)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations")

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perfkit.commands._types import non_negative_int, regex
+
 DEFAULT_TOP = 15
 
 
@@ -29,8 +31,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="NAMES",
         help="comma-separated analyses (kernels,categories,temporal,idle,launch,ranges,ops,overlap,skew)",
     )
-    parser.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
-    parser.add_argument("--range", dest="range_pattern", metavar="REGEX", help="only ranges whose name matches")
+    parser.add_argument("--top", type=non_negative_int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
+    parser.add_argument("--range", dest="range_pattern", metavar="REGEX", type=regex, help="only ranges whose name matches")
     parser.add_argument("--out", type=Path, metavar="DIR", help="also write one file per table into DIR")
     return parser
 

@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from perfkit.commands._types import positive_int
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -21,7 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N, or auto (cuda when available; default)")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=positive_int, default=None,
                    help="CPU: torch threads to measure with (default: torch's, which the profile uses)")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32,bf16 on a CPU)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
@@ -43,3 +45,24 @@ def located(path: str, line: int | None, col: int | None, message: str) -> str:
         if col is not None:
             where += f":{col}"
     return f"{where}: {message}"
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "free some space and re-run",
+    errno.EDQUOT: "free some space and re-run",
+    errno.ENOTDIR: "a part of the path is a file; pass a directory",
+    errno.EISDIR: "pass a file, not a directory",
+    errno.EEXIST: "pass a path that does not exist yet",
+    errno.EACCES: "pass a path you can write to",
+    errno.EPERM: "pass a path you can write to",
+    errno.EROFS: "the file system is read-only; pass a writable path",
+    errno.ENOENT: "check the path",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for an OSError the user can act on: the path, what the system said, what to do."""
+    where = exc.filename if exc.filename is not None else "perfkit"
+    what = exc.strerror or type(exc).__name__
+    hint = _OS_HINTS.get(exc.errno or 0, "check the path and the disk")
+    return f"{where}: {what}; {hint}"

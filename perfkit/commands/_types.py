@@ -1,0 +1,45 @@
+"""argparse value types that refuse nonsense at parse time (one line, exit 2) instead of later."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}; give an integer >= {minimum}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def fraction(text: str) -> float:
+    """A number in (0, 1]: a p-value or a relative size."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (math.isfinite(value) and 0 < value <= 1):
+        raise argparse.ArgumentTypeError(f"{text} is outside (0, 1]; give e.g. 0.05")
+    return value
+
+
+def regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a regular expression ({exc})") from None
+    return text
+
+
+non_negative_int = int_at_least(0)
+positive_int = int_at_least(1)
