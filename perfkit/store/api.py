@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
-from perfkit.store.engine import open_engine
+from perfkit.store.engine import open_engine, operational_error
 from perfkit.store.migrations import migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
@@ -26,7 +27,10 @@ __all__ = ["default_db_url", "load_stored_run", "open_existing_store", "open_sto
 def open_store(db_url: str | None = None) -> Engine:
     """The store at db_url (None: PERFKIT_DB or ./perfkit.db), created or migrated as needed."""
     engine = open_engine(db_url)
-    migrate(engine)
+    try:
+        migrate(engine)
+    except DBAPIError as exc:  # a damaged file or an unreachable server: one line, not a traceback
+        raise operational_error(engine, exc, "opening the store") from None
     return engine
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -24,6 +25,8 @@ def open_engine(url: str | None = None) -> Engine:
             path = sqlite_path(full)
             if path is not None and not path.parent.is_dir():
                 raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
+            if path is not None:
+                check_sqlite_file(path)
             engine = create_engine(
                 full, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
             )
@@ -40,6 +43,25 @@ def open_engine(url: str | None = None) -> Engine:
             f"--db {url!r}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
         ) from None
     return engine
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Refuse a path that exists but is not a SQLite database (a directory, text, a truncated file)."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise StoreError(f"{path}: is a directory, not a store; pass a file path as --db")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the store ({exc.strerror}); check its permissions") from None
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"{path}: not a SQLite database (the file starts with {head[:8]!r}); "
+                         "pass another --db or move the file aside")
 
 
 def _sqlite_events(engine: Engine) -> None:

@@ -41,6 +41,21 @@ def _spec(tmp: Path) -> str:
     return _write("ok.yaml", GEMM)(tmp)
 
 
+def _db(kind: str) -> Callable[[Path], str]:
+    def make(tmp: Path) -> str:
+        path = tmp / f"{kind}.db"
+        if kind == "text":
+            path.write_text("not a database at all\n")
+        elif kind == "random":
+            path.write_bytes(bytes(range(256)) * 20)
+        elif kind == "truncated":
+            path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 50)
+        elif kind == "directory":
+            path.mkdir()
+        return f"sqlite:///{path}"
+    return make
+
+
 # (id, argv builder, substring the one line must hold)
 CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("spec-duplicate-key", lambda t: ["profile", _write("d.yaml", GEMM + "name: u\n")(t)], "given twice"),
@@ -68,6 +83,12 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("gate-no-selectors", lambda t: ["gate"], "required"),
     ("calibrate-zero-threads", lambda t: ["calibrate", "--threads", "0"], "below 1"),
     ("dashboard-bad-port", lambda t: ["dashboard", "--port", "-1"], "below 1"),
+    ("store-text-file", lambda t: ["compare", "main", "x", "--db", _db("text")(t)], "not a SQLite database"),
+    ("store-random-bytes", lambda t: ["history", "gemm*", "--db", _db("random")(t)], "not a SQLite database"),
+    ("store-truncated", lambda t: ["compare", "main", "x", "--db", _db("truncated")(t)], "failed"),
+    ("store-is-directory", lambda t: ["gate", "--baseline", "main", "--candidate", "x", "--db",
+                                      _db("directory")(t)], "is a directory"),
+    ("ingest-into-text-file", lambda t: ["ingest", _a_file(t), "--db", _db("text")(t)], ""),
 ]
 
 
