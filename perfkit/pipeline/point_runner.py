@@ -15,8 +15,9 @@ from typing import Any
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
+from perfkit.core.timing import TimingConfig
 from profiler.nvtx_ranges import nvtx_range
-from profiler.timer import TimerConfig, time_callable
+from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
 from workloads.base import Point, Prepared, RunContext, Unsupported
 from workloads.registry import runner_for
@@ -51,8 +52,8 @@ def trace_name(index: int, key: str) -> str:
     return f"traces/{index:04d}-{slug}.json.gz"
 
 
-def timer_config(point: Point, plan: PointPlan) -> TimerConfig:
-    cfg = point.timing.to_config()
+def timer_config(point: Point, plan: PointPlan) -> TimingConfig:
+    cfg = point.timing
     if plan.timer_scale != 1.0:
         cfg = cfg.scaled(plan.timer_scale)
     if cfg.target_rel_ci < plan.min_target_rel_ci:
