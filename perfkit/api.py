@@ -123,13 +123,9 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
     regressed = slowdown > max_slowdown and distinct
     word = "slower" if slowdown > 0 else "faster"
     ci_text = "95% CIs do not overlap" if distinct else "95% CIs overlap" if have_ci else "too few samples for CIs"
-    message = (f"{name}: {abs(slowdown) * 100:.1f}% {word} than the baseline (median "
-               f"{_fmt(ns.median_s)} vs {_fmt(bs.median_s)}; {ci_text}; allowed slowdown "
-               f"{max_slowdown * 100:.0f}%)")
+    from reports.units import fmt_percent, fmt_time
+
+    message = (f"{name}: {fmt_percent(abs(slowdown))} {word} than the baseline (median "
+               f"{fmt_time(ns.median_s)} vs {fmt_time(bs.median_s)}; {ci_text}; allowed slowdown "
+               f"{fmt_percent(max_slowdown)})")
     return BaselineVerdict(regressed, slowdown, distinct, message)
-
-
-def _fmt(seconds: float) -> str:
-    from reports.units import fmt_time
-
-    return fmt_time(seconds)

@@ -19,6 +19,7 @@ from perfkit.core.timing import TimingConfig
 from profiler.nvtx_ranges import nvtx_range
 from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
+from reports.units import fmt_num
 from workloads.base import Point, Prepared, RunContext, Unsupported
 from workloads.registry import runner_for
 
@@ -126,7 +127,8 @@ def _measure(
     status, error = STATUS_OK, None
     if numerics is not None and not numerics.ok:
         status = STATUS_FAILED
-        error = f"numerics: relative error {numerics.rel_err:.3g} > tolerance {numerics.tol:.3g} ({numerics.reference})"
+        error = (f"numerics: relative error {fmt_num(numerics.rel_err)} > tolerance {fmt_num(numerics.tol)} "
+                 f"({numerics.reference})")
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace)
 
