@@ -82,12 +82,12 @@ def copy_bandwidth(device: str) -> float:
     """Measured copy bandwidth (bytes/s, read + written) of a 1 GiB (CPU: 256 MiB) buffer."""
     import torch
 
-    from profiler.timer import TimerConfig
+    from perfkit.core.timing import TimingConfig
     from roofline.calibrate.bench import copy_point
 
     torch.set_num_threads(1)
     nbytes = (1 << 30) if device == "cuda" else (256 << 20)
-    return float(copy_point(device, nbytes, TimerConfig(warmup_s=0.2, budget_s=2.0, min_reps=20)).value)
+    return float(copy_point(device, nbytes, TimingConfig(warmup_s=0.2, budget_s=2.0, min_reps=20)).value)
 
 
 def profile(spec_text: str, out: Path) -> dict[str, Any]:

@@ -23,7 +23,8 @@ def run(rounds: int) -> list[dict[str, Any]]:
     import torch
     import triton.testing
 
-    from profiler.timer import TimerConfig, time_callable
+    from perfkit.core.timing import TimingConfig
+    from profiler.timer import time_callable
 
     torch.backends.cuda.matmul.allow_tf32 = False
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -40,7 +41,7 @@ def run(rounds: int) -> list[dict[str, Any]]:
             tb: list[float] = []
 
             def perfkit_once(fn: Any = fn, out: list[float] = pk) -> None:
-                out.append(time_callable(fn, "cuda", TimerConfig(warmup_s=0.025, budget_s=0.5, min_reps=20)).median_s)
+                out.append(time_callable(fn, "cuda", TimingConfig(warmup_s=0.025, budget_s=0.5, min_reps=20)).median_s)
 
             def do_bench_once(fn: Any = fn, out: list[float] = tb) -> None:
                 out.append(triton.testing.do_bench(fn, warmup=25, rep=500, return_mode="median") * 1e-3)

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from reports.html_text import plot_text
+from reports.units import fmt_change, fmt_p, fmt_value
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 GL_THRESHOLD = 300  # WebGL markers above this many runs per GPU
@@ -26,14 +27,15 @@ def history_figure(h: Any, title: str, *, height: int = 520, log_y: bool = False
         color = PALETTE[i % len(PALETTE)]
         name = plot_text(gpu, 40)
         commits = h.commits[h.commits["gpu"] == gpu]
-        _add_band(fig, commits, color, name)
+        _add_band(fig, commits, color, name, h.unit)
         scatter = go.Scattergl if len(runs) > GL_THRESHOLD else go.Scatter
         fig.add_trace(scatter(
             x=runs["x"], y=runs["value"], mode="markers", name=f"{name}: runs",
             marker={"color": color, "size": 6, "opacity": 0.75},
-            customdata=runs[["run_id", "commit"]].astype(str).map(plot_text).to_numpy(),
+            customdata=list(zip(runs["run_id"].astype(str).map(plot_text), runs["commit"].astype(str).map(plot_text),
+                                [plot_text(fmt_value(v, h.unit)) for v in runs["value"]], strict=True)),
             hovertemplate="run %{customdata[0]}<br>commit %{customdata[1]:.10}"
-                          "<br>%{y:.4g}" + plot_text(f" {h.unit}") + "<extra>" + name + "</extra>",
+                          "<br>%{customdata[2]}<extra>" + name + "</extra>",
         ))
         changes = h.changes[h.changes["gpu"] == gpu]
         _add_changes(fig, changes, name)
@@ -64,7 +66,7 @@ def segments(commits: pd.DataFrame) -> pd.DataFrame:
                          "first": g["commit"].first()}).reset_index(drop=True)
 
 
-def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> None:
+def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str, unit: str) -> None:
     """The level of each segment (a flat line) and its noise band (a filled box): a few vertices
     per segment however many commits it spans."""
     if commits.empty:
@@ -74,15 +76,17 @@ def _add_band(fig: go.Figure, commits: pd.DataFrame, color: str, name: str) -> N
     by: list[float | None] = []
     lx: list[float | None] = []
     ly: list[float | None] = []
+    lt: list[str] = []
     for x0, x1, level, low, high in zip(seg["x0"], seg["x1"], seg["level"], seg["low"], seg["high"], strict=True):
         bx += [float(x0), float(x1), float(x1), float(x0), float(x0), None]
         by += [float(high), float(high), float(low), float(low), float(high), None]
         lx += [float(x0), float(x1), None]
         ly += [float(level), float(level), None]
+        lt += [plot_text(fmt_value(level, unit))] * 2 + [""]
     fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
                              fillcolor=_rgba(color, 0.15), hoverinfo="skip", name=f"{name}: noise band"))
     fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", line={"color": color, "width": 2}, name=f"{name}: level",
-                             hovertemplate="level %{y:.4g}<extra></extra>"))
+                             text=lt, hovertemplate="level %{text}<extra></extra>"))
 
 
 def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:
@@ -94,10 +98,11 @@ def _add_changes(fig: go.Figure, changes: pd.DataFrame, name: str) -> None:
             x=part["x"], y=part["after"], mode="markers", name=f"{name}: {kind}",
             marker={"symbol": "x" if kind == "regression" else "star", "size": 14, "color": color,
                     "line": {"width": 1, "color": "#222"}},
-            customdata=list(zip(part["commit"].astype(str).map(plot_text), part["magnitude"] * 100,
-                                part["p_value"], strict=True)),
-            hovertemplate=f"{kind} at %{{customdata[0]:.10}}<br>%{{customdata[1]:+.2f}}%, "
-                          "p=%{customdata[2]:.2g}<extra></extra>",
+            customdata=list(zip(part["commit"].astype(str).map(plot_text),
+                                [fmt_change(1.0 + float(m)) for m in part["magnitude"]],
+                                [fmt_p(p) for p in part["p_value"]], strict=True)),
+            hovertemplate=f"{kind} at %{{customdata[0]:.10}}<br>%{{customdata[1]}}, "
+                          "p=%{customdata[2]}<extra></extra>",
         ))
         for x in part["x"]:
             fig.add_vline(x=x, line={"color": color, "width": 1, "dash": "dot"})

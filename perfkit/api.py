@@ -21,6 +21,7 @@ from typing import Any
 
 from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
+from perfkit.core.timing import DEFAULT_TIMING, TimingConfig
 
 
 def _tensors(values: Any, depth: int = 0) -> list[Any]:
@@ -65,48 +66,35 @@ def bench(
     *args: Any,
     kwargs: Mapping[str, Any] | None = None,
     device: str | None = None,
-    warmup_s: float = 0.1,
-    budget_s: float = 1.0,
-    min_reps: int = 10,
-    max_reps: int = 10_000,
-    target_rel_ci: float = 0.01,
-    flush_l2: bool = True,
-    cuda_graph: bool = False,
+    warmup_s: float = DEFAULT_TIMING.warmup_s,
+    budget_s: float = DEFAULT_TIMING.budget_s,
+    min_reps: int = DEFAULT_TIMING.min_reps,
+    max_reps: int = DEFAULT_TIMING.max_reps,
+    target_rel_ci: float = DEFAULT_TIMING.target_rel_ci,
+    flush_l2: bool = DEFAULT_TIMING.flush_l2,
+    cuda_graph: bool = DEFAULT_TIMING.cuda_graph,
     label: str | None = None,
 ) -> Measurement:
     """Time `fn(*args, **kwargs)` and return every sample (seconds per call) with statistics.
 
     device: "cpu" or "cuda[:i]"; default: the device of the first CUDA tensor argument, else
-    "cpu". The remaining options are profiler.timer.TimerConfig's (docs/custom-kernels.md).
+    "cpu". The remaining options are perfkit.core.timing.TimingConfig's, with its defaults and
+    limits (docs/timing.md); one out of range is a ValueError naming it.
     """
-    from profiler.timer import TimerConfig, time_callable
+    from profiler.timer import time_callable
 
     if not callable(fn):
         raise TypeError(f"perfkit.bench: fn must be callable, got {type(fn).__name__}")
     call_kwargs = dict(kwargs or {})
     dev = check_device(device or infer_device(args, call_kwargs))
-    config = TimerConfig(warmup_s=warmup_s, budget_s=budget_s, min_reps=min_reps,
-                         max_reps=max_reps, target_rel_ci=target_rel_ci, flush_l2=flush_l2,
-                         cuda_graph=cuda_graph)
-    validate(config)
+    config = TimingConfig(warmup_s=warmup_s, budget_s=budget_s, min_reps=min_reps, max_reps=max_reps,
+                          target_rel_ci=target_rel_ci, flush_l2=flush_l2, cuda_graph=cuda_graph).checked()
     target = fn if not args and not call_kwargs else (lambda: fn(*args, **call_kwargs))
     m = time_callable(target, dev, config)
     extra = {**m.extra, "device": dev}
     if label is not None:
         extra["label"] = label
     return replace(m, extra=extra)
-
-
-def validate(config: Any) -> None:
-    """ValueError naming the option when a timer option is out of range."""
-    if config.warmup_s < 0:
-        raise ValueError(f"warmup_s is {config.warmup_s}; it must be >= 0")
-    if config.budget_s <= 0:
-        raise ValueError(f"budget_s is {config.budget_s}; it must be > 0")
-    if config.min_reps < 1 or config.max_reps < config.min_reps:
-        raise ValueError(f"min_reps {config.min_reps} / max_reps {config.max_reps}: need 1 <= min_reps <= max_reps")
-    if not 0 < config.target_rel_ci < 1:
-        raise ValueError(f"target_rel_ci is {config.target_rel_ci}; it must be in (0, 1)")
 
 
 @dataclass(frozen=True)
@@ -135,13 +123,9 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
     regressed = slowdown > max_slowdown and distinct
     word = "slower" if slowdown > 0 else "faster"
     ci_text = "95% CIs do not overlap" if distinct else "95% CIs overlap" if have_ci else "too few samples for CIs"
-    message = (f"{name}: {abs(slowdown) * 100:.1f}% {word} than the baseline (median "
-               f"{_fmt(ns.median_s)} vs {_fmt(bs.median_s)}; {ci_text}; allowed slowdown "
-               f"{max_slowdown * 100:.0f}%)")
+    from reports.units import fmt_percent, fmt_time
+
+    message = (f"{name}: {fmt_percent(abs(slowdown))} {word} than the baseline (median "
+               f"{fmt_time(ns.median_s)} vs {fmt_time(bs.median_s)}; {ci_text}; allowed slowdown "
+               f"{fmt_percent(max_slowdown)})")
     return BaselineVerdict(regressed, slowdown, distinct, message)
-
-
-def _fmt(seconds: float) -> str:
-    from reports.units import fmt_time
-
-    return fmt_time(seconds)

@@ -9,14 +9,14 @@ Method (after triton.testing.do_bench, with an adaptive stop):
 4. After `min_reps` samples the loop stops as soon as the distribution-free 95% confidence
    interval of the median is within `target_rel_ci` of it (`converged`), else when `budget_s`
    of wall time is spent (`budget`) or `max_reps` samples are taken (`max_reps`).
-Every raw sample is kept in the returned `Measurement`.
+Every raw sample is kept in the returned `Measurement`. The options, their defaults and limits
+are `perfkit.core.timing.TimingConfig` (the spec's `timing:` block is generated from it).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 from perfkit.core.measurement import (
@@ -26,27 +26,14 @@ from perfkit.core.measurement import (
     Measurement,
     sample_stats,
 )
+from perfkit.core.timing import TimingConfig
 
 BATCH_TARGET_S = 0.02  # wall time one CUDA batch aims for between host syncs
 DEFAULT_FLUSH_BYTES = 256 * 1024 * 1024
+TimerConfig = TimingConfig  # the former name of the same type, kept for callers outside the repository
 
 
-@dataclass(frozen=True)
-class TimerConfig:
-    warmup_s: float = 0.1
-    budget_s: float = 1.0
-    min_reps: int = 10
-    max_reps: int = 10_000
-    target_rel_ci: float = 0.01
-    flush_l2: bool = True
-    cuda_graph: bool = False
-
-    def scaled(self, factor: float) -> TimerConfig:
-        """The same plan with warmup and budget multiplied by `factor` (for --quick)."""
-        return replace(self, warmup_s=self.warmup_s * factor, budget_s=self.budget_s * factor)
-
-
-def stop_reason(samples_s: list[float], elapsed_s: float, config: TimerConfig) -> str | None:
+def stop_reason(samples_s: list[float], elapsed_s: float, config: TimingConfig) -> str | None:
     """Why sampling should stop now, or None to go on. Pure: tested on known samples."""
     n = len(samples_s)
     if n < config.min_reps:
@@ -63,7 +50,7 @@ def stop_reason(samples_s: list[float], elapsed_s: float, config: TimerConfig) -
 def adaptive_sample(
     take_batch: Callable[[int], list[float]],
     batch_size: int,
-    config: TimerConfig,
+    config: TimingConfig,
     clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[list[float], str]:
     """Collect samples batch by batch until `stop_reason` says stop.
@@ -88,9 +75,9 @@ def adaptive_sample(
             next_check = max(n + 1, int(n * 1.1))
 
 
-def time_callable(fn: Callable[[], Any], device: str, config: TimerConfig | None = None) -> Measurement:
+def time_callable(fn: Callable[[], Any], device: str, config: TimingConfig | None = None) -> Measurement:
     """Time `fn()` on `device` ("cpu" or "cuda[:i]") and return every sample in seconds."""
-    config = config or TimerConfig()
+    config = config or TimingConfig()
     if device.startswith("cuda"):
         return _time_cuda(fn, device, config)
     return _time_cpu(fn, config)
@@ -107,7 +94,7 @@ def _warmup(fn: Callable[[], Any], warmup_s: float, sync: Callable[[], None]) ->
             return reps
 
 
-def _time_cpu(fn: Callable[[], Any], config: TimerConfig) -> Measurement:
+def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> Measurement:
     fn()  # the first call is never timed
     warmup = _warmup(fn, config.warmup_s, lambda: None)
     clock = time.perf_counter
@@ -132,7 +119,7 @@ def _time_cpu(fn: Callable[[], Any], config: TimerConfig) -> Measurement:
     )
 
 
-def _time_cuda(fn: Callable[[], Any], device: str, config: TimerConfig) -> Measurement:
+def _time_cuda(fn: Callable[[], Any], device: str, config: TimingConfig) -> Measurement:
     import torch
 
     dev = torch.device(device)

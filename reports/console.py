@@ -8,7 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from perfkit.core.record import Run
-from reports.units import fmt_pct, fmt_rate, fmt_time
+from reports.point_cells import point_cells
+from reports.units import fmt_num, fmt_percent, fmt_time
 
 
 def varying_params(run: Run) -> dict[str, list[str]]:
@@ -36,9 +37,9 @@ def headline(metrics: dict[str, Any]) -> str:
         if key in ("ttft_s", "tpot_s"):
             text = fmt_time(float(value))
         elif key == "mbu":
-            text = f"{value * 100:.0f}%"
+            text = fmt_percent(float(value))
         else:
-            text = f"{value:.3g}"
+            text = fmt_num(value)
         parts.append(template.format(text))
     return " · ".join(parts)
 
@@ -66,15 +67,8 @@ def summary_table(run: Run) -> Table:
             row.append(f"[yellow]skipped[/yellow]: {escape(p.error or '')}")
         else:
             row.append(f"[red]failed[/red]: {escape(p.error or '')}")
-        m = p.measurement
-        if m is not None and m.samples_s:
-            st = m.stats
-            row += [fmt_time(st.median_s), fmt_pct(st.rel_ci_halfwidth), str(st.n), m.stop_reason]
-        else:
-            row += ["-", "-", "-", "-"]
-        ach = p.achieved
-        row += [fmt_rate(ach.get("flop_per_s"), "flop/s"), fmt_rate(ach.get("bytes_per_s"), "B/s")]
-        row.append(f"{p.numerics.rel_err:.2g}" if p.numerics else "-")
+        c = point_cells(p)
+        row += [c.median, c.ci, c.n, c.stop, c.flop_per_s, c.bytes_per_s, c.rel_err]
         if with_headline:
             row.append(headline(p.metrics) or "-")
         table.add_row(*row)

@@ -20,8 +20,18 @@ from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.version import __version__
 from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
 from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
-from reports.html_text import esc, fmt_change, fmt_interval, fmt_num, fmt_value, plot_text
-from reports.units import fmt_pct, fmt_rate, fmt_time
+from reports.html_text import esc, plot_text
+from reports.point_cells import point_cells
+from reports.units import (
+    fmt_change,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_percent,
+    fmt_rate,
+    fmt_time,
+    fmt_value,
+)
 
 TOP_KERNELS = 25
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -136,13 +146,13 @@ def compare_section(data: ReportData) -> Html:
             fmt_value(r["cand_value"], r["unit"]),
             fmt_change(r["ratio"]),
             fmt_interval(r["ci_low"], r["ci_high"]),
-            fmt_num(r["p_value"], 2),
+            fmt_p(r["p_value"]),
             badge(str(r["verdict"])),
             r["reason"],
         ]
         for r in records(df)
     ]
-    body.append(table(["point", "metric", "baseline", "candidate", "change", "ratio interval", "p", "verdict", "why"],
+    body.append(table(["point", "metric", "baseline", "candidate", "change", "interval", "p", "verdict", "why"],
                       rows, numeric=(2, 3, 4, 5, 6)))
     return section("compare", "Comparison", body)
 
@@ -151,21 +161,10 @@ def points_section(data: ReportData) -> Html:
     run = data.run
     rows = []
     for p in run.points:
-        st = p.measurement.stats if p.measurement and p.measurement.samples_s else None
-        ach = p.achieved
-        rows.append(
-            [
-                data.labels.get(p.key, p.key),
-                p.status,
-                fmt_time(st.median_s) if st else "-",
-                fmt_pct(st.rel_ci_halfwidth) if st else "-",
-                st.n if st else "-",
-                p.measurement.stop_reason if p.measurement else "-",
-                fmt_rate(ach.get("flop_per_s"), "flop/s"),
-                fmt_rate(ach.get("bytes_per_s"), "B/s"),
-                (f"{p.numerics.rel_err:.2g}" + ("" if p.numerics.ok else " (over tol)")) if p.numerics else "-",
-            ]
-        )
+        c = point_cells(p)
+        over = "" if p.numerics is None or p.numerics.ok else " (over tol)"
+        rows.append([data.labels.get(p.key, p.key), p.status, c.median, c.ci, c.n, c.stop, c.flop_per_s,
+                     c.bytes_per_s, c.rel_err + over])
     body = [figure_div(samples_figure(run, data.labels))]
     body.append(table(["point", "status", "median", "95% CI", "n", "stop", "flop/s", "bytes/s", "rel err"],
                       rows, numeric=(2, 3, 4, 6, 7, 8)))
@@ -244,7 +243,7 @@ def _frame_value(column: str, value: Any) -> str:
     if column.endswith("_ns") and finite(value):
         return fmt_time(float(value) / 1e9)
     if column.endswith("pct") and finite(value):
-        return f"{float(value):.1f}%"
+        return fmt_percent(float(value) / 100)
     return "-" if value is None else str(value)
 
 

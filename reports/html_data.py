@@ -20,6 +20,7 @@ import pandas as pd
 from perfkit.core.record import STATUS_OK, Run
 from reports.console import varying_params
 from reports.html_compare import metric_suffix
+from reports.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
@@ -123,15 +124,13 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
 
 def comparison_display(df: pd.DataFrame) -> pd.DataFrame:
     """The comparison table as display strings: point, metric, baseline, candidate, change,
-    interval of the ratio, p, verdict, why."""
-    from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value
-
+    interval of the change, p, verdict, why."""
     rows = [{"point": r["label"], "metric": r["metric"], "baseline": fmt_value(r["base_value"], r["unit"]),
              "candidate": fmt_value(r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
-             "ratio interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_num(r["p_value"], 2),
+             "interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_p(r["p_value"]),
              "verdict": r["verdict"], "why": r["reason"], "key": r["key"]}
             for r in df.to_dict("records")]
-    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "ratio interval",
+    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "interval",
                                        "p", "verdict", "why", "key"])
 
 
@@ -263,7 +262,7 @@ def failures(run: Run) -> list[tuple[str, str, str]]:
             out.append((p.key, p.status, p.error or ""))
         elif p.numerics is not None and not p.numerics.ok:
             n = p.numerics
-            out.append((p.key, "numerics", f"rel err {n.rel_err:.3g} > tol {n.tol:.3g} vs {n.reference}"))
+            out.append((p.key, "numerics", f"rel err {fmt_num(n.rel_err)} > tol {fmt_num(n.tol)} vs {n.reference}"))
     return out
 
 

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from reports.html_text import plot_text
-from reports.units import fmt_time
+from reports.units import D3_SI, fmt_change, fmt_interval, fmt_time
 
 MAX_SAMPLES_DRAWN = 400  # per point; more are summarised by evenly spaced quantiles
 LABEL_CHARS = 60
@@ -65,7 +65,7 @@ def samples_figure(run: Run, labels: dict[str, str], title: str = "Timing sample
                 marker={"size": 3},
                 line={"width": 1},
                 showlegend=False,
-                hovertemplate=f"{label}<br>%{{x:.4g}} s<extra></extra>",
+                hovertemplate=f"{label}<br>%{{x:{D3_SI}}}s<extra></extra>",
             )
         )
     fig.update_xaxes(type="log", title_text="seconds per call (log)")
@@ -88,6 +88,8 @@ def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (in
     fig = go.Figure()
     for verdict, part in data.groupby("verdict", sort=False):
         labels = [plot_text(v, LABEL_CHARS) for v in part["label"]]
+        changes = [[fmt_change(r), fmt_interval(lo, hi)]
+                   for r, lo, hi in zip(part["ratio"], part["ci_low"], part["ci_high"], strict=True)]
         fig.add_trace(
             go.Scatter(
                 x=part["ratio"],
@@ -101,7 +103,8 @@ def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (in
                     "array": (part["ci_high"] - part["ratio"]).clip(lower=0),
                     "arrayminus": (part["ratio"] - part["ci_low"]).clip(lower=0),
                 },
-                hovertemplate="%{y}<br>ratio %{x:.4f}<extra>" + plot_text(verdict) + "</extra>",
+                customdata=changes,
+                hovertemplate="%{y}<br>%{customdata[0]} %{customdata[1]}<extra>" + plot_text(verdict) + "</extra>",
             )
         )
     fig.add_vline(x=1.0, line={"color": "#444", "dash": "dash", "width": 1})
@@ -129,8 +132,9 @@ def kernels_figure(summary: pd.DataFrame, top: int = 15, title: str = "Top kerne
             x=rows["total_ns"] / 1e9,
             y=unique,
             orientation="h",
-            customdata=np.stack([full, [fmt_time(float(m) / 1e9) for m in rows.get("mean_ns", rows["total_ns"])]], axis=1),
-            hovertemplate="%{customdata[0]}<br>total %{x:.4g} s, mean %{customdata[1]}<extra></extra>",
+            customdata=np.stack([full, [fmt_time(float(m) / 1e9) for m in rows.get("mean_ns", rows["total_ns"])],
+                                 [fmt_time(float(t) / 1e9) for t in rows["total_ns"]]], axis=1),
+            hovertemplate="%{customdata[0]}<br>total %{customdata[2]}, mean %{customdata[1]}<extra></extra>",
             marker={"color": "#1f77b4"},
         )
     )

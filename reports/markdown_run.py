@@ -11,8 +11,9 @@ from typing import Any
 
 from perfkit.core.record import Run
 from reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
-from reports.html_text import fmt_change, fmt_interval, fmt_num, fmt_value, shorten
-from reports.units import fmt_pct, fmt_rate, fmt_time
+from reports.html_text import shorten
+from reports.point_cells import point_cells
+from reports.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
 
 TOP_KERNELS = 10
 MAX_ROWS = 50
@@ -81,13 +82,13 @@ def compare_lines(data: ReportData) -> list[str]:
     changed = df[df["verdict"] != "unchanged"]
     rows = [
         [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
-         fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"], sep="–"),
-         fmt_num(r["p_value"], 2), Md(verdict_mark(str(r["verdict"])))]
+         fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
+         fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
         for r in records(changed.head(MAX_ROWS))
     ]
-    headers = ["point", "metric", "baseline", "candidate", "change", "ratio interval", "p", "verdict"]
+    headers = ["point", "metric", "baseline", "candidate", "change", "interval", "p", "verdict"]
     if rows:
-        out += [md_table(headers, rows, right=(2, 3, 4, 6)), ""]
+        out += [md_table(headers, rows, right=(2, 3, 4, 5, 6)), ""]
         if len(changed) > MAX_ROWS:
             out += [f"... and {len(changed) - MAX_ROWS} more changed metrics.", ""]
     else:
@@ -102,14 +103,9 @@ def verdict_mark(verdict: str) -> str:
 def points_lines(data: ReportData) -> list[str]:
     rows = []
     for p in data.run.points[:MAX_ROWS]:
-        st = p.measurement.stats if p.measurement and p.measurement.samples_s else None
-        ach = p.achieved
-        rows.append([
-            data.labels.get(p.key, p.key), p.status,
-            fmt_time(st.median_s) if st else "-", fmt_pct(st.rel_ci_halfwidth) if st else "-",
-            fmt_rate(ach.get("flop_per_s"), "flop/s"), fmt_rate(ach.get("bytes_per_s"), "B/s"),
-            (f"{p.numerics.rel_err:.2g}" + ("" if p.numerics.ok else " ✗")) if p.numerics else "-",
-        ])
+        c = point_cells(p)
+        rows.append([data.labels.get(p.key, p.key), p.status, c.median, c.ci, c.flop_per_s, c.bytes_per_s,
+                     c.rel_err + ("" if p.numerics is None or p.numerics.ok else " ✗")])
     out = ["<details><summary>Points</summary>", "",
            md_table(["point", "status", "median", "95% CI", "flop/s", "bytes/s", "rel err"], rows, right=(2, 3, 4, 5, 6)),
            ""]
@@ -127,7 +123,7 @@ def kernel_lines(data: ReportData) -> list[str]:
     for r in view.summary.head(TOP_KERNELS).to_dict("records"):
         rows.append(([r["point"]] if has_point else [])
                     + [shorten(str(r["name"]), NAME_CHARS), r["count"],
-                       fmt_time(r["total_ns"] / 1e9), f"{float(r['share_pct']):.1f}%"])
+                       fmt_time(r["total_ns"] / 1e9), fmt_percent(float(r["share_pct"]) / 100)])
     headers = (["point"] if has_point else []) + ["kernel", "count", "total", "share"]
     off = 1 if has_point else 0
     return [f"### Top kernels ({md_text(view.source)})", "",

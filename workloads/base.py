@@ -8,14 +8,17 @@ model.yaml) and a runner module (imports torch) with `prepare(point, ctx) -> Pre
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from perfkit.core.cost import Cost
-from profiler.timer import TimerConfig
+from perfkit.core.timing import TimingConfig, reps_problem
+from perfkit.core.timing import limits as timing_limits
 
 if TYPE_CHECKING:
     from perfkit.core.measurement import Measurement
@@ -26,31 +29,49 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class TimingSpec(FrozenModel):
-    """How long and how carefully to time each point (the `timing:` block)."""
+def timing_fields(optional: bool) -> dict[str, Any]:
+    """pydantic field definitions of TimingConfig's options, with its defaults and limits.
 
-    warmup_s: float = Field(0.1, ge=0, le=3600)
-    budget_s: float = Field(1.0, gt=0, le=3600)
-    min_reps: int = Field(10, ge=1, le=1_000_000)
-    max_reps: int = Field(10_000, ge=1, le=10_000_000)
-    target_rel_ci: float = Field(0.01, gt=0, lt=1)
-    flush_l2: bool = True
-    cuda_graph: bool = False
+    optional: every key may be left out (None), for a workload's override of a subset.
+    """
+    hints = typing.get_type_hints(TimingConfig)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(TimingConfig):
+        kind = hints[f.name]
+        bounds: dict[str, Any] = timing_limits(f.name)
+        default: Any = None if optional else f.default
+        out[f.name] = (kind | None if optional else kind, Field(default, **bounds))
+    return out
 
-    def to_config(self) -> TimerConfig:
-        return TimerConfig(**self.model_dump())
+
+class TimingBlock(FrozenModel):
+    """What both timing blocks check beyond each key's own limits."""
+
+    @model_validator(mode="after")
+    def _reps_in_order(self) -> TimingBlock:
+        problem = reps_problem(getattr(self, "min_reps", None), getattr(self, "max_reps", None))
+        if problem:
+            raise ValueError(problem)
+        return self
 
 
-class TimingOverride(FrozenModel):
+# The option fields are generated from perfkit.core.timing.TimingConfig, their one definition
+# (mypy does not see them: code past the spec reads the TimingConfig of `to_config`).
+_TimingFields: type[TimingBlock] = create_model(
+    "TimingFields", __base__=TimingBlock, __module__=__name__, **timing_fields(optional=False))
+_TimingOverrideFields: type[TimingBlock] = create_model(
+    "TimingOverrideFields", __base__=TimingBlock, __module__=__name__, **timing_fields(optional=True))
+
+
+class TimingSpec(_TimingFields):
+    """How long and how carefully to time each point (the `timing:` block): TimingConfig's keys."""
+
+    def to_config(self) -> TimingConfig:
+        return TimingConfig(**self.model_dump())
+
+
+class TimingOverride(_TimingOverrideFields):
     """A workload's `timing:` block: any subset of TimingSpec's keys."""
-
-    warmup_s: float | None = Field(None, ge=0, le=3600)
-    budget_s: float | None = Field(None, gt=0, le=3600)
-    min_reps: int | None = Field(None, ge=1, le=1_000_000)
-    max_reps: int | None = Field(None, ge=1, le=10_000_000)
-    target_rel_ci: float | None = Field(None, gt=0, lt=1)
-    flush_l2: bool | None = None
-    cuda_graph: bool | None = None
 
     def apply(self, base: TimingSpec) -> TimingSpec:
         return base.model_copy(update=self.model_dump(exclude_none=True))
@@ -83,7 +104,7 @@ def point_key(kind: str, workload: str, params: dict[str, Any]) -> str:
 class Point:
     spec: WorkloadSpec
     params: dict[str, Any]
-    timing: TimingSpec
+    timing: TimingConfig  # the spec's timing with the workload's override applied
 
     @property
     def kind(self) -> str:

@@ -15,9 +15,11 @@ from typing import Any
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
+from perfkit.core.timing import TimingConfig
 from profiler.nvtx_ranges import nvtx_range
-from profiler.timer import TimerConfig, time_callable
+from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
+from reports.units import fmt_num
 from workloads.base import Point, Prepared, RunContext, Unsupported
 from workloads.registry import runner_for
 
@@ -51,8 +53,8 @@ def trace_name(index: int, key: str) -> str:
     return f"traces/{index:04d}-{slug}.json.gz"
 
 
-def timer_config(point: Point, plan: PointPlan) -> TimerConfig:
-    cfg = point.timing.to_config()
+def timer_config(point: Point, plan: PointPlan) -> TimingConfig:
+    cfg = point.timing
     if plan.timer_scale != 1.0:
         cfg = cfg.scaled(plan.timer_scale)
     if cfg.target_rel_ci < plan.min_target_rel_ci:
@@ -127,7 +129,8 @@ def _measure(
     status, error = STATUS_OK, None
     if numerics is not None and not numerics.ok:
         status = STATUS_FAILED
-        error = f"numerics: relative error {numerics.rel_err:.3g} > tolerance {numerics.tol:.3g} ({numerics.reference})"
+        error = (f"numerics: relative error {fmt_num(numerics.rel_err)} > tolerance {fmt_num(numerics.tol)} "
+                 f"({numerics.reference})")
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace)
 

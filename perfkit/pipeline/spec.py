@@ -46,7 +46,7 @@ class RunSpec(FrozenModel):
     def points(self) -> list[Point]:
         out: list[Point] = []
         for w in self.workloads:
-            timing = w.timing.apply(self.timing) if w.timing else self.timing
+            timing = (w.timing.apply(self.timing) if w.timing else self.timing).to_config()
             out.extend(Point(spec=w, params=p, timing=timing) for p in w.sweep())
         return out
 

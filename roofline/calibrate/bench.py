@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from profiler.timer import TimerConfig, time_callable
+from perfkit.core.timing import TimingConfig
+from profiler.timer import time_callable
 from roofline.calibration import SweepPoint
 
 # A ceiling is what the device sustains at its best: the 10th percentile of the sample times
@@ -27,7 +28,7 @@ CEILING_PERCENTILE = 10.0
 
 
 def _point(
-    size: int, work: float, per_call: int, fn: Callable[[], Any], device: str, config: TimerConfig, variant: str = ""
+    size: int, work: float, per_call: int, fn: Callable[[], Any], device: str, config: TimingConfig, variant: str = ""
 ) -> SweepPoint:
     m = time_callable(fn, device, config)
     stats = m.stats
@@ -36,7 +37,7 @@ def _point(
                       median_s=stats.median_s / per_call, variant=variant)
 
 
-def copy_point(device: str, nbytes: int, config: TimerConfig, repeat: int = 1) -> SweepPoint:
+def copy_point(device: str, nbytes: int, config: TimingConfig, repeat: int = 1) -> SweepPoint:
     """Bandwidth (bytes/s, read + written) of copying an nbytes buffer, `repeat` copies per sample.
 
     On a CPU libc `memcpy` runs (through numpy: one thread, streaming stores for large buffers)
@@ -78,7 +79,7 @@ def copy_point(device: str, nbytes: int, config: TimerConfig, repeat: int = 1) -
         return _point(numel * 4, work, repeat, fn, device, config, "torch.copy_")
 
 
-def gemm_point(device: str, n: int, dtype: str, config: TimerConfig) -> SweepPoint:
+def gemm_point(device: str, n: int, dtype: str, config: TimingConfig) -> SweepPoint:
     """flop/s of an n x n x n matmul in `dtype` (fp32, tf32, bf16, fp16, fp8)."""
     import torch
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from perfkit.core.errors import DeviceError
-from profiler.timer import TimerConfig
+from perfkit.core.timing import TimingConfig
 from roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
 from roofline.calibration import (
     KIND_COMPUTE,
@@ -41,8 +41,8 @@ class Plan:
     dram_min_size: int  # the plateau counts only sizes >= this (working set >> last-level cache)
     l2_sizes: tuple[int, ...]  # GPU: L2-resident buffer sizes; () on a CPU
     gemm_sizes: dict[str, tuple[int, ...]]  # dtype -> n
-    copy_timer: TimerConfig
-    gemm_timer: TimerConfig
+    copy_timer: TimingConfig
+    gemm_timer: TimingConfig
     plateau_tol: float = 0.05
     plateau_window: int = 3
     rounds: int = 1  # > 1: the plateau sizes and the best GEMM sizes are measured again, best kept
@@ -77,7 +77,7 @@ def _cpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
     start = max(_pow2_at_least(llc / 4), MiB)
     chosen = tuple(normalize_dtype(d) for d in (dtypes or CPU_DTYPES))
     sizes = (256, 512, 1024)  # one core's fp32 matmul peaks by n = 512-1024 (bf16, slower: 256-512)
-    timer = TimerConfig(warmup_s=0.05, budget_s=0.3 if quick else 0.5, min_reps=6 if quick else 8,
+    timer = TimingConfig(warmup_s=0.05, budget_s=0.3 if quick else 0.5, min_reps=6 if quick else 8,
                         max_reps=2000, target_rel_ci=0.01, flush_l2=False)
     skipped = {d: "fp8 GEMM needs a GPU" for d in chosen if d == "fp8"}
     return Plan(
@@ -101,7 +101,7 @@ def _gpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
     chosen = tuple(normalize_dtype(d) for d in (dtypes or GPU_DTYPES))
     big: tuple[int, ...] = (4096, 8192) if quick else (4096, 8192, 16384)
     gemm: dict[str, tuple[int, ...]] = {d: ((4096, 8192) if d in ("fp32", "tf32", "fp64") else big) for d in chosen}
-    timer = TimerConfig(warmup_s=0.2 if not quick else 0.1, budget_s=1.0 if not quick else 0.4, min_reps=10,
+    timer = TimingConfig(warmup_s=0.2 if not quick else 0.1, budget_s=1.0 if not quick else 0.4, min_reps=10,
                         max_reps=5000, target_rel_ci=0.005, flush_l2=False)
     return Plan(
         copy_sizes=tuple(geometric_sizes(start, cap)),

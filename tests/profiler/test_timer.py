@@ -10,11 +10,12 @@ import pytest
 import torch
 
 from perfkit.core.measurement import STOP_BUDGET, STOP_CONVERGED, STOP_MAX_REPS
-from profiler.timer import TimerConfig, adaptive_sample, stop_reason, time_callable
+from perfkit.core.timing import TimingConfig
+from profiler.timer import adaptive_sample, stop_reason, time_callable
 
 
 def test_stop_reason_rules() -> None:
-    cfg = TimerConfig(min_reps=10, max_reps=50, budget_s=1.0, target_rel_ci=0.01)
+    cfg = TimingConfig(min_reps=10, max_reps=50, budget_s=1.0, target_rel_ci=0.01)
     tight = [1.0] * 9 + [1.001]
     assert stop_reason(tight[:9], 0.0, cfg) is None  # below min_reps, even if converged
     assert stop_reason(tight, 0.0, cfg) == STOP_CONVERGED
@@ -31,7 +32,7 @@ def _fake_clock(step_s: float):  # type: ignore[no-untyped-def]
 
 def test_adaptive_converges_on_quiet_samples() -> None:
     rng = np.random.default_rng(0)
-    cfg = TimerConfig(min_reps=10, max_reps=100_000, budget_s=1e9, target_rel_ci=0.01)
+    cfg = TimingConfig(min_reps=10, max_reps=100_000, budget_s=1e9, target_rel_ci=0.01)
     samples, reason = adaptive_sample(lambda k: list(1e-3 * (1 + 0.01 * rng.standard_normal(k))),
                                       batch_size=4, config=cfg, clock=_fake_clock(1e-3))
     assert reason == STOP_CONVERGED
@@ -39,7 +40,7 @@ def test_adaptive_converges_on_quiet_samples() -> None:
 
 
 def test_adaptive_needs_more_samples_when_noisier() -> None:
-    cfg = TimerConfig(min_reps=10, max_reps=100_000, budget_s=1e9, target_rel_ci=0.01)
+    cfg = TimingConfig(min_reps=10, max_reps=100_000, budget_s=1e9, target_rel_ci=0.01)
     counts = []
     for sigma in (0.01, 0.1):
         rng = np.random.default_rng(0)
@@ -52,7 +53,7 @@ def test_adaptive_needs_more_samples_when_noisier() -> None:
 
 def test_adaptive_stops_at_budget_when_noisy() -> None:
     rng = np.random.default_rng(0)
-    cfg = TimerConfig(min_reps=10, max_reps=100_000, budget_s=0.5, target_rel_ci=0.001)
+    cfg = TimingConfig(min_reps=10, max_reps=100_000, budget_s=0.5, target_rel_ci=0.001)
     # each clock read advances 10 ms: the budget ends long before +-0.1% is reached
     samples, reason = adaptive_sample(lambda k: list(rng.lognormal(0, 1.0, size=k)),
                                       batch_size=1, config=cfg, clock=_fake_clock(0.01))
@@ -62,7 +63,7 @@ def test_adaptive_stops_at_budget_when_noisy() -> None:
 
 def test_adaptive_respects_max_reps() -> None:
     rng = np.random.default_rng(0)
-    cfg = TimerConfig(min_reps=5, max_reps=37, budget_s=1e9, target_rel_ci=1e-6)
+    cfg = TimingConfig(min_reps=5, max_reps=37, budget_s=1e9, target_rel_ci=1e-6)
     samples, reason = adaptive_sample(lambda k: list(rng.lognormal(0, 1.0, size=k)),
                                       batch_size=8, config=cfg, clock=_fake_clock(0.0))
     assert reason == STOP_MAX_REPS
@@ -77,7 +78,7 @@ def test_cpu_timer_first_call_untimed_and_samples_kept() -> None:
         time.sleep(0.05 if not calls else 0.001)
         calls.append(time.perf_counter())
 
-    m = time_callable(fn, "cpu", TimerConfig(warmup_s=0.0, budget_s=0.2, min_reps=6, target_rel_ci=0.5))
+    m = time_callable(fn, "cpu", TimingConfig(warmup_s=0.0, budget_s=0.2, min_reps=6, target_rel_ci=0.5))
     assert m.timer == "perf_counter"
     assert len(m.samples_s) >= 6
     assert max(m.samples_s) < 0.04
@@ -88,7 +89,7 @@ def test_cpu_timer_first_call_untimed_and_samples_kept() -> None:
 
 def test_cpu_timer_real_matmul() -> None:
     a = torch.randn(64, 64)
-    m = time_callable(lambda: a @ a, "cpu", TimerConfig(warmup_s=0.01, budget_s=0.3, target_rel_ci=0.05))
+    m = time_callable(lambda: a @ a, "cpu", TimingConfig(warmup_s=0.01, budget_s=0.3, target_rel_ci=0.05))
     assert m.stop_reason in (STOP_CONVERGED, STOP_BUDGET)
     assert all(s > 0 for s in m.samples_s)
     assert m.flush_l2 is False
@@ -97,7 +98,7 @@ def test_cpu_timer_real_matmul() -> None:
 @pytest.mark.gpu
 def test_cuda_timer_events_and_flush() -> None:
     a = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
-    m = time_callable(lambda: a @ a, "cuda", TimerConfig(warmup_s=0.05, budget_s=0.5))
+    m = time_callable(lambda: a @ a, "cuda", TimingConfig(warmup_s=0.05, budget_s=0.5))
     assert m.timer == "cuda_event" and m.flush_l2
     flop_per_s = 2 * 2048**3 / m.median_s
     assert 1e12 < flop_per_s < 3e15
@@ -106,8 +107,8 @@ def test_cuda_timer_events_and_flush() -> None:
 @pytest.mark.gpu
 def test_cuda_graph_replay_matches_eager() -> None:
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    cfg = TimerConfig(warmup_s=0.05, budget_s=0.5)
+    cfg = TimingConfig(warmup_s=0.05, budget_s=0.5)
     eager = time_callable(lambda: a @ a, "cuda", cfg)
-    graph = time_callable(lambda: a @ a, "cuda", TimerConfig(**{**cfg.__dict__, "cuda_graph": True}))
+    graph = time_callable(lambda: a @ a, "cuda", TimingConfig(**{**cfg.__dict__, "cuda_graph": True}))
     assert graph.cuda_graph
     assert graph.median_s == pytest.approx(eager.median_s, rel=0.1)

@@ -109,7 +109,7 @@ def test_comparison_section_shows_verdicts(tiny_run_dir: Path, tmp_path: Path, s
     assert "Comparison" in text and "base-run" in text
     assert "3 regressed" in text  # time_s, flop_per_s, bytes_per_s of the slowed point; the other never
     assert len(re.findall(r">regressed</span>", html)) == 3
-    assert re.search(r"\+19\d\.\d\d%|\+20\d\.\d\d%", text)  # about +200% (3x, with 2% noise)
+    assert re.search(r"\+19\d%|\+20\d%", text)  # about +200% (3x, with 2% noise), 3 significant digits
 
 
 def test_roofline_against_a_datasheet_roof(tiny_run_dir: Path, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.timer import TimerConfig
+from perfkit.core.timing import TimingConfig
 from roofline.calibrate.detect import detect, last_level_cache_bytes, parse_cache_size
 from roofline.calibrate.run import Plan, calibrate, plan_for
 from roofline.calibrate.sweep import MiB, geometric_sizes, settled, sweep_until_plateau
@@ -113,8 +113,8 @@ SMALL = Plan(
     dram_min_size=2 * MiB,
     l2_sizes=(),
     gemm_sizes={"fp32": (64, 128)},
-    copy_timer=TimerConfig(warmup_s=0.01, budget_s=0.05, min_reps=6, target_rel_ci=0.02, flush_l2=False),
-    gemm_timer=TimerConfig(warmup_s=0.01, budget_s=0.05, min_reps=6, target_rel_ci=0.02, flush_l2=False),
+    copy_timer=TimingConfig(warmup_s=0.01, budget_s=0.05, min_reps=6, target_rel_ci=0.02, flush_l2=False),
+    gemm_timer=TimingConfig(warmup_s=0.01, budget_s=0.05, min_reps=6, target_rel_ci=0.02, flush_l2=False),
     plateau_tol=0.5,
 )
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import torch
 
+from perfkit.core.timing import TimingConfig
 from workloads.attention import prepare, reference_attention
 from workloads.attention_cost import (
     decode_attention_cost,
@@ -16,7 +17,7 @@ from workloads.attention_cost import (
     unfused_extra_bytes,
 )
 from workloads.attention_spec import AttentionSpec
-from workloads.base import Point, RunContext, TimingSpec, Unsupported
+from workloads.base import Point, RunContext, Unsupported
 from workloads.sdpa_backends import run_and_detect
 
 
@@ -50,7 +51,7 @@ def _spec(**kw: Any) -> AttentionSpec:
 
 
 def _run(spec: AttentionSpec, params: dict[str, Any]) -> tuple[Any, Any]:
-    prepared = prepare(Point(spec=spec, params=params, timing=TimingSpec()), RunContext("cpu"))
+    prepared = prepare(Point(spec=spec, params=params, timing=TimingConfig()), RunContext("cpu"))
     assert prepared.check is not None
     with prepared.context():
         return prepared, prepared.check()
@@ -124,7 +125,7 @@ def test_ragged_decode_masks_the_padding() -> None:
 def test_gqa_expand_equals_native() -> None:
     spec = _spec(phase="prefill", seq_len=24, num_kv_heads=2, head_dim=64, gqa=["native", "expand"],
                  backend="math", dtypes="fp32")
-    native, expand = (prepare(Point(spec=spec, params=p, timing=TimingSpec()), RunContext("cpu"))
+    native, expand = (prepare(Point(spec=spec, params=p, timing=TimingConfig()), RunContext("cpu"))
                       for p in spec.sweep())
     assert torch.allclose(native.fn(), expand.fn(), atol=1e-6)
     assert native.cost == expand.cost
@@ -163,7 +164,7 @@ def test_cuda_backends_bf16(backend: str) -> None:
                  backend=backend, dtypes="bf16", contexts=[[16, 256]])
     for params in spec.sweep():
         try:
-            prepared = prepare(Point(spec=spec, params=params, timing=TimingSpec()), RunContext("cuda"))
+            prepared = prepare(Point(spec=spec, params=params, timing=TimingConfig()), RunContext("cuda"))
         except Unsupported as exc:
             assert backend in str(exc) or "mask" in str(exc)
             continue

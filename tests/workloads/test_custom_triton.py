@@ -135,14 +135,15 @@ def test_kernel_module_imported_before_the_interpreter_is_a_clear_error() -> Non
         import examples.triton_rmsnorm.triton_op  # compiled kernels: no TRITON_INTERPRET yet
         from perfkit.pipeline.spec import parse_spec
         from perfkit.core.yaml_source import YamlDoc
-        from workloads.base import Point, RunContext, TimingSpec
+        from perfkit.core.timing import TimingConfig
+        from workloads.base import Point, RunContext
         from workloads.custom import prepare
         from workloads.custom_entry import EntryError
         from workloads.custom_spec import CustomSpec
         spec = CustomSpec.model_validate({"kind": "custom",
             "entry": "examples.triton_rmsnorm.triton_op:rmsnorm_case", "params": {"m": 2}})
         try:
-            prepare(Point(spec=spec, params={"m": 2, "n": 64, "dtype": "fp32"}, timing=TimingSpec()),
+            prepare(Point(spec=spec, params={"m": 2, "n": 64, "dtype": "fp32"}, timing=TimingConfig()),
                     RunContext(device="cpu"))
         except EntryError as exc:
             print(exc)

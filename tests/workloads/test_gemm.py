@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from perfkit.core.timing import TimingConfig
 from perfkit.pipeline.spec import RunSpec
-from workloads.base import Point, RunContext, TimingSpec, Unsupported
+from workloads.base import Point, RunContext, Unsupported
 from workloads.gemm import gemm_cost, prepare
 from workloads.gemm_spec import GemmSpec
 from workloads.numerics import compare
@@ -16,7 +17,7 @@ def _point(**params: object) -> Point:
     full = {"m": 64, "n": 48, "k": 32, "batch": 1, "dtype": "fp32",
             "transpose_a": False, "transpose_b": False, **params}
     spec = GemmSpec(kind="gemm", m=full["m"], n=full["n"], k=full["k"])
-    return Point(spec=spec, params=full, timing=TimingSpec())
+    return Point(spec=spec, params=full, timing=TimingConfig())
 
 
 def test_cost_hand_computed() -> None:

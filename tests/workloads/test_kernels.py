@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workloads.base import Point, RunContext, TimingSpec
+from perfkit.core.timing import TimingConfig
+from workloads.base import Point, RunContext
 from workloads.kernels import IMPLEMENTATIONS, REFERENCES, flat, make_inputs, prepare
 from workloads.kernels_cost import OPS, kernel_cost
 from workloads.kernels_spec import KernelsSpec
@@ -34,7 +35,7 @@ def test_numerics(op: str, dtype: str, max_rel: float) -> None:
     spec = KernelsSpec.model_validate({"kind": "kernels", "op": op, "tokens": 33, "hidden": 160,
                                        "dtypes": dtype})
     (params,) = spec.sweep()
-    prepared = prepare(Point(spec=spec, params=params, timing=TimingSpec()), RunContext("cpu"))
+    prepared = prepare(Point(spec=spec, params=params, timing=TimingConfig()), RunContext("cpu"))
     assert prepared.check is not None
     n = prepared.check()
     assert n.ok and n.rel_err < max_rel, n

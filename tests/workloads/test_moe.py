@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workloads.base import Point, RunContext, TimingSpec
+from perfkit.core.timing import TimingConfig
+from workloads.base import Point, RunContext
 from workloads.moe import build_layer, loop_reference, prepare
 from workloads.moe_cost import MoEShape, moe_cost
 from workloads.moe_spec import MoESpec
@@ -77,7 +78,7 @@ def test_runner_records_tokens_per_expert() -> None:
     spec = MoESpec.model_validate({"kind": "moe", "dim": 48, "expert_ffn_dim": 80, "experts": 16,
                                    "top_k": 2, "tokens": [1, 64], "impl": ["grouped", "gather"]})
     for params in spec.sweep():
-        prepared = prepare(Point(spec=spec, params=params, timing=TimingSpec()), RunContext("cpu"))
+        prepared = prepare(Point(spec=spec, params=params, timing=TimingConfig()), RunContext("cpu"))
         assert prepared.check is not None and prepared.metrics is not None
         with prepared.context():
             n = prepared.check()
