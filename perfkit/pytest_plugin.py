@@ -16,7 +16,12 @@ Options:
   --perfkit-max-slowdown F     allowed slowdown (default 0.10 = 10%)
   --perfkit-name NAME          the run's name in the store (default: pytest-<rootdir name>)
 
-The plugin imports nothing heavy until a test uses the fixture.
+Every pytest run where perfkit is installed loads this module, so it imports only pytest, the
+standard library and perfkit/__init__ (which imports perfkit.core.version alone): perfkit.api,
+the pipeline, profiler/, reports/, workloads/ and torch are imported inside the functions that
+need them, on the first perfbench call or at the end of a session that recorded one
+(--perfkit-baseline loads perfkit.core.record when given). tests/perfkit/test_pytest_plugin.py
+checks this; benchmarks/pytest_plugin_import.py measures what the plugin adds to a plain run.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""After `perfkit profile`: write the tune table (tune.csv, tune.json) and print it.
+"""After the sweep of `perfkit profile`: write the tune table (tune.csv, tune.json) and print it.
 
-`after_profile(spec, run, run_dir, show)` is called by perfkit/commands/profile.py once the run
-is recorded. For every `kind: custom` workload with a `tune:` block it writes, into the run
-directory, `tune.json` (every configuration of every shape, best, runner-up, verdict, and the
-`triton.Config(...)` list to paste into `@triton.autotune`) and `tune.csv` (one row per
-shape), records them in run.json's artifacts, and prints the table. It also prints why
-timing was skipped for custom points that were only checked for numerics.
+`tune_step(spec, run, run_dir, show)` is the pipeline's tune-tables step, called by
+perfkit/pipeline/profile.py after the sweep. For every `kind: custom` workload with a `tune:`
+block it writes, into the run directory, `tune.json` (every configuration of every shape, best,
+runner-up, verdict, and the `triton.Config(...)` list to paste into `@triton.autotune`) and
+`tune.csv` (one row per shape), returns them as artifacts for run.json, and prints the table.
+It also prints why timing was skipped for custom points that were only checked for numerics.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -11,6 +14,12 @@ import pytest
 from perfkit.core.record import load_run
 
 pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[2]
+# Never imported by the plugin into a pytest run that does not use perfbench: heavy third-party
+# packages and perfkit's generic top-level import names.
+HEAVY = ("torch", "numpy", "pandas", "scipy", "pydantic", "rich", "sqlalchemy", "yaml",
+         "profiler", "reports", "workloads", "dashboard", "analyzers", "roofline")
 
 PROJECT_TEST = '''
 import os
@@ -42,6 +51,44 @@ def test_fails_after_measuring(perfbench):
 def test_registered_through_the_pytest11_entry_point() -> None:
     eps = {e.name: e.value for e in entry_points(group="pytest11")}
     assert eps.get("perfkit") == "perfkit.pytest_plugin"
+
+
+def heavy_in(modules: list[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_importing_the_plugin_loads_nothing_heavy() -> None:
+    code = ("import json, sys; import perfkit.pytest_plugin; "
+            "print(json.dumps(sorted(sys.modules)))")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)
+    modules = json.loads(proc.stdout)
+    assert "perfkit.pytest_plugin" in modules
+    assert heavy_in(modules) == []
+    assert not any(m.startswith(("perfkit.api", "perfkit.pipeline", "perfkit.store"))
+                   for m in modules)
+
+
+def test_a_run_not_using_perfbench_loads_nothing_heavy(pytester: pytest.Pytester,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # a perfkit option alone (no perfbench call) still imports nothing heavy; the modules are
+    # listed after the whole session (terminal summary and session finish included)
+    pytester.makeconftest('''
+import json, sys
+from pathlib import Path
+
+def pytest_unconfigure(config):
+    Path("modules.json").write_text(json.dumps(sorted(sys.modules)))
+''')
+    pytester.makepyfile(test_plain="def test_plain():\n    assert 1 + 1 == 2\n")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--perfkit-out", "out")
+    result.assert_outcomes(passed=1)
+    modules = json.loads((pytester.path / "modules.json").read_text())
+    assert "perfkit.pytest_plugin" in modules  # the plugin was loaded ...
+    assert heavy_in(modules) == []  # ... and brought nothing heavy
+    assert not (pytester.path / "out").exists()  # no perfbench call: no run written
 
 
 def test_options_are_listed(pytester: pytest.Pytester) -> None:
