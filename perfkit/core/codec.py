@@ -43,25 +43,29 @@ def _layout(cls: type) -> tuple[tuple[str, str, bool], ...]:
     return tuple(out)
 
 
+_PLAIN = (str, int, float, bool, type(None), dict)
+
+
 def to_builtins(obj: Any) -> Any:
     """The JSON-ready form of a record (dataclass), a sequence of them, or a plain value."""
+    kind = type(obj)
+    if kind in _PLAIN:
+        return obj
+    if kind is tuple or kind is list:
+        if obj and type(obj[0]) in _PLAIN:
+            return list(obj)  # raw samples: no per-element work
+        return [to_builtins(x) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out: dict[str, Any] = {}
-        for key, attr, omit_empty in _layout(type(obj)):
-            value = to_builtins(getattr(obj, attr))
+        for key, attr, omit_empty in _layout(kind):
+            value = getattr(obj, attr)
+            if type(value) not in _PLAIN:
+                value = to_builtins(value)
             if omit_empty and not value:
                 continue
             out[key] = value
         return out
-    if isinstance(obj, (tuple, list)):
-        if obj and _is_plain(obj[0]):
-            return list(obj)  # raw samples: no per-element work
-        return [to_builtins(x) for x in obj]
     return obj
-
-
-def _is_plain(value: Any) -> bool:
-    return isinstance(value, (int, float, str)) or value is None
 
 
 def from_builtins(cls: type[T], data: Any) -> T:
