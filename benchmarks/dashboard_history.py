@@ -49,6 +49,7 @@ def point_key(i: int) -> str:
 
 def seed(db: Path) -> None:
     """10,000 runs x 50 metrics x 10 samples, written in transactions of 250 runs."""
+    from perfkit.core.env import Env, GpuState
     from perfkit.store.api import open_store
     from perfkit.store.engine import write_tx
     from perfkit.store.metrics import MetricRecord
@@ -80,7 +81,7 @@ def seed(db: Path) -> None:
                 metrics.append(MetricRecord(name, name.rpartition(":")[0], unit, direction, tuple(v)))
             created = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(t0 + 600.0 * c + g))
             batch.append(StoredRun(run_id=f"bench-{c:05d}-{g}", created=created, gpu=gpu, device="cuda",
-                                   status="complete", source="perfkit", env={"gpus": [{"name": gpu}]},
+                                   status="complete", source="perfkit", env=Env(gpus=(GpuState(name=gpu),)),
                                    metrics=tuple(metrics), commit=f"{c:05d}" + "ab" * 16, branch="main",
                                    spec={"name": "bench"}))
         if len(batch) >= 250 or c == COMMITS - 1:

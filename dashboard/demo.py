@@ -4,7 +4,7 @@ clearly labelled demo commit history, plus any GPU runs committed under benchmar
 Built once into DEMO_DIR (default $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo), then reused.
 Each run is a real `perfkit profile` of DEMO_SPEC (a trimmed examples/gemm-cpu.yaml, so it
 takes seconds) in a subprocess; only its git fields are replaced by the demo commit it is filed
-under, and `env.demo` says so. Only the last run records torch.profiler traces (the first trace
+under, and `env.extra.demo` says so. Only the last run records torch.profiler traces (the first trace
 of a process costs seconds of torch imports), so the Kernels page has traces to offer.
 Nothing here imports torch.
 """
@@ -82,7 +82,7 @@ def file_under_commit(run_dir: Path, i: int, n: int) -> None:
     path = run_dir / RUN_FILE
     record = json.loads(path.read_text())
     env = record.setdefault("env", {})
-    env["demo"] = {"commit_index": i, "commits": n, "real_git": env.get("git"),
+    env.setdefault("extra", {})["demo"] = {"commit_index": i, "commits": n, "real_git": env.get("git"),
                    "note": "perfkit dashboard --demo: a real run filed under a synthetic commit"}
     env["git"] = {"commit": demo_commit(i), "branch": DEMO_BRANCH, "dirty": False, "repo": "demo"}
     write_json_atomic(path, record)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -229,8 +229,7 @@ def build_run(session: PerfSession, status: str) -> Run:
     now = dt.datetime.now(dt.timezone.utc)
     spec = {"name": session.name, "description": "perfbench measurements from pytest",
             "device": device, "workloads": sorted({p.workload for p in points})}
-    env = capture_env(session.rootdir)
-    env["device"] = device_properties(device)
+    env = replace(capture_env(session.rootdir), device=device_properties(device))
     return Run(
         run_id=new_run_id(now),
         created=now.isoformat(timespec="seconds"),

@@ -1,4 +1,4 @@
-"""The environment of a run: host, CPU, versions, git state, and every GPU (pynvml).
+"""The environment of a run (perfkit.core.env.Env): host, CPU, versions, git, every GPU (pynvml).
 
 GPU state (clocks, power, temperature, throttle reasons) is sampled before and after the run.
 Without a driver the record says there is no GPU and why; nothing raises.
@@ -11,8 +11,11 @@ import platform
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from perfkit.core.env import CpuState, Env, GitState, GpuClocks, GpuState, Versions
 
 THROTTLE_REASONS = {
     0x1: "gpu_idle",
@@ -41,7 +44,7 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def git_state(repo: str | Path) -> dict[str, Any]:
+def git_state(repo: str | Path) -> GitState:
     """Commit, branch and dirty flag of the git repository at `repo` (None where unknown)."""
 
     def git(*args: str) -> str | None:
@@ -55,34 +58,41 @@ def git_state(repo: str | Path) -> dict[str, Any]:
 
     commit = git("rev-parse", "HEAD")
     if commit is None:
-        return {"repo": str(repo), "commit": None, "branch": None, "dirty": None}
+        return GitState(repo=str(repo))
     status = git("status", "--porcelain", "--untracked-files=no")
-    return {
-        "repo": str(Path(repo).resolve()),
-        "commit": commit,
-        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
-        "dirty": bool(status) if status is not None else None,
-    }
+    return GitState(
+        repo=str(Path(repo).resolve()),
+        commit=commit,
+        branch=git("rev-parse", "--abbrev-ref", "HEAD"),
+        dirty=bool(status) if status is not None else None,
+    )
 
 
-def sample_gpus() -> dict[str, Any]:
+@dataclass(frozen=True)
+class GpuSample:
+    """Every GPU NVML sees at one moment, or why there are none."""
+
+    available: bool
+    reason: str | None
+    gpus: tuple[GpuState, ...] = ()
+
+
+def sample_gpus() -> GpuSample:
     """Name, UUID, driver, clocks, power, temperature, throttle reasons of every GPU (pynvml)."""
     try:
         import pynvml
     except ImportError:
-        return {"available": False, "reason": "nvidia-ml-py is not installed", "gpus": []}
+        return GpuSample(False, "nvidia-ml-py is not installed")
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        return {"available": False, "reason": f"NVML unavailable: {exc}", "gpus": []}
+        return GpuSample(False, f"NVML unavailable: {exc}")
     try:
         driver = _text(pynvml.nvmlSystemGetDriverVersion())
-        gpus = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            gpus.append(_gpu_state(pynvml, i, driver))
-        return {"available": True, "reason": None, "gpus": gpus}
+        gpus = tuple(_gpu_state(pynvml, i, driver) for i in range(pynvml.nvmlDeviceGetCount()))
+        return GpuSample(True, None, gpus)
     except pynvml.NVMLError as exc:
-        return {"available": False, "reason": f"NVML query failed: {exc}", "gpus": []}
+        return GpuSample(False, f"NVML query failed: {exc}")
     finally:
         try:
             pynvml.nvmlShutdown()
@@ -90,11 +100,13 @@ def sample_gpus() -> dict[str, Any]:
             pass
 
 
-def _text(value: Any) -> str:
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _gpu_state(pynvml: Any, index: int, driver: str) -> dict[str, Any]:
+def _gpu_state(pynvml: Any, index: int, driver: str | None) -> GpuState:
     h = pynvml.nvmlDeviceGetHandleByIndex(index)
 
     def q(fn: str, *args: Any) -> Any:
@@ -107,29 +119,30 @@ def _gpu_state(pynvml: Any, index: int, driver: str) -> dict[str, Any]:
     power_mw = q("nvmlDeviceGetPowerUsage")
     limit_mw = q("nvmlDeviceGetEnforcedPowerLimit")
     mem = q("nvmlDeviceGetMemoryInfo")
-    return {
-        "index": index,
-        "name": _text(q("nvmlDeviceGetName")),
-        "uuid": _text(q("nvmlDeviceGetUUID")),
-        "driver": driver,
-        "clocks": {  # current readings, and the policy (max / application clocks) the gate compares
-            "sm_mhz": q("nvmlDeviceGetClockInfo", pynvml.NVML_CLOCK_SM),
-            "mem_mhz": q("nvmlDeviceGetClockInfo", pynvml.NVML_CLOCK_MEM),
-            "max_sm_mhz": q("nvmlDeviceGetMaxClockInfo", pynvml.NVML_CLOCK_SM),
-            "max_mem_mhz": q("nvmlDeviceGetMaxClockInfo", pynvml.NVML_CLOCK_MEM),
-            "app_sm_mhz": q("nvmlDeviceGetApplicationsClock", pynvml.NVML_CLOCK_SM),
-            "app_mem_mhz": q("nvmlDeviceGetApplicationsClock", pynvml.NVML_CLOCK_MEM),
-        },
-        "power_w": power_mw / 1000.0 if power_mw is not None else None,
-        "power_limit_w": limit_mw / 1000.0 if limit_mw is not None else None,
-        "temperature_c": q("nvmlDeviceGetTemperature", pynvml.NVML_TEMPERATURE_GPU),
-        "throttle_reasons": throttle_names(mask) if mask is not None else None,
-        "memory_total_bytes": getattr(mem, "total", None),
-        "pstate": q("nvmlDeviceGetPerformanceState"),
-    }
+    return GpuState(
+        index=index,
+        name=_text(q("nvmlDeviceGetName")),
+        uuid=_text(q("nvmlDeviceGetUUID")),
+        driver=driver,
+        clocks=GpuClocks(  # current readings, and the policy (max / application clocks) the gate compares
+            sm_mhz=q("nvmlDeviceGetClockInfo", pynvml.NVML_CLOCK_SM),
+            mem_mhz=q("nvmlDeviceGetClockInfo", pynvml.NVML_CLOCK_MEM),
+            max_sm_mhz=q("nvmlDeviceGetMaxClockInfo", pynvml.NVML_CLOCK_SM),
+            max_mem_mhz=q("nvmlDeviceGetMaxClockInfo", pynvml.NVML_CLOCK_MEM),
+            app_sm_mhz=q("nvmlDeviceGetApplicationsClock", pynvml.NVML_CLOCK_SM),
+            app_mem_mhz=q("nvmlDeviceGetApplicationsClock", pynvml.NVML_CLOCK_MEM),
+        ),
+        power_w=power_mw / 1000.0 if power_mw is not None else None,
+        power_limit_w=limit_mw / 1000.0 if limit_mw is not None else None,
+        temperature_c=q("nvmlDeviceGetTemperature", pynvml.NVML_TEMPERATURE_GPU),
+        throttle_reasons=tuple(throttle_names(mask)) if mask is not None else None,
+        memory_total_bytes=getattr(mem, "total", None),
+        pstate=q("nvmlDeviceGetPerformanceState"),
+    )
 
 
-def torch_versions() -> dict[str, Any]:
+def torch_versions() -> tuple[Versions, int]:
+    """torch's versions, and the intra-op threads it computes with."""
     import torch
 
     cudnn = None
@@ -138,30 +151,28 @@ def torch_versions() -> dict[str, Any]:
             cudnn = torch.backends.cudnn.version()
     except Exception:  # pragma: no cover - depends on the build
         cudnn = None
-    return {
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "hip": getattr(torch.version, "hip", None),
-        "cudnn": cudnn,
-        "cuda_available": bool(torch.cuda.is_available()),
-        "num_threads": torch.get_num_threads(),
-    }
+    versions = Versions(
+        torch=torch.__version__,
+        cuda=torch.version.cuda,
+        hip=getattr(torch.version, "hip", None),
+        cudnn=cudnn,
+        cuda_available=bool(torch.cuda.is_available()),
+    )
+    return versions, torch.get_num_threads()
 
 
-def capture_env(repo: str | Path, with_torch: bool = True) -> dict[str, Any]:
+def capture_env(repo: str | Path, with_torch: bool = True) -> Env:
     """Everything about where a run ran, except the GPU state after it (see sample_gpus)."""
     gpus = sample_gpus()
-    env: dict[str, Any] = {
-        "host": socket.gethostname(),
-        "os": platform.platform(),
-        "cpu_model": cpu_model(),
-        "cpu_cores": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "git": git_state(repo),
-        "gpu_available": gpus["available"],
-        "gpu_reason": gpus["reason"],
-        "gpus": gpus["gpus"],
-    }
-    if with_torch:
-        env["versions"] = torch_versions()
-    return env
+    versions, threads = torch_versions() if with_torch else (Versions(), None)
+    return Env(
+        host=socket.gethostname(),
+        os=platform.platform(),
+        python=sys.version.split()[0],
+        git=git_state(repo),
+        cpu=CpuState(model=cpu_model(), cores=os.cpu_count(), threads=threads),
+        gpu_available=gpus.available,
+        gpu_reason=gpus.reason,
+        gpus=gpus.gpus,
+        versions=versions,
+    )

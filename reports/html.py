@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from perfkit.core.codec import to_builtins
 from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.version import __version__
 from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
@@ -97,12 +98,11 @@ def section(anchor: str, title: str, body: Iterable[str]) -> Html:
 
 def describe_device(run: Run) -> str:
     env = run.env
-    gpus = [g.get("name") for g in env.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+    gpus = [g.name for g in env.gpus if g.name]
     if run.device.startswith("cuda") and gpus:
         return f"{gpus[0]}" + (f" x{len(gpus)}" if len(gpus) > 1 else "")
-    dev = env.get("device")
-    name = dev.get("name") if isinstance(dev, dict) else None
-    return str(name or env.get("cpu_model") or run.device)
+    name = env.device.name if env.device else None
+    return name or env.cpu.model or run.device
 
 
 def summary_section(data: ReportData) -> Html:
@@ -257,7 +257,7 @@ def failures_section(data: ReportData) -> Html:
 
 def environment_section(data: ReportData) -> Html:
     run = data.run
-    env = json.dumps(run.env, indent=1, sort_keys=True, default=str)
+    env = json.dumps(to_builtins(run.env), indent=1, sort_keys=True, default=str)
     spec = json.dumps(run.spec, indent=1, sort_keys=False, default=str)
     return section("environment", "Environment and spec", [
         Html("<h3>Environment</h3>"), Html(f"<pre>{esc(env)}</pre>"),

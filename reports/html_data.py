@@ -81,10 +81,10 @@ def point_labels(run: Run) -> dict[str, str]:
 
 def describe_commit(run: Run) -> str:
     """'<commit[:10]> (dirty) on <branch>' of a run's git fields ('no commit' when unknown)."""
-    git = run.env.get("git") or {}
-    commit = (git.get("commit") or "")[:10] or "no commit"
-    branch = git.get("branch") or ""
-    dirty = " (dirty)" if git.get("dirty") else ""
+    git = run.env.git
+    commit = (git.commit or "")[:10] or "no commit"
+    branch = git.branch or ""
+    dirty = " (dirty)" if git.dirty else ""
     return f"{commit}{dirty}" + (f" on {branch}" if branch else "")
 
 

@@ -44,10 +44,10 @@ class Md(str):
 
 
 def device_text(run: Run) -> str:
-    gpus = [g.get("name") for g in run.env.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+    gpus = [g.name for g in run.env.gpus if g.name]
     if run.device.startswith("cuda") and gpus:
-        return str(gpus[0])
-    return str(run.env.get("cpu_model") or run.device)
+        return gpus[0]
+    return run.env.cpu.model or run.device
 
 
 def render_markdown(data: ReportData) -> str:

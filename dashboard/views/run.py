@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, widgets
+from perfkit.core.codec import to_builtins
 from reports.html_data import failures
 from reports.units import fmt_pct, fmt_rate, fmt_time
 
@@ -21,14 +22,14 @@ if run_id is None:
 run = data.run_record(url, run_id)
 store, chosen = url, run_id
 labels = data.run_labels(run)
-git = run.env.get("git") or {}
+git = run.env.git
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Status", run.status)
 c2.metric("Device", run.device)
-c3.metric("Commit", (git.get("commit") or "-")[:10])
+c3.metric("Commit", (git.commit or "-")[:10])
 c4.metric("Points ok", f"{run.counts.get('ok', 0)} / {len(run.points)}")
 st.caption(f"created {run.created} · finished {run.finished or '-'} · spec {run.spec.get('name', '')} "
-           f"({run.spec_path}) · branch {git.get('branch') or '-'}")
+           f"({run.spec_path}) · branch {git.branch or '-'}")
 links = st.columns(4)
 links[0].page_link(widgets.COMPARE_PAGE, label="Compare with its baseline", query_params={"run": run_id})
 links[1].page_link(widgets.ROOFLINE_PAGE, label="Roofline", query_params={"run": run_id})
@@ -64,7 +65,7 @@ else:
 left, right = st.columns(2)
 with left:
     st.subheader("Environment")
-    st.json(run.env, expanded=1)
+    st.json(to_builtins(run.env), expanded=1)
 with right:
     st.subheader("Spec")
     st.code(json.dumps(run.spec, indent=2, default=str), language="json")

@@ -53,6 +53,7 @@ def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from perfkit.commands._store_args import render
+    from perfkit.core.env import Env
     from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, SpecError
     from perfkit.regression.gate_compare import GateResult, RunSide
     from perfkit.regression.gate_paired import compare_paired
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             base.append(_timed(args.baseline, args.shell, "baseline", r))
     name = "command:wall_time_s"
     comp = compare_paired(name, base, cand, LOWER, policy.for_metric(name), seed=args.seed, unit="s")
-    sides = [RunSide(run_id=f"ab-{label}", label=cmd, gpu="this machine", env={}, metrics=())
+    sides = [RunSide(run_id=f"ab-{label}", label=cmd, gpu="this machine", env=Env(), metrics=())
              for label, cmd in (("baseline", args.baseline), ("candidate", args.candidate))]
     result = GateResult(sides[0], sides[1], (comp,), (), (), (), policy)
     sys.stdout.write(render(result, args.format))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -13,16 +12,13 @@ class Cost:
     flop: float
     bytes: float
 
+    def __post_init__(self) -> None:  # counts computed as ints are written as floats
+        object.__setattr__(self, "flop", float(self.flop))
+        object.__setattr__(self, "bytes", float(self.bytes))
+
     @property
     def intensity_flop_per_byte(self) -> float:
         return self.flop / self.bytes if self.bytes > 0 else float("inf")
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.flop + other.flop, self.bytes + other.bytes)
-
-    def to_dict(self) -> dict[str, float]:
-        return {"flop": float(self.flop), "bytes": float(self.bytes)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Cost:
-        return cls(flop=float(data["flop"]), bytes=float(data["bytes"]))

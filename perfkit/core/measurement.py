@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -68,26 +68,17 @@ class SampleStats:
     ci_low_s: float
     ci_high_s: float
 
+    JSON_KEYS: ClassVar[tuple[str, ...]] = (
+        "n", "median_s", "mean_s", "std_s", "min_s", "max_s", "iqr_s", "ci_low_s", "ci_high_s",
+        "rel_ci=rel_ci_halfwidth",
+    )
+
     @property
     def rel_ci_halfwidth(self) -> float:
         """Half the width of the median's 95% CI, relative to the median (0.01 = +-1%)."""
         if self.median_s <= 0 or math.isnan(self.ci_low_s):
             return float("inf")
         return (self.ci_high_s - self.ci_low_s) / 2.0 / self.median_s
-
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "n": self.n,
-            "median_s": self.median_s,
-            "mean_s": self.mean_s,
-            "std_s": self.std_s,
-            "min_s": self.min_s,
-            "max_s": self.max_s,
-            "iqr_s": self.iqr_s,
-            "ci_low_s": self.ci_low_s,
-            "ci_high_s": self.ci_high_s,
-            "rel_ci": self.rel_ci_halfwidth,
-        }
 
 
 def sample_stats(samples_s: Sequence[float], confidence: float = 0.95) -> SampleStats:
@@ -128,6 +119,12 @@ class Measurement:
     calls_per_sample: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
+    JSON_KEYS: ClassVar[tuple[str, ...]] = (
+        "samples_s", "warmup_reps", "stop_reason", "timer", "target_rel_ci", "flush_l2", "cuda_graph",
+        "calls_per_sample", "stats", "extra",
+    )
+    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"extra"})
+
     @cached_property
     def stats(self) -> SampleStats:
         """Computed once (sorting every sample is not free); the samples never change."""
@@ -140,31 +137,3 @@ class Measurement:
     @property
     def converged(self) -> bool:
         return self.stop_reason == STOP_CONVERGED
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "samples_s": list(self.samples_s),
-            "warmup_reps": self.warmup_reps,
-            "stop_reason": self.stop_reason,
-            "timer": self.timer,
-            "target_rel_ci": self.target_rel_ci,
-            "flush_l2": self.flush_l2,
-            "cuda_graph": self.cuda_graph,
-            "calls_per_sample": self.calls_per_sample,
-            "stats": self.stats.to_dict(),
-            **({"extra": self.extra} if self.extra else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Measurement:
-        return cls(
-            samples_s=tuple(float(x) for x in data["samples_s"]),
-            warmup_reps=int(data["warmup_reps"]),
-            stop_reason=str(data["stop_reason"]),
-            timer=str(data["timer"]),
-            target_rel_ci=float(data["target_rel_ci"]),
-            flush_l2=bool(data.get("flush_l2", False)),
-            cuda_graph=bool(data.get("cuda_graph", False)),
-            calls_per_sample=int(data.get("calls_per_sample", 1)),
-            extra=dict(data.get("extra", {})),
-        )

@@ -66,7 +66,7 @@ def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[st
         result = profile(
             ncu_child_command(run, run_dir), out, nvtx_include=["perfkit@ncu/"],
             clock_control=options.ncu_clock_control,
-            compute_capability=(run.env.get("device") or {}).get("capability"),
+            compute_capability=run.env.device.capability if run.env.device else None,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
         table = kernel_table(load_csv(result.csv))

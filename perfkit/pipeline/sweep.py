@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.env import DeviceProperties
 from perfkit.core.errors import DeviceError
 from perfkit.core.record import RUN_COMPLETE, RUN_INTERRUPTED, RUN_RUNNING, PointResult, Run
 from perfkit.pipeline.point_runner import PointPlan, run_point
@@ -56,20 +57,20 @@ def new_run_id(now: dt.datetime) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def device_properties(device: str) -> dict[str, Any]:
+def device_properties(device: str) -> DeviceProperties:
     if not device.startswith("cuda"):
-        return {"type": "cpu"}
+        return DeviceProperties(type="cpu")
     import torch
 
     props = torch.cuda.get_device_properties(torch.device(device))
-    return {
-        "type": "cuda",
-        "name": props.name,
-        "capability": f"{props.major}.{props.minor}",
-        "sm_count": props.multi_processor_count,
-        "memory_bytes": props.total_memory,
-        "l2_bytes": getattr(props, "L2_cache_size", None),
-    }
+    return DeviceProperties(
+        type="cuda",
+        name=props.name,
+        capability=f"{props.major}.{props.minor}",
+        sm_count=props.multi_processor_count,
+        memory_bytes=props.total_memory,
+        l2_bytes=getattr(props, "L2_cache_size", None),
+    )
 
 
 def roofline_snapshot(device: str) -> dict[str, Any]:
@@ -105,10 +106,8 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     if spec.cpu_threads is not None:
         torch.set_num_threads(spec.cpu_threads)
     now = dt.datetime.now(dt.timezone.utc)
-    env = capture_env(options.repo)
-    env["device"] = device_properties(device)
-    env["roofline"] = roofline_snapshot(device)
-    env["quick"] = options.quick
+    env = replace(capture_env(options.repo), device=device_properties(device),
+                  roofline=roofline_snapshot(device), quick=options.quick)
     run = Run(
         run_id=new_run_id(now),
         created=now.isoformat(timespec="seconds"),
@@ -151,11 +150,10 @@ def execute(
 
 def close_sweep(run: Run, points: tuple[PointResult, ...], status: str) -> Run:
     """The run as the sweep left it: its points, status, end time and the GPUs' state after."""
-    after = sample_gpus()
     return replace(
         run,
         points=points,
         status=status,
-        env={**run.env, "gpus_after": after["gpus"]},
+        env=replace(run.env, gpus_after=sample_gpus().gpus),
         finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     )

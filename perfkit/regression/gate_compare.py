@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from perfkit.core.env import Env
 from perfkit.regression.gate_comparability import point_reasons, run_reasons
 from perfkit.regression.gate_policy import GatePolicy
 from perfkit.regression.gate_stats import compare_samples, correct, incomparable, summarize_run
@@ -35,7 +36,7 @@ class RunSide:
     run_id: str
     label: str  # as the user named it (run id, directory, BRANCH@GPU)
     gpu: str
-    env: dict[str, Any]
+    env: Env
     metrics: tuple[MetricLike, ...]
     points: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> {params, measurement}
     commit: str | None = None

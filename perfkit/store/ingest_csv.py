@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfkit.core.env import Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError, located
 from perfkit.regression.gate_types import DIRECTIONS
 from perfkit.store.metrics import MetricRecord
@@ -121,7 +122,8 @@ def parse_csv(path: str | Path, branch: str | None = None) -> list[StoredRun]:
             device="external",
             status="complete",
             source=SOURCE_CSV,
-            env={"gpus": [{"name": gpu}], "git": {"commit": commit, "branch": g.branch}, "source": {"csv": str(p)}},
+            env=Env(gpus=(GpuState(name=gpu),), git=GitState(commit=commit, branch=g.branch),
+                    source=Source(format=SOURCE_CSV, path=str(p))),
             metrics=metrics,
             commit=commit,
             branch=g.branch,

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.env import CpuState, Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError
 from perfkit.regression.gate_types import LOWER
 from perfkit.store.metrics import MetricRecord
@@ -65,10 +66,15 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
     cpu: dict[str, Any] = cpu_info if isinstance(cpu_info, dict) else {}
     label = gpu or cpu.get("brand_raw") or machine.get("processor") or "cpu"
     commit = commit_info.get("id")
-    env = {"gpus": [{"name": label}] if gpu else [], "cpu": {"model": cpu.get("brand_raw")},
-           "git": {"commit": commit, "branch": branch or commit_info.get("branch"), "dirty": commit_info.get("dirty")},
-           "host": {"hostname": machine.get("node")}, "python": machine.get("python_version"),
-           "source": {"pytest-benchmark": str(p), "version": data.get("version")}}
+    env = Env(
+        host=_opt_str(machine.get("node")),
+        python=_opt_str(machine.get("python_version")),
+        git=GitState(commit=_opt_str(commit), branch=branch or _opt_str(commit_info.get("branch")),
+                     dirty=_opt_bool(commit_info.get("dirty"))),
+        cpu=CpuState(model=_opt_str(cpu.get("brand_raw")), cores=_opt_int(cpu.get("count"))),
+        gpus=(GpuState(name=gpu),) if gpu else (),
+        source=Source(format=SOURCE_PYTEST_BENCHMARK, path=str(p), version=_opt_str(data.get("version"))),
+    )
     return [StoredRun(
         run_id=f"pytest-benchmark-{hashlib.sha256(raw).hexdigest()[:20]}",
         created=created,
@@ -78,8 +84,20 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
         source=SOURCE_PYTEST_BENCHMARK,
         env=env,
         metrics=tuple(metrics),
-        commit=commit,
-        branch=branch or commit_info.get("branch"),
-        dirty=commit_info.get("dirty"),
-        host=machine.get("node"),
+        commit=env.git.commit,
+        branch=env.git.branch,
+        dirty=env.git.dirty,
+        host=env.host,
     )]
+
+
+def _opt_str(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _opt_bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -11,7 +11,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, or_, select
 
+from perfkit.core.codec import RecordError, from_builtins
+from perfkit.core.env import Env
 from perfkit.core.errors import StoreError
+from perfkit.core.migrate import load_env
 from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
@@ -32,7 +35,7 @@ class RunRow:
     status: str
     source: str
     spec_hash: str | None
-    env: dict[str, Any]
+    env: Env
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,17 @@ def _run_row(row: Any) -> RunRow:
         status=row.status,
         source=row.source,
         spec_hash=row.spec_hash,
-        env=json.loads(row.env_json),
+        env=stored_env(row),
     )
+
+
+def stored_env(row: Any) -> Env:
+    """The typed env of a `runs` row; rows stored by older perfkits (record schema 1) migrate."""
+    try:
+        return load_env(json.loads(row.env_json), int(row.record_schema))
+    except (RecordError, json.JSONDecodeError) as exc:
+        raise StoreError(f"run {row.run_id}: stored env is malformed ({exc}); "
+                         "delete the run and store it again") from None
 
 
 def get_run(conn: Connection, run_id: str) -> RunRow:
@@ -178,7 +190,7 @@ def metric_names(conn: Connection, pattern: str | None = None) -> list[str]:
 
 
 def load_run(conn: Connection, run_id: str) -> Run:
-    """The perfkit Run stored under run_id, as it was given to store_run."""
+    """The perfkit Run stored under run_id, as it was given to store_run (in the current schema)."""
     r, p = schema.runs, schema.points
     row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
     if row is None:
@@ -192,7 +204,11 @@ def load_run(conn: Connection, run_id: str) -> Run:
             meas = dict(meas)
             meas["samples_s"] = list(metrics[meas.pop("samples_in_metric")].samples)
             d["measurement"] = meas
-        points.append(PointResult.from_dict(d))
+        try:
+            points.append(from_builtins(PointResult, d))
+        except RecordError as exc:
+            raise StoreError(f"run {run_id}: stored point {d.get('key')!r} is malformed ({exc}); "
+                             "delete the run and store it again") from None
     extra = json.loads(row.run_json)
     return Run(
         run_id=row.run_id,
@@ -202,11 +218,10 @@ def load_run(conn: Connection, run_id: str) -> Run:
         spec_hash=row.spec_hash or "",
         spec_path=row.spec_path or "",
         device=row.device,
-        env=json.loads(row.env_json),
+        env=stored_env(row),
         points=tuple(points),
         finished=extra.get("finished"),
         artifacts=dict(extra.get("artifacts") or {}),
-        schema_version=int(row.record_schema),
     )
 
 

@@ -11,9 +11,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.codec import to_builtins
+from perfkit.core.env import Env
 from perfkit.core.errors import StoreError
+from perfkit.core.migrate import SCHEMA_VERSION
 from perfkit.core.record import Run
-from perfkit.store import env_facts
 from perfkit.store.metrics import MetricRecord, run_metrics
 
 SOURCE_PERFKIT = "perfkit"
@@ -28,7 +30,7 @@ class PointRow:
     workload: str
     status: str
     params: dict[str, Any]
-    point: dict[str, Any]  # PointResult.to_dict() without the raw samples kept as a metric
+    point: dict[str, Any]  # the point's JSON form without the raw samples kept as a metric
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class StoredRun:
     device: str
     status: str
     source: str
-    env: dict[str, Any]
+    env: Env
     metrics: tuple[MetricRecord, ...]
     commit: str | None = None
     branch: str | None = None
@@ -59,7 +61,7 @@ class StoredRun:
     spec_path: str | None = None
     spec: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # other top-level run.json fields
-    record_schema: int = 1
+    record_schema: int = SCHEMA_VERSION  # of the run record (the env's shape)
     points: tuple[PointRow, ...] = ()
     kernels: tuple[KernelRow, ...] = ()
 
@@ -86,21 +88,19 @@ def iso_utc(value: str | datetime) -> str:
 
 def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
     """The stored form of a perfkit Run (run_dir: where relative artifact paths point)."""
-    git = env_facts.git(run.env)
+    git = run.env.git
     metrics = tuple(run_metrics(run))
     with_time = {m.point_key for m in metrics if m.name.endswith(":time_s")}
     points = []
     for p in run.points:
-        d = p.to_dict()
+        d = to_builtins(p)
         if p.key in with_time and d.get("measurement"):
             d["measurement"] = {k: v for k, v in d["measurement"].items() if k != "samples_s"}
             d["measurement"]["samples_in_metric"] = f"{p.key}:time_s"
         points.append(PointRow(p.key, p.kind, p.workload, p.status, dict(p.params), d))
-    rest = run.to_dict()
-    for k in ("points", "env", "spec", "run_id", "created", "status", "device", "spec_hash",
-              "spec_path", "schema_version"):
-        rest.pop(k, None)
-    rest["created_raw"] = run.created
+    # the record's top-level fields without a column of their own
+    rest: dict[str, Any] = {"finished": run.finished, "summary": run.counts, "artifacts": dict(run.artifacts),
+                            "created_raw": run.created}
     if run_dir is not None:  # where the run directory (traces, analysis tables) lived when stored
         rest["artifacts"] = {**(rest.get("artifacts") or {}), "stored_from": str(Path(run_dir).resolve())}
     try:
@@ -111,17 +111,17 @@ def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
     return StoredRun(
         run_id=run.run_id,
         created=created,
-        gpu=env_facts.gpu_label(run.env),
+        gpu=run.env.label,
         device=run.device,
         status=run.status,
         source=SOURCE_PERFKIT,
         env=run.env,
         metrics=metrics,
-        commit=git.get("commit"),
-        branch=git.get("branch"),
-        dirty=git.get("dirty"),
-        gpu_driver=env_facts.gpu_driver(run.env),
-        host=env_facts.host_name(run.env),
+        commit=git.commit,
+        branch=git.branch,
+        dirty=git.dirty,
+        gpu_driver=run.env.driver,
+        host=run.env.host,
         spec_hash=run.spec_hash,
         spec_path=run.spec_path,
         spec=run.spec,

@@ -12,11 +12,12 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from perfkit.core.codec import to_builtins
 from perfkit.core.errors import StoreError
 from perfkit.core.record import RUN_FILE, Run, load_run
 from perfkit.regression.gate_compare import RunSide, history_summary
 from perfkit.regression.gate_types import RunSummary
-from perfkit.store import env_facts, read, schema
+from perfkit.store import read, schema
 from perfkit.store.metrics import run_metrics
 from perfkit.store.records import parse_time
 
@@ -29,7 +30,7 @@ def _point_specs(points: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def side_from_run(run: Run, label: str) -> RunSide:
-    git = env_facts.git(run.env)
+    git = run.env.git
     try:
         created = parse_time(run.created).timestamp()
     except ValueError:
@@ -37,12 +38,12 @@ def side_from_run(run: Run, label: str) -> RunSide:
     return RunSide(
         run_id=run.run_id,
         label=label,
-        gpu=env_facts.gpu_label(run.env),
+        gpu=run.env.label,
         env=run.env,
         metrics=tuple(run_metrics(run)),
-        points=_point_specs([p.to_dict() for p in run.points]),
-        commit=git.get("commit"),
-        branch=git.get("branch"),
+        points=_point_specs([to_builtins(p) for p in run.points]),
+        commit=git.commit,
+        branch=git.branch,
         created_epoch=created,
     )
 

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from perfkit.core.codec import to_builtins
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
 from perfkit.store.engine import operational_error, write_tx
@@ -71,7 +72,7 @@ def insert_run(conn: Connection, run: StoredRun) -> None:
             status=run.status,
             spec_hash=run.spec_hash,
             spec_path=run.spec_path,
-            env_json=_dumps(run.env),
+            env_json=_dumps(to_builtins(run.env)),
             spec_json=_dumps(run.spec),
             run_json=_dumps(run.extra),
             record_schema=run.record_schema,

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from perfkit.core.env import Env, GpuClocks, GpuState
 from perfkit.core.errors import SpecError
-from perfkit.regression.gate_comparability import point_reasons, run_reasons, throttle_reasons
+from perfkit.regression.gate_comparability import point_reasons, run_reasons
 from perfkit.regression.gate_paired import compare_paired, sign_flip_p_value
 from perfkit.regression.gate_policy import load_policy
 from perfkit.regression.gate_types import LOWER, Verdict
@@ -69,23 +72,34 @@ def test_bad_policy_names_line_and_column(tmp_path: Path, text: str, where: str,
     assert f"{p}{where}" in str(err.value) and what in str(err.value)
 
 
-H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980, "sm_mhz": 1755}}
+H100 = GpuState(index=0, name="NVIDIA H100 80GB HBM3", driver="550.54.15",
+                clocks=GpuClocks(max_sm_mhz=1980, sm_mhz=1755), throttle_reasons=())
+
+
+def _env(**gpu: Any) -> Env:
+    return Env(gpus=(replace(H100, **gpu),))
 
 
 def test_comparability_reasons() -> None:
-    env = {"gpus": [H100]}
+    env = _env()
     assert run_reasons(env, env, "H100", "H100") == []
     assert run_reasons(env, env, "H100", "A100") == ["GPU differs: H100 vs A100"]
-    other_driver = {"gpus": [{**H100, "driver": "560.28.03"}]}
+    other_driver = _env(driver="560.28.03")
     assert run_reasons(env, other_driver, "H100", "H100") == ["driver differs: 550.54.15 vs 560.28.03"]
     # the instantaneous clock is not policy; the max clock is
-    moving = {"gpus": [{**H100, "clocks": {"max_sm_mhz": 1980, "sm_mhz": 1410}}]}
+    moving = _env(clocks=GpuClocks(max_sm_mhz=1980, sm_mhz=1410))
     assert run_reasons(env, moving, "H100", "H100") == []
-    capped = {"gpus": [{**H100, "clocks": {"max_sm_mhz": 1500, "sm_mhz": 1410}}]}
+    capped = _env(clocks=GpuClocks(max_sm_mhz=1500, sm_mhz=1410))
     assert run_reasons(env, capped, "H100", "H100") == ["clocks differ: max_sm_mhz 1980 vs 1500"]
-    hot = {"gpus": [{**H100, "throttle_reasons": ["gpu_idle", "hw_slowdown"]}]}
-    assert throttle_reasons(hot) == ["hw_slowdown"]
+    app = _env(clocks=GpuClocks(max_sm_mhz=1980, app_sm_mhz=1500))
+    assert run_reasons(env, app, "H100", "H100") == []  # a clock one side does not report is not compared
+    assert run_reasons(app, _env(clocks=GpuClocks(max_sm_mhz=1980, app_sm_mhz=1755)), "H100", "H100") == [
+        "clocks differ: app_sm_mhz 1500 vs 1755"]
+    hot = _env(throttle_reasons=("gpu_idle", "hw_slowdown"))
+    assert hot.throttled == ("hw_slowdown",)
     assert run_reasons(env, hot, "H100", "H100") == ["candidate throttled: hw_slowdown"]
+    two = Env(gpus=(H100, replace(H100, index=1)))
+    assert run_reasons(env, two, "H100", "H100") == ["GPU count differs: 1 vs 2"]
 
 
 def test_point_reasons_dtype_and_measurement() -> None:

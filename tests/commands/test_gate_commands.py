@@ -14,6 +14,8 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.core.atomic import write_json_atomic
+from perfkit.core.codec import to_builtins
+from perfkit.core.env import GpuState
 from perfkit.store.api import store_run
 
 _spec = importlib.util.spec_from_file_location(
@@ -49,7 +51,7 @@ def _history(url: str, n: int = 20) -> None:
 def _run_dir(tmp_path: Path, run_id: str, level: float, seed: int, **kw: Any) -> Path:
     run = f.make_run(run_id, f.noisy(level, 10, seed), created="2026-02-01T00:00:00Z", **kw)
     d = tmp_path / run_id
-    write_json_atomic(d / "run.json", run.to_dict())
+    write_json_atomic(d / "run.json", to_builtins(run))
     return d
 
 
@@ -84,7 +86,7 @@ def test_gate_exit_codes_and_reports(tmp_path: Path, db: str, capsys: pytest.Cap
 
 def test_gate_bad_input_exits_2(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
     base = _run_dir(tmp_path, "base", 1e-3, 1)
-    a100 = _run_dir(tmp_path, "a100", 1e-3, 2, gpu={"name": "NVIDIA A100-SXM4-80GB", "driver": "550.54.15"})
+    a100 = _run_dir(tmp_path, "a100", 1e-3, 2, gpu=GpuState(name="NVIDIA A100-SXM4-80GB", driver="550.54.15"))
     assert main(["gate", "--baseline", str(base), "--candidate", str(a100)]) == 2
     assert "nothing comparable (GPU differs" in capsys.readouterr().err
     assert main(["gate", "--baseline", str(base), "--candidate", "no-such-run"]) == 2

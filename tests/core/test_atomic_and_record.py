@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.atomic import write_json_atomic
+from perfkit.core.codec import to_builtins
 from perfkit.core.cost import Cost
+from perfkit.core.env import Env, GitState
 from perfkit.core.errors import StoreError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import Numerics, PointResult, Run, load_run
@@ -35,13 +37,13 @@ def _run() -> Run:
                     measurement=m, cost=Cost(2e6, 1e4),
                     numerics=Numerics("float64", 1e-7, 1e-6, 1e-4, True), trace="traces/0.json.gz")
     return Run(run_id="r1", created="2026-01-01T00:00:00+00:00", status="complete", spec={"name": "x"},
-               spec_hash="abc", spec_path="x.yaml", device="cpu", env={"git": {"commit": "c0ffee"}},
+               spec_hash="abc", spec_path="x.yaml", device="cpu", env=Env(git=GitState(commit="c0ffee")),
                points=(p,))
 
 
 def test_round_trip(tmp_path: Path) -> None:
     run = _run()
-    write_json_atomic(tmp_path / "run.json", run.to_dict())
+    write_json_atomic(tmp_path / "run.json", to_builtins(run))
     back = load_run(tmp_path)
     assert back == run
     assert back.commit == "c0ffee"
@@ -49,10 +51,10 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_newer_schema_refused(tmp_path: Path) -> None:
-    data = _run().to_dict()
+    data = to_builtins(_run())
     data["schema_version"] = 99
     (tmp_path / "run.json").write_text(json.dumps(data))
-    with pytest.raises(StoreError, match=r"schema_version 99.*upgrade perfkit"):
+    with pytest.raises(StoreError, match=r"run.json: run record has schema_version 99.*upgrade perfkit"):
         load_run(tmp_path)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from perfkit.core.codec import from_builtins, to_builtins
 from perfkit.core.measurement import Measurement, median_ci_ranks, sample_stats
 
 
@@ -60,7 +61,8 @@ def test_large_n_normal_approximation_covers() -> None:
 def test_measurement_round_trip() -> None:
     m = Measurement(samples_s=(1e-3, 2e-3, 3e-3), warmup_reps=4, stop_reason="budget",
                     timer="perf_counter", target_rel_ci=0.01)
-    d = m.to_dict()
+    d = to_builtins(m)
     assert d["stats"]["median_s"] == 2e-3
-    back = Measurement.from_dict(d)
+    assert "extra" not in d  # written only when there is something in it
+    back = from_builtins(Measurement, d)
     assert back == m

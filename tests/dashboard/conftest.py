@@ -156,7 +156,7 @@ def build_seeded(tmp: Path) -> Seeded:
     url = sqlite_url(db)
     for run_id in sorted(made["cpu"] + made["h100"] + made["feature"]):
         store_run(root / run_id, url)
-    cpu_label = str(template["env"].get("cpu_model") or "cpu")
+    cpu_label = str(template["env"]["cpu"].get("model") or "cpu")
     return Seeded(db, url, root, cpu_label, made["cpu"], made["h100"], made["feature"], regressed, steady)
 
 

@@ -31,7 +31,7 @@ def test_demo_store_is_built_once_from_real_runs(tmp_path: Path, seeded: Any) ->
                 row = get_run(conn, run_id)
                 assert (row.commit, row.branch) == (demo_commit(i), DEMO_BRANCH)
                 run = load_run(conn, run_id)
-                assert run.env["demo"]["commit_index"] == i and run.env["demo"]["real_git"]  # labelled, real git kept
+                assert run.env.extra["demo"]["commit_index"] == i and run.env.extra["demo"]["real_git"]  # labelled, real git kept
                 ok = [p for p in run.points if p.status == "ok"]
                 assert len(ok) == 4 and all(p.measurement and len(p.measurement.samples_s) >= 10 for p in ok)
                 assert (demo.runs_dir / run_id / "run.json").is_file()

@@ -64,12 +64,14 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
     assert "sq" in proc.stdout and "skipped" in proc.stdout  # the summary table
     assert not (run_dir / PARTIAL_FILE).exists()
     raw = json.loads((run_dir / RUN_FILE).read_text())
-    assert raw["schema_version"] == 1 and raw["status"] == "complete"
+    assert raw["schema_version"] == 2 and raw["status"] == "complete"
     assert raw["spec"]["name"] == "small" and len(raw["spec_hash"]) == 16
     env = raw["env"]
     assert env["gpu_available"] is False and env["gpu_reason"]
     assert env["git"]["commit"] and env["git"]["branch"] is not None
-    assert env["versions"]["torch"] and env["cpu_cores"] >= 1 and env["cpu_model"]
+    assert env["versions"]["torch"] and env["cpu"]["cores"] >= 1 and env["cpu"]["model"]
+    assert env["cpu"]["threads"] >= 1 and env["gpus"] == [] and env["gpus_after"] == [] and env["quick"] is False
+    assert env["device"]["type"] == "cpu" and env["roofline"]["device"]["kind"] == "cpu"
     run = load_run(run_dir)
     assert run.counts == {"ok": 4, "failed": 0, "skipped": 2}
     for p in run.points:

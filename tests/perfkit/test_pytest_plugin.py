@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from perfkit.core.env import DeviceProperties
 from perfkit.core.record import load_run
 
 pytest_plugins = ["pytester"]
@@ -113,7 +114,7 @@ def test_perfkit_out_writes_a_run_the_store_can_read(pytester: pytest.Pytester,
     run = load_run(run_dir)
     assert run.status == "complete" and run.device == "cpu"
     assert run.spec["name"] == "my-kernels"
-    assert run.env["device"] == {"type": "cpu"} and "python" in run.env and "versions" in run.env
+    assert run.env.device == DeviceProperties(type="cpu") and run.env.python and run.env.versions.torch
     keys = [p.key for p in run.points]
     assert keys == [
         "pytest/test_perf.py::test_speed/bench=work",
@@ -129,7 +130,7 @@ def test_perfkit_out_writes_a_run_the_store_can_read(pytester: pytest.Pytester,
     assert work.metrics["test_outcome"] == "passed"
     assert run.points[3].metrics["test_outcome"] == "failed"
     data = json.loads((run_dir / "run.json").read_text())
-    assert data["schema_version"] == 1 and data["summary"]["ok"] == 4
+    assert data["schema_version"] == 2 and data["summary"]["ok"] == 4
 
 
 def test_no_option_writes_nothing(pytester: pytest.Pytester) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from perfkit.cli import main
 from perfkit.core.atomic import write_json_atomic
+from perfkit.core.codec import to_builtins
 from perfkit.core.cost import Cost
+from perfkit.core.env import CpuState, DeviceProperties, Env, GpuClocks, GpuState, Versions
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from roofline.calibration import Calibration, save
@@ -30,23 +33,24 @@ def _point(key: str, kind: str, n: int, dtype: str, time_s: float, cost: Cost | 
     )
 
 
-def _write_run(tmp_path: Path, device: str, env: dict, points: tuple[PointResult, ...], artifacts: dict | None = None) -> Path:
+def _write_run(tmp_path: Path, device: str, env: Env, points: tuple[PointResult, ...], artifacts: dict | None = None) -> Path:
     run = Run(
         run_id="20250110-120000-abcdef", created="2025-01-10T12:00:00+00:00", status="complete", spec={},
         spec_hash="h", spec_path="m.yaml", device=device, env=env, points=points, artifacts=artifacts or {},
     )
     run_dir = tmp_path / "runs" / run.run_id
-    write_json_atomic(run_dir / "run.json", run.to_dict())
+    write_json_atomic(run_dir / "run.json", to_builtins(run))
     return run_dir
 
 
-H100_ENV = {
-    "cpu_model": "x",
-    "gpus": [{"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980, "max_mem_mhz": 2619}}],
-    "device": {"type": "cuda", "name": "NVIDIA H100 80GB HBM3", "capability": "9.0", "sm_count": 132,
-               "memory_bytes": 85_045_395_456, "l2_bytes": 52_428_800},
-    "versions": {"torch": "2.5.1", "cuda": "12.4"},
-}
+H100_GPU = GpuState(name="NVIDIA H100 80GB HBM3", driver="550.54.15", clocks=GpuClocks(max_sm_mhz=1980, max_mem_mhz=2619))
+H100_ENV = Env(
+    cpu=CpuState(model="x"),
+    gpus=(H100_GPU,),
+    device=DeviceProperties(type="cuda", name="NVIDIA H100 80GB HBM3", capability="9.0", sm_count=132,
+                            memory_bytes=85_045_395_456, l2_bytes=52_428_800),
+    versions=Versions(torch="2.5.1", cuda="12.4"),
+)
 
 
 def test_roofline_h100_run_with_a_calibration_file(
@@ -74,7 +78,7 @@ def test_roofline_h100_run_with_a_calibration_file(
 def test_roofline_flags_a_stale_calibration(
     tmp_path: Path, perfkit_home: Path, h100_calibration: Calibration, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = {**H100_ENV, "gpus": [{**H100_ENV["gpus"][0], "driver": "560.28.03"}]}
+    env = replace(H100_ENV, gpus=(replace(H100_GPU, driver="560.28.03"),))
     run_dir = _write_run(tmp_path, "cuda", env, (_point("gemm/n=8192", "gemm", 8192, "bf16", 1.5e-3),))
     save(h100_calibration)  # found in the store by fingerprint (no --calibration)
     assert main(["roofline", str(run_dir), "--no-figure"]) == 0
@@ -101,7 +105,7 @@ def test_roofline_cpu_run_with_embedded_calibration_and_ncu(
             MeasuredCeiling("gemm.fp32", KIND_COMPUTE, 100e9, "matmul", dtype="fp32"),
         ),
     )
-    env = {"cpu_model": "Test CPU 9000", "cpu_cores": 2, "roofline": snapshot_of(info, cal)}
+    env = Env(cpu=CpuState(model="Test CPU 9000", cores=2), roofline=snapshot_of(info, cal))
     (tmp_path / "runs").mkdir()
     run_dir = _write_run(tmp_path, "cpu", env, (_point("gemm/n=256", "gemm", 256, "float32", 4e-4),),
                          artifacts={"ncu_csv": "ncu.csv"})
@@ -133,7 +137,7 @@ def test_roofline_bad_inputs(tmp_path: Path, perfkit_home: Path, capsys: pytest.
 
 
 def test_roofline_unknown_gpu_warns(tmp_path: Path, perfkit_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    env = {"device": {"type": "cuda", "name": "NVIDIA Future GPU", "sm_count": 1, "memory_bytes": 1}}
+    env = Env(device=DeviceProperties(type="cuda", name="NVIDIA Future GPU", sm_count=1, memory_bytes=1))
     run_dir = _write_run(tmp_path, "cuda", env, (_point("gemm/n=64", "gemm", 64, "bf16", 1e-5),))
     assert main(["roofline", str(run_dir), "--format", "csv", "--no-figure"]) == 0
     captured = capsys.readouterr()

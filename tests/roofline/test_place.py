@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from perfkit.core.cost import Cost
+from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
 from roofline.calibration import Calibration
@@ -53,7 +54,7 @@ def decode_point() -> PointResult:
 def make_run(points: tuple[PointResult, ...]) -> Run:
     return Run(
         run_id="r1", created="2025-01-10T12:00:00+00:00", status="complete", spec={}, spec_hash="h",
-        spec_path="m.yaml", device="cuda", env={}, points=points,
+        spec_path="m.yaml", device="cuda", env=Env(), points=points,
     )
 
 

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from perfkit.core.cost import Cost
+from perfkit.core.env import Env, GitState, GpuClocks, GpuState, Versions
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
 
-H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "clocks": {"max_sm_mhz": 1980}}
+H100 = GpuState(index=0, name="NVIDIA H100 80GB HBM3", driver="550.54.15", clocks=GpuClocks(max_sm_mhz=1980))
 
 
 def measurement(samples: Sequence[float]) -> Measurement:
@@ -59,13 +60,13 @@ def make_run(
     commit: str = "c0ffee0",
     branch: str = "main",
     created: str = "2026-01-01T00:00:00+00:00",
-    gpu: dict[str, Any] | None = None,
+    gpu: GpuState | None = None,
     points: Sequence[PointResult] | None = None,
-    **env_extra: Any,
+    **env_fields: Any,
 ) -> Run:
     pts = tuple(points) if points is not None else (gemm_point(samples or [1e-3] * 10),)
-    env = {"gpus": [gpu or H100], "git": {"commit": commit, "branch": branch, "dirty": False},
-           "host": {"hostname": "box1"}, "torch": "2.13.0", **env_extra}
+    env = Env(gpus=(gpu or H100,), git=GitState(commit=commit, branch=branch, dirty=False), host="box1",
+              versions=Versions(torch="2.13.0"), **env_fields)
     return Run(
         run_id=run_id,
         created=created,

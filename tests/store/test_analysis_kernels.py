@@ -12,6 +12,7 @@ import pytest
 
 from analyzers.for_run import write_run_tables
 from perfkit.core.atomic import write_json_atomic
+from perfkit.core.codec import to_builtins
 from perfkit.store.api import open_store, store_run
 from perfkit.store.read import kernel_table
 from tests.store.factory import gemm_point, make_run
@@ -24,7 +25,7 @@ def test_profile_kernel_table_is_stored(tmp_path: Path, shared_traces: Path) -> 
     point = replace(gemm_point([1e-3] * 10), trace="traces/0000-a.json.gz")
     tables = write_run_tables(run_dir, [run_dir / "traces" / "0000-a.json.gz"])
     run = replace(make_run("with-kernels", points=[point]), artifacts={"analysis": tables})
-    write_json_atomic(run_dir / "run.json", run.to_dict())
+    write_json_atomic(run_dir / "run.json", to_builtins(run))
 
     db = f"sqlite:///{tmp_path / 'store.db'}"
     store_run(run_dir, db)

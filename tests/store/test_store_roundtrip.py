@@ -8,6 +8,8 @@ import pytest
 from perfkit_test_factory import failed_point, gemm_point, make_run, noisy
 
 from perfkit.core.atomic import write_json_atomic
+from perfkit.core.codec import to_builtins
+from perfkit.core.env import GpuState
 from perfkit.core.errors import StoreError
 from perfkit.store import read
 from perfkit.store.api import load_stored_run, open_store, store_run
@@ -60,7 +62,7 @@ def test_run_directory_with_kernel_table(db_url: str, tmp_path: Path) -> None:
     run = make_run("r-dir", noisy(1e-3, 5, 4))
     run = type(run)(**{**run.__dict__, "artifacts": {"kernels": "kernels.json"}})
     run_dir = tmp_path / "run-dir"
-    write_json_atomic(run_dir / "run.json", run.to_dict())
+    write_json_atomic(run_dir / "run.json", to_builtins(run))
     write_json_atomic(run_dir / "kernels.json", [
         {"point": KEY, "name": "sm90_xmma_gemm_bf16", "calls": 10, "total_ns": 1.25e6, "grid": "132x1x1"},
         {"point": KEY, "name": "elementwise_kernel", "calls": 3, "total_ns": 4.0e3},
@@ -90,7 +92,7 @@ def test_branch_at_gpu_selects_latest_run(db_url: str) -> None:
     store_run(make_run("new", noisy(1e-3, 5, 2), created="2026-01-02T00:00:00Z"), db_url)
     store_run(make_run("feat", noisy(1e-3, 5, 3), branch="feature", created="2026-01-03T00:00:00Z"), db_url)
     store_run(make_run("a100", noisy(1e-3, 5, 4), created="2026-01-04T00:00:00Z",
-                       gpu={"name": "NVIDIA A100-SXM4-80GB", "driver": "550.54.15"}), db_url)
+                       gpu=GpuState(name="NVIDIA A100-SXM4-80GB", driver="550.54.15")), db_url)
     engine = open_store(db_url)
     with engine.connect() as conn:
         assert read.latest_run(conn, "main", "H100").run_id == "new"

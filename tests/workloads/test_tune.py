@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from perfkit.cli import main
+from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run, load_run
 from perfkit.pipeline.tune_report import csv_rows, tune_json
@@ -40,7 +41,7 @@ def point(n: int, block: int, warps: int, m: Measurement | None, status: str = "
 
 def run_of(*points: PointResult) -> Run:
     return Run(run_id="r1", created="2026-01-01T00:00:00+00:00", status="complete", spec={},
-               spec_hash="h", spec_path="s.yaml", device="cuda", env={}, points=points)
+               spec_hash="h", spec_path="s.yaml", device="cuda", env=Env(), points=points)
 
 
 def test_best_per_shape_distinguishable_and_failures_kept() -> None:
