@@ -61,9 +61,6 @@ def check_threads(cpu: CpuReadings) -> Check:
         return Check(name, SKIP, f"torch not importable; OMP_NUM_THREADS={omp or 'unset'}")
     threads = cpu.torch_threads
     value = f"torch {threads}, OMP_NUM_THREADS={omp or 'unset'}, {cpu.usable_cores} usable cores"
-    if omp is not None and not (omp.strip().isdigit() and int(omp) >= 1):
-        return Check(name, WARN, value, f"OMP_NUM_THREADS={omp!r} is not a positive integer; "
-                     "set it to one, e.g. 1")
     if threads > cpu.usable_cores:
         return Check(name, FAIL, value, f"more threads than cores: they preempt each other; {PIN_ADVICE}")
     load = cpu.load_1m
@@ -74,6 +71,9 @@ def check_threads(cpu: CpuReadings) -> Check:
         if threads > cpu.usable_cores - load + 0.5:
             return Check(name, WARN, value + f", load {load:.1f}",
                          f"threads compete with the load for cores; {PIN_ADVICE}")
+    if omp is not None and not (omp.strip().isdigit() and int(omp) >= 1):
+        return Check(name, WARN, value, f"OMP_NUM_THREADS={omp!r} is not a positive integer "
+                     "(torch ignores it); set it to one, e.g. 1")
     return Check(name, OK, value)
 
 

@@ -158,3 +158,8 @@ def test_versions_value_names_driver_and_both_cudas() -> None:
 def test_a_check_refuses_an_unknown_status() -> None:
     with pytest.raises(ValueError, match="not one of"):
         Check("x", "bad", "v")
+
+
+def test_oversubscription_outranks_a_nonsense_omp_num_threads() -> None:
+    check = check_threads(replace(IDLE, omp_num_threads="lots", torch_threads=16))
+    assert check.status == FAIL and "more threads than cores" in check.advice
