@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "gate",
     "history",
     "ab",
+    "doctor",
 )
 
 
