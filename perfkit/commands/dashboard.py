@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_db
-from perfkit.commands._types import positive_int
+from perfkit.commands._types import port
 
 DEFAULT_PORT = 8501
 DEFAULT_HOST = "127.0.0.1"
@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "dashboard", help="serve the dashboard (Streamlit) over the results store",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_db(p)
-    p.add_argument("--port", type=positive_int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"address to bind (default {DEFAULT_HOST}: this machine only; 0.0.0.0 shares it)")
     p.add_argument("--runs", type=Path, action="append", default=None, metavar="DIR",

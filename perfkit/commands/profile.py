@@ -46,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
     show = not args.quiet
+    if show and not args.ncu_pass:  # `perfkit doctor`'s load / thread checks, before a long sweep
+        from profiler.doctor_run import quick_cpu_warnings
+
+        for line in quick_cpu_warnings(threads=spec.cpu_threads):
+            print(f"perfkit: warning: {line}", file=sys.stderr)
     options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
     post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
                           store=not args.no_store, db_url=args.db)

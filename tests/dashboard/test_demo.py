@@ -46,6 +46,8 @@ def test_demo_store_is_built_once_from_real_runs(tmp_path: Path, seeded: Any) ->
 
 @pytest.mark.parametrize("argv", [["--port", "0"], ["--port", "70000"]])
 def test_bad_port_is_bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["dashboard", *argv]) == 2
+    with pytest.raises(SystemExit) as info:  # refused while parsing, before anything starts
+        main(["dashboard", *argv])
+    assert info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("perfkit: error: --port") and err.count("\n") == 1
+    assert err.startswith("perfkit dashboard: error: argument --port") and err.count("\n") == 1
