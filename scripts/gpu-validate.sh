@@ -3,6 +3,7 @@
 # Each step has its own time limit and the whole script a deadline, so one hung step costs
 # only its slot. Logs and result files go to $OUT (default ./gpu-validate-out).
 # Run from the repository root:  scripts/gpu-validate.sh [STEP ...]   (default: every step)
+# Steps: env doctor tests timer gemm calib decode ncu triton.
 # Wheels for missing dependencies in .whl/ are installed first when present.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
 fi
 export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PERFKIT_HOME=/tmp/perfkit-home
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(env tests timer gemm calib decode ncu triton)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(env tests timer gemm decode doctor calib ncu triton)
 summary="$OUT/summary.txt"; : > "$summary"
 
 step() {  # step NAME LIMIT_S CMD...
@@ -31,6 +32,7 @@ step() {  # step NAME LIMIT_S CMD...
 for s in "${steps[@]}"; do
   case $s in
     env) step env 30 bash -c 'nvidia-smi; python3 -c "import torch,triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"; which ncu nsys || true' ;;
+    doctor) step doctor 60 bash -c "python3 -m perfkit doctor --selftest --format json > '$OUT/doctor.json'; python3 -m perfkit doctor" ;;
     tests) step tests 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests ;;
     timer) step timer 45 python3 -m benchmarks.timer_vs_do_bench --rounds 4 --out "$OUT/timer_vs_do_bench.json" ;;
     gemm) step gemm 60 python3 -m perfkit profile examples/gemm-gpu-validate.yaml --no-store --quiet --out /tmp/pk-runs ;;
