@@ -57,7 +57,7 @@ def to_builtins(obj: Any) -> Any:
         return [to_builtins(x) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out: dict[str, Any] = {}
-        for key, attr, omit_empty in _layout(kind):
+        for key, attr, omit_empty in _layout(type(obj)):
             value = getattr(obj, attr)
             if type(value) not in _PLAIN:
                 value = to_builtins(value)
