@@ -67,6 +67,11 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
             return "decode_attention varlen needs bf16 / fp16 on compute capability >= 8.0"
         if importlib.util.find_spec("torch.nn.attention.varlen") is None:
             return f"torch {torch.__version__} has no torch.nn.attention.varlen; use sdpa"
+        from workloads.models.model import varlen_parameters
+
+        if p["batch"] > 1 and "seqused_k" not in varlen_parameters():
+            return (f"torch {torch.__version__}'s varlen_attn has no seqused_k, needed for batch > 1; "
+                    "use sdpa or batch: 1")
     return None
 
 

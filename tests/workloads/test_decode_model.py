@@ -114,6 +114,10 @@ def test_modes_on_cpu() -> None:
 def test_cuda_modes_match_eager(name: str, attention: str) -> None:
     """Same greedy tokens from eager and CUDA-graph replays; compiled logits within bf16 noise;
     every mode's cached decode equals the full recompute."""
+    from workloads.models.model import varlen_parameters
+
+    if attention == "varlen" and "seqused_k" not in varlen_parameters():  # batch 2 below
+        pytest.skip(f"torch {torch.__version__}'s varlen_attn has no seqused_k (batch > 1)")
     cfg = PRESETS[name]
     tokens, first = {}, {}
     for mode in ("eager", "cuda_graph", "compile"):
