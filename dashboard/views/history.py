@@ -92,14 +92,16 @@ else:
     st.dataframe(h.changes[["gpu", "previous_commit", "commit", "created_at", "kind", "magnitude", "p_value",
                             "before", "after"]],
                  hide_index=True, key="history_changes",
-                 column_config={"previous_commit": st.column_config.TextColumn("previous commit"),
-                                "commit": st.column_config.TextColumn("commit (first at the new level)"),
+                 column_config={"previous_commit": st.column_config.TextColumn(
+                                    "previous commit", width="small", help="the last commit at the old level"),
+                                "commit": st.column_config.TextColumn(
+                                    "commit", width="small", help="the first commit at the new level"),
                                 "magnitude": st.column_config.NumberColumn(format="percent")})
     st.caption("The gate's verdict on a change: the last run of the previous commit against the first run at the "
                "new level.")
     for change in h.changes.sort_values("created_epoch", ascending=False).head(MAX_LINKS).to_dict("records"):
         st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
-                     label=md_text(f"Compare {change['gpu']}: {change['previous_commit'][:10]} -> "
+                     label=md_text(f"Compare {change['gpu']}: {change['previous_commit'][:10]} → "
                                    f"{change['commit'][:10]} ({change['kind']})"),
                      query_params={"base": change["base_run"], "run": change["first_run"]})
 st.subheader("Runs")

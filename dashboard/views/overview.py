@@ -8,6 +8,8 @@ import streamlit as st
 from dashboard import data, widgets
 from reports.markdown_run import md_text
 
+MAX_LINKS = 5  # open regressions offered for Compare, largest first
+
 st.title("Overview")
 url = widgets.store_url()
 if url is None:
@@ -30,24 +32,27 @@ if opened.empty:
                "the gate calls no metric of a latest run regressed against the run before.")
 else:
     st.caption("Seen by a change point (still the metric's latest one; `gate`: the gate's verdict on the latest "
-               "run against the run before the change), or by the gate against the run before (too new for a "
-               "change point: 5 commits a side). Select a row for its History and the Compare of its two runs.")
+               "run against the last run before the change), or by the gate against the run before (too new for a "
+               f"change point: 5 commits a side). Select a row to see its History; the links (largest {MAX_LINKS}) "
+               "open the Compare of its two runs.")
     shown = opened.sort_values("magnitude", key=abs, ascending=False).reset_index(drop=True)
-    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "seen_by", "since_commit", "commits_since",
-                               "magnitude", "p_value", "gate", "gate_change", "before", "after"]],
+    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "seen_by", "magnitude", "gate", "gate_change",
+                               "since_commit", "commits_since", "p_value", "before", "after"]],
                         hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_open",
                         column_config={"seen_by": st.column_config.TextColumn("seen by"),
+                                       "since_commit": st.column_config.TextColumn("since commit", width="small"),
                                        "magnitude": st.column_config.NumberColumn(format="percent"),
                                        "gate_change": st.column_config.NumberColumn("gate change", format="percent"),
                                        "p_value": st.column_config.NumberColumn(format="%.2g")})
     if pick.selection.rows:
         row = shown.iloc[pick.selection.rows[0]]
-        st.page_link(widgets.HISTORY_PAGE, label=f"History of {md_text(str(row['name']))}",
-                     icon=":material/show_chart:",
-                     query_params={"metric": str(row["name"]), "branch": str(row["branch"] or "(all)")})
+        st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(row["name"]),
+                                                          "branch": str(row["branch"] or "(all)")})
+    for reg in shown.head(MAX_LINKS).to_dict("records"):  # the gate's verdict on each, in Compare
         st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
-                     label=f"Compare {md_text(str(row['baseline_run']))} (before) with {md_text(str(row['run_id']))}",
-                     query_params={"base": str(row["baseline_run"]), "run": str(row["run_id"])})
+                     label=md_text(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
+                                   f"→ {reg['run_id']}: {reg['gate'] or 'not compared'}"),
+                     query_params={"base": str(reg["baseline_run"]), "run": str(reg["run_id"])})
 
 st.subheader("Latest runs")
 st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and branch, with its open "

@@ -45,6 +45,7 @@ def test_history_commits_change_only_the_linear_code_path_at_change_at() -> None
         demo_history(5, 1)
 
 
+@pytest.mark.slow
 def test_each_run_is_a_real_profile_of_a_real_commit(demo_store: Any) -> None:
     demo, info = demo_store.demo, demo_store.info
     repo = demo.directory / "repo"
@@ -71,6 +72,7 @@ def test_each_run_is_a_real_profile_of_a_real_commit(demo_store: Any) -> None:
     assert demo_store.change_sha[:10] in demo.label and CHANGE_MESSAGE in demo.label
 
 
+@pytest.mark.slow
 def test_perfkit_history_finds_the_step_at_the_commit_that_changed_the_code(
         demo_store: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["history", f"{LINEAR_KEY}:time_s", "--db", demo_store.demo.db_url, "--format", "json"]) == 0
@@ -79,6 +81,7 @@ def test_perfkit_history_finds_the_step_at_the_commit_that_changed_the_code(
     assert cp["kind"] == "regression" and cp["magnitude"] > 0.5  # a copy of W per call: far slower
 
 
+@pytest.mark.slow
 def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     from tests.dashboard.test_pages import app, frame
 
@@ -91,19 +94,30 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     assert len(latest) == 2  # the demo's CPU series and the GPU run
     cpu = latest[latest["spec"] == "demo-cpu"].iloc[0]
     assert cpu["open_regressions"] >= 1 and cpu["open_regressions"] >= cpu["regressed"]
-    # Compare of the two runs the Overview names: the gate's verdict is the one the Overview shows
+    # Compare of the two runs the Overview links: the gate's verdict is the one the Overview shows
     base_run = demo.info["commits"][demo.info["change_at"] - 2]["run_id"]
-    at = app("views/compare.py", base=base_run, run=demo.info["commits"][-1]["run_id"])
+    latest_run = demo.info["commits"][-1]["run_id"]
+    links = [e.proto for e in at.get("page_link") if LINEAR_KEY in e.proto.label]
+    assert [link.query_string for link in links] == [f"base={base_run}&run={latest_run}"]
+    assert links[0].label.endswith(f": {row['gate']}")
+    at = app("views/compare.py", base=base_run, run=latest_run)
     table = frame(at, "cmp_table")
     verdict = table[(table["key"] == LINEAR_KEY) & (table["metric"] == "time_s")].iloc[0]["verdict"]
-    assert verdict == row["gate"] == "regressed"
+    assert verdict == row["gate"]
+    # "regressed" on a quiet machine; on a loaded one the runs' own spread can make it "noisy", never
+    # a verdict that contradicts a 3x slowdown
+    assert verdict not in ("improved", "unchanged", "incomparable")
     # History: the change point at that commit, after the commit before it
     at = app("views/history.py", metric=f"{LINEAR_KEY}:time_s")
     changes = frame(at, "history_changes")
     assert list(changes["commit"]) == [demo.change_sha] and list(changes["previous_commit"]) == [demo.before_sha]
     assert list(changes["kind"]) == ["regression"]
+    (link,) = at.get("page_link")
+    first_run = demo.info["commits"][demo.info["change_at"] - 1]["run_id"]
+    assert link.proto.page == "compare" and link.proto.query_string == f"base={base_run}&run={first_run}"
 
 
+@pytest.mark.slow
 def test_built_once_then_reused(demo_store: Any) -> None:
     start = time.perf_counter()
     again = build(demo_store.demo.directory, progress=lambda _: None)

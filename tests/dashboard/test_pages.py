@@ -102,6 +102,8 @@ def test_overview_lists_latest_runs_with_open_regressions_first(store: Any) -> N
     assert opened.iloc[0]["seen_by"] == "change point"
     # the gate's verdict on the latest run against the last run before the change (Compare's pair)
     assert opened.iloc[0]["gate"] == "regressed" and abs(opened.iloc[0]["gate_change"] - 0.30) < 0.08
+    (link,) = at.get("page_link")  # to that Compare
+    assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[-1]}"
     assert metrics["Open regressions"] == "1"
     latest = frame(at, "overview_table")
     assert len(latest) == 3  # CPU main, CPU feature branch, store.h100 main
@@ -164,6 +166,10 @@ def test_history_shows_the_change_point_and_bands(store: Any) -> None:
     runs_trace = next(t for t in fig["data"] if t.get("name", "").startswith(store.cpu_gpu[:20]) and
                       t["name"].endswith(": runs"))
     assert len(runs_trace["customdata"]) == 20  # one dot per run, carrying its run id for the click
+    # Compare across the change: the last run of the previous commit against the first at the new level
+    (link,) = at.get("page_link")
+    assert link.proto.page == "compare" and "(regression)" in link.proto.label
+    assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[store.step_at - 1]}"
 
 
 def test_history_filters(store: Any) -> None:
