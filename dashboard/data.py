@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -549,6 +550,27 @@ def overview_verdicts(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in OVERVIEW_COLUMNS]
 
 
+def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """One overview row (without its verdict counts) and the gate's verdict counts against the run before."""
+    run_id = str(r["run_id"])
+    prev = previous_run(all_runs, run_id)
+    counts: dict[str, int] = {}
+    worst = ""
+    if prev is not None:
+        cmp = compare(url, prev, run_id)
+        counts = cmp.counts
+        table = without_derived(cmp.table)
+        reg = table[table["verdict"] == "regressed"]
+        if len(reg):
+            top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
+            worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
+    row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
+           "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
+           "open_regressions": len(open_regressions(url, run_id)), "worst": worst,
+           "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped"}
+    return row, counts
+
+
 @st.cache_data(ttl=TTL_S, show_spinner="Checking the latest runs ...")
 def overview(url: str) -> pd.DataFrame:
     """Latest run per GPU and spec (and branch): its open regressions and the gate's verdicts
@@ -557,25 +579,9 @@ def overview(url: str) -> pd.DataFrame:
     latest = all_runs.drop_duplicates(["gpu", "spec", "branch"], keep="first")
     rows, all_counts = [], []
     for r in latest.to_dict("records"):
-        opened = open_regressions(url, str(r["run_id"]))
-        prev = previous_run(all_runs, str(r["run_id"]))
-        counts: dict[str, int] = {}
-        worst = ""
-        if prev is not None:
-            cmp = compare(url, prev, str(r["run_id"]))
-            counts = cmp.counts
-            table = without_derived(cmp.table)
-            reg = table[table["verdict"] == "regressed"]
-            if len(reg):
-                top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
-                worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
+        row, counts = _latest_row(url, all_runs, r)
+        rows.append(row)
         all_counts.append(counts)
-        rows.append({
-            "gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": r["run_id"],
-            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
-            "open_regressions": len(opened), "worst": worst,
-            "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped",
-        })
     verdicts = verdict_names({v: 1 for counts in all_counts for v in counts})
     df = pd.DataFrame([{**row, **{v: counts.get(v, 0) for v in verdicts}} for row, counts in zip(rows, all_counts,
                                                                                                   strict=True)])

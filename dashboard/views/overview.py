@@ -59,8 +59,8 @@ st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and bra
            "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
            "timed point are not counted again). Every metric regressed against the baseline is an open "
            "regression. Select a row to open the run.")
-COLUMNS = ["gpu", "spec", "branch", "open_regressions", *data.overview_verdicts(table), "worst", "commit", "created_at", "points",
-           "run_id", "baseline"]
+COLUMNS = ["gpu", "spec", "branch", "open_regressions", *data.overview_verdicts(table), "worst", "commit",
+           "created_at", "points", "run_id", "baseline"]
 table = table[COLUMNS] if len(table) else table
 event = st.dataframe(
     table, hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_table",

@@ -18,7 +18,7 @@ from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store
 from perfkit.store.read import get_run, load_run
 
-LINEAR_KEY = "custom/linear/tokens=32,d_model=512"
+LINEAR_KEY = "custom/linear/tokens=8,d_model=512"
 
 
 def git(repo: Path, *args: str) -> list[str]:
