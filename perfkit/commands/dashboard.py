@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="where run directories live, for traces and kernel tables (repeatable; default ./runs)")
     p.add_argument("--demo", action="store_true",
                    help="serve a demo store: real CPU runs of the commits of a small demo git repository "
-                        "(built once in about a minute, then reused)")
+                        "(12 profile runs, built once, then reused)")
     p.add_argument("--demo-dir", type=Path, default=None,
                    help="where the demo store lives (default: $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo)")
     p.add_argument("--rebuild-demo", action="store_true", help="build the demo store again")

@@ -97,9 +97,8 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     # Compare of the two runs the Overview links: the gate's verdict is the one the Overview shows
     base_run = demo.info["commits"][demo.info["change_at"] - 2]["run_id"]
     latest_run = demo.info["commits"][-1]["run_id"]
-    links = [e.proto for e in at.get("page_link") if LINEAR_KEY in e.proto.label]
-    assert [link.query_string for link in links] == [f"base={base_run}&run={latest_run}"]
-    assert links[0].label.endswith(f": {row['gate']}")
+    (link,) = [e.proto for e in at.get("page_link") if e.proto.query_string == f"base={base_run}&run={latest_run}"]
+    assert link.page == "compare" and link.label.endswith(f": {row['gate']}")
     at = app("views/compare.py", base=base_run, run=latest_run)
     table = frame(at, "cmp_table")
     verdict = table[(table["key"] == LINEAR_KEY) & (table["metric"] == "time_s")].iloc[0]["verdict"]
