@@ -2,25 +2,22 @@
 git repository, plus any GPU runs committed under benchmarks/results/.
 
 Built once into DEMO_DIR (default $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo), then reused.
-DEMO_DIR/repo is a git repository (dashboard.demo_repo) whose history is made commit by commit:
-after each commit, `perfkit profile --repo DEMO_DIR/repo` runs DEMO_SPEC in a subprocess from
-that checkout, so every run records the real commit and branch (`main`) it measured, and the
-`kind: custom` workload imports the checkout's own `demo_ops/linear.py`. Commit `change_at`
-really changes that code path (the weight's transpose is copied on every call), so its time
-steps up from that commit on under the same point key: History shows the change point, Overview
-the open regression, Compare the gate's verdict on it. Runs are sequential (one checkout; the
-store orders commits by run time). Only the last run records torch.profiler traces (the first
-trace of a process costs seconds of torch imports), so the Kernels page has traces to offer.
-Nothing here imports torch, and nothing here writes a run record: `perfkit profile` does.
+DEMO_DIR/repo is a git repository (dashboard.demo_repo) with one real commit per demo commit on
+branch `main`; each commit is profiled by `perfkit profile --repo` in a subprocess started in a
+clone checked out at that commit (dashboard.demo_runs), so every run records the real commit
+and branch it measured, and the `kind: custom` workload imports that checkout's own
+`demo_ops/linear.py`. Commit `change_at` really changes that code path (the weight's transpose
+is copied on every call), so its time steps up from that commit on under the same point key:
+History shows the change point, Overview the open regression, Compare the gate's verdict on it.
+Only the last run records torch.profiler traces (the first trace of a process costs seconds of
+torch imports), so the Kernels page has traces to offer. Nothing here imports torch, and
+nothing here writes a run record: `perfkit profile` does.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, commit_all, demo_history, init_repo
+from dashboard.demo_runs import profile_commits
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run
@@ -85,30 +83,6 @@ def default_dir() -> Path:
     return perfkit_home() / "demo"
 
 
-def _python_path() -> str:
-    """PYTHONPATH for a subprocess started elsewhere: this perfkit first, existing entries absolute."""
-    project = str(Path(__file__).resolve().parents[1])
-    rest = [str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return os.pathsep.join([project, *rest])
-
-
-def profile_once(spec: Path, out: Path, repo: Path) -> Path:
-    """One real `perfkit profile` of the checkout `repo` in a subprocess started there; its run directory."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": _python_path(),
-           "PYTHONDONTWRITEBYTECODE": "1"}  # no stale bytecode between two versions of demo_ops/
-    proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--quiet", "--no-store", "--repo",
-         str(repo)],
-        capture_output=True, text=True, env=env, cwd=repo, check=False,
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode not in (0, 3) or not lines or not Path(lines[-1]).is_dir():
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise StoreError(f"{spec}: demo profile failed (exit {proc.returncode}: {tail}); "
-                         "check `perfkit profile` works on this machine")
-    return Path(lines[-1])
-
-
 def result_runs(results: Path) -> list[Path]:
     """Run directories (holding a run record) under benchmarks/results/, if any."""
     from perfkit.store.selectors import is_run_path
@@ -134,30 +108,33 @@ def _write_specs(root: Path) -> dict[bool, Path]:
     return specs
 
 
-def make_runs(root: Path, commits: int, change_at: int, progress: Callable[[str], Any]) -> list[dict[str, str]]:
-    """Commit by commit: make the commit in root/repo, then profile that checkout. One dict per
-    commit: sha, message, run_id, run_dir."""
+def make_runs(root: Path, commits: int, change_at: int, workers: int,
+              progress: Callable[[str], Any]) -> list[dict[str, str]]:
+    """The demo repository's history in root/repo, then one real profile run per commit (in
+    clones under root/checkouts). One dict per commit: sha, message, run_id, run_dir."""
     repo, runs_dir = root / "repo", root / "runs"
     init_repo(repo)
-    runs_dir.mkdir(parents=True, exist_ok=True)
+    history = demo_history(commits, change_at)
+    shas = [commit_all(repo, commit) for commit in history]
     specs = _write_specs(root)
-    made: list[dict[str, str]] = []
-    created = []
-    for i, commit in enumerate(demo_history(commits, change_at), start=1):
-        sha = commit_all(repo, commit)
-        run_dir = profile_once(specs[i == commits], runs_dir, repo)
-        run = load_run(run_dir)
-        created.append(run.created)
-        made.append({"sha": sha, "message": commit.message, "run_id": run.run_id, "run_dir": str(run_dir)})
-        progress(f"  commit {i}/{commits} {sha[:10]} {commit.message}: run {run.run_id}")
+
+    def report(i: int, run_dir: Path) -> None:
+        progress(f"  commit {i + 1}/{commits} {shas[i][:10]} {history[i].message}: run {run_dir.name}")
+
+    run_dirs = profile_commits(repo, shas, lambda i: specs[i == commits - 1], runs_dir, root / "checkouts", workers,
+                               report)
+    runs = [load_run(d) for d in run_dirs]
+    created = [run.created for run in runs]
     if any(a >= b for a, b in itertools.pairwise(created)):  # the store orders commits by run time
         raise StoreError(f"{runs_dir}: demo runs are not in commit order ({created}); build again with "
                          "--rebuild-demo")
-    return made
+    return [{"sha": sha, "message": c.message, "run_id": run.run_id, "run_dir": str(d)}
+            for sha, c, run, d in zip(shas, history, runs, run_dirs, strict=True)]
 
 
 def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, change_at: int = CHANGE_AT,
-          results: Path | None = None, rebuild: bool = False, progress: Callable[[str], Any] = print) -> Demo:
+          results: Path | None = None, workers: int = 2, rebuild: bool = False,
+          progress: Callable[[str], Any] = print) -> Demo:
     """The demo store in `directory`: reused when built before (same DEMO_VERSION), else built."""
     from perfkit.store.api import store_run
     from perfkit.store.url import sqlite_url
@@ -173,8 +150,8 @@ def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, change_
     root.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     progress(f"perfkit: building the demo store in {root}: {commits} commits of a demo repository, one real "
-             "CPU run each")
-    made = make_runs(root, commits, change_at, progress)
+             f"CPU run each ({workers} at a time)")
+    made = make_runs(root, commits, change_at, workers, progress)
     stored = [store_run(Path(m["run_dir"]), sqlite_url(db)) for m in made]
     repo_root = Path(__file__).resolve().parents[1]
     gpu = [store_run(d, sqlite_url(db)) for d in result_runs(results or repo_root / "benchmarks" / "results")]

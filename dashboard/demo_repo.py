@@ -124,17 +124,35 @@ def git(repo: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
-def init_repo(repo: Path) -> None:
-    """A new, empty repository on branch main (an earlier demo repository there is replaced)."""
+def _replace(path: Path) -> None:
+    """Remove a repository the demo made before at `path`; refuse anything else."""
     import shutil
 
-    if repo.exists():
-        if not (repo / ".git" / MARKER).is_file():
-            raise StoreError(f"{repo}: exists and is not a perfkit demo repository; pass another --demo-dir")
-        shutil.rmtree(repo)
+    if path.exists():
+        if not (path / ".git" / MARKER).is_file():
+            raise StoreError(f"{path}: exists and is not a perfkit demo repository; pass another --demo-dir")
+        shutil.rmtree(path)
+
+
+def _mark(repo: Path) -> None:
+    (repo / ".git" / MARKER).write_text("made by perfkit dashboard --demo; rebuilt with --rebuild-demo\n")
+
+
+def init_repo(repo: Path) -> None:
+    """A new, empty repository on branch main (an earlier demo repository there is replaced)."""
+    _replace(repo)
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", BRANCH)
-    (repo / ".git" / MARKER).write_text("made by perfkit dashboard --demo; rebuilt with --rebuild-demo\n")
+    _mark(repo)
+
+
+def fresh_clone(origin: Path, dest: Path) -> Path:
+    """A clone of the demo repository at `dest` (an earlier demo clone there is replaced)."""
+    _replace(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    git(origin, "clone", "-q", str(origin), str(dest))
+    _mark(dest)
+    return dest
 
 
 def commit_all(repo: Path, commit: DemoCommit) -> str:
