@@ -60,7 +60,9 @@ def test_each_run_is_a_real_profile_of_a_real_commit(demo_store: Any) -> None:
                 row = get_run(conn, commit["run_id"])
                 assert (row.commit, row.branch) == (commit["sha"], BRANCH)
                 run = load_run(conn, commit["run_id"])
-                assert run.env["git"]["repo"] == str(repo) and run.env["git"]["dirty"] is False
+                checkout = Path(run.env["git"]["repo"])  # a clone of the demo repository, at that commit
+                assert checkout.parent == demo.directory / "checkouts" and run.env["git"]["dirty"] is False
+                assert git(checkout, "rev-parse", "--abbrev-ref", "HEAD") == [BRANCH]
                 assert "demo" not in run.env  # nothing re-filed: the record is perfkit profile's own
                 ok = [p for p in run.points if p.status == "ok"]
                 assert len(ok) == 4 and all(p.measurement and len(p.measurement.samples_s) >= 10 for p in ok)
