@@ -14,7 +14,9 @@ and analysis tables are looked up by run id), PERFKIT_DASHBOARD_DEMO (a demo-dat
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -224,7 +226,7 @@ def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
 class History:
     runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location), x
     commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high, x
-    changes: pd.DataFrame  # gpu, commit, created_at, magnitude, p_value, before, after, kind, x
+    changes: pd.DataFrame  # dashboard.series.CHANGE_COLUMNS (commit, previous_commit, base_run, first_run, ...), x
     # x: position of the commit in the time order of all commits shown
     unit: str
     direction: str
@@ -378,12 +380,29 @@ def roofline(url: str, run_id: str) -> tuple[Any, str]:
 
 # ----------------------------------------------------------------------------- comparisons
 
+VERDICTS = ("regressed", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow
+DERIVED = ("flop_per_s", "bytes_per_s")  # a point's time samples again, scaled
+
 
 @dataclass(frozen=True)
 class Compared:
     table: pd.DataFrame  # reports.html_data.COMPARE_COLUMNS
     note: str
-    counts: dict[str, int]
+    counts: dict[str, int]  # verdict -> metrics, derived throughput left out (see without_derived)
+
+
+def without_derived(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a comparison table that count: flop/s and bytes/s of a point that has a
+    time_s are that time's samples scaled, so one slower point is one regression, not three."""
+    if table.empty:
+        return table
+    timed = set(table.loc[table["metric"] == "time_s", "key"])
+    return table[~(table["metric"].isin(DERIVED) & table["key"].isin(timed))]
+
+
+def verdict_names(counts: dict[str, int]) -> list[str]:
+    """The gate's verdicts in display order, then any other verdict the gate gave (newer gates)."""
+    return [*VERDICTS, *sorted(v for v in counts if v not in VERDICTS)]
 
 
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
@@ -404,7 +423,13 @@ def compare(url: str, base_id: str, cand_id: str) -> Compared:
     result = compare_runs(base, cand, history_lookup(eng, cand, base))
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
-    return Compared(table, note, verdict_counts(table))
+    return Compared(table, note, verdict_counts(without_derived(table)))
+
+
+def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
+    """The comparison row of one point's metric, or None when the gate did not compare it."""
+    rows = cmp.table[(cmp.table["key"] == key) & (cmp.table["metric"] == metric)]
+    return {str(k): v for k, v in rows.iloc[0].items()} if len(rows) else None
 
 
 @st.cache_data(ttl=TTL_S, show_spinner="Diffing kernels ...")
@@ -438,29 +463,60 @@ def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
 
 
 OPEN_WINDOW = 200  # commits of each series searched for change points still in effect
-DERIVED_METRICS = (":flop_per_s", ":bytes_per_s")  # the time samples again, scaled
+OPEN_COLUMNS = ["gpu", "branch", "metric", "key", "name", "seen_by", "since_commit", "commits_since", "magnitude",
+                "p_value", "before", "after", "baseline_run", "run_id", "gate", "gate_change"]
+SEEN_BY_HISTORY = "change point"
+SEEN_BY_GATE = "gate vs run before"
 
 
 @st.cache_data(ttl=TTL_S, show_spinner="Looking for open regressions ...")
 def open_regressions(url: str, run_id: str) -> pd.DataFrame:
-    """Regressions still in effect at `run_id`: per metric of the run, on its GPU and branch, the
-    last change point of the newest OPEN_WINDOW commits when it made the metric worse.
+    """Regressions open at `run_id` on its GPU and branch, one row per metric (OPEN_COLUMNS):
 
-    Derived throughput metrics are skipped when the point has a time_s (same samples, scaled).
+    - seen by a change point: the metric's last change point in the newest OPEN_WINDOW commits
+      made it worse. `baseline_run` is the last run before that change, and `gate` the gate's
+      verdict on `run_id` against it (what Compare shows for the pair);
+    - seen by the gate: the gate calls the metric regressed against the run before (Overview's
+      baseline), and no change point covers it yet (detection needs 5 commits a side).
+
+    So every metric the Overview counts as regressed against the baseline is listed here.
+    Derived throughput metrics are left out when the point has a time_s (without_derived).
     """
+    all_runs = runs(url)
+    row = all_runs[all_runs["run_id"] == run_id].iloc[0]
+    gpu, branch = str(row["gpu"]), row["branch"]
+    out = _change_point_regressions(url, run_id, gpu, branch)
+    for r in out:
+        if r["baseline_run"]:
+            _add_gate(r, compare(url, r["baseline_run"], run_id))
+    prev = previous_run(all_runs, run_id)
+    if prev is not None:
+        seen = {r["name"] for r in out}
+        cmp = compare(url, prev, run_id)
+        for c in without_derived(cmp.table).to_dict("records"):
+            name = f"{c['key']}:{c['metric']}"
+            if c["verdict"] == "regressed" and name not in seen:
+                out.append({"gpu": gpu, "branch": branch, "metric": c["metric"], "key": c["key"], "name": name,
+                            "seen_by": SEEN_BY_GATE, "since_commit": row["commit"], "commits_since": 1,
+                            "magnitude": c["ratio"] - 1.0, "p_value": c["p_value"], "before": c["base_value"],
+                            "after": c["cand_value"], "baseline_run": prev, "run_id": run_id,
+                            "gate": c["verdict"], "gate_change": c["ratio"] - 1.0})
+    return pd.DataFrame(out, columns=OPEN_COLUMNS)
+
+
+def _change_point_regressions(url: str, run_id: str, gpu: str, branch: str | None) -> list[dict[str, Any]]:
+    """Metrics of the run whose latest change point (its GPU and branch) made them worse."""
     from dashboard.series import gpu_series, history_frame
     from perfkit.store import schema
 
     m = schema.metrics
-    all_runs = runs(url)
-    row = all_runs[all_runs["run_id"] == run_id].iloc[0]
-    gpu, branch = str(row["gpu"]), row["branch"]
     out = []
     with _engine(url).connect() as conn:
         names = conn.execute(select(m.c.name, m.c.direction).where(m.c.run_id == run_id).order_by(m.c.id)).all()
         timed = {n.rpartition(":")[0] for n, _ in names if n.endswith(":time_s")}
         for name, direction in names:
-            if name.endswith(DERIVED_METRICS) and name.rpartition(":")[0] in timed:
+            key, metric = split_metric(name)
+            if metric in DERIVED and key in timed:
                 continue
             hist = history_frame(conn, name, [gpu], branch, limit=OPEN_WINDOW)
             if len(hist) < 2:
@@ -469,43 +525,66 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
             if changes and changes[-1]["kind"] == "regression":
                 last = changes[-1]
                 since = sum(1 for c in commits if c["created_epoch"] >= last["created_epoch"])
-                key, metric = split_metric(name)
                 out.append({"gpu": gpu, "branch": branch, "metric": metric, "key": key, "name": name,
-                            "since_commit": last["commit"], "commits_since": since,
-                            "magnitude": last["magnitude"], "p_value": last["p_value"],
-                            "before": last["before"], "after": last["after"]})
-    return pd.DataFrame(out, columns=["gpu", "branch", "metric", "key", "name", "since_commit", "commits_since",
-                                      "magnitude", "p_value", "before", "after"])
+                            "seen_by": SEEN_BY_HISTORY, "since_commit": last["commit"], "commits_since": since,
+                            "magnitude": last["magnitude"], "p_value": last["p_value"], "before": last["before"],
+                            "after": last["after"], "baseline_run": last["base_run"], "run_id": run_id,
+                            "gate": "", "gate_change": math.nan})
+    return out
+
+
+def _add_gate(row: dict[str, Any], cmp: Compared) -> None:
+    found = gate_row(cmp, row["key"], row["metric"])
+    if found is not None:
+        row["gate"], row["gate_change"] = str(found["verdict"]), float(found["ratio"]) - 1.0
+    else:
+        row["gate"] = "not compared"
+
+
+OVERVIEW_COLUMNS = ("gpu", "spec", "branch", "run_id", "created_at", "commit", "baseline", "open_regressions",
+                    "worst", "points")  # then one column per verdict (overview_verdicts)
+
+
+def overview_verdicts(table: pd.DataFrame) -> list[str]:
+    """The verdict columns of an overview table, in display order."""
+    return [c for c in table.columns if c not in OVERVIEW_COLUMNS]
+
+
+def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """One overview row (without its verdict counts) and the gate's verdict counts against the run before."""
+    run_id = str(r["run_id"])
+    prev = previous_run(all_runs, run_id)
+    counts: dict[str, int] = {}
+    worst = ""
+    if prev is not None:
+        cmp = compare(url, prev, run_id)
+        counts = cmp.counts
+        table = without_derived(cmp.table)
+        reg = table[table["verdict"] == "regressed"]
+        if len(reg):
+            top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
+            worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
+    row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
+           "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
+           "open_regressions": len(open_regressions(url, run_id)), "worst": worst,
+           "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped"}
+    return row, counts
 
 
 @st.cache_data(ttl=TTL_S, show_spinner="Checking the latest runs ...")
 def overview(url: str) -> pd.DataFrame:
-    """Latest run per GPU and spec (and branch): its open regressions (change points still in
-    effect) and the gate's verdicts against the run before it; rows with regressions first."""
+    """Latest run per GPU and spec (and branch): its open regressions and the gate's verdicts
+    against the run before it (counted as in Compare); rows with regressions first."""
     all_runs = runs(url)
     latest = all_runs.drop_duplicates(["gpu", "spec", "branch"], keep="first")
-    rows = []
+    rows, all_counts = [], []
     for r in latest.to_dict("records"):
-        opened = open_regressions(url, str(r["run_id"]))
-        prev = previous_run(all_runs, str(r["run_id"]))
-        counts: dict[str, int] = {}
-        worst = ""
-        if prev is not None:
-            cmp = compare(url, prev, str(r["run_id"]))
-            counts = cmp.counts
-            reg = cmp.table[cmp.table["verdict"] == "regressed"]
-            if len(reg):
-                top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
-                worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
-        rows.append({
-            "gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": r["run_id"],
-            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
-            "open_regressions": len(opened), "regressed": counts.get("regressed", 0), "improved": counts.get("improved", 0),
-            "noisy": counts.get("noisy", 0), "incomparable": counts.get("incomparable", 0),
-            "unchanged": counts.get("unchanged", 0), "worst": worst,
-            "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped",
-        })
-    df = pd.DataFrame(rows)
+        row, counts = _latest_row(url, all_runs, r)
+        rows.append(row)
+        all_counts.append(counts)
+    verdicts = verdict_names({v: 1 for counts in all_counts for v in counts})
+    df = pd.DataFrame([{**row, **{v: counts.get(v, 0) for v in verdicts}} for row, counts in zip(rows, all_counts,
+                                                                                                  strict=True)])
     if df.empty:
         return df
     return df.sort_values(["open_regressions", "regressed", "gpu", "spec"], ascending=[False, False, True, True],

@@ -1,47 +1,58 @@
-"""The demo store behind `perfkit dashboard --demo`: real CPU runs filed under a short,
-clearly labelled demo commit history, plus any GPU runs committed under benchmarks/results/.
+"""The demo store behind `perfkit dashboard --demo`: real CPU runs of real commits of a small demo
+git repository, plus any GPU runs committed under benchmarks/results/.
 
 Built once into DEMO_DIR (default $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo), then reused.
-Each run is a real `perfkit profile` of DEMO_SPEC (a trimmed examples/gemm-cpu.yaml, so it
-takes seconds) in a subprocess; only its git fields are replaced by the demo commit it is filed
-under, and `env.extra.demo` says so. Only the last run records torch.profiler traces (the first trace
-of a process costs seconds of torch imports), so the Kernels page has traces to offer.
-Nothing here imports torch.
+DEMO_DIR/repo is a git repository (dashboard.demo_repo) with one real commit per demo commit on
+branch `main`; each commit is profiled by `perfkit profile --repo` in a subprocess started in a
+clone checked out at that commit (dashboard.demo_runs), so every run records the real commit
+and branch it measured, and the `kind: custom` workload imports that checkout's own
+`demo_ops/linear.py`. Commit `change_at` really changes that code path (the weight's transpose
+is copied on every call), so its time steps up from that commit on under the same point key:
+History shows the change point, Overview the open regression, Compare the gate's verdict on it.
+Only the last run records torch.profiler traces (the first trace of a process costs seconds of
+torch imports), so the Kernels page has traces to offer. Nothing here imports torch, and
+nothing here writes a run record: `perfkit profile` does.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, commit_all, demo_history, init_repo
+from dashboard.demo_runs import profile_commits
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.errors import StoreError
-from perfkit.core.record import RUN_FILE
+from perfkit.core.record import load_run
 
-DEMO_VERSION = 1
-DEMO_BRANCH = "demo"
-DEMO_COMMITS = 10
+DEMO_VERSION = 2
+DEMO_COMMITS = 12  # the fewest with which a step can be detected at p <= 0.005, 5 commits a side
+CHANGE_AT = 7
 MARKER = "demo.json"
-DEMO_LABEL = ("Real CPU runs of a small GEMM sweep on this machine, filed under a synthetic demo commit "
-              "history (branch 'demo', commits demo-01 ... demo-{n:02d})")
+SPEC_NAME = "demo-cpu"
+DEMO_LABEL = ("Real CPU runs on this machine of {n} real commits of a small demo git repository (branch "
+              "'main'); commit {k} ({sha}, '{message}') makes its linear layer copy the weight on every call")
 DEMO_SPEC = """\
-# perfkit dashboard demo: a trimmed examples/gemm-cpu.yaml (fp32 square and skinny GEMMs).
-name: demo-gemm-cpu
-description: Dashboard demo data - small fp32 GEMMs on the CPU.
+# perfkit dashboard demo: the demo repository's linear layer, and fp32 square and skinny GEMMs.
+name: demo-cpu
+description: Dashboard demo - a custom linear layer from the demo repository and small fp32 GEMMs on the CPU.
 device: cpu
 seed: 0
 cpu_threads: 1
-timing: {warmup_s: 0.01, budget_s: 0.08, min_reps: 10, target_rel_ci: 0.03}
+timing: {warmup_s: 0.01, budget_s: 0.08, min_reps: 40, target_rel_ci: 0.03}  # 40+ samples: power for the gate
 profile: {torch_profiler: TRACE, nvtx: false, profiled_iters: 1}
 workloads:
+  - kind: custom
+    name: linear
+    entry: demo_ops.linear:linear_case
+    reference: demo_ops.linear:linear_reference
+    params: {tokens: 8, d_model: 512}  # a decode batch: the copy of W dominates once it is made
+    cost: {flop: 2*tokens*d_model*d_model, bytes: 4*(2*tokens*d_model + d_model*d_model)}
   - kind: gemm
     name: square
     m: [128, 256]
@@ -50,7 +61,7 @@ workloads:
     dtypes: [fp32]
   - kind: gemm
     name: skinny-decode
-    m: [1, 8]
+    m: 8
     n: 1024
     k: 1024
     dtypes: [fp32]
@@ -72,87 +83,86 @@ def default_dir() -> Path:
     return perfkit_home() / "demo"
 
 
-def demo_commit(i: int) -> str:
-    """The demo commit id i: 'demo-01', 'demo-02', ... (never mistaken for a real SHA)."""
-    return f"demo-{i:02d}"
-
-
-def file_under_commit(run_dir: Path, i: int, n: int) -> None:
-    """Replace the run's git fields with demo commit i of n (the measurements stay as they are)."""
-    path = run_dir / RUN_FILE
-    record = json.loads(path.read_text())
-    env = record.setdefault("env", {})
-    env.setdefault("extra", {})["demo"] = {"commit_index": i, "commits": n, "real_git": env.get("git"),
-                   "note": "perfkit dashboard --demo: a real run filed under a synthetic commit"}
-    env["git"] = {"commit": demo_commit(i), "branch": DEMO_BRANCH, "dirty": False, "repo": "demo"}
-    write_json_atomic(path, record)
-
-
-def profile_once(spec: Path, out: Path, repo: Path) -> Path:
-    """One real `perfkit profile` run in a subprocess; its run directory."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--quiet", "--no-store", "--repo",
-         str(repo)],
-        capture_output=True, text=True, env=env, check=False,
-    )
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode not in (0, 3) or not lines or not (Path(lines[-1]) / RUN_FILE).is_file():
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise StoreError(f"{spec}: demo profile failed (exit {proc.returncode}: {tail}); "
-                         "check `perfkit profile` works on this machine")
-    return Path(lines[-1])
-
-
 def result_runs(results: Path) -> list[Path]:
-    """Run directories (holding a run.json) under benchmarks/results/, if any."""
+    """Run directories (holding a run record) under benchmarks/results/, if any."""
+    from perfkit.store.selectors import is_run_path
+
     if not results.is_dir():
         return []
-    return sorted(p.parent for p in results.rglob(RUN_FILE))
+    return sorted(d for d in results.rglob("*") if d.is_dir() and is_run_path(str(d)))
 
 
-def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, results: Path | None = None,
-          workers: int = 2, rebuild: bool = False, progress: Callable[[str], Any] = print) -> Demo:
+def _reuse(root: Path, db: Path) -> dict[str, Any] | None:
+    marker = root / MARKER
+    if not (marker.is_file() and db.is_file()):
+        return None
+    info = json.loads(marker.read_text())
+    return info if info.get("version") == DEMO_VERSION else None
+
+
+def _write_specs(root: Path) -> dict[bool, Path]:
+    specs = {}
+    for traced in (False, True):
+        specs[traced] = root / f"{SPEC_NAME}{'-traced' if traced else ''}.yaml"
+        specs[traced].write_text(DEMO_SPEC.replace("TRACE", "true" if traced else "false"))
+    return specs
+
+
+def make_runs(root: Path, commits: int, change_at: int, workers: int,
+              progress: Callable[[str], Any]) -> list[dict[str, str]]:
+    """The demo repository's history in root/repo, then one real profile run per commit (in
+    clones under root/checkouts). One dict per commit: sha, message, run_id, run_dir."""
+    repo, runs_dir = root / "repo", root / "runs"
+    init_repo(repo)
+    history = demo_history(commits, change_at)
+    shas = [commit_all(repo, commit) for commit in history]
+    specs = _write_specs(root)
+
+    def report(i: int, run_dir: Path) -> None:
+        progress(f"  commit {i + 1}/{commits} {shas[i][:10]} {history[i].message}: run {run_dir.name}")
+
+    run_dirs = profile_commits(repo, shas, lambda i: specs[i == commits - 1], runs_dir, root / "checkouts", workers,
+                               report)
+    runs = [load_run(d) for d in run_dirs]
+    created = [run.created for run in runs]
+    if any(a >= b for a, b in itertools.pairwise(created)):  # the store orders commits by run time
+        raise StoreError(f"{runs_dir}: demo runs are not in commit order ({created}); build again with "
+                         "--rebuild-demo")
+    return [{"sha": sha, "message": c.message, "run_id": run.run_id, "run_dir": str(d)}
+            for sha, c, run, d in zip(shas, history, runs, run_dirs, strict=True)]
+
+
+def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, change_at: int = CHANGE_AT,
+          results: Path | None = None, workers: int = 2, rebuild: bool = False,
+          progress: Callable[[str], Any] = print) -> Demo:
     """The demo store in `directory`: reused when built before (same DEMO_VERSION), else built."""
     from perfkit.store.api import store_run
     from perfkit.store.url import sqlite_url
 
-    root = Path(directory) if directory else default_dir()
+    root = (Path(directory) if directory else default_dir()).resolve()  # subprocesses run elsewhere
     db = root / "demo.db"
     runs_dir = root / "runs"
-    label = DEMO_LABEL.format(n=commits)
-    marker = root / MARKER
-    if not rebuild and marker.is_file() and db.is_file():
-        info = json.loads(marker.read_text())
-        if info.get("version") == DEMO_VERSION:
-            return Demo(root, sqlite_url(db), runs_dir, str(info.get("label", label)), built=False)
-    for stale in (db, root / "demo.db-wal", root / "demo.db-shm", marker):
+    info = None if rebuild else _reuse(root, db)
+    if info is not None:
+        return Demo(root, sqlite_url(db), runs_dir, str(info["label"]), built=False)
+    for stale in (db, root / "demo.db-wal", root / "demo.db-shm", root / MARKER):
         stale.unlink(missing_ok=True)
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    specs = {}
-    for traced in (False, True):
-        specs[traced] = root / f"demo-gemm-cpu{'-traced' if traced else ''}.yaml"
-        specs[traced].write_text(DEMO_SPEC.replace("TRACE", "true" if traced else "false"))
-    repo = Path(__file__).resolve().parents[1]
+    root.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    progress(f"perfkit: building the demo store in {root}: {commits} real CPU runs ({workers} at a time)")
-
-    def one(i: int) -> Path:
-        run_dir = profile_once(specs[i == commits], runs_dir, repo)
-        progress(f"  run {i}/{commits}: {run_dir.name}")
-        return run_dir
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        made = list(pool.map(one, range(1, commits + 1)))
-    # commit order = the store's order of runs (creation time, then run id)
-    made.sort(key=lambda d: (json.loads((d / RUN_FILE).read_text())["created"], d.name))
-    for i, run_dir in enumerate(made, start=1):
-        file_under_commit(run_dir, i, commits)
-    stored = [store_run(run_dir, sqlite_url(db)) for run_dir in made]
-    gpu = [store_run(run_dir, sqlite_url(db)) for run_dir in result_runs(results or repo / "benchmarks" / "results")]
+    progress(f"perfkit: building the demo store in {root}: {commits} commits of a demo repository, one real "
+             f"CPU run each ({workers} at a time)")
+    made = make_runs(root, commits, change_at, workers, progress)
+    stored = [store_run(Path(m["run_dir"]), sqlite_url(db)) for m in made]
+    repo_root = Path(__file__).resolve().parents[1]
+    gpu = [store_run(d, sqlite_url(db)) for d in result_runs(results or repo_root / "benchmarks" / "results")]
+    change = made[change_at - 1]
+    label = DEMO_LABEL.format(n=commits, k=change_at, sha=change["sha"][:10], message=CHANGE_MESSAGE)
     if gpu:
         label += f"; plus {len(gpu)} GPU run(s) from benchmarks/results/"
-    write_json_atomic(marker, {"version": DEMO_VERSION, "label": label, "runs": stored, "gpu_runs": gpu,
-                               "built_s": round(time.perf_counter() - start, 1)})
-    progress(f"perfkit: demo store ready in {time.perf_counter() - start:.0f} s")
+    built_s = round(time.perf_counter() - start, 1)
+    write_json_atomic(root / MARKER, {
+        "version": DEMO_VERSION, "label": label, "branch": BRANCH, "change_at": change_at,
+        "commits": [{k: m[k] for k in ("sha", "message", "run_id")} for m in made],
+        "runs": stored, "gpu_runs": gpu, "built_s": built_s})
+    progress(f"perfkit: demo store ready in {built_s:.0f} s")
     return Demo(root, sqlite_url(db), runs_dir, label, built=True)

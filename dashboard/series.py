@@ -21,7 +21,10 @@ from sqlalchemy import Connection, select
 
 RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
 COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "segment", "level", "band_low", "band_high"]
-CHANGE_COLUMNS = ["gpu", "commit", "created_epoch", "magnitude", "p_value", "before", "after", "kind"]
+CHANGE_COLUMNS = ["gpu", "commit", "previous_commit", "created_epoch", "magnitude", "p_value", "before", "after",
+                  "kind", "base_run", "first_run"]
+# previous_commit: the last commit at the old level; base_run: its last run; first_run: the first
+# run at the new level (the pair Compare shows for the change)
 
 
 def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str | None,
@@ -128,10 +131,14 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
                      "band_high": level * width}
                     for c in records[a:b]]
     changes = []
+    if cps:
+        ordered = runs.sort_values(["created_epoch", "run_id"], kind="stable").groupby("commit", sort=False)["run_id"]
+        last_run, first_run = ordered.last(), ordered.first()
     for cp in cps:
-        c = records[cp.index]
+        c, prev = records[cp.index], records[cp.index - 1]
         worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
-        changes.append({"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"],
-                        "magnitude": cp.magnitude, "p_value": cp.p_value, "before": cp.before, "after": cp.after,
-                        "kind": "regression" if worse else "improvement"})
+        changes.append({"gpu": gpu, "commit": c["commit"], "previous_commit": prev["commit"],
+                        "created_epoch": c["created_epoch"], "magnitude": cp.magnitude, "p_value": cp.p_value,
+                        "before": cp.before, "after": cp.after, "kind": "regression" if worse else "improvement",
+                        "base_run": str(last_run[prev["commit"]]), "first_run": str(first_run[c["commit"]])})
     return commits, changes, sigma

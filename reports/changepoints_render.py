@@ -9,6 +9,9 @@ from typing import Any
 
 from perfkit.regression.gate_types import HIGHER
 
+COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
+LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
+
 
 @dataclass(frozen=True)
 class ChangeRow:
@@ -53,13 +56,13 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str
     lines = [f"{s.metric} on {s.gpu}: {s.commits} commits" for s in series]
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
-    table = [("metric", "gpu", "commit", "after", "magnitude", "p", "kind")]
+    table = [COLUMNS]
     for r in rows:
-        table.append((r.metric, r.gpu, r.commit[:12], (r.previous_commit or "-")[:12],
+        table.append((r.metric, r.gpu, (r.previous_commit or "-")[:12], r.commit[:12],
                       f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, LEGEND]) + "\n"
 
 
 def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
@@ -68,9 +71,9 @@ def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> 
     out.append("")
     if not rows:
         return "\n".join([*out, "No change points."]) + "\n"
-    out += ["| metric | gpu | commit | after | magnitude | p | kind |", "|---|---|---|---|---:|---:|---|"]
+    out += ["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---|---:|---:|---|"]
     for r in rows:
         mark = "❌" if r.kind == "regression" else "✅"
-        out.append(f"| `{r.metric}` | {r.gpu} | `{r.commit[:12]}` | `{(r.previous_commit or '-')[:12]}` | "
+        out.append(f"| `{r.metric}` | {r.gpu} | `{(r.previous_commit or '-')[:12]}` | `{r.commit[:12]}` | "
                    f"{r.magnitude * 100:+.2f}% | {r.p_value:.2g} | {mark} {r.kind} |")
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, "", LEGEND]) + "\n"

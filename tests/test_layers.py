@@ -138,6 +138,4 @@ def test_one_writer_each_for_run_json_and_run_partial_json() -> None:
             text = path.read_text()
             if "write_json_atomic(" in text and ("RUN_FILE" in text or "PARTIAL_FILE" in text):
                 writers.append(str(path.relative_to(ROOT)))
-    # dashboard/demo.py still re-files real runs under demo commits by editing run.json: being
-    # replaced by real commits in a demo git repository (issue 16)
-    assert sorted(writers) == ["dashboard/demo.py", "perfkit/pipeline/run_files.py"]
+    assert sorted(writers) == ["perfkit/pipeline/run_files.py"]

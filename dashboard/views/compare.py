@@ -27,9 +27,11 @@ if base == cand:
     st.info("Pick two different runs.")
     st.stop()
 result = data.compare(url, base, cand)
-cols = st.columns(5)
-for col, verdict in zip(cols, ("regressed", "improved", "noisy", "incomparable", "unchanged"), strict=True):
+verdicts = data.verdict_names(result.counts)
+for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
     col.metric(verdict, result.counts.get(verdict, 0))
+st.caption("Metrics per verdict, as Overview counts them: flop/s and bytes/s of a timed point are its time's samples "
+           "scaled and are not counted again (the table shows them).")
 if result.note:
     st.caption(f"Not compared: {widgets.md_text(result.note)}")
 if result.table.empty:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, figures, widgets
+from perfkit.regression.changepoint import ChangePointOptions
 from reports.markdown_run import md_text
 
 DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)
+MAX_LINKS = 5  # change points offered for Compare, newest first
 
 st.title("History")
 url = widgets.store_url()
@@ -83,11 +85,25 @@ if picked:
     widgets.open_run(str(picked[0]["customdata"][0]))
 st.subheader(f"Change points ({len(h.changes)})")
 if h.changes.empty:
-    st.caption("None detected in this range (p <= 0.001 and at least 1%, 5 commits a side).")
+    opts = ChangePointOptions()  # the defaults dashboard.series detects with
+    st.caption(f"None detected in this range (p <= {opts.max_p:g} and at least {opts.min_magnitude:.1%}, "
+               f"{opts.min_size} commits a side).")
 else:
-    st.dataframe(h.changes[["gpu", "commit", "created_at", "kind", "magnitude", "p_value", "before", "after"]],
+    st.dataframe(h.changes[["gpu", "previous_commit", "commit", "created_at", "kind", "magnitude", "p_value",
+                            "before", "after"]],
                  hide_index=True, key="history_changes",
-                 column_config={"magnitude": st.column_config.NumberColumn(format="percent")})
+                 column_config={"previous_commit": st.column_config.TextColumn(
+                                    "previous commit", width="small", help="the last commit at the old level"),
+                                "commit": st.column_config.TextColumn(
+                                    "commit", width="small", help="the first commit at the new level"),
+                                "magnitude": st.column_config.NumberColumn(format="percent")})
+    st.caption("The gate's verdict on a change: the last run of the previous commit against the first run at the "
+               "new level.")
+    for change in h.changes.sort_values("created_epoch", ascending=False).head(MAX_LINKS).to_dict("records"):
+        st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
+                     label=md_text(f"Compare {change['gpu']}: {change['previous_commit'][:10]} → "
+                                   f"{change['commit'][:10]} ({change['kind']})"),
+                     query_params={"base": change["base_run"], "run": change["first_run"]})
 st.subheader("Runs")
 table = h.runs.sort_values("created_epoch", ascending=False)[["run_id", "gpu", "created_at", "commit", "branch",
                                                               "value", "n"]]

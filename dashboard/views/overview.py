@@ -6,6 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, widgets
+from reports.markdown_run import md_text
+
+MAX_LINKS = 5  # open regressions offered for Compare, largest first
 
 st.title("Overview")
 url = widgets.store_url()
@@ -19,28 +22,45 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("Runs stored", state.runs)
 c2.metric("GPUs", all_runs["gpu"].nunique())
 c3.metric("Specs", all_runs["spec"].nunique())
-c4.metric("Open regressions", len(opened))
+c4.metric("Open regressions", len(opened),
+          help="metrics whose latest change point made them worse, plus metrics the gate calls regressed against "
+               "the run before")
 
 st.subheader("Open regressions")
 if opened.empty:
-    st.success("None: no metric's latest change point (newest 200 commits per GPU and branch) made it worse.")
+    st.success("None: no metric's latest change point (newest 200 commits per GPU and branch) made it worse, and "
+               "the gate calls no metric of a latest run regressed against the run before.")
 else:
-    st.caption("A change point that made a metric worse and is still its latest one. Select a row to see its "
-               "history.")
+    st.caption("Seen by a change point (still the metric's latest one; `gate`: the gate's verdict on the latest "
+               "run against the last run before the change), or by the gate against the run before (too new for a "
+               f"change point: 5 commits a side). Select a row to see its History; the links (largest {MAX_LINKS}) "
+               "open the Compare of its two runs.")
     shown = opened.sort_values("magnitude", key=abs, ascending=False).reset_index(drop=True)
-    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "since_commit", "commits_since", "magnitude",
-                               "p_value", "before", "after"]],
+    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "seen_by", "magnitude", "gate", "gate_change",
+                               "since_commit", "commits_since", "p_value", "before", "after"]],
                         hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_open",
-                        column_config={"magnitude": st.column_config.NumberColumn(format="percent"),
+                        column_config={"seen_by": st.column_config.TextColumn("seen by"),
+                                       "since_commit": st.column_config.TextColumn("since commit", width="small"),
+                                       "magnitude": st.column_config.NumberColumn(format="percent"),
+                                       "gate_change": st.column_config.NumberColumn("gate change", format="percent"),
                                        "p_value": st.column_config.NumberColumn(format="%.2g")})
     if pick.selection.rows:
-        st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(shown.iloc[pick.selection.rows[0]]["name"])})
+        row = shown.iloc[pick.selection.rows[0]]
+        st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(row["name"]),
+                                                          "branch": str(row["branch"] or "(all)")})
+    for reg in shown.head(MAX_LINKS).to_dict("records"):  # the gate's verdict on each, in Compare
+        st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
+                     label=md_text(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
+                                   f"→ {reg['run_id']}: {reg['gate'] or 'not compared'}"),
+                     query_params={"base": str(reg["baseline_run"]), "run": str(reg["run_id"])})
 
 st.subheader("Latest runs")
-st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and branch, with its open regressions and "
-           "the gate's verdicts against the run before it (its baseline). Select a row to open the run.")
-COLUMNS = ["gpu", "spec", "branch", "open_regressions", "regressed", "improved", "noisy", "incomparable",
-           "unchanged", "worst", "commit", "created_at", "points", "run_id", "baseline"]
+st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and branch, with its open "
+           "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
+           "timed point are not counted again). Every metric regressed against the baseline is an open "
+           "regression. Select a row to open the run.")
+COLUMNS = ["gpu", "spec", "branch", "open_regressions", *data.overview_verdicts(table), "worst", "commit",
+           "created_at", "points", "run_id", "baseline"]
 table = table[COLUMNS] if len(table) else table
 event = st.dataframe(
     table, hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_table",

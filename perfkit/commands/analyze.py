@@ -1,7 +1,9 @@
-"""`perfkit analyze TRACE... [--vs TRACE] [--format table|json|csv]`: trace -> tables.
+"""`perfkit analyze TRACE... [--vs BASE] [--format table|json|csv]`: trace -> tables.
 
-Several TRACE files are the ranks of one job (merged by distributedInfo.rank). With `--vs`,
-prints the kernel-level diff of TRACE (A) against the --vs trace (B) instead.
+Several TRACE files are the ranks of one job (merged by distributedInfo.rank). With `--vs BASE`
+(a baseline trace: the "before" side, as in `perfkit report RUN --vs BASE` and `perfkit compare
+BASE CAND`) it prints instead the kernel-level diff of TRACE against BASE: A columns are BASE,
+B columns TRACE, delta = B - A, so "slower" / "added" say how TRACE changed.
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "analyze",
         help="analyze Kineto traces: kernels, temporal / idle breakdown, launch overhead, ranges",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help=".json or .json.gz (one per rank)")
-    parser.add_argument("--vs", type=Path, metavar="TRACE", help="diff: kernels of TRACE (A) vs this trace (B)")
+    parser.add_argument("--vs", type=Path, metavar="BASE",
+                        help="baseline trace (the before side): print the kernel diff of TRACE against it "
+                             "(A = BASE, B = TRACE; 'slower' means TRACE is slower)")
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
     parser.add_argument(
         "--only",
@@ -46,7 +51,7 @@ def _tables(args: argparse.Namespace) -> dict[str, Any]:
     if args.vs is not None:
         from analyzers.diff import diff_totals, trace_diff
 
-        diff = trace_diff(table, load_traces([args.vs]))
+        diff = trace_diff(load_traces([args.vs]), table)  # A = the baseline (before), B = TRACE (after)
         return {"diff_totals": diff_totals(diff), "diff": diff}
     names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
     unknown = [n for n in names if n not in ANALYSES]

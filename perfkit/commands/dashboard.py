@@ -4,7 +4,9 @@ Pages: Overview (latest runs per GPU and spec, open regressions first), History 
 commits per GPU with noise bands and change points), Compare (two runs: verdicts and kernel
 diff), Roofline, Kernels (top kernels, launch overhead, idle; trace download) and Run.
 The store is read, never written. The server listens on 127.0.0.1 unless --host says otherwise.
-`--demo` builds (once, then reuses) a demo store from real CPU runs and serves it.
+`--demo` builds (once, then reuses) a demo store and serves it: a small git repository made
+commit by commit, each commit profiled on this CPU with `perfkit profile --repo`; one commit
+really slows a code path, so History, Overview and Compare have a regression to show.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--runs", type=Path, action="append", default=None, metavar="DIR",
                    help="where run directories live, for traces and kernel tables (repeatable; default ./runs)")
     p.add_argument("--demo", action="store_true",
-                   help="serve a demo store built from real CPU runs (built once, then reused)")
+                   help="serve a demo store: real CPU runs of the commits of a small demo git repository "
+                        "(12 profile runs, built once, then reused)")
     p.add_argument("--demo-dir", type=Path, default=None,
                    help="where the demo store lives (default: $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo)")
     p.add_argument("--rebuild-demo", action="store_true", help="build the demo store again")

@@ -3,7 +3,8 @@
 METRIC is a stored metric name or a glob ("gemm/*:time_s"). Each commit's value is the median
 over its runs of each run's location; change points come from rank-based binary segmentation
 with a permutation test and a minimum magnitude (perfkit/regression/changepoint.py). Reported per change
-point: the first commit at the new level, its magnitude and p-value. Exit 0; 2 on bad input.
+point: the previous commit (the last at the old level), the commit (the first at the new level),
+the magnitude (relative change of the level) and p-value. Exit 0; 2 on bad input.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ def test_cli_vs_and_out(gpu_trace: Path, kineto, tmp_path: Path, capsys: pytest.
     t.kernel("ampere_sgemm_128x64_nn", 1, 2, 5, 30)
     other = t.write(tmp_path / "b.json")
     out_dir = tmp_path / "out"
-    assert main(["analyze", str(gpu_trace), "--vs", str(other), "--format", "csv", "--out", str(out_dir)]) == 0
+    # --vs names the baseline (before): the diff says how TRACE (`other`) changed against it
+    assert main(["analyze", str(other), "--vs", str(gpu_trace), "--format", "csv", "--out", str(out_dir)]) == 0
     text = capsys.readouterr().out
     assert "# diff_totals" in text and "# diff" in text
     diff = pd.read_csv(out_dir / "diff.csv").set_index("name")

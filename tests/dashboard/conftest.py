@@ -17,6 +17,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,6 +164,38 @@ def build_seeded(tmp: Path) -> Seeded:
 @pytest.fixture(scope="session")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return build_seeded(tmp_path_factory.mktemp("seeded"))
+
+
+@dataclass(frozen=True)
+class DemoStore:
+    demo: Any  # dashboard.demo.Demo
+    info: dict  # its demo.json: commits (sha, message, run_id), change_at, runs, gpu_runs
+    gpu_run: str  # the run copied into the demo's results folder
+
+    @property
+    def change_sha(self) -> str:
+        return str(self.info["commits"][self.info["change_at"] - 1]["sha"])
+
+    @property
+    def before_sha(self) -> str:
+        return str(self.info["commits"][self.info["change_at"] - 2]["sha"])
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory, seeded: Seeded) -> DemoStore:
+    """The real demo (dashboard.demo.build, default commits), built once per session, with one
+    seeded H100 run standing in for benchmarks/results/."""
+    from dashboard.demo import build
+
+    root = tmp_path_factory.mktemp("demo")
+    results = root / "results"
+    shutil.copytree(seeded.runs_root / seeded.h100_runs[-1], results / "h100" / seeded.h100_runs[-1])
+    with pytest.MonkeyPatch.context() as mp:  # the profile subprocesses must not read a developer's home
+        mp.setenv("PERFKIT_HOME", str(root / "perfkit-home"))
+        mp.setenv("PERFKIT_DB", str(root / "no-store.db"))
+        demo = build(root / "demo", results=results, progress=lambda _: None)
+    info = json.loads((root / "demo" / "demo.json").read_text())
+    return DemoStore(demo, info, seeded.h100_runs[-1])
 
 
 @pytest.fixture(autouse=True)

@@ -99,6 +99,11 @@ def test_overview_lists_latest_runs_with_open_regressions_first(store: Any) -> N
     assert list(opened["key"]) == [store.regressed_key] and list(opened["metric"]) == ["time_s"]
     assert opened.iloc[0]["since_commit"] == store.commit(store.step_at)
     assert abs(opened.iloc[0]["magnitude"] - 0.30) < 0.05
+    assert opened.iloc[0]["seen_by"] == "change point"
+    # the gate's verdict on the latest run against the last run before the change (Compare's pair)
+    assert opened.iloc[0]["gate"] == "regressed" and abs(opened.iloc[0]["gate_change"] - 0.30) < 0.08
+    (link,) = at.get("page_link")  # to that Compare
+    assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[-1]}"
     assert metrics["Open regressions"] == "1"
     latest = frame(at, "overview_table")
     assert len(latest) == 3  # CPU main, CPU feature branch, store.h100 main
@@ -107,6 +112,43 @@ def test_overview_lists_latest_runs_with_open_regressions_first(store: Any) -> N
     assert set(latest["run_id"]) == {store.cpu_runs[-1], store.h100_runs[-1], store.feature_runs[-1]}
     h100 = latest[latest["gpu"] == store.h100].iloc[0]
     assert h100["baseline"] == store.h100_runs[-2] and h100["open_regressions"] == 0
+    assert (latest["open_regressions"] >= latest["regressed"]).all()  # every regression vs baseline is open
+
+
+def test_a_regression_too_new_for_a_change_point_is_open_too(seeded: Any, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five commits before the step and one after it: no change point yet (5 commits a side), but
+    the gate calls the point regressed against the run before, and Overview counts it once."""
+    from perfkit.store.api import store_run
+
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    for run_id in [*seeded.cpu_runs[:5], seeded.cpu_runs[seeded.step_at - 1]]:
+        store_run(seeded.runs_root / run_id, url)
+    monkeypatch.setenv("PERFKIT_DB", url)
+    at = app()
+    opened = frame(at, "overview_open")
+    assert list(opened["key"]) == [seeded.regressed_key] and list(opened["metric"]) == ["time_s"]
+    row = opened.iloc[0]
+    assert (row["seen_by"], row["gate"], row["since_commit"]) == ("gate vs run before", "regressed",
+                                                                  seeded.commit(seeded.step_at))
+    latest = frame(at, "overview_table").iloc[0]
+    assert latest["regressed"] == latest["open_regressions"] == 1  # flop/s and bytes/s not counted again
+    assert {m.label: m.value for m in at.metric}["Open regressions"] == "1"
+    at = app("views/compare.py", base=seeded.cpu_runs[4], run=seeded.cpu_runs[seeded.step_at - 1])
+    assert {m.label: m.value for m in at.metric}["regressed"] == "1"
+    table = frame(at, "cmp_table")
+    assert set(table[table["verdict"] == "regressed"]["metric"]) == {"time_s", "flop_per_s", "bytes_per_s"}
+
+
+def test_verdicts_a_newer_gate_adds_get_their_own_count() -> None:
+    import pandas as pd
+
+    from dashboard.data import VERDICTS, verdict_names, without_derived
+
+    assert verdict_names({"regressed": 1, "tie": 2, "inconclusive": 3}) == [*VERDICTS, "tie"]
+    table = pd.DataFrame({"key": ["a", "a", "a", "b"], "metric": ["time_s", "flop_per_s", "bytes_per_s",
+                                                                  "flop_per_s"]})
+    assert list(without_derived(table)["metric"]) == ["time_s", "flop_per_s"]  # b has no time: kept
 
 
 def test_history_shows_the_change_point_and_bands(store: Any) -> None:
@@ -124,6 +166,10 @@ def test_history_shows_the_change_point_and_bands(store: Any) -> None:
     runs_trace = next(t for t in fig["data"] if t.get("name", "").startswith(store.cpu_gpu[:20]) and
                       t["name"].endswith(": runs"))
     assert len(runs_trace["customdata"]) == 20  # one dot per run, carrying its run id for the click
+    # Compare across the change: the last run of the previous commit against the first at the new level
+    (link,) = at.get("page_link")
+    assert link.proto.page == "compare" and "(regression)" in link.proto.label
+    assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[store.step_at - 1]}"
 
 
 def test_history_filters(store: Any) -> None:
