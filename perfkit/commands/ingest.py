@@ -26,6 +26,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="what the inputs are (default: run directories)")
     p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark)")
     p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model)")
+    p.add_argument("--partial", action="store_true",
+                   help="also store runs that never finished (killed: only run.partial.json), with the "
+                        "points they recorded, as interrupted")
     add_db(p)
     return p
 
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
             batches.append((item, parse_pytest_benchmark(item, gpu=args.gpu, branch=args.branch)))
         else:
             path = Path(item)
-            batches.append((item, [from_run(load_run(path), path if path.is_dir() else path.parent)]))
+            batches.append((item, [from_run(load_run(path, partial=args.partial),
+                                                     path if path.is_dir() else path.parent)]))
     engine = open_store(args.db)
     try:
         for item, runs in batches:

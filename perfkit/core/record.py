@@ -115,19 +115,28 @@ def run_from_dict(data: dict[str, Any]) -> Run:
     return from_builtins(Run, migrate(data))
 
 
-def load_run(path: str | Path) -> Run:
-    """Load a run from a run directory or a run.json file."""
+def load_run(path: str | Path, partial: bool = False) -> Run:
+    """Load a run from a run directory or a run.json file.
+
+    With `partial`, a directory holding only run.partial.json (a run killed before it ended)
+    loads too: the points it recorded, status `interrupted`, `artifacts.recovered_from` set.
+    """
     p = Path(path)
     if p.is_dir():
         p = p / RUN_FILE
+    recovered = False
     if not p.exists():
-        partial = p.with_name(PARTIAL_FILE)
-        hint = (
-            "the run did not finish (only run.partial.json exists)"
-            if partial.exists()
-            else "not a perfkit run directory"
-        )
-        raise StoreError(f"{p}: no run record; {hint}")
+        partial_path = p.with_name(PARTIAL_FILE)
+        if partial and partial_path.exists():
+            p, recovered = partial_path, True
+        else:
+            hint = (
+                f"the run did not finish (only run.partial.json exists); store the points it recorded "
+                f"with `perfkit ingest --partial {p.parent}`"
+                if partial_path.exists()
+                else "not a perfkit run directory"
+            )
+            raise StoreError(f"{p}: no run record; {hint}")
     try:
         data = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
@@ -135,7 +144,11 @@ def load_run(path: str | Path) -> Run:
     if not isinstance(data, dict) or "run_id" not in data:
         raise StoreError(f"{p}: not a perfkit run record (no run_id); pass a run directory")
     try:
-        return run_from_dict(data)
+        run = run_from_dict(data)
+        if recovered:
+            run = replace(run, status=RUN_INTERRUPTED,
+                          artifacts={**run.artifacts, "recovered_from": PARTIAL_FILE})
+        return run
     except StoreError as exc:  # a schema version this perfkit does not know
         raise StoreError(f"{p}: {exc}") from None
     except RecordError as exc:

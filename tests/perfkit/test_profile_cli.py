@@ -174,8 +174,17 @@ def test_killed_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
     assert partial["status"] == "running"
     from perfkit.core.errors import StoreError
 
-    with pytest.raises(StoreError, match="did not finish"):
+    with pytest.raises(StoreError, match="did not finish.*perfkit ingest --partial"):
         load_run(run_dir)
+    # the points the dead run recorded are recovered into the store
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    proc = _perfkit("ingest", "--partial", str(run_dir), db=db)
+    assert proc.returncode == 0, proc.stderr
+    from perfkit.store.api import load_stored_run
+
+    stored = load_stored_run(run_dir.name, db)
+    assert stored.status == "interrupted" and len(stored.points) == len(partial["points"]) >= 1
+    assert not (run_dir / RUN_FILE).exists()  # recovering reads; it writes nothing in the run
 
 
 def test_help_is_fast_and_torch_free() -> None:
