@@ -174,7 +174,7 @@ def test_killed_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
     assert partial["status"] == "running"
     from perfkit.core.errors import StoreError
 
-    with pytest.raises(StoreError, match="did not finish.*perfkit ingest --partial"):
+    with pytest.raises(StoreError, match=r"did not finish.*perfkit ingest --partial"):
         load_run(run_dir)
     # the points the dead run recorded are recovered into the store
     db = f"sqlite:///{tmp_path / 'store.db'}"
