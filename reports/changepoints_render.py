@@ -1,4 +1,5 @@
-"""Table, JSON and Markdown of change points found by `perfkit history`."""
+"""Table, JSON and Markdown of change points found by `perfkit history`: per change point the
+first commit at the new level (`commit`) and the last one before it (`previous`)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str
     lines = [f"{s.metric} on {s.gpu}: {s.commits} commits" for s in series]
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
-    table = [("metric", "gpu", "commit", "after", "magnitude", "p", "kind")]
+    table = [("metric", "gpu", "commit", "previous", "magnitude", "p", "kind")]
     for r in rows:
         table.append((r.metric, r.gpu, r.commit[:12], (r.previous_commit or "-")[:12],
                       f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
@@ -68,7 +69,7 @@ def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> 
     out.append("")
     if not rows:
         return "\n".join([*out, "No change points."]) + "\n"
-    out += ["| metric | gpu | commit | after | magnitude | p | kind |", "|---|---|---|---|---:|---:|---|"]
+    out += ["| metric | gpu | commit | previous | magnitude | p | kind |", "|---|---|---|---|---:|---:|---|"]
     for r in rows:
         mark = "❌" if r.kind == "regression" else "✅"
         out.append(f"| `{r.metric}` | {r.gpu} | `{r.commit[:12]}` | `{(r.previous_commit or '-')[:12]}` | "
