@@ -17,12 +17,13 @@ import numpy as np
 
 from perfkit.regression.gate_comparability import point_reasons, run_reasons
 from perfkit.regression.gate_decide import decide
+from perfkit.regression.gate_evidence import Evidence, Item, evidences
 from perfkit.regression.gate_groups import Group, measurement_groups, point_labels, suffix
 from perfkit.regression.gate_moderate import moderate
 from perfkit.regression.gate_multiple import correct
 from perfkit.regression.gate_policy import GatePolicy
 from perfkit.regression.gate_robust import summarize_run
-from perfkit.regression.gate_stats import Evidence, evidence, finish, incomparable
+from perfkit.regression.gate_stats import finish, incomparable
 from perfkit.regression.gate_types import Comparison, RunSummary, Verdict
 
 
@@ -127,13 +128,16 @@ def compare_runs(
     prefetch = getattr(history_for, "prefetch", None)
     if callable(prefetch):
         prefetch([pairs[g.primary][0].name for g in groups])
-    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol) for g in groups]
-    evs = _moderated([h for h in heads if isinstance(h, Evidence)])
-    seeds = [(seed * 1_000_003 + zlib.crc32(e.metric.encode())) & 0xFFFFFFFF for e in evs]
-    done = iter(finish(evs, len(evs), seeds=seeds))
-    comps = correct([next(done) if isinstance(h, Evidence) else h for h in heads], pol.correction)
     labels = point_labels({**cand.points, **base.points})
-    out = _expand(groups, comps, pairs, labels, pol)
+    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels) for g in groups]
+    items = [h for h in heads if isinstance(h, Item)]
+    done_items = iter(evidences(items))
+    staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
+    evs = _moderated([h for h in staged if isinstance(h, Evidence)])
+    seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
+    done = iter(finish(evs, len(evs), seeds=seeds, decided=False))
+    comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
+    out = _expand(groups, comps, pairs, pol)
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
@@ -141,10 +145,12 @@ def compare_runs(
 
 
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],
-          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy) -> Evidence | Comparison:
-    """The evidence of a group's primary metric, or why it cannot be compared."""
+          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str]
+          ) -> Item | Comparison:
+    """What a group's primary metric is tested on, or why it cannot be compared."""
     bm, cm = pair
     mpol = pol.for_metric(bm.name)
+    label = label_of(bm, labels)
     why = list(reasons)
     if bm.point_key is not None:
         why += point_reasons(base.points.get(bm.point_key), cand.points.get(bm.point_key))
@@ -153,9 +159,10 @@ def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, rea
     if bm.unit != cm.unit:
         why.append(f"unit differs: {bm.unit} vs {cm.unit}")
     if why:
-        return incomparable(bm.name, bm.direction, bm.samples, cm.samples, "; ".join(why), mpol, bm.unit)
-    return evidence(bm.name, bm.samples, cm.samples, bm.direction, history_for(bm.name), mpol, bm.unit,
-                    base_run_id=base.run_id)
+        return incomparable(bm.name, bm.direction, bm.samples, cm.samples, "; ".join(why), mpol, bm.unit,
+                            bm.point_key, label)
+    return Item(bm.name, bm.direction, bm.unit, mpol, bm.samples, cm.samples, history_for(bm.name), base.run_id,
+                bm.point_key, label)
 
 
 def label_of(m: MetricLike, labels: dict[str, str]) -> str:
@@ -166,12 +173,10 @@ def label_of(m: MetricLike, labels: dict[str, str]) -> str:
 
 
 def _expand(groups: Sequence[Group], comps: Sequence[Comparison], pairs: Sequence[tuple[MetricLike, MetricLike]],
-            labels: dict[str, str], pol: GatePolicy) -> list[Comparison]:
-    """Each group's comparison (labelled), followed by its derived metrics."""
+            pol: GatePolicy) -> list[Comparison]:
+    """Each group's comparison, followed by its derived metrics."""
     out: list[Comparison] = []
-    for g, c in zip(groups, comps, strict=True):
-        bm = pairs[g.primary][0]
-        head = replace(c, point_key=bm.point_key, label=label_of(bm, labels))
+    for g, head in zip(groups, comps, strict=True):
         out.append(head)
         for i, power in g.members:
             out.append(_member(head, pairs[g.primary], pairs[i], power, pol))

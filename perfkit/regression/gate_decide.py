@@ -38,26 +38,30 @@ def worse_parts(c: Comparison) -> tuple[float, float, float]:
     return sign * math.log(c.ratio), min(lo, hi), max(lo, hi)
 
 
-def _tests(c: Comparison) -> str:
-    return f" among {c.tests} tests" if c.tests > 1 else ""
+def _tests(tests: int) -> str:
+    return f" among {tests} tests" if tests > 1 else ""
 
 
-def _cannot_tell(c: Comparison, half: float) -> str:
+def _cannot_tell(c: Comparison, half: float, tests: int, detectable: float) -> str:
     me = c.policy.min_effect
     what = f"spread +-{pct_abs(math.expm1(half))} > min_effect {pct_abs(me)}"
-    if math.isfinite(c.detectable):
-        what += f": a change must exceed {pct_abs(c.detectable)} to be significant{_tests(c)}"
+    if math.isfinite(detectable):
+        what += f": a change must exceed {pct_abs(detectable)} to be significant{_tests(tests)}"
     return what + f" (n={c.n_base}/{c.n_cand}" + (f", {c.history_runs} runs of history)" if c.history_runs
                                                    else ", no history)")
 
 
-def decide(c: Comparison, p_value: float) -> Comparison:
-    """The comparison with its verdict and reason at p-value `p_value` (raw or adjusted)."""
+def verdict_reason(c: Comparison, p_value: float, tests: int | None = None,
+                   detectable: float | None = None) -> tuple[Verdict, str]:
+    """The verdict and reason of a comparison at p-value `p_value` (raw or adjusted over
+    `tests` tests; defaults: the comparison's own)."""
     if c.verdict == Verdict.INCOMPARABLE:
-        return c
+        return c.verdict, c.reason
+    n_tests = c.tests if tests is None else tests
+    mde = c.detectable if detectable is None else detectable
     pol = c.policy
     if not math.isfinite(p_value) or not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
-        return replace(c, verdict=Verdict.INCONCLUSIVE, p_value=p_value, reason=c.note or "no test")
+        return Verdict.INCONCLUSIVE, c.note or "no test"
     worse, w_lo, w_hi = worse_parts(c)
     half = (w_hi - w_lo) / 2.0
     me_log = math.log1p(pol.min_effect) - 1e-12
@@ -65,7 +69,7 @@ def decide(c: Comparison, p_value: float) -> Comparison:
     if significant and abs(worse) >= me_log:
         verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
         reason = (f"{pct_abs(math.expm1(abs(worse)))} {'worse' if worse > 0 else 'better'}, "
-                  f"p={p_value:.2g}{_tests(c)}")
+                  f"p={p_value:.2g}{_tests(n_tests)}")
     elif half > math.log1p(pol.noise_limit):
         verdict = Verdict.NOISY
         reason = f"interval +-{pct_abs(math.expm1(half))} is wider than noise_limit +-{pct_abs(pol.noise_limit)}"
@@ -79,7 +83,13 @@ def decide(c: Comparison, p_value: float) -> Comparison:
         verdict = Verdict.INCONCLUSIVE
         reason = (f"significant change of {pct_abs(math.expm1(abs(worse)))}, but the interval reaches "
                   f"{pct_abs(math.expm1(w_hi))} worse: min_effect {pct_abs(pol.min_effect)} not excluded"
-                  if significant else _cannot_tell(c, half))
-    if c.note:
-        reason += "; " + c.note
+                  if significant else _cannot_tell(c, half, n_tests, mde))
+    return verdict, (reason + "; " + c.note if c.note else reason)
+
+
+def decide(c: Comparison, p_value: float) -> Comparison:
+    """The comparison with its verdict and reason at p-value `p_value` (raw or adjusted)."""
+    if c.verdict == Verdict.INCOMPARABLE:
+        return c
+    verdict, reason = verdict_reason(c, p_value)
     return replace(c, verdict=verdict, p_value=p_value, reason=reason)

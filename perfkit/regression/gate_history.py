@@ -1,17 +1,23 @@
 """What a metric's stored history says about the baseline: its level and how far runs scatter.
 
-Given the summaries of earlier runs (time order; the baseline among them or appended), the
-history is cut into segments of constant level (binary segmentation: a shift of segment means
-beyond what the run-to-run noise explains, Bonferroni over positions), runs far from their
-segment's level are left out as disturbed, and then
+Given the locations of earlier runs (time order; the baseline among them or appended):
 
-- the reference level is the mean of the (up to REF_RUNS latest) runs of the baseline's
-  segment: the level the candidate is tested against, known to sigma / sqrt(k);
-- the scale is the pooled variance of every kept run about its segment mean, with
-  kept - segments degrees of freedom: the run-to-run spread of ONE run's location, the quantity
-  Conbench thresholds on, here with the steps of the history taken out.
+1. the history is cut where its level shifted (an earlier regression or improvement): the
+   split x[:j] | x[j:] with the largest two-sample t statistic (pooled sd of both sides,
+   k - 2 df), kept when its p-value times the k - 1 positions is <= SPLIT_P, recursively;
+   Each side holds MIN_SEGMENT runs or more, except that the latest run may stand alone: the
+   baseline may be the first run at a new level (a regression merged just before);
+2. the reference level is the mean of the (up to REF_RUNS latest) runs of the baseline's
+   segment: the level the candidate is tested against, known to sigma / sqrt(k);
+3. the scale s2 is the pooled variance of the runs about their segment means, with
+   runs - segments degrees of freedom: the run-to-run spread of ONE run's location (the quantity
+   Conbench thresholds on), the steps of the history taken out.
 
-Pure functions over RunSummary sequences.
+The split test is an exact t test under Gaussian noise, so a false split (which biases s2 low)
+happens in about SPLIT_P of the histories of unchanged code. A disturbed run is not left out:
+it widens s2 (fewer detections), where leaving it out would make two-state (bimodal) noise look
+quieter than it is (false alarms). Vectorised over the metrics of a gate (rows); a row whose
+history has a step takes the recursive path.
 """
 
 from __future__ import annotations
@@ -22,15 +28,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from perfkit.regression.gate_robust import biweight_midvariance
 from perfkit.regression.gate_types import RunSummary
 
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
 REF_RUNS = 12  # latest runs of the baseline's segment that make its level
-SPLIT_P = 0.01  # significance of a level shift inside the history (Bonferroni over positions)
-DISTURBED_SDS = 4.0  # a run this many noise sds from its segment's median is left out
+SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
+MIN_SEGMENT = 2  # runs on each side of a split, but the last run may stand alone
 MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
 
 
@@ -43,52 +49,102 @@ class HistoryFit:
     runs: int  # runs the scale was measured on
     mean_se2: float  # their mean within-run se^2 (NaN when a run had < 3 samples)
     segments: int
-    dropped: int  # runs left out as disturbed
 
 
-def step_noise(x: np.ndarray) -> float:
-    """Noise sd of one value from successive differences (biweight: a step moves one difference)."""
-    if x.size < 3:
-        return math.nan
-    return math.sqrt(max(biweight_midvariance(np.diff(x)) / 2.0, 0.0))
+def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
+    """Upper tail of Student's t (df may be inf)."""
+    return np.asarray(special.stdtr(df, -np.asarray(t, dtype=np.float64)))
 
 
-def best_shift(x: np.ndarray, noise: float) -> tuple[int, float]:
-    """(position, Bonferroni p-value) of the largest shift of means x[:j] vs x[j:]."""
-    n = x.size
-    j = np.arange(1, n)
-    c = np.cumsum(x)
-    left = c[:-1] / j
-    right = (c[-1] - c[:-1]) / (n - j)
-    t = np.abs(right - left) / (noise * np.sqrt(1.0 / j + 1.0 / (n - j)))
-    k = int(np.argmax(t))
-    return k + 1, min(1.0, (n - 1) * 2.0 * float(sps.norm.sf(t[k])))
+def best_shift(x: np.ndarray, last_alone: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of x (m, k): the best split position j (x[:j] | x[j:]) and its p-value
+    (two-sample t with the pooled sd, k - 2 df, times the positions tried). Each side holds at
+    least MIN_SEGMENT runs, except that the last run may stand alone when `last_alone` (the
+    baseline may be the first run at a new level)."""
+    m, k = x.shape
+    lo, hi = MIN_SEGMENT, k - (1 if last_alone else MIN_SEGMENT)
+    if k < 4 or hi < lo:
+        return np.ones(m, dtype=np.int64), np.ones(m)
+    xc = x - x.mean(axis=1, keepdims=True)
+    c1, c2 = np.cumsum(xc, axis=1), np.cumsum(xc * xc, axis=1)
+    j = np.arange(1, k, dtype=np.float64)
+    sl, ql = c1[:, :-1], c2[:, :-1]
+    sr, qr = c1[:, -1:] - sl, c2[:, -1:] - ql
+    ml, mr = sl / j, sr / (k - j)
+    s2 = np.maximum((ql - sl * ml) + (qr - sr * mr), 0.0) / (k - 2)
+    diff = np.abs(mr - ml)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(s2 > 0, diff / np.sqrt(s2 * (1.0 / j + 1.0 / (k - j))), np.where(diff > 0, np.inf, 0.0))
+    t = t[:, lo - 1 : hi]  # allowed positions j = lo .. hi
+    best = np.argmax(t, axis=1)
+    tb = t[np.arange(m), best]
+    return best + lo, np.minimum(1.0, t.shape[1] * 2.0 * t_sf(tb, k - 2))
 
 
-def segment_bounds(x: np.ndarray, noise: float, split_p: float = SPLIT_P) -> list[int]:
-    """Start indices of the segments of constant level (0 first)."""
+def segment_bounds(x: np.ndarray) -> list[int]:
+    """Start indices of the segments of constant level of one history (0 first)."""
     cuts: list[int] = []
-    if not noise > 0:
-        return [0]
     stack = [(0, x.size)]
     while stack:
         a, b = stack.pop()
-        if b - a < 2:
+        if b - a < 4:
             continue
-        at, p = best_shift(x[a:b], noise)
-        if p <= split_p:
-            cuts.append(a + at)
-            stack += [(a, a + at), (a + at, b)]
+        at, p = best_shift(x[None, a:b], last_alone=b == x.size)
+        if p[0] <= SPLIT_P:
+            cuts.append(a + int(at[0]))
+            stack += [(a, a + int(at[0])), (a + int(at[0]), b)]
     return [0, *sorted(cuts)]
 
 
-def _kept(x: np.ndarray, lo: int, hi: int, noise: float) -> np.ndarray:
-    """Indices of segment x[lo:hi] that are not disturbed runs."""
-    idx = np.arange(lo, hi)
-    if hi - lo < 3 or not noise > 0:
-        return idx
-    med = float(np.median(x[lo:hi]))
-    return idx[np.abs(x[lo:hi] - med) <= DISTURBED_SDS * noise]
+def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int) -> HistoryFit | None:
+    """One history's fit from its locations, their residuals about their segment means, the
+    reference runs and the number of segments."""
+    df = float(x.size - segments)
+    if df < 1:
+        return None
+    return HistoryFit(ref_log=float(x[ref].mean()), ref_runs=int(ref.sum()),
+                      s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
+                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments)
+
+
+def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
+    """The fits of histories without a level shift (one segment each), all rows at once."""
+    m, k = x.shape
+    s2 = np.maximum(np.var(x, axis=1, ddof=1), MIN_REL_SD**2)
+    ref_n = min(k, REF_RUNS)
+    ref_log = x[:, k - ref_n :].mean(axis=1)
+    mean_se2 = se2.mean(axis=1)  # NaN when a run had < 3 samples
+    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1)
+            for j in range(m)]
+
+
+def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:
+    """The recursive path for one history with at least one level shift."""
+    bounds = [*segment_bounds(x), x.size]
+    resid = np.zeros(x.size)
+    ref = np.zeros(x.size, dtype=bool)
+    for lo, hi in itertools.pairwise(bounds):
+        resid[lo:hi] = x[lo:hi] - x[lo:hi].mean()
+        if lo <= at < hi:
+            ref[max(lo, hi - REF_RUNS) : hi] = True
+    return _fit(x, resid, se2, ref, len(bounds) - 1)
+
+
+def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]:
+    """fit_history of many metrics at once: rows of x (locations, m x k, time order), their
+    within-run se^2, the baseline at column `at` of every row."""
+    m, k = x.shape
+    if k < MIN_HISTORY:
+        return [None] * m
+    _, p = best_shift(x)
+    out: list[HistoryFit | None] = [None] * m
+    flat = np.flatnonzero(~(p <= SPLIT_P))
+    if flat.size:
+        for i, fit in zip(flat, _flat_fits(x[flat], se2[flat]), strict=True):
+            out[i] = fit
+    for i in np.flatnonzero(p <= SPLIT_P):
+        out[i] = _segmented(x[i], se2[i], at)
+    return out
 
 
 def with_baseline(history: Sequence[RunSummary], base: RunSummary) -> tuple[list[RunSummary], int]:
@@ -103,34 +159,9 @@ def with_baseline(history: Sequence[RunSummary], base: RunSummary) -> tuple[list
 def fit_history(history: Sequence[RunSummary], base: RunSummary) -> HistoryFit | None:
     """The baseline's level and the run-to-run scale; None with fewer than MIN_HISTORY runs."""
     runs, at = with_baseline(history, base)
-    if len(runs) < MIN_HISTORY:
-        return None
-    x = np.array([h.log_loc for h in runs], dtype=np.float64)
-    se2 = np.array([h.se for h in runs], dtype=np.float64) ** 2
-    noise = step_noise(x)
-    bounds = [*segment_bounds(x, noise), x.size]
-    resid: list[np.ndarray] = []
-    kept_all: list[np.ndarray] = []
-    ref_idx = np.array([at])
-    for lo, hi in itertools.pairwise(bounds):
-        kept = _kept(x, lo, hi, noise)
-        kept_all.append(kept)
-        resid.append(x[kept] - x[kept].mean())
-        if lo <= at < hi:
-            ref_idx = kept[-REF_RUNS:]
-    kept_n = sum(k.size for k in kept_all)
-    df = float(kept_n - len(kept_all))
-    if df >= 1:
-        s2 = float(np.sum(np.concatenate(resid) ** 2)) / df
-    else:  # every segment is one run: the successive differences are all there is
-        s2, df = (noise**2 if math.isfinite(noise) else math.nan), max(1.0, 0.55 * (x.size - 1))
-    if not math.isfinite(s2):
-        return None
-    kept_idx = np.concatenate(kept_all)
-    mean_se2 = float(np.mean(se2[kept_idx])) if np.all(np.isfinite(se2[kept_idx])) else math.nan
-    return HistoryFit(ref_log=float(x[ref_idx].mean()), ref_runs=int(ref_idx.size), s2=max(s2, MIN_REL_SD**2),
-                      df=df, runs=kept_n, mean_se2=mean_se2, segments=len(kept_all),
-                      dropped=x.size - kept_n)
+    x = np.array([[h.log_loc for h in runs]], dtype=np.float64)
+    se2 = np.array([[h.se for h in runs]], dtype=np.float64) ** 2
+    return fit_rows(x, se2, at)[0]
 
 
 def run_spread(history: Sequence[RunSummary]) -> tuple[float, float, bool]:
@@ -139,7 +170,7 @@ def run_spread(history: Sequence[RunSummary]) -> tuple[float, float, bool]:
     From the successive differences of the history's locations (time order), so a step in the
     history moves one difference, which the biweight ignores. When the runs carry no within-run
     standard error (single values) the sigma is the total spread of a run's value and
-    `within_included` is True. sigma is NaN below MIN_HISTORY runs.
+    `within_included` is True. sigma is NaN below MIN_HISTORY runs. (The dashboard's noise band.)
     """
     if len(history) < MIN_HISTORY:
         return math.nan, 0.0, False

@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
 MIN_METRICS = 10  # metrics with a history needed to fit the prior
 MAX_PRIOR_DF = 50.0  # cap of d0: a gate of 100 metrics cannot tell 50 from infinity
@@ -69,7 +68,7 @@ def moderate(s2: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray, fl
         return s2.copy(), df.copy(), s0, 0.0
     ok = np.isfinite(s2) & np.isfinite(df) & (df > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_high = sps.f.sf(s2 / s0, df, d0)
+        p_high = special.fdtrc(df, d0, s2 / s0)
     use = ok & ~(p_high < MAX_OUTLIER_P)
     out_s2 = np.where(use, (d0 * s0 + df * s2) / (d0 + df), s2)
     out_df = np.where(use, d0 + df, df)

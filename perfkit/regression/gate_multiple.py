@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from perfkit.regression.gate_decide import decide
+from perfkit.regression.gate_decide import verdict_reason
 from perfkit.regression.gate_types import Comparison, Verdict
 
 CORRECTIONS = ("bh", "holm", "none")
@@ -64,21 +64,21 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     raw = [comparisons[i].p_raw for i in idx]
     adjusted = adjust_p_values(raw, method)
     out = list(comparisons)
-    levels = {c.policy.max_p: next_threshold(raw, adjusted, c.policy.max_p, method) for c in out}
+    levels = {q: next_threshold(raw, adjusted, q, method) for q in {c.policy.max_p for c in out}}
     sel = [out[i] for i in idx]
     mde = detectable_changes(np.array([c.se_log for c in sel]), np.array([c.df for c in sel]),
                              np.array([levels[c.policy.max_p] for c in sel]))
     for i, p, d in zip(idx, adjusted, mde, strict=True):
-        out[i] = decide(replace(out[i], tests=len(idx), detectable=float(d)), p)
+        verdict, reason = verdict_reason(out[i], p, len(idx), float(d))
+        out[i] = replace(out[i], tests=len(idx), detectable=float(d), p_value=p, verdict=verdict, reason=reason)
     return out
 
 
 def detectable_changes(se_log: np.ndarray, df: np.ndarray, level: np.ndarray) -> np.ndarray:
     """Relative changes whose t test (standard error se_log, df) reaches p = level (two-sided)."""
-    from scipy import stats as sps
+    from scipy import special
 
     if se_log.size == 0:
         return np.zeros(0)
-    q = np.where(np.isfinite(df), sps.t.isf(level / 2.0, np.where(np.isfinite(df), df, 1.0)),
-                 sps.norm.isf(level / 2.0))
+    q = -special.stdtrit(df, level / 2.0)  # df may be inf (normal)
     return np.asarray(np.expm1(q * se_log))
