@@ -80,7 +80,7 @@ def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         levels = run_offsets(model, HISTORY + 1, rng)
         runs = [run_samples(model, n, levels[i], rng) for i in range(HISTORY)]
         cand = run_samples(model, n, levels[HISTORY] + math.log1p(effect), rng)
-        hist = [summarize_run(r) for r in runs]
+        hist = [summarize_run(r) for r in runs[:-1]]  # the baseline (runs[-1]) joins as the latest
         c = compare_samples("m", runs[-1], cand, LOWER, hist, seed=t)
         hits += c.verdict == Verdict.REGRESSED
         naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
@@ -120,7 +120,8 @@ def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
             levels = run_offsets(model, HISTORY + 1, rng)
             runs = [run_samples(model, 10, levels[i], rng) for i in range(HISTORY)]
             cand = run_samples(model, 10, levels[HISTORY], rng)
-            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs], seed=k))
+            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs[:-1]],
+                                         seed=k))
         without += any(c.verdict == Verdict.REGRESSED for c in comps)
         with_bh += any(c.verdict == Verdict.REGRESSED for c in correct(comps, "bh"))
     return {"model": model, "metrics": metrics, "trials": trials, "bh": with_bh / trials, "none": without / trials}

@@ -102,8 +102,8 @@ def _header(result: GateResult) -> list[str]:
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
         out.append(shorten(f"{word} {side.label}: run {side.run_id}{commit}", WIDTH))
-    out.append(shorten(f"on {c.gpu}; p-values adjusted over the tests ({result.policy.correction}); "
-                       f"policy {result.policy.source}", WIDTH))
+    out += textwrap.wrap(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the tests "
+                         f"({result.policy.correction})", WIDTH, subsequent_indent="    ")
     return out
 
 
