@@ -115,6 +115,9 @@ def compare_runs(
     seed: int = 0,
     metric_glob: str | None = None,
 ) -> GateResult:
+    """Every measurement of `cand` against `base` (metrics matching `metric_glob`), each tested
+    on its primary metric with `history_for(metric)` (earlier runs, oldest first; a lookup with
+    a `prefetch(names)` method is asked for all names at once first)."""
     pol = policy or GatePolicy()
     reasons = run_reasons(base.env, cand.env, base.gpu, cand.gpu)
 
