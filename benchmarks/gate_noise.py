@@ -66,3 +66,50 @@ def commit_series(
     for at, size in steps:
         level[at:] += math.log1p(size)
     return np.array([float(np.median(run_samples(model, n, lv, rng))) for lv in level])
+
+
+# --- at scale: many metrics, few samples -----------------------------------------------------
+
+SCALE_MODELS = ("gaussian", "t3", "bimodal", "offset", "drift")
+WITHIN = 0.005  # sample noise of a run (relative sd)
+BETWEEN = 0.003  # run-to-run offset (relative sd)
+
+
+def scale_levels(model: str, n_runs: int, factor: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n_runs, metrics) log-scale level of each run and metric before any real change."""
+    m = factor.size
+    if model == "offset":  # larger run-to-run offsets: another runner, another boost state
+        return rng.normal(0.0, 1.0, (n_runs, m)) * (0.01 * factor)
+    if model == "drift":  # slow mean-reverting wander (AR(1), phi 0.9) of 0.6% sd, plus offsets
+        phi, sd = 0.9, 0.006
+        level = rng.normal(0.0, sd, m)
+        out = np.empty((n_runs, m))
+        for i in range(n_runs):
+            level = phi * level + rng.normal(0.0, sd * math.sqrt(1.0 - phi * phi), m)
+            out[i] = level
+        return (out + rng.normal(0.0, BETWEEN, (n_runs, m))) * factor
+    return rng.normal(0.0, 1.0, (n_runs, m)) * (BETWEEN * factor)
+
+
+def scale_samples(model: str, n: int, levels: np.ndarray, factor: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray:
+    """(runs, metrics, n) raw samples (seconds, base 1 ms) around the runs' log levels.
+
+    Noise per metric scales with `factor` (metrics of one sweep differ in relative noise):
+    gaussian, t3 (Student t with 3 df: heavy tails, same sd), bimodal (two clock states 3%
+    apart, a share of slow samples that differs per run: Beta(2, 4)), offset and drift
+    (gaussian samples, the levels move: scale_levels).
+    """
+    runs, m = levels.shape
+    sd = (WITHIN * factor)[None, :, None]
+    if model == "t3":
+        noise = rng.standard_t(3, (runs, m, n)) / math.sqrt(3.0) * sd
+    else:
+        noise = rng.standard_normal((runs, m, n)) * sd
+    x = np.exp(levels)[:, :, None] * (1.0 + noise)
+    if model == "bimodal":
+        p_slow = rng.beta(2.0, 4.0, (runs, m, 1))
+        x = x * np.where(rng.random((runs, m, n)) < p_slow, 1.0 + 0.03 * factor[None, :, None], 1.0)
+    elif model not in SCALE_MODELS:
+        raise ValueError(f"unknown noise model {model!r}; one of {', '.join(SCALE_MODELS)}")
+    return np.asarray(1e-3 * np.maximum(x, 1e-6))

@@ -22,7 +22,15 @@ hit (one-to-one). Reported per model: precision, recall, F1 and false alarms per
 for perfkit, Apache Otava's default analysis (window 50, max_pvalue 0.001), Otava with the same
 1% minimum magnitude, and asv's step detection (asv.step_detect.detect_steps).
 
-Writes benchmarks/results/gate_quality-<machine>.md and .json.
+Part 3, the gate at scale (benchmarks/gate_scale.py): 100 and 1000 metrics, n = 1, 3, 5, 10
+samples per commit, with 12 commits of history and without, five noise models; perfkit's whole
+gate beside a Conbench-style z-score rule and a fixed 5% threshold on the same data; and the
+smallest step perfkit finds in 90% of gates by noise level, samples and history (docs/ci.md).
+
+    .venv/bin/python -m benchmarks.gate_quality --part scale   # part 3 only (no baselines needed)
+
+Writes benchmarks/results/gate_quality-<machine>.md and .json (a --part run replaces its part
+in an existing JSON and rewrites the Markdown from all parts).
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks import gate_scale  # noqa: E402
 from benchmarks.gate_noise import MODELS, commit_series, run_offsets, run_samples  # noqa: E402
 from perfkit.regression.changepoint import detect_change_points  # noqa: E402
 from perfkit.regression.gate_stats import compare_samples, correct, summarize_run  # noqa: E402
@@ -71,7 +80,7 @@ def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         levels = run_offsets(model, HISTORY + 1, rng)
         runs = [run_samples(model, n, levels[i], rng) for i in range(HISTORY)]
         cand = run_samples(model, n, levels[HISTORY] + math.log1p(effect), rng)
-        hist = [summarize_run(r) for r in runs]
+        hist = [summarize_run(r) for r in runs[:-1]]  # the baseline (runs[-1]) joins as the latest
         c = compare_samples("m", runs[-1], cand, LOWER, hist, seed=t)
         hits += c.verdict == Verdict.REGRESSED
         naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
@@ -111,7 +120,8 @@ def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
             levels = run_offsets(model, HISTORY + 1, rng)
             runs = [run_samples(model, 10, levels[i], rng) for i in range(HISTORY)]
             cand = run_samples(model, 10, levels[HISTORY], rng)
-            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs], seed=k))
+            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs[:-1]],
+                                         seed=k))
         without += any(c.verdict == Verdict.REGRESSED for c in comps)
         with_bh += any(c.verdict == Verdict.REGRESSED for c in correct(comps, "bh"))
     return {"model": model, "metrics": metrics, "trials": trials, "bh": with_bh / trials, "none": without / trials}
@@ -214,14 +224,32 @@ def _rate_table(rows: Sequence[dict[str, Any]], models: Sequence[str], effects: 
     return lines
 
 
-def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[dict[str, Any]], meta: dict[str, Any],
-           nohist: Sequence[dict[str, Any]] = ()) -> str:
+def report(data: dict[str, Any]) -> str:
+    meta = data["meta"]
     lines = ["# Gate and change-point quality (benchmarks/gate_quality.py)", "",
              f"Machine: {meta['machine']}. Wall time {meta['seconds']:.0f} s "
              f"(CPU {meta.get('cpu_seconds', float('nan')):.0f} s, load average at the end {meta.get('load_avg', float('nan')):.1f}). "
              f"Trials per gate cell: {meta['trials']}; "
-             f"change-point series per model: {meta['series']} x {meta['commits']} commits.", "",
-             "## Gate: share of trials called a regression", "",
+             f"change-point series per model: {meta['series']} x {meta['commits']} commits; at scale: "
+             f"{meta.get('scale_trials', '-')} trials (100 / 1000 metrics).", ""]
+    if data.get("gate"):
+        lines += _gate_report(data["gate"], data["whole_gate"], data.get("no_history", ()))
+    if data.get("change_points"):
+        lines += _cp_report(data["change_points"])
+    if data.get("scale"):
+        lines += ["", *gate_scale.report(data["scale"])]
+    if data.get("needs"):
+        lines += ["", "## Samples and history needed (docs/ci.md)", "",
+                  f"The smallest step perfkit calls a regression in >= 90% of gates of {gate_scale.NEED_METRICS} "
+                  "Gaussian metrics (one slowed per step size), by the metric's sample noise and run-to-run "
+                  "offset, samples per commit and stored history; steps tried: "
+                  + ", ".join(f"{x:.0%}" for x in gate_scale.NEED_STEPS) + ".", "",
+                  *gate_scale.needs_table(data["needs"])]
+    return "\n".join(lines) + "\n"
+
+
+def _gate_report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], nohist: Sequence[dict[str, Any]]) -> list[str]:
+    lines = ["## Gate: share of trials called a regression", "",
              "perfkit (default policy) / per-sample Mann-Whitney without history. Effect 0% = false-positive rate.", ""]
     lines += _rate_table(gate, MODELS, EFFECTS, "mann_whitney")
     worst = max(g["perfkit"] for g in gate if g["effect"] == 0.0)
@@ -237,8 +265,12 @@ def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[di
         lines += _rate_table(nohist, NO_HISTORY_MODELS, NO_HISTORY_EFFECTS, "noisy")
         worst_nh = max(g["perfkit"] for g in nohist if g["effect"] == 0.0)
         lines += ["", f"Largest false-positive rate without history: **{worst_nh:.3f}** (target <= 0.05)."]
+    return lines
+
+
+def _cp_report(cps: list[dict[str, Any]]) -> list[str]:
     names = ("perfkit", "otava", "otava_min1pct", "asv")
-    lines += ["", "## Change points (+-5 commits)", "",
+    lines = ["", "## Change points (+-5 commits)", "",
               "| model | detector | precision | recall | F1 | false alarms / 1000 commits | s |",
               "|---|---|---:|---:|---:|---:|---:|"]
     for row in cps:
@@ -259,49 +291,84 @@ def report(gate: list[dict[str, Any]], whole: list[dict[str, Any]], cps: list[di
     lines += ["", "All models pooled:", "", "| detector | precision | recall | F1 | false alarms / 1000 commits |",
               "|---|---:|---:|---:|---:|"]
     lines += [f"| {n} | {t[0]:.3f} | {t[1]:.3f} | {t[2]:.3f} | {t[3]:.2f} |" for n, t in totals.items()]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+PARTS = ("gate", "changepoints", "scale")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="few trials: a smoke test of the benchmark")
+    ap.add_argument("--part", choices=PARTS, action="append", help="run only these parts (default: all)")
     ap.add_argument("--trials", type=int, default=None, help="trials per gate cell (default 400; quick 30)")
     ap.add_argument("--series", type=int, default=None, help="change-point series per model (default 50; quick 6)")
+    ap.add_argument("--scale-trials", type=int, default=None,
+                    help="gates per at-scale scenario with 100 metrics (default 400; 1000 metrics: a tenth)")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = ap.parse_args(argv)
-    try:
-        detectors()
-    except ImportError as exc:
-        print(f"gate_quality: baselines missing ({exc}); run: python3 -m venv .venv-bench && "
-              ".venv-bench/bin/pip install apache-otava asv, then .venv-bench/bin/python -m benchmarks.gate_quality",
-              file=sys.stderr)
-        return 2
+    parts = args.part or list(PARTS)
+    if {"gate", "changepoints"} & set(parts):
+        try:
+            detectors()
+        except ImportError as exc:
+            print(f"gate_quality: baselines missing ({exc}); run: python3 -m venv .venv-bench && "
+                  ".venv-bench/bin/pip install apache-otava asv, then .venv-bench/bin/python -m benchmarks.gate_quality"
+                  " (or --part scale)", file=sys.stderr)
+            return 2
     trials = args.trials or (30 if args.quick else 400)
     series = args.series or (6 if args.quick else 50)
-    n_commits = 400
+    scale_trials = args.scale_trials or (20 if args.quick else 400)
+    tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
+    json_path = args.out / f"gate_quality-{tag}.json"
+    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.exists() and not args.quick else {}
     t0 = time.time()
     ctx = mp.get_context("fork")
     with ctx.Pool(args.workers) as pool:
-        gate = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS], chunksize=1)
-        nohist = pool.map(no_history_cell, [(m, n, e, trials) for m in NO_HISTORY_MODELS for n in SIZES
-                                            for e in NO_HISTORY_EFFECTS], chunksize=1)
-        whole = pool.map(whole_gate, [(m, 50, max(trials // 4, 10)) for m in ("gaussian", "bimodal", "offset")])
-        cps = pool.map(cp_model, [(m, series, n_commits) for m in MODELS])
+        if "gate" in parts:
+            data["gate"] = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS],
+                                    chunksize=1)
+            data["no_history"] = pool.map(no_history_cell, [(m, n, e, trials) for m in NO_HISTORY_MODELS
+                                                            for n in SIZES for e in NO_HISTORY_EFFECTS], chunksize=1)
+            data["whole_gate"] = pool.map(whole_gate, [(m, 50, max(trials // 4, 10))
+                                                       for m in ("gaussian", "bimodal", "offset")])
+        if "changepoints" in parts:
+            data["change_points"] = pool.map(cp_model, [(m, series, 400) for m in MODELS])
+        if "scale" in parts:
+            data["scale"] = pool.map(gate_scale.scenario, gate_scale.jobs(scale_trials, max(scale_trials // 10, 2)),
+                                     chunksize=1)
+            data["needs"] = pool.map(gate_scale.need_cell, gate_scale.need_jobs(max(scale_trials // 4, 10)),
+                                     chunksize=1)
     import resource
 
     cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
               for f in ("ru_utime", "ru_stime"))
-    meta = {"machine": machine(), "seconds": time.time() - t0, "cpu_seconds": cpu, "load_avg": os.getloadavg()[0],
-            "trials": trials, "series": series, "commits": n_commits, "quick": args.quick}
-    text = report(gate, whole, cps, meta, nohist)
+    meta = dict(data.get("meta") or {})
+    meta.update({"machine": machine(), "load_avg": os.getloadavg()[0], "quick": args.quick})
+    meta.setdefault("seconds", 0.0)
+    meta.setdefault("cpu_seconds", 0.0)
+    meta.setdefault("parts_seconds", {})
+    for part in parts:
+        meta["parts_seconds"][part] = time.time() - t0
+    meta["seconds"] = sum(meta["parts_seconds"].values())
+    meta["cpu_seconds"] = cpu if set(parts) == set(PARTS) else meta["cpu_seconds"] + cpu
+    if "gate" in parts:
+        meta["trials"] = trials
+    if "changepoints" in parts:
+        meta.update(series=series, commits=400)
+    if "scale" in parts:
+        meta["scale_trials"] = f"{scale_trials} / {max(scale_trials // 10, 2)}"
+    meta.setdefault("trials", trials)
+    meta.setdefault("series", series)
+    meta.setdefault("commits", 400)
+    data["meta"] = meta
+    text = report(data)
     print(text)
     if not args.quick:
         args.out.mkdir(parents=True, exist_ok=True)
-        tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
         (args.out / f"gate_quality-{tag}.md").write_text(text)
-        (args.out / f"gate_quality-{tag}.json").write_text(json.dumps(
-            {"meta": meta, "gate": gate, "no_history": nohist, "whole_gate": whole, "change_points": cps}, indent=1))
+        json_path.write_text(json.dumps(data, indent=1))
     return 0
 
 

@@ -1,13 +1,16 @@
-"""Table, JSON and Markdown of change points found by `perfkit history`."""
+"""Table, JSON and Markdown of change points found by `perfkit history`: per change point the
+first commit at the new level (`commit`) and the last one before it (`previous`)."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from perfkit.regression.gate_types import HIGHER
+from reports.gate_text import shorten
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
@@ -52,16 +55,25 @@ def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
                       indent=1) + "\n"
 
 
+WIDTH = 80
+
+
 def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
-    lines = [f"{s.metric} on {s.gpu}: {s.commits} commits" for s in series]
+    """Fits an 80-column terminal: long metric and GPU names are shortened in the middle (the
+    JSON has them whole)."""
+    lines = [line for s in series for line in textwrap.wrap(f"{s.metric} on {s.gpu}: {s.commits} commits", WIDTH,
+                                                              subsequent_indent="    ", break_on_hyphens=False)]
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
     table = [COLUMNS]
     for r in rows:
-        table.append((r.metric, r.gpu, (r.previous_commit or "-")[:12], r.commit[:12],
+        table.append((r.metric, r.gpu, (r.previous_commit or "-")[:10], r.commit[:10],
                       f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    rest = sum(widths[2:]) + 2 * (len(widths) - 1)
+    widths[1] = min(widths[1], 16)
+    widths[0] = max(min(widths[0], WIDTH - rest - widths[1]), 12)
+    lines += ["  ".join(shorten(c, w).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     return "\n".join([*lines, LEGEND]) + "\n"
 
 

@@ -1,18 +1,22 @@
-"""Shared formatting of gate comparisons: numbers, changes, intervals, verdict order."""
+"""Shared formatting of gate comparisons: values, changes, intervals, verdict order, row names."""
 
 from __future__ import annotations
 
 import math
 
+from perfkit.regression.gate_compare import GateResult, suffix
 from perfkit.regression.gate_types import Comparison, Verdict
+from reports.units import fmt_rate, fmt_time
 
 # Most important first: what a reader must act on, then what needs a look.
-VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.IMPROVED, Verdict.UNCHANGED)
+VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE, Verdict.IMPROVED,
+                 Verdict.UNCHANGED)
 SYMBOL = {
     Verdict.REGRESSED: "❌",
     Verdict.IMPROVED: "✅",
     Verdict.UNCHANGED: "➖",
     Verdict.NOISY: "〰️",
+    Verdict.INCONCLUSIVE: "❔",
     Verdict.INCOMPARABLE: "⚠️",
 }
 
@@ -23,29 +27,69 @@ def sort_key(c: Comparison) -> tuple[int, float, str]:
 
 
 def fmt_value(x: float, unit: str) -> str:
+    """A value in its unit with the project's formatter (reports/units.py)."""
     if not math.isfinite(x):
         return "-"
-    if unit == "s":
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-            if abs(x) >= scale or scale == 1e-9:
-                return f"{x / scale:.4g} {name}"
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.4g} {prefix}{unit}"
-    return f"{x:.4g} {unit}".rstrip()
+    return fmt_time(x) if unit == "s" else fmt_rate(x, unit).rstrip()
+
+
+def fmt_rel(x: float, sign: bool = True) -> str:
+    """A relative change as a percentage: +1.23%, +15.0%, +250%; from 10x on a factor: 12.3x."""
+    if not math.isfinite(x):
+        return "-"
+    if x + 1.0 >= 10.0:
+        return f"{x + 1.0:.3g}x" if x + 1.0 < 1000 else f"{x + 1.0:.0f}x"
+    pct = x * 100.0
+    digits = 2 if abs(pct) < 9.995 else 1 if abs(pct) < 99.95 else 0
+    return f"{pct:+.{digits}f}%" if sign else f"{pct:.{digits}f}%"
 
 
 def fmt_change(c: Comparison) -> str:
-    return "-" if not math.isfinite(c.ratio) else f"{(c.ratio - 1.0) * 100:+.2f}%"
+    """cand_value / base_value - 1: the change of the two values shown beside it."""
+    return "-" if not math.isfinite(c.ratio) else fmt_rel(c.ratio - 1.0)
 
 
 def fmt_interval(c: Comparison) -> str:
     if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
         return "-"
-    return f"[{(c.ci_low - 1.0) * 100:+.2f}%, {(c.ci_high - 1.0) * 100:+.2f}%]"
+    lo, hi = fmt_rel(c.ci_low - 1.0), fmt_rel(c.ci_high - 1.0)
+    return f"[{lo[:-1] if lo.endswith('%') and hi.endswith('%') else lo}, {hi}]"
 
 
 def fmt_p(p: float | None) -> str:
     if p is None or not math.isfinite(p):
         return "-"
     return f"{p:.2g}" if p >= 1e-4 else "<1e-4"
+
+
+def row_name(c: Comparison) -> str:
+    """The point's short label, plus the metric when it is not the point's time."""
+    metric = suffix(c.metric, c.point_key)
+    label = c.label or c.metric
+    if metric == label or (metric == "time_s" and c.point_key is not None):
+        return label
+    return f"{label} {metric}"
+
+
+def row_main_reason(c: Comparison) -> str:
+    """The reason without the test's note (the note is shared by many rows: a footnote)."""
+    if c.note and c.reason.endswith("; " + c.note):
+        return c.reason[: -len(c.note) - 2]
+    return "" if c.reason == c.note else c.reason
+
+
+def counts_text(result: GateResult) -> str:
+    """'12 measurements (36 metrics): 1 regressed, 11 unchanged': every verdict that occurs, and
+    those that fail the gate (0 included)."""
+    always = {Verdict.REGRESSED.value, *result.policy.fail_on}
+    parts = [f"{result.count(v)} {v.value}" for v in VERDICT_ORDER if result.count(v) or v.value in always]
+    rows, metrics = len(result.rows), len(result.comparisons)
+    what = f"{rows} measurement{'s' if rows != 1 else ''}" + (f" ({metrics} metrics)" if metrics != rows else "")
+    return f"{what}: {', '.join(parts) or 'none compared'}"
+
+
+def status_text(result: GateResult) -> str:
+    """'fails: 2 regressed' / 'passes' with the policy's fail_on."""
+    if result.failing:
+        return "fails: " + ", ".join(f"{result.count(Verdict(v))} {v}" for v in result.failing)
+    return f"passes (fails on {', '.join(result.policy.fail_on) or 'nothing'})"

@@ -1,27 +1,58 @@
-"""Terminal table and JSON of a gate / compare result."""
+"""Terminal table and JSON of a gate / compare result.
+
+The table has one row per measurement (a point's time, flop/s and bytes/s are one), fits an
+80-column terminal (long point labels are shortened in the middle; the full key is in the
+JSON), and puts the reason under every row that is not `unchanged`; a note shared by many rows
+(how the spread was obtained) is a numbered footnote.
+"""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from perfkit.regression.gate_compare import GateResult
-from perfkit.regression.gate_types import Verdict
-from reports.gate_format import fmt_change, fmt_interval, fmt_p, fmt_value, sort_key
+from perfkit.regression.gate_types import Comparison, Verdict
+from reports.gate_format import (
+    counts_text,
+    fmt_change,
+    fmt_interval,
+    fmt_value,
+    row_main_reason,
+    row_name,
+    sort_key,
+    status_text,
+)
+
+WIDTH = 80
+HEAD = ("verdict", "point", "baseline", "candidate", "change", "interval")
 
 
 def to_json_obj(result: GateResult) -> dict[str, Any]:
     return {
         "baseline": _side(result.base),
         "candidate": _side(result.cand),
-        "policy": {"source": result.policy.source, "correction": result.policy.correction},
+        "policy": {"source": result.policy.source, "correction": result.policy.correction,
+                   "fail_on": list(result.policy.fail_on)},
         "summary": {v.value: result.count(v) for v in Verdict},
+        "tests": sum(1 for c in result.rows if c.verdict != Verdict.INCOMPARABLE and c.p_raw == c.p_raw),
+        "failed": result.failed,
+        "failing": list(result.failing),
         "regressed": result.regressed,
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
+        "rows": [_row_obj(c, result) for c in result.rows],
         "metrics": [c.to_dict() for c in result.comparisons],
     }
+
+
+def _row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
+    members = [m.metric for m in result.comparisons if m.same_as == c.metric]
+    return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
+            "verdict": c.verdict.value, "change": c.ratio - 1.0 if c.ratio == c.ratio else None,
+            "reason": c.reason}
 
 
 def _side(side: Any) -> dict[str, Any]:
@@ -33,21 +64,73 @@ def render_json(result: GateResult) -> str:
     return json.dumps(to_json_obj(result), indent=1, allow_nan=False)
 
 
+def shorten(text: str, width: int) -> str:
+    """text, or its start and end around an ellipsis when longer than width."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2 :]
+
+
+def _cells(c: Comparison) -> tuple[str, ...]:
+    return (c.verdict.value, row_name(c), fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
+            fmt_change(c), fmt_interval(c))
+
+
+def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """Rows aligned (numbers right) in `width` columns; a point label too long for its column
+    gets a line of its own above the numbers. One string per row (with newlines)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    others = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(HEAD) - 1)
+    widths[1] = max(min(widths[1], width - others), 12)
+    lines = []
+    for r in rows:
+        first = ""
+        label = r[1]
+        if len(label) > widths[1]:
+            first = shorten(f"{r[0].ljust(widths[0])}  {label}", width) + "\n"
+            label = ""
+        cells = [("" if first else r[0]).ljust(widths[0]), label.ljust(widths[1])]
+        cells += [x.rjust(w) for x, w in zip(r[2:], widths[2:], strict=True)]
+        lines.append(first + "  ".join(cells).rstrip())
+    return lines
+
+
+def _header(result: GateResult) -> list[str]:
+    b, c = result.base, result.cand
+    out = []
+    for word, side in (("baseline ", b), ("candidate", c)):
+        commit = f", commit {side.commit[:10]}" if side.commit else ""
+        out.append(shorten(f"{word} {side.label}: run {side.run_id}{commit}", WIDTH))
+    out += textwrap.wrap(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the tests "
+                         f"({result.policy.correction})", WIDTH, subsequent_indent="    ")
+    return out
+
+
 def render_table(result: GateResult) -> str:
-    rows = [("verdict", "metric", "baseline", "candidate", "change", "interval", "p", "reason")]
-    for c in sorted(result.comparisons, key=sort_key):
-        rows.append((c.verdict.value, c.metric, fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
-                     fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1] for r in rows]
-    head = (f"baseline {result.base.label} ({result.base.run_id}, {result.base.gpu})  vs  "
-            f"candidate {result.cand.label} ({result.cand.run_id}, {result.cand.gpu})")
-    counts = ", ".join(f"{result.count(v)} {v.value}" for v in Verdict if result.count(v))
-    tail = [f"{len(result.comparisons)} metrics: {counts or 'none compared'}"]
-    if result.only_base:
-        tail.append(f"only in baseline ({len(result.only_base)}): {', '.join(result.only_base[:5])}"
-                    + (" ..." if len(result.only_base) > 5 else ""))
-    if result.only_cand:
-        tail.append(f"only in candidate ({len(result.only_cand)}): {', '.join(result.only_cand[:5])}"
-                    + (" ..." if len(result.only_cand) > 5 else ""))
-    return "\n".join([head, *[line.rstrip() for line in lines], *tail]) + "\n"
+    ordered = sorted(result.rows, key=sort_key)
+    lines = _header(result)
+    if result.run_reasons:
+        lines += textwrap.wrap("not comparable: " + "; ".join(result.run_reasons), WIDTH)
+    table = _table([HEAD, *(_cells(c) for c in ordered)], WIDTH)
+    lines.append(table[0])
+    notes: dict[str, int] = {}
+    for c, line in zip(ordered, table[1:], strict=True):
+        lines.append(line)
+        if c.verdict == Verdict.UNCHANGED:
+            continue
+        why = row_main_reason(c)
+        if c.note:
+            mark = notes.setdefault(c.note, len(notes) + 1)
+            why = f"{why} [{mark}]" if why else f"[{mark}]"
+        lines += textwrap.wrap(why, WIDTH, initial_indent="    ", subsequent_indent="    ")
+    lines.append(counts_text(result))
+    if result.policy.fail_on != ("regressed",) or result.failed:
+        lines.append("gate " + status_text(result))
+    for note, mark in notes.items():
+        lines += textwrap.wrap(f"[{mark}] {note}", WIDTH, subsequent_indent="    ")
+    for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
+        if names:
+            lines += textwrap.wrap(f"only in {word} ({len(names)}): {', '.join(names[:5])}"
+                                   + (" ..." if len(names) > 5 else ""), WIDTH)
+    return "\n".join(lines) + "\n"

@@ -1,11 +1,22 @@
 """Markdown summary of a gate result, sized for a GitHub job summary or a PR comment:
-a one-line status, the counts, a table of what needs attention, and every metric folded away."""
+a one-line status, the counts, a table of what needs attention (one row per measurement), and
+every measurement folded away."""
 
 from __future__ import annotations
 
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Comparison, Verdict
-from reports.gate_format import SYMBOL, fmt_change, fmt_interval, fmt_p, fmt_value, sort_key
+from reports.gate_format import (
+    SYMBOL,
+    counts_text,
+    fmt_change,
+    fmt_interval,
+    fmt_p,
+    fmt_value,
+    row_name,
+    sort_key,
+    status_text,
+)
 
 MAX_ROWS = 50  # rows of the attention table; the rest are counted
 
@@ -15,20 +26,25 @@ def _cell(text: str) -> str:
 
 
 def _row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", f"`{c.metric}`", fmt_value(c.base_value, c.unit),
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
              fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
-_HEAD = ("| verdict | metric | baseline | candidate | change | interval | p | why |\n"
-         "|---|---|---|---|---:|---|---:|---|")
+def _full_row(c: Comparison) -> str:
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", f"`{c.metric}`", fmt_value(c.base_value, c.unit),
+             fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
+    return "| " + " | ".join(_cell(x) for x in cells) + " |"
+
+
+_HEAD = ("| verdict | point | baseline | candidate | change | interval | p | why |\n"
+         "|---|---|---:|---:|---:|---|---:|---|")
+_FULL_HEAD = ("| verdict | metric | baseline | candidate | change | interval | p |\n"
+              "|---|---|---:|---:|---:|---|---:|")
 
 
 def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
-    n_reg = result.count(Verdict.REGRESSED)
-    status = (f"❌ **{n_reg} regression{'s' if n_reg != 1 else ''}**" if n_reg
-              else "✅ **no regression**")
-    counts = " · ".join(f"{SYMBOL[v]} {result.count(v)} {v.value}" for v in Verdict if result.count(v))
+    status = f"❌ **{status_text(result)}**" if result.failed else f"✅ **{status_text(result)}**"
     b, c = result.base, result.cand
     lines = [
         f"### {title}: {status}",
@@ -36,13 +52,13 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
         f"Baseline `{b.label}` ({b.run_id}{', ' + b.commit[:10] if b.commit else ''}) vs candidate "
         f"`{c.label}` ({c.run_id}{', ' + c.commit[:10] if c.commit else ''}) on **{c.gpu}**.",
         "",
-        f"{len(result.comparisons)} metrics: {counts or 'none compared'}. "
-        f"Policy: {result.policy.source}; p-values adjusted across metrics ({result.policy.correction}).",
+        f"{counts_text(result)}. Policy: {result.policy.source}; p-values adjusted over the tests "
+        f"({result.policy.correction}).",
         "",
     ]
     if result.run_reasons:
         lines += ["> ⚠️ Runs are not comparable: " + "; ".join(result.run_reasons), ""]
-    ordered = sorted(result.comparisons, key=sort_key)
+    ordered = sorted(result.rows, key=sort_key)
     attention = [x for x in ordered if x.verdict != Verdict.UNCHANGED]
     if attention:
         lines += [_HEAD, *(_row(x) for x in attention[:MAX_ROWS])]
@@ -50,8 +66,9 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
             lines.append(f"\n… and {len(attention) - MAX_ROWS} more (see the JUnit report or `--format json`).")
         lines.append("")
     if ordered:
-        lines += ["<details><summary>All metrics</summary>", "", _HEAD,
-                  *(_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
+        every = sorted(result.comparisons, key=sort_key)
+        lines += ["<details><summary>All metrics</summary>", "", _FULL_HEAD,
+                  *(_full_row(x) for x in every[: MAX_ROWS * 4]), "", "</details>", ""]
     if result.only_base or result.only_cand:
         lines.append(f"Not compared: {len(result.only_base)} metrics only in the baseline, "
                      f"{len(result.only_cand)} only in the candidate.")

@@ -35,13 +35,12 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
     from perfkit.regression.gate_compare import compare_runs
     from perfkit.regression.gate_policy import load_policy
     from perfkit.store.api import open_existing_store
-    from perfkit.store.selectors import history_lookup, resolve
+    from perfkit.store.selectors import history_lookup, resolve_pair
 
     policy = load_policy(args.policy)
     engine = open_existing_store(args.db)
     try:
-        base = resolve(base_sel, engine)
-        cand = resolve(cand_sel, engine)
+        base, cand = resolve_pair(base_sel, cand_sel, engine)
         lookup = history_lookup(engine if args.history > 0 else None, cand, base, limit=max(args.history, 1))
         return compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
     finally:

@@ -1,10 +1,12 @@
-"""`perfkit compare BASE CAND`: per metric the ratio, its bootstrap interval, a p-value and a
-verdict (regressed, improved, unchanged, noisy, incomparable with the reason).
+"""`perfkit compare BASE CAND`: per measurement (one row per point: its time, flop/s and bytes/s
+are one measurement) the values, their change, its interval, a p-value and a verdict
+(regressed, improved, unchanged, noisy, inconclusive, incomparable, with the reason).
 
 BASE and CAND are run directories, stored run ids (or unique prefixes), or BRANCH@GPU for the
-latest stored run of a branch on a GPU (e.g. main@H100). The store's history of each metric
-gives its run-to-run spread, so two runs made at different times do not look like a change.
-Exit 0 (compare reports; `perfkit gate` decides), 2 on bad input.
+latest stored run of a branch on a GPU other than CAND (e.g. main@H100). The store's history of
+each metric gives the baseline's level and the run-to-run spread, so two runs made at different
+times do not look like a change. Exit 0 (compare reports; `perfkit gate` decides), 2 on bad
+input (also: BASE and CAND are the same run).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "compare", help="compare two runs metric by metric (ratio, interval, p-value, verdict)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("base", metavar="BASE", help="baseline: run directory, run id, or BRANCH@GPU")
+    p.add_argument("base", metavar="BASE",
+                   help="baseline: run directory, run id, or BRANCH@GPU (its latest run other than CAND)")
     p.add_argument("cand", metavar="CAND", help="candidate: run directory, run id, or BRANCH@GPU")
     add_db(p)
     add_format(p)

@@ -1,9 +1,13 @@
 """`perfkit gate --baseline B --candidate C [--policy gate.yaml]`: fail CI on a regression.
 
-A metric regresses when its change is significant (p <= max_p after adjusting for the number
-of metrics) AND at least min_effect in the bad direction. Exit 1 on a regression, 0 otherwise,
-2 on bad input (unknown run, bad policy, nothing comparable). Writes a Markdown summary
-(--markdown FILE; appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML (--junit FILE).
+One test per measurement (a point's time, flop/s and bytes/s are one), against the store's
+history of each metric when there is one. Verdicts: regressed / improved (p <= max_p after the
+false-discovery-rate adjustment over the tests AND at least min_effect), unchanged (the interval
+excludes a regression of min_effect), noisy (interval wider than noise_limit), inconclusive (the
+data can tell neither; the reason says why), incomparable. Exit 1 when a verdict of the
+policy's fail_on occurs (default: regressed), 0 otherwise, 2 on bad input (unknown run, bad
+policy, the same run twice, nothing comparable). Writes a Markdown summary (--markdown FILE;
+appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML (--junit FILE). See docs/ci.md.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "gate", help="exit 1 when the candidate regressed against the baseline",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--baseline", required=True, metavar="RUN", help="run directory, run id, or BRANCH@GPU")
+    p.add_argument("--baseline", required=True, metavar="RUN",
+                   help="run directory, run id, or BRANCH@GPU (its latest run other than the candidate)")
     p.add_argument("--candidate", required=True, metavar="RUN", help="run directory, run id, or BRANCH@GPU")
     add_db(p)
     add_format(p)
@@ -59,4 +64,4 @@ def run(args: argparse.Namespace) -> int:
     if args.junit:
         write_bytes_atomic(args.junit, render_junit(result).encode("utf-8"))
     sys.stdout.write(md if args.format == "md" else render(result, args.format))
-    return EXIT_REGRESSION if result.regressed else EXIT_OK
+    return EXIT_REGRESSION if result.failed else EXIT_OK

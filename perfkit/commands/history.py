@@ -17,6 +17,9 @@ from perfkit.commands._store_args import add_db, add_format
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from perfkit.regression.changepoint_options import ChangePointOptions
+
+    d = ChangePointOptions()
     p: argparse.ArgumentParser = subparsers.add_parser(
         "history", help="change points of a metric over commits (commit, magnitude, p-value)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -24,11 +27,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--gpu", default=None, help="only this GPU (exact label or a part of it)")
     p.add_argument("--since", default=None, help="only runs since an ISO date/time or N days ago ('30d')")
     p.add_argument("--branch", default=None, help="only runs of this branch")
-    p.add_argument("--max-p", type=float, default=0.005, help="significance of a change point (default 0.005)")
-    p.add_argument("--min-magnitude", type=float, default=0.005,
-                   help="smallest relative change reported (default 0.005 = 0.5%%)")
-    p.add_argument("--min-size", type=int, default=5, help="fewest commits on each side (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the permutation test (default 0)")
+    p.add_argument("--max-p", type=float, default=d.max_p, help=f"significance of a change point (default {d.max_p:g})")
+    p.add_argument("--min-magnitude", type=float, default=d.min_magnitude,
+                   help=f"smallest relative change reported (default {d.min_magnitude:g} = {d.min_magnitude * 100:g}%%)")
+    p.add_argument("--min-size", type=int, default=d.min_size, help=f"fewest commits on each side (default {d.min_size})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"seed of the permutation test (default {d.seed})")
     add_db(p)
     add_format(p)
     return p
@@ -53,6 +56,7 @@ def _since_epoch(text: str | None) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     import difflib
+    from dataclasses import replace
 
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
     from perfkit.regression.changepoint import ChangePointOptions, detect_change_points
@@ -70,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if engine is None:
         raise StoreError(f"{normalize_db_url(args.db)}: no store there; store runs with `perfkit ingest` "
                          "or pass --db / PERFKIT_DB")
-    opts = ChangePointOptions(max_p=args.max_p, min_magnitude=args.min_magnitude, min_size=args.min_size,
-                              seed=args.seed)
+    opts = replace(ChangePointOptions(), max_p=args.max_p, min_magnitude=args.min_magnitude,
+                   min_size=args.min_size, seed=args.seed)
     rows: list[cr.ChangeRow] = []
     series_info: list[cr.SeriesInfo] = []
     try:

@@ -22,7 +22,9 @@ makes every step robust to timing noise:
 - two change points in the same direction closer than 2 x min_size are one step seen twice
   (the weaker goes), and the survivors are re-located between their final neighbours.
 
-Pure functions; the only randomness is a seeded numpy Generator.
+Every tuned constant (the thresholds above included) is a field of ChangePointOptions
+(changepoint_options.py); the numbers in this text are its defaults. Pure functions; the only
+randomness is a seeded numpy Generator.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import rankdata
 
-from perfkit.regression.gate_stats import biweight_midvariance
+from perfkit.regression.changepoint_options import ChangePointOptions
+from perfkit.regression.gate_robust import biweight_midvariance
+
+__all__ = ["ChangePoint", "ChangePointOptions", "detect_change_points"]
 
 
 @dataclass(frozen=True)
@@ -50,15 +55,6 @@ class ChangePoint:
     @property
     def confidence(self) -> float:
         return 1.0 - self.p_value
-
-
-@dataclass(frozen=True)
-class ChangePointOptions:
-    max_p: float = 0.005
-    min_magnitude: float = 0.005  # relative (0.005 = 0.5%)
-    min_size: int = 5  # commits on each side of a split
-    n_perm: int = 1999
-    seed: int = 0
 
 
 def scan_statistic(ranks: np.ndarray, min_size: int) -> np.ndarray:
@@ -75,9 +71,9 @@ def scan_statistic(ranks: np.ndarray, min_size: int) -> np.ndarray:
     return np.asarray(np.abs(z))
 
 
-def _null_length(n: int) -> int:
-    """Segment length whose null distribution stands in for n (exact up to 120)."""
-    if n <= 120:
+def _null_length(n: int, exact_max: int = ChangePointOptions.exact_null_max) -> int:
+    """Segment length whose null distribution stands in for n (exact up to exact_max)."""
+    if n <= exact_max:
         return n
     step = max(1, int(10 ** math.floor(math.log10(n)) // 10 * 2))
     return int(round(n / step) * step)
@@ -101,7 +97,7 @@ def null_maxima(n: int, min_size: int, n_perm: int, seed: int) -> np.ndarray:
 
 def scan_p_value(stat: float, n: int, opts: ChangePointOptions) -> float:
     """Permutation p-value of a scan maximum `stat` in a segment of length n."""
-    null = null_maxima(_null_length(n), opts.min_size, opts.n_perm, opts.seed)
+    null = null_maxima(_null_length(n, opts.exact_null_max), opts.min_size, opts.n_perm, opts.seed)
     hits = null.size - int(np.searchsorted(null, stat - 1e-12, side="left"))
     return (1 + hits) / (1 + null.size)
 
@@ -134,11 +130,12 @@ def split_p_value(
     p_rank = scan_p_value(z, n, opts)
     if inflation is not None and inflation <= 1.0:
         return p_rank  # independent noise: the exact rank test alone decides
-    return max(p_rank, drift_p_value(y, lo, at, hi, opts.min_size, inflation))
+    return max(p_rank, drift_p_value(y, lo, at, hi, opts.min_size, inflation, opts))
 
 
 def drift_p_value(
-    y: np.ndarray, lo: int, at: int, hi: int, min_size: int, inflation: float | None = None
+    y: np.ndarray, lo: int, at: int, hi: int, min_size: int, inflation: float | None = None,
+    opts: ChangePointOptions | None = None,
 ) -> float:
     """p-value of the level shift at `at` against autocorrelated noise (slow drift).
 
@@ -148,50 +145,45 @@ def drift_p_value(
     for a slow wander), Bonferroni-adjusted over the candidate positions. For independent noise
     the rank test decides.
     """
+    o = opts or ChangePointOptions()
     left, right = y[lo:at], y[at:hi]
     resid = np.concatenate([left - np.median(left), right - np.median(right)])
-    if resid.size < 8:
+    if resid.size < o.min_diffs:
         return 1.0
     scale = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
     if scale == 0.0:
         return 0.0 if np.median(right) != np.median(left) else 1.0
     if inflation is None:
-        inflation = long_run_inflation(resid)
+        inflation = long_run_inflation(resid, opts=o)
     se = scale * math.sqrt((1.0 / left.size + 1.0 / right.size) * inflation)
     t = abs(float(np.median(right) - np.median(left))) / se
     positions = max(hi - lo - 2 * min_size + 1, 1)
     return min(1.0, positions * math.erfc(t / math.sqrt(2.0)))
 
 
-def long_run_inflation(resid: np.ndarray, bandwidth: int | None = None) -> float:
+def long_run_inflation(resid: np.ndarray, bandwidth: int | None = None, opts: ChangePointOptions | None = None) -> float:
     """Long-run variance over variance of residuals (Newey-West, Bartlett weights), >= 1.
 
-    Residuals are winsorized at 3 robust standard deviations first, so outliers do not count
-    as correlation. The bandwidth defaults to min(20, n // 8) lags.
+    Residuals are winsorized at nw_winsor_sds robust standard deviations first, so outliers do
+    not count as correlation. The bandwidth defaults to min(nw_max_lags, n // nw_lag_divisor).
     """
+    o = opts or ChangePointOptions()
     n = resid.size
-    if n < 16:
+    if n < 2 * o.min_diffs:
         return 1.0
     med = float(np.median(resid))
     mad = 1.4826 * float(np.median(np.abs(resid - med)))
-    x = np.clip(resid, med - 3 * mad, med + 3 * mad) if mad > 0 else resid.astype(np.float64)
+    w = o.nw_winsor_sds
+    x = np.clip(resid, med - w * mad, med + w * mad) if mad > 0 else resid.astype(np.float64)
     x = x - x.mean()
     g0 = float(np.dot(x, x)) / n
     if g0 == 0.0:
         return 1.0
-    lags = bandwidth if bandwidth is not None else min(20, n // 8)
+    lags = bandwidth if bandwidth is not None else min(o.nw_max_lags, n // o.nw_lag_divisor)
     total = g0
     for k in range(1, lags + 1):
         total += 2.0 * (1.0 - k / (lags + 1.0)) * float(np.dot(x[:-k], x[k:])) / n
     return max(1.0, total / g0)
-
-
-STRONG_STEP_LOG = math.log1p(0.02)
-WANDER_STEP = 2.0  # in a wandering series a step must exceed 2x the wander over the longest lag
-DRIFT_EVIDENCE = 2.0  # long-run factor below which the noise is taken as independent
-WANDER_EVIDENCE = 2.0  # variogram ratio below which the series is taken as steps + independent noise
-WANDER_LAGS = (6, 10, 14, 18)
-OBVIOUS_STEP = 6.0  # noise sds: a step this big is left out of the variogram (not a wander)
 
 
 def _robust_var(x: np.ndarray) -> float:
@@ -206,8 +198,8 @@ def _lag_diffs(y: np.ndarray, k: int, cut: np.ndarray) -> np.ndarray:
     return np.asarray(y[k:][keep] - y[:-k][keep])
 
 
-def _wander_lags(n: int) -> list[int]:
-    return [k for k in WANDER_LAGS if k <= n // 4]
+def _wander_lags(n: int, o: ChangePointOptions) -> list[int]:
+    return [k for k in o.wander_lags if k <= n // 4]
 
 
 def _step_marks(n: int, steps: Sequence[int]) -> np.ndarray:
@@ -218,59 +210,63 @@ def _step_marks(n: int, steps: Sequence[int]) -> np.ndarray:
     return np.cumsum(marks)
 
 
-def wander_ratio(y: np.ndarray, steps: Sequence[int] = ()) -> float:
+def wander_ratio(y: np.ndarray, steps: Sequence[int] = (), opts: ChangePointOptions | None = None) -> float:
     """Robust variogram ratio: spread of lag-k differences over lag-1 differences (mean over
-    WANDER_LAGS up to n/4), about 1 for steps plus independent noise, larger when the level wanders.
+    wander_lags up to n/4), about 1 for steps plus independent noise, larger when the level wanders.
 
     Differences that straddle one of `steps` (the large steps already found) are left out, and
     the biweight ignores the few that cross a smaller step; a slow wander makes far values differ
     more than neighbours. inf when the series is too short to tell (n < 24) or has no spread.
     """
-    lags = _wander_lags(y.size)
+    o = opts or ChangePointOptions()
+    lags = _wander_lags(y.size, o)
     if not lags:
         return math.inf
     cut = _step_marks(y.size, steps)
     d1 = _lag_diffs(y, 1, cut)
-    v1 = _robust_var(d1) if d1.size >= 8 else math.nan
+    v1 = _robust_var(d1) if d1.size >= o.min_diffs else math.nan
     if not v1 > 0.0:
         return math.inf
-    vk = [_robust_var(d) for d in (_lag_diffs(y, k, cut) for k in lags) if d.size >= 8]
+    vk = [_robust_var(d) for d in (_lag_diffs(y, k, cut) for k in lags) if d.size >= o.min_diffs]
     return float(np.mean(vk)) / v1 if vk else math.inf
 
 
-def obvious_steps(y: np.ndarray, cps: Sequence[int]) -> list[int]:
-    """The change points whose step is at least OBVIOUS_STEP noise sds (of one value, from the
+def obvious_steps(y: np.ndarray, cps: Sequence[int], opts: ChangePointOptions | None = None) -> list[int]:
+    """The change points whose step is at least obvious_step noise sds (of one value, from the
     lag-1 differences): far beyond what a wander moves between neighbours, so differences
     across them say nothing about a wander."""
+    o = opts or ChangePointOptions()
     d1 = np.diff(y)
-    if d1.size < 8:
+    if d1.size < o.min_diffs:
         return []
     noise = math.sqrt(_robust_var(d1) / 2.0)
     bounds = [0, *cps, y.size]
     return [
         at
         for i, at in enumerate(cps)
-        if abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at)) >= OBVIOUS_STEP * noise
+        if abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at)) >= o.obvious_step * noise
     ]
 
 
-def wander_step(y: np.ndarray, steps: Sequence[int] = ()) -> float:
-    """Typical level change of a wandering series over the longest lag of WANDER_LAGS (robust
+def wander_step(y: np.ndarray, steps: Sequence[int] = (), opts: ChangePointOptions | None = None) -> float:
+    """Typical level change of a wandering series over the longest lag of wander_lags (robust
     standard deviation of those differences, log scale, not across `steps`); 0 when too short."""
-    lags = _wander_lags(y.size)
+    o = opts or ChangePointOptions()
+    lags = _wander_lags(y.size, o)
     if not lags:
         return 0.0
     d = _lag_diffs(y, lags[-1], _step_marks(y.size, steps))
-    return math.sqrt(_robust_var(d)) if d.size >= 8 else 0.0
+    return math.sqrt(_robust_var(d)) if d.size >= o.min_diffs else 0.0
 
 
-def series_inflation(y: np.ndarray, cps: list[int]) -> float:
+def series_inflation(y: np.ndarray, cps: list[int], opts: ChangePointOptions | None = None) -> float:
     """Long-run variance factor of the whole series around its piecewise-constant fit; 1 when
-    below DRIFT_EVIDENCE (independent noise and small unfitted steps stay well under it)."""
+    below drift_evidence (independent noise and small unfitted steps stay well under it)."""
+    o = opts or ChangePointOptions()
     bounds = [0, *cps, y.size]
     resid = np.concatenate([y[a:b] - np.median(y[a:b]) for a, b in itertools.pairwise(bounds)])
-    factor = long_run_inflation(resid)
-    return factor if factor >= DRIFT_EVIDENCE else 1.0
+    factor = long_run_inflation(resid, opts=o)
+    return factor if factor >= o.drift_evidence else 1.0
 
 
 def _segment_median(y: np.ndarray, lo: int, hi: int) -> float:
@@ -291,7 +287,7 @@ def detect_change_points(
     y = np.log(raw) if positive else raw
     found: list[int] = []
     # Split step: binary segmentation at a relaxed level; the merge step applies max_p.
-    split_p = min(1.0, opts.max_p * 10.0)
+    split_p = min(1.0, opts.max_p * opts.split_p_factor)
     stack = [(0, raw.size)]
     while stack:
         lo, hi = stack.pop()
@@ -340,20 +336,20 @@ def _merge(
     min_log = math.log1p(opts.min_magnitude)
 
     def strong(points: list[int]) -> list[int]:
-        """Change points of at least 2x min_magnitude and 2%: the fit the drift estimate trusts."""
+        """Change points of at least 2x min_magnitude and strong_step: the fit the drift estimate trusts."""
         bounds = [0, *points, y.size]
         out = []
         for i, at in enumerate(points):
             step = abs(_segment_median(y, at, bounds[i + 2]) - _segment_median(y, bounds[i], at))
-            if step >= max(2.0 * min_log, STRONG_STEP_LOG):
+            if step >= max(2.0 * min_log, math.log1p(opts.strong_step)):
                 out.append(at)
         return out
 
     big = strong(cps)
-    wanders = wander_ratio(y, obvious_steps(y, big)) >= WANDER_EVIDENCE
-    inflation = series_inflation(y, big) if wanders else 1.0
+    wanders = wander_ratio(y, obvious_steps(y, big, opts), opts) >= opts.wander_evidence
+    inflation = series_inflation(y, big, opts) if wanders else 1.0
     if wanders and positive:
-        min_log = max(min_log, WANDER_STEP * wander_step(y, big))
+        min_log = max(min_log, opts.wander_step * wander_step(y, big, opts))
 
     def evaluate(i: int) -> tuple[float, float]:
         lo = cps[i - 1] if i > 0 else 0
@@ -366,7 +362,7 @@ def _merge(
 
     scores = [evaluate(i) for i in range(len(cps))]
     while cps:
-        ramp = ramp_pair(y, cps, 2 * opts.min_size)
+        ramp = ramp_pair(y, cps, int(round(opts.ramp_gap * opts.min_size)))
         if ramp is not None:
             weakest = max((ramp, ramp + 1), key=lambda i: (scores[i][0], -scores[i][1]))
         else:
@@ -377,8 +373,8 @@ def _merge(
                 break
         del cps[weakest]
         del scores[weakest]
-        new_inflation = series_inflation(y, strong(cps)) if wanders else 1.0
-        if new_inflation > inflation * 1.05:  # the fit lost a step: the residuals tell more drift
+        new_inflation = series_inflation(y, strong(cps), opts) if wanders else 1.0
+        if new_inflation > inflation * opts.inflation_refit:  # the fit lost a step: the residuals tell more drift
             inflation = new_inflation
             scores = [evaluate(i) for i in range(len(cps))]
             continue

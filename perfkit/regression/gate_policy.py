@@ -6,6 +6,7 @@
       noise_limit: 0.05  # interval half-width above which a result is "noisy"
       assumed_run_spread: 0.01   # run-to-run sigma used when the store has no history
     correction: bh       # bh (false discovery rate) | holm | none
+    fail_on: [regressed] # verdicts that fail the gate (exit 1): regressed, noisy, inconclusive, ...
     metrics:             # first to last; a later match overrides an earlier one
       - match: "gemm/*:time_s"      # glob over metric names
         min_effect: 0.03
@@ -24,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.yaml_source import YamlDoc, load_yaml
-from perfkit.regression.gate_types import DIRECTIONS, MetricPolicy
+from perfkit.regression.gate_multiple import CORRECTIONS
+from perfkit.regression.gate_types import DIRECTIONS, VERDICT_NAMES, MetricPolicy
 
-CORRECTIONS = ("bh", "holm", "none")
+TOP_KEYS = ("defaults", "correction", "fail_on", "metrics")
 _FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")
 _RULE_KEYS = (*_FLOAT_KEYS, "direction", "ignore")
 
@@ -37,6 +39,7 @@ class GatePolicy:
     rules: tuple[tuple[str, dict[str, Any]], ...] = ()
     correction: str = "bh"
     source: str = "built-in defaults"
+    fail_on: tuple[str, ...] = ("regressed",)  # verdicts that fail the gate
 
     def for_metric(self, name: str) -> MetricPolicy:
         pol = self.defaults
@@ -53,10 +56,10 @@ def load_policy(path: str | Path | None) -> GatePolicy:
     doc = load_yaml(path)
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
-        raise doc.error([], "a gate policy is a mapping with defaults, correction, metrics")
-    unknown = [k for k in data if k not in ("defaults", "correction", "metrics")]
+        raise doc.error([], f"a gate policy is a mapping with {', '.join(TOP_KEYS)}")
+    unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
-        raise doc.error([unknown[0]], f"unknown key {unknown[0]!r}; use defaults, correction, metrics", key=True)
+        raise doc.error([unknown[0]], f"unknown key {unknown[0]!r}; use {', '.join(TOP_KEYS)}", key=True)
     defaults = MetricPolicy()
     if data.get("defaults") is not None:
         over = _overrides(doc, ["defaults"], data["defaults"], allow_ignore=False)
@@ -73,7 +76,18 @@ def load_policy(path: str | Path | None) -> GatePolicy:
             raise doc.error(["metrics", i], "each rule needs match: GLOB (e.g. \"gemm/*:time_s\")")
         body = {k: v for k, v in rule.items() if k != "match"}
         rules.append((rule["match"], _overrides(doc, ["metrics", i], body, allow_ignore=True)))
-    return GatePolicy(defaults=defaults, rules=tuple(rules), correction=str(correction), source=str(path))
+    return GatePolicy(defaults=defaults, rules=tuple(rules), correction=str(correction), source=str(path),
+                      fail_on=_fail_on(doc, data.get("fail_on", ["regressed"])))
+
+
+def _fail_on(doc: YamlDoc, value: Any) -> tuple[str, ...]:
+    """The verdicts listed under fail_on (a list of verdict names; [] never fails)."""
+    if not isinstance(value, list):
+        raise doc.error(["fail_on"], f"fail_on is a list of verdicts, e.g. [regressed, inconclusive]; got {value!r}")
+    for i, item in enumerate(value):
+        if item not in VERDICT_NAMES:
+            raise doc.error(["fail_on", i], f"fail_on: unknown verdict {item!r}; use {', '.join(VERDICT_NAMES)}")
+    return tuple(dict.fromkeys(value))
 
 
 def _overrides(doc: YamlDoc, loc: list[str | int], body: Any, allow_ignore: bool) -> dict[str, Any]:

@@ -16,8 +16,12 @@ class Verdict(str, Enum):
     REGRESSED = "regressed"
     IMPROVED = "improved"
     UNCHANGED = "unchanged"
-    NOISY = "noisy"  # too much spread to tell a change of min_effect from none
+    NOISY = "noisy"  # the interval is wider than +-noise_limit: the measurement itself scatters
+    INCONCLUSIVE = "inconclusive"  # neither a change of min_effect nor its absence is shown
     INCOMPARABLE = "incomparable"  # different GPU, driver, clocks, throttling, dtype or spec
+
+
+VERDICT_NAMES = tuple(v.value for v in Verdict)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class RunSummary:
     log_loc: float
     se: float  # NaN when the run has too few samples to estimate it
     n: int
+    run_id: str = ""  # the stored run (locates the baseline inside a history)
 
 
 @dataclass(frozen=True)
@@ -50,24 +55,32 @@ class Comparison:
     metric: str
     verdict: Verdict
     direction: str
-    ratio: float  # candidate / baseline of the metric's location
+    ratio: float  # candidate / baseline location (= cand_value / base_value)
     ci_low: float  # interval of the ratio
     ci_high: float
     confidence: float  # level of the interval
     p_value: float  # the p-value decided on: p_raw, adjusted for the number of metrics
-    p_raw: float  # max(p_run, p_rank): both nulls must be rejected
-    p_run: float  # against within-run + run-to-run variance
-    p_rank: float | None  # permutation test on the raw samples (None with < 3 samples a side)
+    p_raw: float  # the test's own p-value (p_run, or max(p_run, p_rank) when the rank test is used)
+    p_run: float  # t test against within-run + run-to-run variance
+    p_rank: float | None  # permutation test on the raw samples (None when not used)
     n_base: int
     n_cand: int
-    base_value: float  # medians of the raw samples, for display
+    base_value: float  # locations (geometric 20%-trimmed means; the history's level), for display
     cand_value: float
     unit: str = ""
     run_spread: float = math.nan  # run-to-run sigma used (relative, log scale)
-    history_runs: int = 0
+    history_runs: int = 0  # stored runs that measured the spread (0: none, a prior was assumed)
     reason: str = ""
     note: str = ""
     policy: MetricPolicy = field(default_factory=MetricPolicy)
+    baseline_runs: int = 1  # runs whose mean level is the baseline (the baseline's segment of history)
+    df: float = math.inf  # degrees of freedom of the t test
+    se_log: float = math.nan  # standard error of log(ratio) of that test
+    detectable: float = math.nan  # smallest change (relative) that could reach significance here
+    tests: int = 1  # tests the p-value was adjusted for
+    point_key: str | None = None
+    label: str = ""  # short name of the point (workload + varying parameters); the metric if none
+    same_as: str = ""  # the metric this one was tested with (one measurement: time, flop/s, bytes/s)
 
     @property
     def change(self) -> float:
@@ -99,4 +112,11 @@ class Comparison:
             "reason": self.reason,
             "min_effect": self.policy.min_effect,
             "max_p": self.policy.max_p,
+            "baseline_runs": self.baseline_runs,
+            "df": num(self.df),
+            "detectable_change": num(self.detectable),
+            "tests": self.tests,
+            "point": self.point_key,
+            "label": self.label,
+            "same_as": self.same_as or None,
         }

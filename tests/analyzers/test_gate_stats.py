@@ -79,7 +79,7 @@ def test_between_run_offset_from_history_prevents_a_false_alarm() -> None:
     hist = [summarize_run(_run(1e-3 * math.exp(rng.normal(0, 0.02)), 50, rng, cv=0.005)) for _ in range(25)]
     base, cand = _run(1e-3, 50, rng, cv=0.005), _run(1.04e-3, 50, rng, cv=0.005)
     with_history = compare_samples("m", base, cand, LOWER, hist)
-    assert with_history.verdict != Verdict.REGRESSED and with_history.history_runs == 25
+    assert with_history.verdict != Verdict.REGRESSED and with_history.history_runs == 26  # + the baseline
     assert with_history.run_spread == pytest.approx(0.02, rel=0.4)
     assert compare_samples("m", base, cand, LOWER, ()).verdict == Verdict.REGRESSED
 
@@ -109,7 +109,11 @@ def test_below_min_effect_is_unchanged() -> None:
 
 def test_single_values_use_history_spread() -> None:
     hist = [RunSummary(math.log(1e-3 * (1 + 0.01 * s)), math.nan, 1) for s in (0, 1, -1, 0.5, -0.5, 1, 0, -1)]
-    assert compare_samples("m", [1e-3], [1.002e-3], LOWER, hist).verdict == Verdict.UNCHANGED
+    # 0.8% run-to-run spread: a 0.2% change is no regression, but 1% (min_effect) is not excluded
+    small = compare_samples("m", [1e-3], [1.002e-3], LOWER, hist)
+    assert small.verdict == Verdict.INCONCLUSIVE and "min_effect 1%" in small.reason
+    assert compare_samples("m", [1e-3], [1.002e-3], LOWER, hist, MetricPolicy(min_effect=0.05)).verdict == \
+        Verdict.UNCHANGED
     assert compare_samples("m", [1e-3], [1.2e-3], LOWER, hist).verdict == Verdict.REGRESSED
 
 

@@ -71,15 +71,17 @@ def test_gate_exit_codes_and_reports(tmp_path: Path, db: str, capsys: pytest.Cap
 
     assert main(["gate", "--baseline", str(base), "--candidate", str(same), "--format", "json"]) == 0
     out = _json_out(capsys)
-    assert {m["verdict"] for m in out["metrics"]} <= {"unchanged", "noisy"} and not out["regressed"]
+    assert {m["verdict"] for m in out["metrics"]} <= {"unchanged", "inconclusive"} and not out["failed"]
+    assert len(out["rows"]) == 1 and out["rows"][0]["point"] == KEY and out["rows"][0]["label"] == "mm"
+    assert out["rows"][0]["also"] == [f"{KEY}:flop_per_s", f"{KEY}:bytes_per_s"] and out["tests"] == 1
 
     code = main(["gate", "--baseline", str(base), "--candidate", str(slow), "--markdown", str(md),
                  "--junit", str(junit)])
     assert code == 1
     text = md.read_text()
-    assert "regression" in text and f"`{KEY}:time_s`" in text and "| verdict |" in text
-    suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and suite.get("failures") == "3" and suite.get("tests") == "3"
+    assert "fails: 1 regressed" in text and f"`{KEY}:time_s`" in text and "| verdict | point |" in text
+    suite = ET.parse(junit).getroot().find("testsuite")  # one test case per measurement
+    assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "1"
     assert summary.read_text().count("### perfkit gate") == 2  # both gates appended
     assert "regressed" in capsys.readouterr().out
 
@@ -198,3 +200,77 @@ def test_gate_without_history_explains_its_prior(tmp_path: Path, db: str, capsys
     time_m = next(m for m in out["metrics"] if m["metric"] == f"{KEY}:time_s")
     assert time_m["history_runs"] == 0 and time_m["verdict"] == "regressed"
     assert "no history: run-to-run spread assumed" in time_m["reason"] and time_m["run_spread"] >= 0.01
+
+
+def test_fail_on_policy_and_exit_codes(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """No history: the unchanged candidate is inconclusive. The default policy passes it (exit
+    0); `fail_on: [regressed, inconclusive]` refuses to pass without a decision (exit 1)."""
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    same = _run_dir(tmp_path, "same", 1e-3, 2)
+    assert main(["gate", "--baseline", str(base), "--candidate", str(same)]) == 0
+    out = capsys.readouterr().out
+    assert "1 measurement (3 metrics): 0 regressed, 1 inconclusive" in out
+    strict = tmp_path / "strict.yaml"
+    strict.write_text("fail_on: [regressed, inconclusive]\n")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(same), "--policy", str(strict)]) == 1
+    out = capsys.readouterr().out
+    assert "gate fails: 1 inconclusive" in out and "0 regressed" in out
+    never = tmp_path / "never.yaml"
+    never.write_text("fail_on: []\n")
+    slow = _run_dir(tmp_path, "slow", 1.5e-3, 3)
+    assert main(["gate", "--baseline", str(base), "--candidate", str(slow), "--policy", str(never)]) == 0
+    assert "1 regressed" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fail_on: [regressed, slower]\n")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(same), "--policy", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{bad}:1:22: fail_on: unknown verdict 'slower'" in err and "\n" not in err
+
+
+def test_same_run_twice_is_refused(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _run_dir(tmp_path, "base", 1e-3, 1)
+    for cmd in (["gate", "--baseline", str(base), "--candidate", str(base)], ["compare", str(base), str(base)]):
+        assert main(cmd) == 2
+        err = capsys.readouterr().err.strip()
+        assert "are the same run (base)" in err and "\n" not in err
+    store_run(f.make_run("only1", f.noisy(1e-3, 10, 5), created="2026-01-05T00:00:00Z"), db)
+    assert main(["compare", "only1", str(base).replace(str(base), "only1")]) == 2
+    assert "same run" in capsys.readouterr().err
+
+
+def test_branch_at_gpu_is_never_the_candidate(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _history(db, 3)  # hist00 .. hist02 on main
+    assert main(["compare", "main@H100", "main@H100", "--format", "json"]) == 0
+    out = _json_out(capsys)
+    assert out["candidate"]["run_id"] == "hist02" and out["baseline"]["run_id"] == "hist01"
+    assert main(["compare", "main@H100", "hist01", "--format", "json"]) == 0
+    assert _json_out(capsys)["baseline"]["run_id"] == "hist02"
+    store_run(f.make_run("feat1", f.noisy(1e-3, 10, 7), branch="feature", commit="f1",
+                         created="2026-02-02T00:00:00Z"), db)
+    assert main(["gate", "--baseline", "feature@H100", "--candidate", "feat1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the only stored run of branch 'feature'" in err and "is the candidate (feat1)" in err
+
+
+def test_tables_fit_80_columns(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _history(db)
+    slow = _run_dir(tmp_path, "slow", 1.15e-3, 3, commit="bad0001")
+    for cmd in (["compare", "main@H100", str(slow)], ["history", f"{KEY}:time_s"]):
+        assert main(cmd) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines and max(len(line) for line in lines) <= 80, lines
+    assert main(["compare", "main@H100", str(slow)]) == 0
+    out = capsys.readouterr().out
+    assert "regressed  mm" in out and KEY not in out  # the short label; the key is in the JSON
+
+
+def test_history_options_default_to_the_detector_options() -> None:
+    import argparse
+
+    from perfkit.commands import history
+    from perfkit.regression.changepoint_options import ChangePointOptions
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    args = history.add_parser(sub).parse_args(["m"])
+    d = ChangePointOptions()
+    assert (args.max_p, args.min_magnitude, args.min_size, args.seed) == (d.max_p, d.min_magnitude, d.min_size, d.seed)

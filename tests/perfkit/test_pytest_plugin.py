@@ -199,4 +199,4 @@ def test_runs_are_ingested_and_gated(pytester: pytest.Pytester, monkeypatch: pyt
                  "--metric", "*bench=work*", "--no-step-summary"])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "regressed" in out and "pytest/test_perf.py::test_speed/bench=work" in out
+    assert "regressed" in out and "test_perf.py::test_speed bench=work" in out  # the short point label
