@@ -64,8 +64,10 @@ def fmt_p(p: float | None) -> str:
 
 def row_name(c: Comparison) -> str:
     """The point's short label, plus the metric when it is not the point's time."""
+    if not c.label:
+        return c.metric
     metric = suffix(c.metric, c.point_key)
-    label = c.label or c.metric
+    label = c.label
     if metric == label or (metric == "time_s" and c.point_key is not None):
         return label
     return f"{label} {metric}"
