@@ -26,7 +26,7 @@ COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
     "ci_low", "ci_high", "p_value", "verdict", "reason",
 ]  # fmt: skip
-VERDICT_ORDER = {"regressed": 0, "incomparable": 1, "noisy": 2, "improved": 3, "unchanged": 4}
+VERDICT_ORDER = {"regressed": 0, "incomparable": 1, "noisy": 2, "inconclusive": 3, "improved": 4, "unchanged": 5}
 ANALYSIS_DIR = "analysis"
 # Table -> file names `perfkit profile` may have written under RUN/analysis/ (first found wins).
 ANALYSIS_FILES: dict[str, tuple[str, ...]] = {

@@ -25,6 +25,7 @@ VERDICT_COLORS = {
     "unchanged": "#7f7f7f",
     "noisy": "#ff7f0e",
     "incomparable": "#9467bd",
+    "inconclusive": "#bcbd22",
 }
 LAYOUT: dict[str, Any] = {"template": "plotly_white", "margin": {"l": 10, "r": 10, "t": 50, "b": 40}}
 

@@ -19,7 +19,7 @@ TOP_KERNELS = 10
 MAX_ROWS = 50
 NAME_CHARS = 120
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "unchanged": "⚪"}
+VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "inconclusive": "🟡", "unchanged": "⚪"}
 
 
 def md_text(value: Any) -> str:
