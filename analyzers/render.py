@@ -9,29 +9,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.core.units import fmt_num, fmt_percent, fmt_rate, fmt_time
+
 NAME_WIDTH = 70
 
 
 def _time(ns: float) -> str:
-    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
-        return "-"
-    a = abs(ns)
-    if a < 1e3:
-        return f"{ns:.0f} ns"
-    if a < 1e6:
-        return f"{ns / 1e3:.1f} us"
-    if a < 1e9:
-        return f"{ns / 1e6:.2f} ms"
-    return f"{ns / 1e9:.3f} s"
+    return fmt_time(None if ns is None else ns * 1e-9)
 
 
 def _si(value: float, unit: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.2f} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+    return fmt_rate(value, unit)
 
 
 def _cell(col: str, value: Any) -> str:
@@ -46,11 +34,11 @@ def _cell(col: str, value: Any) -> str:
     if col in ("flop", "bytes"):
         return _si(float(value), "FLOP" if col == "flop" else "B")
     if col.endswith("_pct"):
-        return f"{float(value):.2f}"
+        return fmt_num(float(value))
     if col.endswith("_share"):
-        return f"{100 * float(value):.1f}%"
+        return fmt_percent(float(value))
     if isinstance(value, (float, np.floating)):
-        return f"{float(value):.4g}"
+        return fmt_num(float(value))
     text = str(value)
     return text if len(text) <= NAME_WIDTH else text[: NAME_WIDTH - 3] + "..."
 

@@ -123,7 +123,7 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
     regressed = slowdown > max_slowdown and distinct
     word = "slower" if slowdown > 0 else "faster"
     ci_text = "95% CIs do not overlap" if distinct else "95% CIs overlap" if have_ci else "too few samples for CIs"
-    from reports.units import fmt_percent, fmt_time
+    from perfkit.core.units import fmt_percent, fmt_time
 
     message = (f"{name}: {fmt_percent(abs(slowdown))} {word} than the baseline (median "
                f"{fmt_time(ns.median_s)} vs {fmt_time(bs.median_s)}; {ci_text}; allowed slowdown "

@@ -270,7 +270,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     perf = config.stash.get(SESSION_KEY, None)
     if perf is None or not perf.records:
         return
-    from reports.units import fmt_pct, fmt_time
+    from perfkit.core.units import fmt_pct, fmt_time
 
     tr = terminalreporter
     tr.section("perfkit")

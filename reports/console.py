@@ -8,8 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from perfkit.core.record import Run
+from perfkit.core.units import fmt_num, fmt_percent, fmt_time
 from reports.point_cells import point_cells
-from reports.units import fmt_num, fmt_percent, fmt_time
 
 
 def varying_params(run: Run) -> dict[str, list[str]]:

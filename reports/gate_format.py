@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from perfkit.core.units import fmt_rate, fmt_time
 from perfkit.regression.gate_compare import GateResult, suffix
 from perfkit.regression.gate_types import Comparison, Verdict
-from reports.units import fmt_rate, fmt_time
 
 # Most important first: what a reader must act on, then what needs a look.
 VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE, Verdict.IMPROVED,
@@ -27,7 +27,7 @@ def sort_key(c: Comparison) -> tuple[int, float, str]:
 
 
 def fmt_value(x: float, unit: str) -> str:
-    """A value in its unit with the project's formatter (reports/units.py)."""
+    """A value in its unit with the project's formatter (perfkit/core/units.py)."""
     if not math.isfinite(x):
         return "-"
     return fmt_time(x) if unit == "s" else fmt_rate(x, unit).rstrip()

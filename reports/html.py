@@ -18,12 +18,7 @@ import plotly.graph_objects as go
 
 from perfkit.core.codec import to_builtins
 from perfkit.core.record import STATUS_OK, Run
-from perfkit.core.version import __version__
-from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
-from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
-from reports.html_text import esc, plot_text
-from reports.point_cells import point_cells
-from reports.units import (
+from perfkit.core.units import (
     fmt_change,
     fmt_interval,
     fmt_num,
@@ -33,6 +28,11 @@ from reports.units import (
     fmt_time,
     fmt_value,
 )
+from perfkit.core.version import __version__
+from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
+from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
+from reports.html_text import esc, plot_text
+from reports.point_cells import point_cells
 
 TOP_KERNELS = 25
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}

@@ -18,9 +18,9 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.record import STATUS_OK, Run
+from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 from reports.console import varying_params
 from reports.html_compare import metric_suffix
-from reports.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",

@@ -1,12 +1,12 @@
 """A point's numbers as display text, made once for every renderer: the terminal summary, the
-Markdown and HTML reports and the dashboard's run page show the same strings (reports.units)."""
+Markdown and HTML reports and the dashboard's run page show the same strings (perfkit.core.units)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from perfkit.core.record import PointResult
-from reports.units import fmt_num, fmt_pct, fmt_rate, fmt_time
+from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
 
 
 @dataclass(frozen=True)

@@ -8,24 +8,25 @@ from typing import Any
 
 import pandas as pd
 
+from perfkit.core.units import fmt_num
 from roofline.calibration import KIND_MEMORY, Calibration
 from roofline.devices import DeviceSpec
 from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
 
 
-def _fmt_pct(value: Any) -> str:
-    return "-" if _missing(value) else f"{float(value):.1f}%"
+def _fmt_pct(value: Any) -> str:  # a value already in percent
+    return "-" if _missing(value) else f"{fmt_num(float(value))}%"
 
 
 def _fmt_ratio(value: Any) -> str:
-    return "-" if _missing(value) else f"{float(value):.2f}"
+    return "-" if _missing(value) else fmt_num(float(value))
 
 
 def _fmt_ai(value: Any) -> str:
     if _missing(value):
         return "-"
     x = float(value)
-    return "inf" if math.isinf(x) else f"{x:.3g}"
+    return "inf" if math.isinf(x) else fmt_num(x)
 
 
 def _missing(value: Any) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from perfkit.core.units import fmt_rate
+
 DECIMAL_PREFIX: dict[str, float] = {
     "": 1.0,
     "k": 1e3,
@@ -183,24 +185,11 @@ def normalize_dtype(name: str) -> str:
 _DISPLAY_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def format_si(value: float | None, unit: str, digits: int = 3) -> str:
-    """format_si(4.12e14, "FLOP/s") -> "412 TFLOP/s"; NaN / None -> "-"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if math.isinf(value):
+def format_si(value: float | None, unit: str) -> str:
+    """format_si(4.12e14, "FLOP/s") -> "412 TFLOP/s" (perfkit.core.units, 3 digits); None / NaN -> "-"."""
+    if value is not None and isinstance(value, float) and math.isinf(value):
         return f"inf {unit}"
-    magnitude = abs(value)
-    for scale, prefix in _DISPLAY_PREFIXES:
-        if magnitude >= scale:
-            return f"{_sig(value / scale, digits)} {prefix}{unit}"
-    return f"{_sig(value, digits)} {unit}"
-
-
-def _sig(x: float, digits: int) -> str:
-    if x == 0:
-        return "0"
-    decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
-    return f"{x:.{decimals}f}"
+    return fmt_rate(value, unit)
 
 
 def format_flop_per_s(value: float | None) -> str:

@@ -9,8 +9,8 @@ import streamlit as st
 
 from dashboard import data, widgets
 from perfkit.core.codec import to_builtins
+from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
 from reports.html_data import failures
-from reports.units import fmt_pct, fmt_rate, fmt_time
 
 st.title("Run")
 url = widgets.store_url()

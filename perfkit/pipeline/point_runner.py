@@ -16,10 +16,10 @@ from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from perfkit.core.timing import TimingConfig
+from perfkit.core.units import fmt_num
 from profiler.nvtx_ranges import nvtx_range
 from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
-from reports.units import fmt_num
 from workloads.base import Point, Prepared, RunContext, Unsupported
 from workloads.registry import runner_for
 

@@ -98,7 +98,7 @@ def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) 
     from rich.console import Console
     from rich.table import Table
 
-    from reports.units import fmt_time
+    from perfkit.core.units import fmt_time
 
     table = Table(title="tune: best configuration per shape")
     for col in ("workload", "shape", "best", "median", "95% CI", "runner-up", "speedup", "distinct"):

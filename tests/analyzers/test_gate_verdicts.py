@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perfkit.core.env import Env
 from perfkit.core.errors import SpecError
 from perfkit.regression.gate_compare import RunSide, compare_runs
 from perfkit.regression.gate_groups import measurement_groups, point_labels
@@ -53,7 +54,7 @@ def test_n3_step_with_history_is_a_regression() -> None:
 
 
 def _side(run_id: str, names: list[str], data: np.ndarray) -> RunSide:
-    return RunSide(run_id, run_id, "H100", {}, tuple(Rec(nm, None, "s", LOWER, tuple(data[i]))
+    return RunSide(run_id, run_id, "H100", Env(), tuple(Rec(nm, None, "s", LOWER, tuple(data[i]))
                                                       for i, nm in enumerate(names)))
 
 
@@ -170,8 +171,8 @@ def test_time_flop_and_bytes_are_one_measurement() -> None:
     pairs = list(zip(metrics(t_base), metrics(t_cand), strict=True))
     (g1, g2) = measurement_groups(pairs)
     assert g1.primary == 0 and [i for i, _ in g1.members] == [1, 2] and g2.primary == 3 and not g2.members
-    base = RunSide("b", "b", "cpu", {}, metrics(t_base), points={"p": {"workload": "mm", "params": {"m": 8}}})
-    cand = RunSide("c", "c", "cpu", {}, metrics(t_cand), points={"p": {"workload": "mm", "params": {"m": 8}}})
+    base = RunSide("b", "b", "cpu", Env(), metrics(t_base), points={"p": {"workload": "mm", "params": {"m": 8}}})
+    cand = RunSide("c", "c", "cpu", Env(), metrics(t_cand), points={"p": {"workload": "mm", "params": {"m": 8}}})
     result = compare_runs(base, cand, lambda _n: ())
     assert len(result.rows) == 2 and len(result.comparisons) == 4 and result.rows[0].tests == 2
     by = {c.metric: c for c in result.comparisons}

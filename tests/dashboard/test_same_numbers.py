@@ -1,5 +1,5 @@
 """One number formatter: the terminal summary, the Markdown and HTML reports and the dashboard
-show a run's numbers as the same strings, with 3 significant digits (reports/units.py)."""
+show a run's numbers as the same strings, with 3 significant digits (perfkit/core/units.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
 
 from perfkit.cli import main
 from perfkit.core.record import STATUS_OK, load_run
+from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
 from reports.point_cells import point_cells
-from reports.units import fmt_pct, fmt_rate, fmt_time
 from tests.dashboard.test_pages import app, frame
 
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*(?:e[-+]\d+)?)")
@@ -48,7 +48,7 @@ def shown(seeded: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     cand_id, base_id = seeded.cpu_runs[-1], seeded.cpu_runs[seeded.step_at - 3]
     cand_dir, base_dir = seeded.runs_root / cand_id, seeded.runs_root / base_id
     assert main(["report", str(cand_dir), "--vs", str(base_dir), "--format", "md", "--no-kernels"]) == 0
-    markdown = capsys.readouterr().out.replace("\\", "")  # Markdown escapes ([, ], |, ...) removed
+    markdown = html.unescape(capsys.readouterr().out.replace("\\", ""))  # Markdown escapes removed
     out = tmp_path / "report.html"
     assert main(["report", str(cand_dir), "--vs", str(base_dir), "--out", str(out), "--no-kernels"]) == 0
     page = html.unescape(out.read_text())

@@ -1,4 +1,4 @@
-"""The one number formatter (reports/units.py): 3 significant digits, on known values."""
+"""The one number formatter (perfkit/core/units.py): 3 significant digits, on known values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reports.units import (
+from perfkit.core.units import (
     fmt_change,
     fmt_interval,
     fmt_num,

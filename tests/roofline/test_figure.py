@@ -34,8 +34,8 @@ def test_figure_structure(h100_calibration: Calibration) -> None:
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     names = [t.name for t in fig.data]
     # memory ceilings: measured DRAM and L2 (solid), datasheet DRAM (dashed)
-    assert any(n.startswith("DRAM / HBM 3.00 TB/s (measured)") for n in names)
-    assert any(n.startswith("L2 9.00 TB/s (measured)") for n in names)
+    assert any(n.startswith("DRAM / HBM 3 TB/s (measured)") for n in names)
+    assert any(n.startswith("L2 9 TB/s (measured)") for n in names)
     assert any(n.startswith("DRAM / HBM 3.35 TB/s (datasheet)") for n in names)
     # compute ceilings: the points' dtype (bf16) and each roof's top peak (fp8 on the datasheet)
     assert "bf16 798 TFLOP/s (measured)" in names
@@ -57,7 +57,7 @@ def test_figure_structure(h100_calibration: Calibration) -> None:
 def test_measured_ceiling_meets_memory_line_at_ridge(h100_calibration: Calibration) -> None:
     placed, roofs = _placed(h100_calibration)
     fig = roofline_figure(placed, roofs)
-    dram = next(t for t in fig.data if (t.name or "").startswith("DRAM / HBM 3.00 TB/s (measured)"))
+    dram = next(t for t in fig.data if (t.name or "").startswith("DRAM / HBM 3 TB/s (measured)"))
     assert dram.y[-1] == max(roofs["measured"].peak_flop_per_s.values())
 
 

@@ -118,7 +118,7 @@ def test_normalize_dtype_unknown() -> None:
 
 def test_format_si() -> None:
     assert format_flop_per_s(4.12e14) == "412 TFLOP/s"
-    assert format_bytes_per_s(3.0e12) == "3.00 TB/s"
+    assert format_bytes_per_s(3.0e12) == "3 TB/s"
     assert format_si(0.00123, "s") == "0.00123 s"
     assert format_si(float("nan"), "s") == "-"
     assert format_si(None, "s") == "-"

@@ -1,4 +1,5 @@
-"""The one number formatter of every display: terminal tables, Markdown, HTML and the dashboard.
+"""The one number formatter of every display: terminal tables (perfkit analyze, roofline,
+profile), Markdown, HTML and the dashboard. In perfkit.core so that every layer can use it.
 
 SI inside, formatted only here. Every measured or derived number is shown with SIG_DIGITS (3)
 significant digits, whatever it is and wherever it is shown:
