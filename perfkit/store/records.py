@@ -132,18 +132,31 @@ def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
     )
 
 
+def inside_run_dir(run_dir: Path, relative: str, what: str) -> Path:
+    """run_dir / relative, refused when it resolves outside the run directory (`../x`, `/etc/x`,
+    a symbolic link out): a run record never makes the store read files elsewhere."""
+    root = run_dir.resolve()
+    path = (run_dir / relative).resolve()
+    if path != root and root not in path.parents:
+        raise StoreError(f"{run_dir / 'run.json'}: {what} '{relative}' points outside the run directory; "
+                         "artifacts resolve inside it only: fix or remove that entry")
+    return path
+
+
 def kernel_rows(run: Run, run_dir: Path | None) -> list[KernelRow]:
     """Kernel tables listed in run.artifacts["kernels"]: rows inline, or a .json/.csv file
     (relative to the run directory) of rows with name, calls, total_ns and optional point."""
     spec = run.artifacts.get("kernels")
     if spec is None:
         analysis = (run.artifacts.get("analysis") or {}).get("kernels")
-        return _analysis_kernel_rows(run, run_dir / analysis) if analysis and run_dir is not None else []
+        if not analysis or run_dir is None:
+            return []
+        return _analysis_kernel_rows(run, inside_run_dir(run_dir, str(analysis), "artifacts.analysis.kernels"))
     rows: Any = spec
     if isinstance(spec, str):
         if run_dir is None:
             return []
-        path = run_dir / spec
+        path = inside_run_dir(run_dir, spec, "artifacts.kernels")
         try:
             text = path.read_text()
         except OSError as exc:

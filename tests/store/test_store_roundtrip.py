@@ -76,6 +76,22 @@ def test_run_directory_with_kernel_table(db_url: str, tmp_path: Path) -> None:
     assert table[0]["calls"] == 10 and table[0]["total_ns"] == 1.25e6 and table[0]["grid"] == "132x1x1"
 
 
+@pytest.mark.parametrize("where", ["../outside.json", "/etc/hostname", "link.json"])
+def test_artifacts_outside_the_run_directory_are_refused(db_url: str, tmp_path: Path, where: str) -> None:
+    """A run.json naming a file elsewhere never makes ingest read it into the store."""
+    secret = tmp_path / "outside.json"
+    write_json_atomic(secret, [{"point": KEY, "name": "secret", "calls": 1, "total_ns": 1.0}])
+    run = make_run("r-out", noisy(1e-3, 5, 4))
+    run = type(run)(**{**run.__dict__, "artifacts": {"kernels": where}})
+    run_dir = tmp_path / "run-dir"
+    write_json_atomic(run_dir / "run.json", to_builtins(run))
+    (run_dir / "link.json").symlink_to(secret)
+    with pytest.raises(StoreError, match="points outside the run directory"):
+        store_run(run_dir, db_url)
+    with pytest.raises(StoreError, match=r"not in the store|no store there"):  # nothing was written
+        load_stored_run("r-out", db_url)
+
+
 def test_failed_write_leaves_store_as_it_was(db_url: str) -> None:
     store_run(make_run("good", noisy(1e-3, 5, 5)), db_url)
     before = _counts(db_url)
