@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.regression.gate_types import HIGHER, LOWER
 
@@ -24,7 +22,13 @@ class MetricRecord:
 
     @property
     def value(self) -> float:
-        return float(np.median(self.samples)) if self.samples else math.nan
+        """The median; the two middle samples are averaged as a/2 + b/2 so that values near the
+        float limit (1e308) never overflow to inf."""
+        if not self.samples:
+            return math.nan
+        ordered = sorted(self.samples)
+        mid = len(ordered) // 2
+        return float(ordered[mid]) if len(ordered) % 2 else ordered[mid - 1] / 2 + ordered[mid] / 2
 
 
 # Suffix -> (unit, direction), longest first. Workload metrics are named with units in them.

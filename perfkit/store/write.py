@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
@@ -56,7 +57,17 @@ def _any_stored(engine: Engine, runs: Sequence[StoredRun]) -> bool:
         return conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id.in_(ids))).first() is not None
 
 
+def check_finite(run: StoredRun) -> None:
+    """What is stored, not only what was read, must be finite: one inf poisons every query of its series."""
+    for m in run.metrics:
+        if not math.isfinite(m.value) or not all(math.isfinite(v) for v in m.samples):
+            raise StoreError(f"run {run.run_id}: metric {m.name}{f' of {m.point_key}' if m.point_key else ''} is not "
+                             "finite (inf or nan, e.g. values near the float limit); nothing was written. "
+                             "Fix the input values")
+
+
 def insert_run(conn: Connection, run: StoredRun) -> None:
+    check_finite(run)
     conn.execute(
         schema.runs.insert().values(
             run_id=run.run_id,
