@@ -46,7 +46,7 @@ def test_a_non_finite_value_is_refused_before_anything_is_written(tmp_path: Path
     bad = dataclasses.replace(run, metrics=(dataclasses.replace(run.metrics[0], samples=(1.0, math.inf)),))
     engine = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     try:
-        with pytest.raises(StoreError, match="not finite.*nothing was written"):
+        with pytest.raises(StoreError, match=r"not finite.*nothing was written"):
             write_runs(engine, [bad])
         assert write_runs(engine, [run]) == [True]  # the same run, finite, is stored whole
     finally:
