@@ -55,7 +55,7 @@ else:
                      query_params={"base": str(reg["baseline_run"]), "run": str(reg["run_id"])})
 
 st.subheader("Latest runs")
-st.caption(f"Store: {state.url}. The latest run of each spec on each GPU and branch, with its open "
+st.caption(f"Store: {widgets.md_text(state.url)}. The latest run of each spec on each GPU and branch, with its open "
            "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
            "timed point are not counted again). Every metric regressed against the baseline is an open "
            "regression. Select a row to open the run.")

@@ -28,8 +28,8 @@ c1.metric("Status", run.status)
 c2.metric("Device", run.device)
 c3.metric("Commit", (git.commit or "-")[:10])
 c4.metric("Points ok", f"{run.counts.get('ok', 0)} / {len(run.points)}")
-st.caption(f"created {run.created} · finished {run.finished or '-'} · spec {run.spec.get('name', '')} "
-           f"({run.spec_path}) · branch {git.branch or '-'}")
+st.caption(widgets.md_text(f"created {run.created} · finished {run.finished or '-'} · spec "
+                           f"{run.spec.get('name', '')} ({run.spec_path}) · branch {git.branch or '-'}"))
 links = st.columns(4)
 links[0].page_link(widgets.COMPARE_PAGE, label="Compare with its baseline", query_params={"run": run_id})
 links[1].page_link(widgets.ROOFLINE_PAGE, label="Roofline", query_params={"run": run_id})

@@ -49,7 +49,7 @@ def streamlit_command(host: str, port: int) -> list[str]:
     app = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
     return [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", host,
             "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]
+            "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]  # no "Deploy" button
 
 
 def dashboard_env(db_url: str, runs: list[Path], demo_label: str | None) -> dict[str, str]:
