@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from perfkit.core import units
 from perfkit.core.units import fmt_rate, fmt_time
 from perfkit.regression.gate_compare import GateResult, suffix
 from perfkit.regression.gate_types import Comparison, Verdict
@@ -33,33 +34,17 @@ def fmt_value(x: float, unit: str) -> str:
     return fmt_time(x) if unit == "s" else fmt_rate(x, unit).rstrip()
 
 
-def fmt_rel(x: float, sign: bool = True) -> str:
-    """A relative change as a percentage: +1.23%, +15.0%, +250%; from 10x on a factor: 12.3x."""
-    if not math.isfinite(x):
-        return "-"
-    if x + 1.0 >= 10.0:
-        return f"{x + 1.0:.3g}x" if x + 1.0 < 1000 else f"{x + 1.0:.0f}x"
-    pct = x * 100.0
-    digits = 2 if abs(pct) < 9.995 else 1 if abs(pct) < 99.95 else 0
-    return f"{pct:+.{digits}f}%" if sign else f"{pct:.{digits}f}%"
-
-
 def fmt_change(c: Comparison) -> str:
-    """cand_value / base_value - 1: the change of the two values shown beside it."""
-    return "-" if not math.isfinite(c.ratio) else fmt_rel(c.ratio - 1.0)
+    """cand_value / base_value - 1: the change of the two values shown beside it (perfkit.core.units)."""
+    return units.fmt_change(c.ratio)
 
 
 def fmt_interval(c: Comparison) -> str:
-    if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
-        return "-"
-    lo, hi = fmt_rel(c.ci_low - 1.0), fmt_rel(c.ci_high - 1.0)
-    return f"[{lo[:-1] if lo.endswith('%') and hi.endswith('%') else lo}, {hi}]"
+    return units.fmt_interval(c.ci_low, c.ci_high)
 
 
 def fmt_p(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return "-"
-    return f"{p:.2g}" if p >= 1e-4 else "<1e-4"
+    return units.fmt_p(p)
 
 
 def row_name(c: Comparison) -> str:
