@@ -7,6 +7,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from perfkit.core.measurement import STOP_BUDGET
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_num, fmt_percent, fmt_time
 from reports.point_cells import point_cells
@@ -73,3 +74,16 @@ def summary_table(run: Run) -> Table:
             row.append(headline(p.metrics) or "-")
         table.add_row(*row)
     return table
+
+
+def noise_summary(run: Run) -> str | None:
+    """One line when points stopped at their time budget with the CI above its target, with advice."""
+    noisy = [p for p in run.points
+             if p.measurement is not None and p.measurement.stop_reason == STOP_BUDGET
+             and p.measurement.stats.rel_ci_halfwidth > p.measurement.target_rel_ci]
+    if not noisy:
+        return None
+    worst = max(p.measurement.stats.rel_ci_halfwidth for p in noisy if p.measurement is not None)
+    return (f"{len(noisy)} of {len(run.points)} points stopped at the time budget with the 95% CI above "
+            f"target (widest ±{fmt_num(worst * 100)}%): raise timing.budget_s, quiet the machine "
+            "(`perfkit doctor`), or accept a wider target_rel_ci")

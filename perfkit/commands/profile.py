@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
                       ncu_pass=args.ncu_pass)
     for message in outcome.messages if show else []:
         print(f"perfkit: {message}")
+    if show and not args.ncu_pass:
+        from reports.console import noise_summary
+
+        noise = noise_summary(outcome.run)
+        if noise:
+            print(f"perfkit: {noise}")
     if outcome.stored is False and not show:  # a failed store write is an error in every mode
         print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
     print(outcome.run_dir)

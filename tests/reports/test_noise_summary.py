@@ -1,0 +1,51 @@
+"""The end-of-profile noise summary: points that ran out of budget above their CI target."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from perfkit.core.record import load_run
+from reports.console import noise_summary
+
+REPO = Path(__file__).resolve().parents[2]
+
+SPEC = """\
+name: noise
+device: cpu
+cpu_threads: 1
+timing: {warmup_s: 0.0, budget_s: 0.02, min_reps: 6, target_rel_ci: TARGET}
+profile: {torch_profiler: false}
+workloads:
+  - kind: gemm
+    m: [8, 16]
+    n: 8
+    k: 8
+"""
+
+
+def _profile(tmp_path: Path, target: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    spec = tmp_path / f"noise-{target}.yaml"
+    spec.write_text(SPEC.replace("TARGET", target))
+    out = tmp_path / f"runs-{target}"
+    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store"],
+                          capture_output=True, text=True, cwd=REPO, check=False,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    (run_dir,) = out.iterdir()
+    return proc, run_dir
+
+
+def test_unreachable_target_is_summarised_once(tmp_path: Path) -> None:
+    proc, run_dir = _profile(tmp_path, "0.000001")  # +-0.0001%: no 20 ms budget reaches it
+    assert proc.returncode == 0, proc.stderr
+    line = noise_summary(load_run(run_dir))
+    assert line is not None and line.startswith("2 of 2 points stopped at the time budget")
+    assert proc.stdout.count("stopped at the time budget") == 1
+
+
+def test_reachable_target_says_nothing(tmp_path: Path) -> None:
+    proc, run_dir = _profile(tmp_path, "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert noise_summary(load_run(run_dir)) is None and "time budget" not in proc.stdout
