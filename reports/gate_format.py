@@ -43,10 +43,6 @@ def fmt_interval(c: Comparison) -> str:
     return units.fmt_interval(c.ci_low, c.ci_high)
 
 
-def fmt_p(p: float | None) -> str:
-    return units.fmt_p(p)
-
-
 def row_name(c: Comparison) -> str:
     """The point's short label, plus the metric when it is not the point's time."""
     if not c.label:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from perfkit.core.units import fmt_p
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Verdict
-from reports.gate_format import fmt_change, fmt_interval, fmt_p, row_name
+from reports.gate_format import fmt_change, fmt_interval, row_name
 
 
 def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:

@@ -4,6 +4,7 @@ every measurement folded away."""
 
 from __future__ import annotations
 
+from perfkit.core.units import fmt_p
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Comparison, Verdict
 from reports.gate_format import (
@@ -11,7 +12,6 @@ from reports.gate_format import (
     counts_text,
     fmt_change,
     fmt_interval,
-    fmt_p,
     fmt_value,
     row_name,
     sort_key,

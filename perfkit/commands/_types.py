@@ -45,7 +45,7 @@ non_negative_int = int_at_least(0)
 positive_int = int_at_least(1)
 
 
-def port(text: str) -> int:
+def tcp_port(text: str) -> int:
     value = int_at_least(1)(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"{value} is above 65535; give a TCP port 1-65535")
