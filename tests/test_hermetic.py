@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from perfkit.store.url import default_db_url
@@ -11,14 +12,8 @@ from roofline.calibration import perfkit_home
 
 def test_perfkit_home_and_default_store_are_temporary() -> None:
     home = perfkit_home()
-    assert Path.home() / ".cache" not in home.parents and Path(tempfile_root()) in home.parents
+    assert Path.home() / ".cache" not in home.parents and Path(tempfile.gettempdir()) in home.parents
     assert "perfkit-tests-" in default_db_url() and not default_db_url().endswith(":///perfkit.db")
-
-
-def tempfile_root() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
 
 
 def test_subprocesses_inherit_the_hermetic_environment() -> None:

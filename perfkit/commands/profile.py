@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
+
+if TYPE_CHECKING:
+    from perfkit.pipeline.profile import ProfileHooks
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
     post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
                           store=not args.no_store, db_url=args.db)
-    outcome = profile(spec, args.spec, options, post, _hooks(show) if show else ProfileHooks(),
+    outcome = profile(spec, args.spec, options, post, _hooks() if show else ProfileHooks(),
                       ncu_pass=args.ncu_pass)
     for message in outcome.messages if show else []:
         print(f"perfkit: {message}")
@@ -83,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _hooks(show: bool) -> Any:
+def _hooks() -> ProfileHooks:
+    """What the terminal shows while a profile runs: the run line, a progress bar, the summary."""
     from perfkit.core.record import Run
     from perfkit.pipeline.profile import ProfileHooks
     from perfkit.pipeline.progress import point_progress
@@ -99,4 +103,4 @@ def _hooks(show: bool) -> Any:
         Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None).print(summary_table(run))
 
     return ProfileHooks(started=started, progress=lambda n: point_progress(n, enabled=sys.stderr.isatty()),
-                        sweep_done=sweep_done, show=show)
+                        sweep_done=sweep_done, show=True)
