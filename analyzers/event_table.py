@@ -66,6 +66,13 @@ class TraceMeta:
     events_read: int = 0  # events in traceEvents, every phase
     events_kept: int = 0  # rows this file contributed to the table
     rank_in_file: int | None = None  # distributedInfo.rank, None when the file names none
+    source: str = "kineto"  # the trace format: "kineto" or "nsys"
+    # events left out while reading, by reason ("no ts", "negative dur", ...) -> count
+    dropped: tuple[tuple[str, int], ...] = ()
+    # located one-line warnings about this file (capped; counts are in `dropped`)
+    warnings: tuple[str, ...] = ()
+    # event categories (Kineto `cat`) perfkit does not read -> events with that category
+    unknown_categories: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
