@@ -1,0 +1,34 @@
+"""The shipped example trace loads and fills the main tables (a user without a GPU starts here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "alexnet-a100.json.gz"
+
+
+def test_example_trace_has_provenance_and_licence() -> None:
+    folder = EXAMPLE.parent
+    assert (folder / "LICENSE-HTA").read_text().startswith("MIT License")
+    assert EXAMPLE.name in (folder / "PROVENANCE.md").read_text()
+
+
+def test_example_trace_runs_every_table() -> None:
+    from analyzers.kineto import load_trace
+    from analyzers.suite import run_analyses
+
+    table = load_trace(EXAMPLE)
+    tables = run_analyses(table)
+    kernels = tables["kernels"]
+    assert int(kernels.loc[kernels["kind"] == "kernel", "count"].sum()) == 79
+    assert int(kernels.loc[kernels["kind"] == "memcpy", "count"].sum()) == 16
+    assert tables["launch"]["linked_ops"].iloc[0] == 98
+
+
+def test_example_trace_from_the_cli() -> None:
+    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", str(EXAMPLE), "--only", "kernels", "--top", "3"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ampere_sgemm_32x32_sliced1x4_tn" in out.stdout
