@@ -73,7 +73,7 @@ def engine(url: str) -> Engine | None:
     path = sqlite_path(full)
     if path is not None and not path.exists():
         return None
-    eng = open_engine(full)
+    eng = open_engine(full, read_only=True)
     _read_only(eng)
     return eng
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_comparison_options, add_db, add_format
@@ -38,6 +39,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from perfkit.commands._out_file import checked_out_file
     from perfkit.commands._store_args import compare_from_args, render
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, StoreError
@@ -45,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from reports.junit import render_junit
     from reports.markdown_gate import render_markdown
 
+    if args.junit:
+        args.junit = checked_out_file("--junit", Path(args.junit), "gate-junit.xml", (".xml",))
+    if args.markdown:
+        args.markdown = checked_out_file("--markdown", Path(args.markdown), "gate.md", (".md", ".markdown", ".txt"))
     result = compare_from_args(args.baseline, args.candidate, args)
     if not result.comparisons:
         raise StoreError(f"{args.baseline} vs {args.candidate}: no metric in common"

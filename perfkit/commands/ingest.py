@@ -10,6 +10,7 @@ branch column). Each input is one transaction: a bad file stores nothing. Runs a
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_db
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             batches.append((item, parse_pytest_benchmark(item, gpu=args.gpu, branch=args.branch)))
         else:
             path = Path(item)
+            _refuse_other_format(path)
             batches.append((item, [from_run(load_run(path, partial=args.partial),
                                                      path if path.is_dir() else path.parent)]))
     engine = open_store(args.db)
@@ -68,3 +70,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     return EXIT_OK
+
+
+def _refuse_other_format(path: Path) -> None:
+    """A CSV or pytest-benchmark file given without --format: say which flag it needs."""
+    from perfkit.core.errors import SpecError
+
+    if not path.is_file():
+        return
+    if path.suffix.lower() == ".csv":
+        raise SpecError(f"{path}: a CSV file, not a run directory; pass --format csv")
+    if path.suffix.lower() == ".json" and path.name not in ("run.json", "run.partial.json"):
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+        if b'"benchmarks"' in head or b'"machine_info"' in head:
+            raise SpecError(f"{path}: a pytest-benchmark file, not a run record; pass --format pytest-benchmark")

@@ -41,10 +41,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from perfkit.commands._out_file import checked_out_file
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
     from reports.html_data import gather, run_directory
 
+    if args.out is not None:
+        kind = (".md", ".markdown", ".txt") if args.format == "md" else (".html", ".htm")
+        args.out = checked_out_file("--out", args.out, f"report{kind[0]}", kind)
     cand = load_run(args.run_dir)
     cand_dir = run_directory(args.run_dir)
     base = None

@@ -11,19 +11,28 @@ them records which step was cut short and the command that finishes the job.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from perfkit.core.record import RUN_INTERRUPTED, Run
-from perfkit.pipeline.post_run import PostRunOptions, analysis_step, ncu_step, store_step
+from perfkit.core.errors import PerfkitError
+from perfkit.core.record import PARTIAL_FILE, RUN_INTERRUPTED, Run
+from perfkit.pipeline.post_run import NCU_DIR, PostRunOptions, analysis_step, ncu_step, store_step
 from perfkit.pipeline.run_files import write_final
 from perfkit.pipeline.signals import Received, signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
-from perfkit.pipeline.sweep import ProfileOptions, ProgressFn, execute, plan_for, start_run
-from perfkit.pipeline.tune_report import tune_step
+from perfkit.pipeline.sweep import (
+    SWEEP_STOPPED,
+    ProfileOptions,
+    ProgressFn,
+    execute,
+    plan_for,
+    start_run,
+)
+from perfkit.pipeline.tune_report import TUNE_CSV, TUNE_JSON, tune_step
 
 
 @contextlib.contextmanager
@@ -76,6 +85,9 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
     if received.name:
         run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
     hooks.sweep_done(run)
+    if SWEEP_STOPPED in run.artifacts:
+        _finish_after_write_failure(run, run_dir, len(points), run.artifacts[SWEEP_STOPPED], post,
+                                    on_disk=len(run.points) - 1)
     if ncu_pass:  # the child of --ncu: the points ran under ncu, nothing else to do
         write_final(run_dir, run)
         return ProfileOutcome(run, run_dir, len(points))
@@ -92,6 +104,11 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
             step = "ncu"
             if post.ncu:
                 artifacts.update(ncu_step(run, run_dir, post, messages))
+    except OSError as exc:  # a full disk or a lost mount: the optional step is dropped, the run kept
+        _remove_outputs(run_dir, step)
+        artifacts = {k: v for k, v in artifacts.items() if k not in STEP_ARTIFACTS.get(step, ())}
+        artifacts["post_run_failed"] = {"step": step, "error": exc.strerror or str(exc)}
+        messages.append(f"{step} failed ({exc.strerror or exc}); the run and its points are kept without it")
     except KeyboardInterrupt:
         artifacts["post_run_interrupted"] = step
         if received.name:
@@ -103,8 +120,48 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
         return ProfileOutcome(run, run_dir, len(points), messages, interrupted_step=step,
                               signal_exit_code=received.exit_code)
     run = replace(run, artifacts={**run.artifacts, **artifacts})
-    write_final(run_dir, run)
+    try:
+        write_final(run_dir, run)
+    except OSError as exc:
+        _finish_after_write_failure(run, run_dir, len(points), f"writing run.json failed ({exc.strerror or exc})",
+                                    post, on_disk=len(run.points))
     stored = None
     if post.store and run.status != RUN_INTERRUPTED:
         stored = store_step(run_dir, post.db_url, messages)
     return ProfileOutcome(run, run_dir, len(points), messages, stored, signal_exit_code=received.exit_code)
+
+
+# What each optional step writes into the run directory, and its artifacts keys: dropped whole
+# when the step fails on a write, so a half-written table never looks like a result.
+STEP_OUTPUTS = {"tune tables": (TUNE_CSV, TUNE_JSON), "analysis": ("analysis",), "ncu": (NCU_DIR,)}
+STEP_ARTIFACTS = {"tune tables": ("tune",), "analysis": ("analysis",), "ncu": ("ncu",)}
+
+
+def _remove_outputs(run_dir: Path, step: str) -> None:
+    for name in STEP_OUTPUTS.get(step, ()):
+        path = run_dir / name
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _finish_after_write_failure(run: Run, run_dir: Path, n_points: int, reason: str, post: PostRunOptions,
+                                on_disk: int) -> None:
+    """The run directory could not be written (a full disk): keep what can be kept, then one
+    error line saying what happened, where the points are and the command that finishes the job.
+    `on_disk`: points the last run.partial.json written holds."""
+    where = [f"{on_disk} in {run_dir / PARTIAL_FILE}"]
+    try:
+        write_final(run_dir, run)
+        where = [f"all in {run_dir / 'run.json'}"]
+    except OSError:
+        pass
+    if post.store:  # the store may well live on another disk
+        from perfkit.store.api import store_run
+
+        with contextlib.suppress(PerfkitError, OSError):
+            store_run(run, post.db_url)
+            where.append("all in the store")
+    raise PerfkitError(f"{run_dir}: {reason}; {len(run.points)} of {n_points} points measured, "
+                       f"{' and '.join(where)}: free some space, then `perfkit ingest --partial {run_dir}`")

@@ -16,7 +16,14 @@ from typing import Any
 
 from perfkit.core.env import DeviceProperties
 from perfkit.core.errors import DeviceError
-from perfkit.core.record import RUN_COMPLETE, RUN_INTERRUPTED, RUN_RUNNING, PointResult, Run
+from perfkit.core.record import (
+    PARTIAL_FILE,
+    RUN_COMPLETE,
+    RUN_INTERRUPTED,
+    RUN_RUNNING,
+    PointResult,
+    Run,
+)
 from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
@@ -124,6 +131,9 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     return run, run_dir, points
 
 
+SWEEP_STOPPED = "sweep_stopped_by"  # artifacts key: why the sweep stopped early (not a signal)
+
+
 def execute(
     run: Run,
     run_dir: Path,
@@ -140,7 +150,12 @@ def execute(
         for i, point in enumerate(points):
             result = run_point(point, i, ctx, plan, run_dir)
             done.append(result)
-            write_partial(run_dir, run.with_points(tuple(done)))
+            try:
+                write_partial(run_dir, run.with_points(tuple(done)))
+            except OSError as exc:  # a full disk: stop measuring, keep what was measured
+                closed = close_sweep(run, tuple(done), RUN_INTERRUPTED)
+                reason = f"writing {run_dir / PARTIAL_FILE} failed ({exc.strerror or exc})"
+                return replace(closed, artifacts={**closed.artifacts, SWEEP_STOPPED: reason})
             if progress is not None:
                 progress(i + 1, len(points), result)
     except KeyboardInterrupt:

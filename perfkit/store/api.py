@@ -14,8 +14,8 @@ from sqlalchemy.exc import DBAPIError
 
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
-from perfkit.store.engine import open_engine, operational_error
-from perfkit.store.migrations import migrate
+from perfkit.store.engine import describe, open_engine, operational_error
+from perfkit.store.migrations import SCHEMA_VERSION, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import default_db_url, normalize_db_url, sqlite_path
@@ -35,12 +35,47 @@ def open_store(db_url: str | None = None) -> Engine:
 
 
 def open_existing_store(db_url: str | None = None) -> Engine | None:
-    """Like open_store, but None when db_url is a SQLite file that does not exist yet
-    (read-only commands do not create an empty store as a side effect)."""
+    """The store at db_url opened for reading, or None when there is no store there (a SQLite
+    file that does not exist, or an empty database): read-only commands create nothing.
+
+    A SQLite file is opened read-only (works on a read-only filesystem). A store at this
+    perfkit's schema is never written; an older one is upgraded in place when it can be, else
+    the error says why and what to do.
+    """
     path = sqlite_path(normalize_db_url(db_url))
     if path is not None and not path.exists():
         return None
-    return open_store(db_url)
+    engine = open_engine(db_url, read_only=True)
+    try:
+        with engine.connect() as conn:
+            version = current_version(conn)
+    except DBAPIError as exc:
+        engine.dispose()
+        raise operational_error(engine, exc, "reading the store") from None
+    except StoreError:
+        engine.dispose()
+        raise
+    if version == SCHEMA_VERSION:
+        return engine
+    engine.dispose()
+    if version == 0:
+        return None
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this perfkit "
+                         f"reads ({SCHEMA_VERSION}); upgrade perfkit")
+    try:
+        return open_store(db_url)
+    except StoreError as exc:
+        raise StoreError(
+            f"{describe(engine)}: the store is at schema version {version}, this perfkit reads "
+            f"{SCHEMA_VERSION}, and it could not be upgraded here ({_reason(exc)}); run any perfkit "
+            "command on it once where the store is writable, or use the perfkit that wrote it"
+        ) from None
+
+
+def _reason(exc: StoreError) -> str:
+    text = str(exc)
+    return text[text.find("(") + 1 : text.rfind(")")] if "(" in text and ")" in text else text
 
 
 def store_run(run: Run | Path | str, db_url: str | None = None) -> str:

@@ -4,6 +4,8 @@ or PostgreSQL through psycopg 3. Every write is one transaction (`write_tx`)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,13 @@ from perfkit.store.url import normalize_db_url, sqlite_path
 BUSY_TIMEOUT_S = 60.0
 
 
-def open_engine(url: str | None = None) -> Engine:
-    """An Engine for the store at `url` (None: PERFKIT_DB or ./perfkit.db)."""
+def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
+    """An Engine for the store at `url` (None: PERFKIT_DB or ./perfkit.db).
+
+    read_only: a SQLite file is opened with `mode=ro` (nothing is ever written: no WAL switch,
+    no journal), or `immutable=1` when its folder or the file cannot be written (a read-only
+    filesystem, a store shipped as an artifact), where SQLite could not even take its read lock.
+    """
     full = normalize_db_url(url)
     try:
         if full.startswith("sqlite"):
@@ -27,10 +34,13 @@ def open_engine(url: str | None = None) -> Engine:
                 raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
             if path is not None:
                 check_sqlite_file(path)
-            engine = create_engine(
-                full, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
-            )
-            _sqlite_events(engine)
+            if read_only and path is not None:
+                engine = create_engine(full, creator=_read_only_connector(path))
+            else:
+                engine = create_engine(
+                    full, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
+                )
+            _sqlite_events(engine, read_only=read_only)
         else:
             engine = create_engine(full, pool_pre_ping=True)
     except (ArgumentError, NoSuchModuleError) as exc:
@@ -64,15 +74,30 @@ def check_sqlite_file(path: Path) -> None:
                          "pass another --db or move the file aside")
 
 
-def _sqlite_events(engine: Engine) -> None:
+def _read_only_connector(path: Path) -> Any:
+    """A DB-API connect function opening `path` read-only (see open_engine)."""
+    writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+    flag = "mode=ro" if writable else "immutable=1"
+    uri = f"{path.resolve().as_uri()}?{flag}"
+
+    def connect() -> sqlite3.Connection:
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+
+    return connect
+
+
+def _sqlite_events(engine: Engine, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event issue BEGIN (DEFERRED or IMMEDIATE) itself.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        cur.execute("PRAGMA journal_mode = WAL")
-        cur.execute("PRAGMA synchronous = NORMAL")
+        if read_only:
+            cur.execute("PRAGMA query_only = ON")
+        else:
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
 

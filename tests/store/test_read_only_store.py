@@ -1,0 +1,103 @@
+"""Read-only commands open the store read-only: a store on a read-only filesystem (a CI artifact,
+a shared mount) is read, never migrated, and nothing is written next to it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import perfkit_test_factory as factory
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from perfkit.store.api import open_existing_store, open_store, store_run
+from perfkit.store.engine import open_engine
+from perfkit.store.migrations import migrate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _two_runs(url: str) -> None:
+    store_run(factory.make_run("r1", factory.noisy(1e-3, 20, 1), commit="aaa1111",
+                               created="2026-01-01T00:00:00+00:00"), url)
+    store_run(factory.make_run("r2", factory.noisy(1.2e-3, 20, 2), commit="bbb2222",
+                               created="2026-01-02T00:00:00+00:00"), url)
+
+
+@contextlib.contextmanager
+def read_only_mount(folder: Path) -> Iterator[Path]:
+    """A tmpfs at `folder`: yields it writable; the caller calls remount() to make it read-only."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def _remount_ro(folder: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+
+
+def test_history_and_compare_read_a_store_on_a_read_only_filesystem(tmp_path: Path) -> None:
+    with read_only_mount(tmp_path / "mnt") as mnt:
+        db = mnt / "perfkit.db"
+        _two_runs(str(db))
+        _remount_ro(mnt)
+        history = _cli("history", "gemm*", "--db", str(db), "--format", "json")
+        assert history.returncode == 0, history.stderr
+        assert "gemm/mm" in history.stdout
+        compare = _cli("compare", "r1", "r2", "--db", str(db))
+        assert compare.returncode in (0, 1), compare.stderr
+        assert "migrat" not in compare.stderr and "Traceback" not in compare.stderr
+        assert "r2" in compare.stdout or "+" in compare.stdout
+
+
+def test_an_old_store_on_a_read_only_filesystem_is_one_line_not_a_failed_migration(tmp_path: Path) -> None:
+    with read_only_mount(tmp_path / "mnt") as mnt:
+        db = mnt / "old.db"
+        engine = open_engine(str(db))
+        migrate(engine, target=1)  # a store written by an older perfkit (schema 1)
+        engine.dispose()
+        _remount_ro(mnt)
+        proc = _cli("history", "*", "--db", str(db))
+        err = proc.stderr.strip()
+        assert proc.returncode == 2, err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert "schema version 1" in err and "migrating the store failed" not in err
+
+
+def test_reading_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "perfkit.db"
+    _two_runs(str(db))
+    open_store(str(db)).dispose()  # checkpointed and closed by the writer
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    engine = open_existing_store(str(db))
+    assert engine is not None
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM runs").scalar_one() == 2
+        with pytest.raises(OperationalError, match=r"readonly|read-only|query_only"):
+            conn.exec_driver_sql("DELETE FROM runs")
+    engine.dispose()
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir() if p.name in before} == before
+
+
+def test_an_empty_file_is_no_store_for_readers(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    assert open_existing_store(str(db)) is None
+    assert db.stat().st_size == 0  # readers create no tables
