@@ -78,6 +78,10 @@ def profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostR
 
 def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
              hooks: ProfileHooks, ncu_pass: bool, received: Received) -> ProfileOutcome:
+    if post.store and not ncu_pass:  # a store that cannot take the run is refused before the sweep
+        from perfkit.store.api import open_store
+
+        open_store(post.db_url).dispose()
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:

@@ -74,9 +74,14 @@ def parse_time(value: str) -> datetime:
     """An ISO 8601 time (naive means UTC) or a Unix timestamp in seconds."""
     text = str(value).strip()
     try:
-        return datetime.fromtimestamp(float(text), tz=timezone.utc)
+        seconds = float(text)
     except ValueError:
-        pass
+        seconds = None
+    if seconds is not None:
+        try:
+            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):  # 1e20, inf, nan: not a time
+            raise ValueError(f"Unix time {text} is out of range") from None
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 

@@ -92,6 +92,145 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
 ]
 
 
+def _gz(name: str, data: bytes) -> Callable[[Path], str]:
+    def make(tmp: Path) -> str:
+        (tmp / name).write_bytes(data)
+        return str(tmp / name)
+    return make
+
+
+def _csv(body: str) -> Callable[[Path], str]:
+    return _write("data.csv", "commit,metric,value,unit,direction,gpu,timestamp\n" + body)
+
+
+def _store_with(tmp: Path, sql: str) -> str:
+    """A real perfkit store (schema current) altered by `sql`."""
+    from perfkit.store.api import open_store
+
+    path = tmp / "altered.db"
+    engine = open_store(str(path))
+    with engine.begin() as conn:
+        conn.exec_driver_sql(sql)
+    engine.dispose()
+    return str(path)
+
+
+def _run_dir(tmp: Path, record: str | None, name: str = "run.json") -> str:
+    run = tmp / "20260101-000000-abcdef"
+    run.mkdir()
+    if record is not None:
+        (run / name).write_text(record)
+    return str(run)
+
+
+def _bad_policy(text: str) -> Callable[[Path], str]:
+    return _write("policy.yaml", text)
+
+
+SPEC_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("spec-empty-file", lambda t: ["profile", _write("e.yaml", "")(t)], ""),
+    ("spec-a-scalar", lambda t: ["profile", _write("s.yaml", "hello\n")(t)], ""),
+    ("spec-a-list", lambda t: ["profile", _write("l.yaml", "- 1\n- 2\n")(t)], ""),
+    ("spec-workloads-not-a-list", lambda t: ["profile", _write("w.yaml", "name: t\nworkloads: 5\n")(t)], "workloads"),
+    ("spec-unknown-kind", lambda t: ["profile", _write("k.yaml", GEMM.replace("kind: gemm", "kind: fft"))(t)], "fft"),
+    ("spec-negative-size", lambda t: ["profile", _write("n.yaml", GEMM.replace("m: 8", "m: -8"))(t)], "m"),
+    ("spec-zero-size", lambda t: ["profile", _write("z.yaml", GEMM.replace("m: 8", "m: 0"))(t)], "m"),
+    ("spec-size-is-text", lambda t: ["profile", _write("x.yaml", GEMM.replace("m: 8", "m: abc"))(t)], "m"),
+    ("spec-size-overflows", lambda t: ["profile", _write("o.yaml", GEMM.replace("m: 8", "m: 1e400"))(t)], "m"),
+    ("spec-unknown-dtype", lambda t: ["profile", _write("d.yaml", GEMM + "    dtypes: [fp7]\n")(t)], "fp7"),
+    ("spec-unknown-top-key", lambda t: ["profile", _write("u.yaml", GEMM + "colour: blue\n")(t)], "colour"),
+    ("spec-unknown-timing-key", lambda t: ["profile", _write("tk.yaml", GEMM + "timing: {budget: 1}\n")(t)],
+     "budget"),
+    ("spec-negative-budget", lambda t: ["profile", _write("b.yaml", GEMM + "timing: {budget_s: -1}\n")(t)],
+     "budget_s"),
+    ("spec-tab-indent", lambda t: ["profile", _write("tab.yaml", "name: t\nworkloads:\n\t- kind: gemm\n")(t)],
+     "YAML"),
+    ("spec-not-utf8", lambda t: ["profile", _gz("l1.yaml", b"name: caf\xe9\nworkloads: []\n")(t)], ""),
+    ("spec-too-many-points", lambda t: ["profile", _write("p.yaml", GEMM.replace(
+        "m: 8", "m: {start: 1, stop: 400, step: 1}").replace("n: 8", "n: {start: 1, stop: 400, step: 1}"))(t)], "limit"),
+    ("profile-out-unwritable", lambda t: ["profile", _spec(t), "--out", "/proc/perfkit-runs", "--quiet"], ""),
+    ("profile-quick-and-bad-db", lambda t: ["profile", _spec(t), "--quick", "--quiet", "--db", _db("text")(t)],
+     "not a SQLite database"),
+]
+
+TRACE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("trace-empty-file", lambda t: ["analyze", _write("e.json", "")(t)], ""),
+    ("trace-empty-gzip", lambda t: ["analyze", _gz("e.json.gz", b"")(t)], ""),
+    ("trace-gzip-garbage", lambda t: ["analyze", _gz("g.json.gz", b"\x1f\x8b\x08\x00garbage")(t)], ""),
+    ("trace-is-a-directory", lambda t: ["analyze", str(t)], ""),
+    ("trace-events-not-a-list", lambda t: ["analyze", _write("n.json", '{"traceEvents": 5}')(t)], ""),
+    ("trace-unknown-analysis", lambda t: ["analyze", str(TRACE), "--only", "kernels,bogus"], "bogus"),
+    ("trace-vs-missing", lambda t: ["analyze", str(TRACE), "--vs", str(t / "none.json")], "check the path"),
+    ("trace-same-rank-twice", lambda t: ["analyze", _write("r0.json", '{"distributedInfo": {"rank": 0}, '
+                                         '"traceEvents": []}')(t), str(t / "r0.json")], "rank 0"),
+]
+
+STORE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("store-missing-table", lambda t: ["history", "*", "--db", _store_with(t, "DROP TABLE samples")], ""),
+    ("store-newer-schema", lambda t: ["history", "*", "--db", _store_with(t, "UPDATE perfkit_schema SET version = 99")],
+     "newer"),
+    ("store-foreign-tables", lambda t: ["history", "*", "--db", _store_with(t, "DROP TABLE perfkit_schema")],
+     "not a perfkit store"),
+    ("store-folder-missing", lambda t: ["ingest", _a_file(t), "--db", str(t / "no" / "such" / "x.db")], ""),
+    ("store-unknown-driver", lambda t: ["history", "*", "--db", "mysql://u@localhost/x"], "--db"),
+    ("store-postgres-unreachable", lambda t: ["history", "*", "--db", "postgresql://u@127.0.0.1:9/x"], ""),
+    ("store-empty-sqlite-url", lambda t: ["history", "*", "--db", "sqlite:///:memory:"], ""),
+]
+
+INGEST_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("csv-missing-columns", lambda t: ["ingest", "--format", "csv", _write("m.csv", "a,b\n1,2\n")(t)], ""),
+    ("csv-value-not-a-number", lambda t: ["ingest", "--format", "csv", _csv("c1,m,abc,s,lower,g,1700000000\n")(t)],
+     ""),
+    ("csv-value-nan", lambda t: ["ingest", "--format", "csv", _csv("c1,m,nan,s,lower,g,1700000000\n")(t)], ""),
+    ("csv-value-inf", lambda t: ["ingest", "--format", "csv", _csv("c1,m,inf,s,lower,g,1700000000\n")(t)], ""),
+    ("csv-timestamp-1e20", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1e20\n")(t)], "timestamp"),
+    ("csv-timestamp-nan", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,nan\n")(t)], "timestamp"),
+    ("csv-timestamp-words", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,yesterday\n")(t)],
+     "timestamp"),
+    ("csv-bad-direction", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,sideways,g,1700000000\n")(t)], ""),
+    ("csv-header-only", lambda t: ["ingest", "--format", "csv", _csv("")(t)], ""),
+    ("csv-binary", lambda t: ["ingest", "--format", "csv", _gz("b.csv", bytes(range(256)))(t)], ""),
+    ("csv-without-format", lambda t: ["ingest", _csv("c1,m,1,s,lower,g,1700000000\n")(t)], "--format csv"),
+    ("pytest-benchmark-not-json", lambda t: ["ingest", "--format", "pytest-benchmark", _write("p.json", "{")(t)], ""),
+    ("pytest-benchmark-no-benchmarks", lambda t: ["ingest", "--format", "pytest-benchmark",
+                                                  _write("p.json", '{"machine_info": {}}')(t)], ""),
+    ("run-json-truncated", lambda t: ["ingest", _run_dir(t, '{"run_id": "x", "points": [')], ""),
+    ("run-json-not-an-object", lambda t: ["ingest", _run_dir(t, "[1, 2]")], ""),
+    ("run-json-newer-schema", lambda t: ["ingest", _run_dir(t, '{"schema_version": 99, "run_id": "x"}')], ""),
+    ("run-dir-empty", lambda t: ["ingest", _run_dir(t, None)], ""),
+    ("partial-without-flag", lambda t: ["ingest", _run_dir(t, '{"run_id": "x"}', "run.partial.json")], ""),
+    ("report-corrupt-run", lambda t: ["report", _run_dir(t, "{not json")], ""),
+    ("roofline-corrupt-run", lambda t: ["roofline", _run_dir(t, "{not json")], ""),
+]
+
+OPTION_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("gate-junit-missing-folder", lambda t: ["gate", "--baseline", "a", "--candidate", "b",
+                                             "--junit", str(t / "no" / "j.xml")], "does not exist"),
+    ("gate-junit-over-a-spec", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--junit", _spec(t)],
+     "refusing to overwrite"),
+    ("gate-markdown-missing-folder", lambda t: ["gate", "--baseline", "a", "--candidate", "b",
+                                                "--markdown", str(t / "no" / "g.md")], "does not exist"),
+    ("gate-policy-missing", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--policy", str(t / "p.yaml")],
+     "file not found"),
+    ("gate-policy-bad-yaml", lambda t: ["gate", "--baseline", "a", "--candidate", "b",
+                                        "--policy", _bad_policy("a: [\n")(t)], "YAML"),
+    ("gate-policy-a-list", lambda t: ["gate", "--baseline", "a", "--candidate", "b",
+                                      "--policy", _bad_policy("- 1\n")(t)], ""),
+    ("gate-history-negative", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--history", "-1"], ""),
+    ("gate-seed-not-int", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--seed", "x"], ""),
+    ("report-out-over-a-spec", lambda t: ["report", _run_dir(t, "{}"), "--out", _spec(t)], ""),
+    ("report-out-missing-folder", lambda t: ["report", _run_dir(t, "{}"), "--out", str(t / "no" / "r.html")],
+     "does not exist"),
+    ("compare-missing-run", lambda t: ["compare", "nope1", "nope2"], ""),
+    ("doctor-bad-format", lambda t: ["doctor", "--format", "xml"], "invalid choice"),
+    ("calibrate-threads-not-int", lambda t: ["calibrate", "--threads", "many"], "not an integer"),
+    ("ab-rounds-not-int", lambda t: ["ab", "--rounds", "x", "true", "true"], ""),
+    ("history-bad-format", lambda t: ["history", "*", "--format", "xml"], "invalid choice"),
+]
+
+CASES += SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES
+
+
 @pytest.mark.parametrize(("argv", "needle"), [pytest.param(c[1], c[2], id=c[0]) for c in CASES])
 def test_hostile_input_is_one_line_exit_2(tmp_path: Path, argv: Callable[[Path], list[str]], needle: str) -> None:
     args = argv(tmp_path)
@@ -107,3 +246,8 @@ def test_hostile_input_is_one_line_exit_2(tmp_path: Path, argv: Callable[[Path],
     assert "Traceback" not in err and len(err.splitlines()) == 1 and len(err) < 1000, err[-2000:]
     assert needle in err
     assert not (tmp_path / "runs").exists()  # nothing half-written
+
+
+def test_at_least_80_hostile_inputs() -> None:
+    assert len(CASES) >= 80
+    assert len({c[0] for c in CASES}) == len(CASES)

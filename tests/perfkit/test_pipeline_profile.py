@@ -79,8 +79,8 @@ def test_ctrl_c_in_a_post_step_keeps_the_points_and_says_how_to_finish(
     assert any(f"perfkit ingest {outcome.run_dir}" in m for m in outcome.messages)
 
 
-def test_quiet_store_failure_is_an_error(tmp_path: Path) -> None:
-    """--quiet must not hide a failed store write: one line on stderr, non-zero exit, run kept."""
+def test_a_store_that_cannot_take_the_run_is_refused_before_the_sweep(tmp_path: Path) -> None:
+    """--quiet or not: one line on stderr, exit 2, and no sweep measured for nothing."""
     not_a_db = tmp_path / "a-directory"
     not_a_db.mkdir()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -88,7 +88,24 @@ def test_quiet_store_failure_is_an_error(tmp_path: Path) -> None:
                            "--no-analyze", "--out", str(tmp_path / "runs"), "--db", f"sqlite:///{not_a_db}"],
                           capture_output=True, text=True, env=env, cwd=REPO, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert "not stored" in proc.stderr and "perfkit ingest" in proc.stderr
-    assert "Traceback" not in proc.stderr
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    assert load_run(run_dir).status == "complete"
+    assert "is a directory" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_store_lost_during_the_sweep_keeps_the_run_and_says_how_to_store_it(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+
+    def lose_the_store(_run: Any) -> None:  # the store's disk goes away while the sweep runs
+        for path in tmp_path.glob("store.db*"):
+            path.unlink()
+        db.mkdir()
+
+    spec_path = _spec(tmp_path)
+    outcome = pipeline.profile(load_spec(spec_path), spec_path, ProfileOptions(out_dir=tmp_path / "runs"),
+                               PostRunOptions(db_url=f"sqlite:///{db}", analyze=False),
+                               pipeline.ProfileHooks(sweep_done=lose_the_store))
+    assert outcome.stored is False
+    assert any("not stored" in m and f"perfkit ingest {outcome.run_dir}" in m for m in outcome.messages)
+    assert load_run(outcome.run_dir).status == "complete"
+
