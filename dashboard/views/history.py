@@ -38,7 +38,7 @@ with c2:
     cols = st.columns(max(len(varying), 1))
     for i, name in enumerate(varying):
         values = sorted({p.get(name) for p in rows["params"] if p.get(name) is not None}, key=str)
-        chosen = cols[i].selectbox(name, values, key=f"h_param_{name}",
+        chosen = cols[i].selectbox(md_text(str(name)), values, key=f"h_param_{name}",
                                    index=index_of(values, target["params"].get(name) if target is not None else None))
         rows = rows[[p.get(name) == chosen for p in rows["params"]]]
 c3, c4, c5 = st.columns([2, 3, 2])
