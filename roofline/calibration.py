@@ -27,6 +27,7 @@ MAX_AGE_DAYS = 30.0
 KIND_MEMORY = "memory"
 KIND_COMPUTE = "compute"
 COMPARED_CLOCKS = ("sm_max", "mem_max", "sm_app", "mem_app", "cpu_max")
+UNSTABLE = "unstable"  # settings key: ceiling name -> why its rounds are not trusted
 
 
 @dataclass(frozen=True)
@@ -202,8 +203,9 @@ def load_for(info: DeviceInfo, directory: Path | None = None, now: datetime | No
 
 
 def staleness(cal: Calibration, info: DeviceInfo, now: datetime | None = None, max_age_days: float = MAX_AGE_DAYS) -> tuple[str, ...]:
-    """Why `cal` may no longer be the roof of `info`: foreign device, age, driver / clocks / torch."""
-    flags: list[str] = []
+    """Why `cal` may not be the roof of `info`: rounds that disagreed, foreign device, age,
+    driver / clocks / torch changed."""
+    flags: list[str] = [f"unstable: {name}: {why}" for name, why in (cal.settings.get(UNSTABLE) or {}).items()]
     then = cal.device
     if then.fingerprint != info.fingerprint:
         flags.append(f"foreign: calibrated on {then.name} ({then.fingerprint}), not {info.name} ({info.fingerprint})")

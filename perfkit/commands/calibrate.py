@@ -2,7 +2,9 @@
 
 The calibration is stored per device fingerprint under $PERFKIT_HOME/calibration/ and reused by
 `perfkit profile` and `perfkit roofline` until the next `perfkit calibrate`. On a CPU it is
-measured with the thread count the profile uses: torch's (see --threads).
+measured with one torch thread by default, as the examples (`cpu_threads: 1`) and perfkit.bench
+run; `--threads N` measures the roof of runs made with N threads (`perfkit roofline` prints the
+exact command for a run it has no calibration for).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N, or auto (cuda when available; default)")
     p.add_argument("--threads", type=positive_int, default=None,
-                   help="CPU: torch threads to measure with (default: torch's, which the profile uses)")
+                   help="CPU: torch threads to measure with (default 1, as the examples' cpu_threads and "
+                        "perfkit.bench; match the runs you will place: `perfkit roofline` prints the command)")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32,bf16 on a CPU)")
     p.add_argument("--quick", action="store_true", help="smaller sweeps and budgets (a rough roof)")
@@ -36,15 +39,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from perfkit.core.timing import DEFAULT_CPU_THREADS
     from roofline import calibration as store
     from roofline.calibrate.detect import detect, resolve_device
     from roofline.calibrate.run import calibrate
+    from roofline.calibration_checks import datasheet_flags
     from roofline.devices import lookup
     from roofline.table import calibration_text, flags_text
 
     device = resolve_device(args.device)
+    threads = args.threads if args.threads is not None or device != "cpu" else DEFAULT_CPU_THREADS
     if args.show:
-        info = detect(device, threads=args.threads)
+        info = detect(device, threads=threads)
         cal = store.load_for(info)
         if cal is None:
             print(f"no stored calibration for {info.name} ({info.fingerprint}); run `perfkit calibrate`")
@@ -52,21 +60,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         dtypes = [d for d in args.dtypes.split(",") if d.strip()] if args.dtypes else None
         progress = None if (args.quiet or args.json) else (lambda msg: print(f"  {msg}", file=sys.stderr))
-        cal = calibrate(device, threads=args.threads, dtypes=dtypes, quick=args.quick, progress=progress)
+        cal = calibrate(device, threads=threads, dtypes=dtypes, quick=args.quick, progress=progress)
         if not args.no_save:
             path = store.save(cal)
             cal = store.load_file(path)
-    if args.json:
-        print(json.dumps({**cal.to_dict(), "path": cal.path, "flags": list(cal.stale_flags)}, indent=1))
-        return 0
+        cal = replace(cal, stale_flags=store.staleness(cal, cal.device))  # rounds that disagreed
     spec = lookup(cal.device.name, kind=cal.device.kind)
+    if args.json:
+        flags_json = [*cal.stale_flags, *datasheet_flags(cal, spec)]
+        print(json.dumps({**cal.to_dict(), "path": cal.path, "flags": flags_json}, indent=1))
+        return 0
     threads = f", {cal.device.threads} thread(s)" if cal.device.kind == "cpu" else ""
     print(f"{cal.device.name}{threads}: calibrated {cal.created} in {cal.duration_s:.1f} s")
     print(calibration_text(cal, spec))
     if spec is None:
         print(f"note: {cal.device.name} is not in roofline/devices.yaml: measured ceilings only")
-    if cal.stale_flags:
-        print(flags_text(cal.stale_flags))
+    flags = [*cal.stale_flags, *datasheet_flags(cal, spec)]
+    if flags:
+        print(flags_text(flags))
     if cal.path:
         print(f"stored: {cal.path}")
     return 0

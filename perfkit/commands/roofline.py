@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
     from roofline.calibration import Calibration, load_file, load_for, staleness
+    from roofline.calibration_checks import datasheet_flags
     from roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
+    from roofline.devices import lookup
     from roofline.figure import roofline_figure
     from roofline.ncu import load_csv, load_meta
     from roofline.ncu_kernels import kernel_table
@@ -73,9 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if args.roof != "both":
         roofs = {k: v for k, v in roofs.items() if k == args.roof}
     if cal is None:
-        notes.append(f"no calibration for {info.name}: run `perfkit calibrate` on that device for the measured roof")
-    elif cal.stale_flags and "measured" in roofs:
-        notes += [f"measured roof: {f}" for f in cal.stale_flags]
+        notes.append(f"no calibration for {info.name}{_threads(info)}: run `{calibrate_command(info, run_.device)}` "
+                     "on that machine for the measured roof")
+    elif "measured" in roofs:
+        notes += [f"measured roof: {f}" for f in (*cal.stale_flags, *datasheet_flags(cal, lookup(cal.device.name)))]
     labels = roof_labels(roofs)
     placed = place_points(run_, roofs)
     notes += over_roof_notes(placed, labels, run_.device)
@@ -99,6 +102,17 @@ def run(args: argparse.Namespace) -> int:
         write_bytes_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"))
         print(f"figure: {out}", file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
+
+
+def _threads(info: Any) -> str:
+    return f" with {info.threads} thread(s)" if info.kind == "cpu" and info.threads else ""
+
+
+def calibrate_command(info: Any, device: str) -> str:
+    """The `perfkit calibrate` command whose roof matches a run on `device` (CPU: its thread count)."""
+    if info.kind == "cpu":
+        return "perfkit calibrate --device cpu" + (f" --threads {info.threads}" if info.threads else "")
+    return f"perfkit calibrate --device {device if device.startswith('cuda') else 'cuda'}"
 
 
 def over_roof_notes(placed: Any, labels: list[str], device: str) -> list[str]:

@@ -20,6 +20,11 @@ def _option(default: Any, **limits: float) -> Any:
     return field(default=default, metadata={"limits": limits})
 
 
+# CPU measurements run with one torch thread unless told otherwise: the examples' `cpu_threads`,
+# perfkit.bench and `perfkit calibrate` share this default, so a roof matches the runs placed on it.
+DEFAULT_CPU_THREADS = 1
+
+
 @dataclass(frozen=True)
 class TimingConfig:
     """The timer's plan for one callable (method: docs/timing.md)."""

@@ -17,10 +17,12 @@ from typing import Any
 
 from perfkit.core.errors import DeviceError
 from perfkit.core.timing import TimingConfig
+from roofline.calibrate.rounds import EXTRA_ROUNDS, confirmed_best, judge_rounds
 from roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
 from roofline.calibration import (
     KIND_COMPUTE,
     KIND_MEMORY,
+    UNSTABLE,
     Calibration,
     MeasuredCeiling,
     SweepPoint,
@@ -151,14 +153,33 @@ def calibrate(
         dram, plateau_sizes = _dram(info, plan, say)
         l2 = _l2(info, plan, say) if plan.l2_sizes else None
         gemms = {d: _gemm(info, plan, d, sizes, say) for d, sizes in plan.gemm_sizes.items() if d not in skipped}
-        for round_no in range(2, plan.rounds + 1):
-            dram = _again(dram, [bench.copy_point(info.device, s, plan.copy_timer) for s in plateau_sizes], round_no, say)
+        rounds: dict[str, list[float]] = {dram.name: [dram.value], **{c.name: [c.value] for c in gemms.values()}}
+
+        def one_round(round_no: int, names: set[str]) -> None:
+            nonlocal dram
+            if dram.name in names:
+                dram = _again(dram, [bench.copy_point(info.device, s, plan.copy_timer) for s in plateau_sizes],
+                              round_no, say, rounds[dram.name])
             for d, ceiling in gemms.items():
-                n = best_of(ceiling.sweep).size
-                gemms[d] = _again(ceiling, [bench.gemm_point(info.device, n, d, plan.gemm_timer)], round_no, say)
+                if ceiling.name in names:
+                    n = best_of(ceiling.sweep).size
+                    gemms[d] = _again(ceiling, [bench.gemm_point(info.device, n, d, plan.gemm_timer)], round_no, say,
+                                      rounds[ceiling.name])
+
+        for round_no in range(2, plan.rounds + 1):
+            one_round(round_no, set(rounds))
+        for extra in range(EXTRA_ROUNDS if plan.rounds > 1 else 0):  # re-measure what no round confirms
+            doubtful = {name for name, values in rounds.items() if confirmed_best(values) is None}
+            if not doubtful:
+                break
+            say(f"re-measuring {', '.join(sorted(doubtful))}: their rounds disagree")
+            one_round(plan.rounds + extra + 1, doubtful)
         dram = _dram_best(dram, plan)
+        unstable: dict[str, str] = {}
         if plan.rounds > 1:
-            dram, gemms = _note_rounds(dram, plan.rounds), {d: _note_rounds(c, plan.rounds) for d, c in gemms.items()}
+            dram = _judged(_note_rounds(dram, len(rounds[dram.name])), rounds[dram.name], unstable)
+            gemms = {d: _judged(_note_rounds(c, len(rounds[c.name])), rounds[c.name], unstable)
+                     for d, c in gemms.items()}
         ceilings = [dram, *([l2] if l2 else []), *gemms.values()]
         duration = time.perf_counter() - t0
     finally:
@@ -169,16 +190,30 @@ def calibrate(
         ceilings=tuple(ceilings),
         duration_s=duration,
         skipped=skipped,
-        settings={"quick": quick, "threads": info.threads, "plan": plan.to_dict()},
+        settings={"quick": quick, "threads": info.threads, "plan": plan.to_dict(),
+                  "rounds": {k: list(v) for k, v in rounds.items()}, UNSTABLE: unstable},
     )
 
 
-def _again(ceiling: MeasuredCeiling, points: list[SweepPoint], round_no: int, say: Callable[[str], None]) -> MeasuredCeiling:
-    """One more round of a ceiling: the median of its re-measured points; the best round is kept."""
+def _again(ceiling: MeasuredCeiling, points: list[SweepPoint], round_no: int, say: Callable[[str], None],
+           values: list[float]) -> MeasuredCeiling:
+    """One more round of a ceiling: the median of its re-measured points, appended to `values`."""
     value = statistics.median(p.value for p in points)
+    values.append(value)
     unit = "GB/s" if ceiling.kind == KIND_MEMORY else "GFLOP/s"
     say(f"round {round_no}: {ceiling.name} {value / 1e9:.1f} {unit}")
     return replace(ceiling, value=max(ceiling.value, value), sweep=ceiling.sweep + tuple(points))
+
+
+def _judged(ceiling: MeasuredCeiling, values: list[float], unstable: dict[str, str]) -> MeasuredCeiling:
+    """Keep a value another round confirms; otherwise the median of the rounds, marked unstable."""
+    memory = ceiling.kind == KIND_MEMORY
+    verdict = judge_rounds(values, 1e9, "GB/s" if memory else "GFLOP/s")
+    if verdict.confirmed:
+        # DRAM keeps its best plateau point (rounds only vouch for it); a GEMM the confirmed round
+        return ceiling if memory else replace(ceiling, value=verdict.value)
+    unstable[ceiling.name] = verdict.note
+    return replace(ceiling, value=verdict.value, method=f"{ceiling.method}; UNSTABLE: {verdict.note}")
 
 
 def _dram_best(ceiling: MeasuredCeiling, plan: Plan) -> MeasuredCeiling:
@@ -198,7 +233,7 @@ def _dram_best(ceiling: MeasuredCeiling, plan: Plan) -> MeasuredCeiling:
 
 
 def _note_rounds(ceiling: MeasuredCeiling, rounds: int) -> MeasuredCeiling:
-    return replace(ceiling, method=f"{ceiling.method}; {rounds} rounds, the best kept")
+    return replace(ceiling, method=f"{ceiling.method}; {rounds} rounds, the best another round confirms kept")
 
 
 def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> tuple[MeasuredCeiling, list[int]]:
