@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from rich import box
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
@@ -45,35 +48,90 @@ def headline(metrics: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def summary_table(run: Run) -> Table:
-    table = Table(title=f"run {run.run_id} on {run.device} ({run.status})", show_lines=False)
-    for col, justify in (("workload", "left"), ("params", "left"), ("status", "left"),
-                         ("median", "right"), ("95% CI", "right"), ("n", "right"),
-                         ("stop", "left"), ("flop/s", "right"), ("bytes/s", "right"),
-                         ("rel err", "right")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    with_headline = any(headline(p.metrics) for p in run.points)
-    if with_headline:
-        table.add_column("workload metrics", justify="left")
+SUMMARY_WIDTH = 80  # the summary fits a terminal this wide
+LABEL_WIDTH = 26
+
+
+SELF_EXPLAINING = ("dtype",)  # params shown by their value alone: fp32, bf16, ...
+
+
+def point_label(p: Any, names: list[str]) -> str:
+    """A short name for a point within its workload: the params that vary (dtype by its value)."""
+    parts = [str(p.params[k]) if k in SELF_EXPLAINING else f"{k}={p.params[k]}" for k in names]
+    return " ".join(parts) or p.workload
+
+
+def rate_scale(values: list[float]) -> tuple[str, float]:
+    """The SI prefix of a column: from its largest value, so every cell reads in the header's unit."""
+    top = max((abs(v) for v in values), default=0.0)
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if top >= scale:
+            return prefix, scale
+    return "", 1.0
+
+
+def _rate_cell(value: Any, scale: float) -> str:
+    return fmt_num(value / scale) if isinstance(value, (int, float)) and math.isfinite(value) else "-"
+
+
+class _Footnotes:
+    """Reasons repeated on many rows, printed once under the table: each gets a number."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, int] = {}
+
+    def mark(self, text: str) -> str:
+        number = self.texts.setdefault(text, len(self.texts) + 1)
+        return f"[{number}]"
+
+    def caption(self) -> str | None:
+        return "\n".join(f"[{n}] {escape(t)}" for t, n in self.texts.items()) or None
+
+
+def _status(p: Any, notes: _Footnotes) -> str:
+    if p.status == "ok" and p.metrics.get("timing_skipped"):
+        return f"[green]ok[/green] {notes.mark('numerics only: ' + str(p.metrics['timing_skipped']))}"
+    if p.status == "ok":
+        return "[green]ok[/green]"
+    if p.status == "skipped":
+        return f"[yellow]skip[/yellow] {notes.mark(p.error or 'skipped')}"
+    return f"[red]FAIL[/red] {notes.mark(p.error or 'failed')}"
+
+
+def summary_table(run: Run) -> Group:
+    """One row per point in 80 columns: a short point label under a row naming its workload, units
+    in the headers, and each distinct skip / failure / numerics-only reason once, as a footnote."""
+    flops = [p.achieved.get("flop_per_s") for p in run.points]
+    bytes_ = [p.achieved.get("bytes_per_s") for p in run.points]
+    f_prefix, f_scale = rate_scale([v for v in flops if isinstance(v, (int, float)) and math.isfinite(v)])
+    b_prefix, b_scale = rate_scale([v for v in bytes_ if isinstance(v, (int, float)) and math.isfinite(v)])
+    workloads = list(dict.fromkeys(p.workload for p in run.points))
+    grouped = len(workloads) > 1
+    title = f"run {run.run_id} on {run.device} ({run.status})" + ("" if grouped or not workloads else f": {workloads[0]}")
+    table = Table(title=escape(title), box=box.SIMPLE_HEAD, collapse_padding=True, caption_justify="left",
+                  pad_edge=False)
+    table.add_column("point", justify="left", max_width=LABEL_WIDTH, overflow="fold")
+    table.add_column("status", justify="left", no_wrap=True)
+    for col in ("median", "95% CI", "n", f"{f_prefix}flop/s", f"{b_prefix}B/s", "rel err"):
+        table.add_column(col, justify="right", no_wrap=True)
+    metrics = Table(title="workload metrics", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
+    metrics.add_column("point", max_width=LABEL_WIDTH, overflow="fold")
+    metrics.add_column("metrics", overflow="fold")
     shown = varying_params(run)
-    for p in run.points:
-        names = shown.get(p.workload) or list(p.params)
-        params = " ".join(f"{k}={p.params[k]}" for k in names)
-        row: list[Any] = [escape(p.workload), escape(params)]
-        if p.status == "ok" and p.metrics.get("timing_skipped"):
-            row.append(f"[green]ok[/green] (numerics only: {escape(str(p.metrics['timing_skipped']))})")
-        elif p.status == "ok":
-            row.append("[green]ok[/green]")
-        elif p.status == "skipped":
-            row.append(f"[yellow]skipped[/yellow]: {escape(p.error or '')}")
-        else:
-            row.append(f"[red]failed[/red]: {escape(p.error or '')}")
+    notes = _Footnotes()
+    current = None
+    for p, flop, nbytes in zip(run.points, flops, bytes_, strict=True):
+        if grouped and p.workload != current:
+            current = p.workload
+            table.add_row(f"[bold]{escape(current)}[/bold]", *[""] * 7)
+        label = point_label(p, shown.get(p.workload) or list(p.params))
         c = point_cells(p)
-        row += [c.median, c.ci, c.n, c.stop, c.flop_per_s, c.bytes_per_s, c.rel_err]
-        if with_headline:
-            row.append(headline(p.metrics) or "-")
-        table.add_row(*row)
-    return table
+        table.add_row("  " * grouped + escape(label), _status(p, notes), c.median, c.ci, c.n,
+                      _rate_cell(flop, f_scale), _rate_cell(nbytes, b_scale), c.rel_err)
+        if headline(p.metrics):
+            metrics.add_row(escape(f"{p.workload} {label}" if grouped else label), headline(p.metrics))
+    table.caption = notes.caption()
+    return Group(table, metrics) if metrics.row_count else Group(table)
 
 
 def noise_summary(run: Run) -> str | None:

@@ -98,9 +98,10 @@ def _hooks() -> ProfileHooks:
     def sweep_done(run: Run) -> None:
         from rich.console import Console
 
-        from reports.console import summary_table
+        from reports.console import SUMMARY_WIDTH, summary_table
 
-        Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None).print(summary_table(run))
+        width = None if sys.stdout.isatty() else SUMMARY_WIDTH  # a terminal: its own width, the table fits 80
+        Console(soft_wrap=False, width=width).print(summary_table(run))
 
     return ProfileHooks(started=started, progress=lambda n: point_progress(n, enabled=sys.stderr.isatty()),
                         sweep_done=sweep_done, show=True)

@@ -14,7 +14,8 @@ pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
 
 from perfkit.cli import main
 from perfkit.core.record import STATUS_OK, load_run
-from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
+from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
+from reports.console import rate_scale
 from reports.point_cells import point_cells
 from tests.dashboard.test_pages import app, frame
 
@@ -73,8 +74,14 @@ def test_point_numbers_are_the_same_strings_everywhere(shown: Any) -> None:
                              (c.bytes_per_s, "bytes/s")):
             assert significant(text) <= 3, text
             assert row[column] == text, (column, text)
-            for where in ("terminal", "markdown", "html"):
+            for where in ("markdown", "html") if column in ("flop/s", "bytes/s") else ("terminal", "markdown", "html"):
                 assert text in shown[where], (where, text)
+        # the terminal gives rates in its column's unit (in the header): the same digits
+        for key in ("flop_per_s", "bytes_per_s"):
+            values = [q.achieved[key] for q in run.points if key in q.achieved]
+            _prefix, scale = rate_scale(values)
+            cell = fmt_num(p.achieved[key] / scale)
+            assert significant(cell) <= 3 and f" {cell} " in shown["terminal"], (key, cell)
         assert c.rel_err != "-" and significant(c.rel_err) <= 3
         for where in ("terminal", "markdown", "html"):
             assert c.rel_err in shown[where], (where, c.rel_err)

@@ -61,7 +61,7 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
     run_dir = Path(proc.stdout.strip().splitlines()[-1])
     assert run_dir.parent == tmp_path / "runs"
     assert "USDT" not in proc.stderr  # profiler chatter filtered
-    assert "sq" in proc.stdout and "skipped" in proc.stdout  # the summary table
+    assert "sq" in proc.stdout and "skip [1]" in proc.stdout and "[1] " in proc.stdout  # summary + footnote
     assert not (run_dir / PARTIAL_FILE).exists()
     raw = json.loads((run_dir / RUN_FILE).read_text())
     assert raw["schema_version"] == 2 and raw["status"] == "complete"
