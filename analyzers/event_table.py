@@ -69,7 +69,9 @@ class TraceMeta:
     source: str = "kineto"  # the trace format: "kineto" or "nsys"
     # events left out while reading, by reason ("no ts", "negative dur", ...) -> count
     dropped: tuple[tuple[str, int], ...] = ()
-    # located one-line warnings about this file (capped; counts are in `dropped`)
+    # field values read leniently, by what was done ("args.bytes: string read as integer") -> count
+    coerced: tuple[tuple[str, int], ...] = ()
+    # located one-line warnings about this file (capped; counts are in `dropped` / `coerced`)
     warnings: tuple[str, ...] = ()
     # event categories (Kineto `cat`) perfkit does not read -> events with that category
     unknown_categories: tuple[tuple[str, int], ...] = ()

@@ -6,11 +6,21 @@ with `]` in place, so no copy is made). A wrong cut (inside a string or a nested
 decode, so every cut is validated by the decoder itself. What precedes the array (`{"schemaVersion":
 ..., "traceEvents": [`) and what follows it are decoded separately as the trace's metadata.
 Memory stays at about two blocks plus the decoded events of one block.
+
+Repairs that keep a trace readable (counted in `StreamResult.repairs`, first byte offset in
+`StreamResult.repair_at`): a UTF-8 byte-order mark is skipped; bytes that are not UTF-8 (a
+Latin-1 name) are replaced by U+FFFD as they are read (byte offsets in later messages then
+count the replacement's 3 bytes); the non-JSON literals NaN, Infinity, -Infinity (Python's
+json) and nan, inf, -inf (C printf) are rewritten in place, at the same length, as JSON strings
+(`"N"`, `"Infini"`, ...), so a reader sees a string where a number was expected. A UTF-16 file
+is refused with a one-line error.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import json
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -33,6 +43,13 @@ _BYTE_POS = re.compile(r"\(byte (\d+)\)")
 _EVENT_POS = re.compile(r"`\$\[(\d+)\]([^`]*)`")
 _WINDOW = 1 << 16
 _MAX_RETRIES = 8
+_BOM = b"\xef\xbb\xbf"
+# the literal at an "invalid character" error; the ones with a minus sign are tried first
+_LITERALS = (b"-Infinity", b"-inf", b"-nan", b"Infinity", b"NaN", b"inf", b"nan")
+_LITERAL_VALUES = re.compile(rb"([:\[,]\s*)(-?Infinity|NaN|-?inf|-?nan)(?=\s*[,\]}])")
+_MAX_PATCHES = 64  # decode attempts of one block that each fix a literal (the rest go in bulk)
+UTF8_REPLACED = "invalid UTF-8 byte(s) replaced by U+FFFD"
+LITERAL_QUOTED = "NaN / Infinity (not JSON) read as text"
 
 
 @dataclass
@@ -43,6 +60,12 @@ class StreamResult(Generic[T]):
     trailer: dict[str, Any] = field(default_factory=dict)
     events_read: int = 0
     in_object: bool = False  # the array is a key of a top-level object (not a bare array)
+    repairs: dict[str, int] = field(default_factory=dict)  # what was repaired -> how often
+    repair_at: dict[str, int] = field(default_factory=dict)  # what -> byte offset of the first
+
+    def repaired(self, what: str, count: int, offset: int) -> None:
+        self.repairs[what] = self.repairs.get(what, 0) + count
+        self.repair_at.setdefault(what, offset)
 
 
 @contextmanager
@@ -63,26 +86,94 @@ def open_trace(path: Path) -> Iterator[IO[bytes]]:
 
 
 class _Reader:
-    def __init__(self, path: Path, fh: IO[bytes]) -> None:
+    """Blocks of the decompressed file, as UTF-8 (see the module docstring for the repairs)."""
+
+    def __init__(self, path: Path, fh: IO[bytes], result: StreamResult[Any]) -> None:
         self.path = path
         self.fh = fh
+        self.result = result
         self.offset = 0  # bytes of decompressed input consumed before the current buffer
+        self.bom = 0  # length of a skipped byte-order mark
+        self.raw_read = 0  # bytes read from the (decompressed) file
+        self.pending = b""  # the start of a UTF-8 sequence cut by the block's end
 
     def read(self, n: int) -> bytes:
         try:
-            return self.fh.read(n)
+            block = self.fh.read(n)
         except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
             raise TraceError(
                 f"{self.path}: compressed data is truncated or corrupt ({exc}); re-export the trace"
             ) from exc
+        if self.raw_read == 0 and block:
+            if block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                raise TraceError(f"{self.path}: the file is UTF-16 (byte-order mark {block[:2].hex()}); save it as UTF-8")
+            if block.startswith(_BOM):
+                self.bom = len(_BOM)
+                self.raw_read = self.bom
+                block = block[self.bom :]
+        self.raw_read += len(block)
+        if self.pending or not block.isascii():
+            block = self._utf8(block)
+        return block
+
+    def _utf8(self, block: bytes) -> bytes:
+        data = self.pending + block
+        start = self.raw_read - len(data)
+        final = not block
+        try:
+            _, used = codecs.utf_8_decode(data, "strict", final)
+            self.pending = data[used:]
+            return data[:used]
+        except UnicodeDecodeError as exc:
+            text, used = codecs.utf_8_decode(data, "replace", final)
+            self.pending = data[used:]
+            bad = text.count("\ufffd") - data[:used].count("\ufffd".encode())
+            self.result.repaired(UTF8_REPLACED, bad, start + exc.start)
+            return text.encode("utf-8")
 
 
 def _decode_meta(text: bytes, path: Path, where: str) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
-        raise TraceError(f"{path}: the trace's {where} is not valid JSON ({exc}); re-export the trace") from exc
+        try:  # the standard library reads NaN / Infinity (and numbers beyond float range)
+            value = json.loads(text)
+        except ValueError:
+            raise TraceError(f"{path}: the trace's {where} is not valid JSON ({exc}); re-export the trace") from exc
     return value if isinstance(value, dict) else {}
+
+
+def _patch_literal(reader: _Reader, buf: bytearray, exc: Exception) -> bool:
+    """Rewrite a NaN / Infinity literal at an "invalid character" error as a same-length JSON
+    string, and every later one in `buf` that stands where a value does; False if none is there."""
+    msg = str(exc)
+    pos = _BYTE_POS.search(msg)
+    if "invalid character" not in msg or not pos:
+        return False
+    p = int(pos.group(1))
+    for s in (p - 1, p, p - 4, p - 3, p - 2):
+        lit = next((x for x in _LITERALS if s >= 0 and buf[s : s + len(x)] == x), None)
+        if lit is None:
+            continue
+        buf[s : s + len(lit)] = b'"' + lit[:-2] + b'"'
+        quoted = _LITERAL_VALUES.subn(lambda m: m.group(1) + b'"' + m.group(2)[:-2] + b'"', bytes(buf[s:]))
+        buf[s:] = quoted[0]
+        reader.result.repaired(LITERAL_QUOTED, 1 + quoted[1], reader.offset + s)
+        return True
+    return False
+
+
+def _decode(reader: _Reader, decode: Callable[[memoryview], list[T]], buf: bytearray, end: int) -> list[T]:
+    """decode(buf[:end]), after rewriting any NaN / Infinity literal it stops at."""
+    for _ in range(_MAX_PATCHES):
+        try:
+            return decode(memoryview(buf)[:end])
+        except msgspec.ValidationError:
+            raise
+        except msgspec.DecodeError as exc:
+            if not _patch_literal(reader, buf, exc):
+                raise
+    return decode(memoryview(buf)[:end])
 
 
 def iter_event_chunks(
@@ -93,7 +184,7 @@ def iter_event_chunks(
 ) -> Iterator[list[T]]:
     """Yield decoded lists of events, in file order; fills `result` as it goes."""
     with open_trace(path) as raw:
-        reader = _Reader(path, raw)
+        reader = _Reader(path, raw, result)
         buf = _read_header(reader, result, block_bytes)
         yield from _read_events(reader, buf, decode, result, block_bytes)
 
@@ -107,7 +198,7 @@ def _read_header(reader: _Reader, result: StreamResult[Any], block_bytes: int) -
         stripped = data.lstrip()
         if stripped[:1] == b"[":  # a bare event array (Chrome's JSON Array Format)
             start = len(data) - len(stripped)
-            reader.offset = start
+            reader.offset = reader.bom + start
             return bytearray(data[start:])
         if stripped and stripped[:1] != b"{":
             pos = len(data) - len(stripped)
@@ -121,7 +212,7 @@ def _read_header(reader: _Reader, result: StreamResult[Any], block_bytes: int) -
             head = head[:-1] if head.endswith(b",") else head
             result.header = _decode_meta(head + b"}", reader.path, "header")
             result.in_object = True
-            reader.offset = match.end() - 1
+            reader.offset = reader.bom + match.end() - 1
             return bytearray(data[match.end() - 1 :])
         if not block or len(data) > MAX_HEADER_BYTES:
             what = "ends" if not block else f"has no traceEvents in its first {MAX_HEADER_BYTES >> 20} MiB"
@@ -178,7 +269,7 @@ def _read_events(
         for comma in _last_boundaries(buf):
             buf[comma] = 0x5D  # ']'
             try:
-                events = decode(memoryview(buf)[: comma + 1])
+                events = _decode(reader, decode, buf, comma + 1)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 buf[comma] = 0x2C  # ','
                 trailing = _trailing_at(exc, buf)
@@ -230,7 +321,7 @@ def _finish(
     end = known_end
     if end is None:
         try:
-            events = decode(memoryview(buf))
+            events = _decode(reader, decode, buf, len(buf))
         except msgspec.ValidationError as exc:
             raise _error(reader, exc, result.events_read, "bad event") from exc
         except msgspec.DecodeError as exc:
@@ -252,7 +343,7 @@ def _finish(
             yield events
             return
     try:
-        events = decode(memoryview(buf)[:end])
+        events = _decode(reader, decode, buf, end)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise _error(reader, exc, result.events_read, "malformed JSON") from exc
     result.events_read += len(events)

@@ -150,8 +150,6 @@ def test_ranks_merge_and_conflicts(kineto, tmp_path: Path) -> None:
         (b"hello world", r"not JSON \(byte 0"),
         (b'{"schemaVersion": 1, "other": []}', r'no "traceEvents" array'),
         (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1},\n {"ph": "X", "ts": 2', r"truncated at byte \d+ \(after event index 0\)"),
-        (b'{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "X", "ts": "late"}]}', r"traceEvents\[1\] ts: Expected `float`, got `str`"),
-        (b'{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "Z"}]}', r"traceEvents\[1\] ph"),
         (b'{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "X", "ts": 1x}]}', r"near byte \d+"),
         (b'{"traceEvents": [{"ph": "X", "ts": 1}]', r"truncated"),
     ],

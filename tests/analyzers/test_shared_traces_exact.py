@@ -1,0 +1,124 @@
+"""Every real trace, exact to the nanosecond: perfkit's tables against an independent reading.
+
+The reference reads each file with the standard library's json and decimal.Decimal (every
+number exactly as written, no float64), converts microseconds to nanoseconds with decimal
+arithmetic (half to even, as perfkit documents), and evaluates the definitions with plain
+loops. perfkit's loader is not used for the reference. Traces: ../shared/bench/traces/*.json.gz
+(HTA's test data from real A100 / V100 runs) and the repository's examples/traces/ when present;
+each test skips when its folder is absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter, defaultdict
+from decimal import ROUND_HALF_EVEN, Context, Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analyzers.kineto import load_trace
+from analyzers.suite import run_analyses
+
+REPO = Path(__file__).resolve().parents[2]
+FOLDERS = (REPO.parent / "shared" / "bench" / "traces", REPO / "examples" / "traces")
+TRACES = sorted(p for folder in FOLDERS if folder.is_dir() for p in folder.glob("*.json*"))
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+SKIPPED_CATS = {"trace", "python_function"}
+_WIDE = Context(prec=60)
+
+
+def _ns(value: Any) -> int:
+    """Microseconds (an int or a Decimal as written in the file) -> nanoseconds, half to even."""
+    scaled = Decimal(value).scaleb(3, context=_WIDE)
+    return int(scaled.quantize(Decimal(1), rounding=ROUND_HALF_EVEN, context=_WIDE))
+
+
+def _union_ns(intervals: list[tuple[int, int]]) -> int:
+    total, end = 0, None
+    start = 0
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            if end is not None:
+                total += end - start
+            start, end = s, e
+        elif e > end:
+            end = e
+    return total + (end - start if end is not None else 0)
+
+
+class Reference:
+    """The numbers of one trace, from its raw events."""
+
+    def __init__(self, path: Path) -> None:
+        opener: Any = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
+        with opener(path, "rb") as fh:
+            doc = json.load(fh, parse_float=Decimal)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        self.x = [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() not in SKIPPED_CATS]
+        self.gpu = [(e["name"], e["cat"], _ns(e["ts"]), _ns(e["dur"])) for e in self.x if e.get("cat") in GPU_CATS]
+        kernels = [g for g in self.gpu if g[1] == "kernel"]
+        self.kernel_count = len(kernels)
+        self.kernel_ns = sum(g[3] for g in kernels)
+        self.per_name: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for name, _, _, dur in self.gpu:
+            self.per_name[name][0] += 1
+            self.per_name[name][1] += dur
+        intervals = [(ts, ts + dur) for _, _, ts, dur in self.gpu]
+        self.first_ns = min(s for s, _ in intervals)
+        self.span_ns = max(e for _, e in intervals) - self.first_ns
+        self.busy_ns = _union_ns(intervals)
+
+
+@pytest.fixture(scope="module", params=TRACES, ids=[p.name for p in TRACES])
+def pair(request: pytest.FixtureRequest) -> tuple[Reference, Any, dict[str, Any]]:
+    path: Path = request.param
+    table = load_trace(path)
+    return Reference(path), table, run_analyses(table, ["kernels", "temporal"])
+
+
+def test_there_are_traces_to_check() -> None:
+    if not TRACES:
+        pytest.skip(f"no traces in {[str(f) for f in FOLDERS]}")
+    assert all(p.stat().st_size > 0 for p in TRACES)
+
+
+def test_every_kept_event_is_read_and_nothing_is_dropped(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    ref, table, _ = pair
+    meta = table.meta[0]
+    assert len(table) == len(ref.x) == meta.events_kept
+    assert (meta.dropped, meta.coerced, meta.warnings) == ((), (), ())
+    assert meta.unknown_categories == ()
+
+
+def test_kernel_count_and_total_time_are_exact(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    ref, _, tables = pair
+    ks = tables["kernels"]
+    kernels = ks[ks["kind"] == "kernel"]
+    assert int(kernels["count"].sum()) == ref.kernel_count > 0
+    assert int(kernels["total_ns"].sum()) == ref.kernel_ns
+    got = {row.name: (int(row.count), int(row.total_ns)) for row in ks.itertuples()}
+    assert got == {name: (c, t) for name, (c, t) in ref.per_name.items()}
+
+
+def test_gpu_span_and_busy_share_are_exact(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    ref, table, tables = pair
+    whole = tables["temporal"]
+    row = whole[whole["step"] == -1].iloc[0]
+    assert int(row.span_ns) == ref.span_ns
+    assert int(row.busy_ns) == ref.busy_ns
+    assert int(row.idle_ns) == ref.span_ns - ref.busy_ns
+    assert int(row.gpu_ops) == len(ref.gpu)
+    assert row.idle_pct == pytest.approx(100 * (ref.span_ns - ref.busy_ns) / ref.span_ns, rel=1e-12)
+    assert int(table["ts_ns"][table.gpu_mask()].min()) == ref.first_ns
+
+
+def test_timestamps_equal_the_decimal_text(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    """Every GPU op's (name, ts, dur) as a multiset: not one nanosecond off anywhere."""
+    ref, table, _ = pair
+    gpu = table.gpu_mask()
+    names = table.name_of(table["name_id"][gpu])
+    got = Counter(zip(names, table["ts_ns"][gpu].tolist(), table["dur_ns"][gpu].tolist(), strict=True))
+    assert got == Counter((name, ts, dur) for name, _, ts, dur in ref.gpu)
