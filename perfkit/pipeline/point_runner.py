@@ -20,6 +20,7 @@ from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numeri
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
 from profiler.env import gpu_reader
+from profiler.graph_trace import coverage_note, graph_coverage, load_events
 from profiler.nvtx_ranges import nvtx_range
 from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
@@ -126,6 +127,8 @@ def _measure(
                     capture_trace(prepared.fn, ctx.device, run_dir / rel, plan.profiled_iters,
                                   plan.record_shapes, label=point.key)
                 trace = rel
+                if ctx.device.startswith("cuda"):
+                    metrics.update(_graph_note(run_dir / rel))
         if prepared.metrics is not None and measurement is not None:
             metrics.update(prepared.metrics(measurement))
     except BaseException as exc:
@@ -141,6 +144,15 @@ def _measure(
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
                        gpu_after_timing=gpu)
+
+
+def _graph_note(trace_path: Path) -> dict[str, str]:
+    """{"trace_note": ...} when the trace lacks the kernels of the CUDA graphs the point replayed."""
+    try:
+        note = coverage_note(graph_coverage(load_events(trace_path)))
+    except (OSError, ValueError):  # an auxiliary check of a trace just written
+        return {}
+    return {"trace_note": note} if note else {}
 
 
 def _read_gpu(plan: PointPlan, device: str) -> GpuState | None:
