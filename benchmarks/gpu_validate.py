@@ -325,12 +325,17 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
 
 
-def _find_ncu() -> str | None:
-    try:
-        from roofline.ncu import find_ncu
-    except ImportError:  # perfkit's dependencies not installed yet: the plain search
-        return shutil.which("ncu")
-    return find_ncu()
+NCU_SEARCH = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")  # as roofline.ncu.find_ncu
+
+
+def find_ncu() -> str | None:
+    """ncu where roofline.ncu.find_ncu looks (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, NCU_SEARCH),
+    without importing perfkit: this runs before the wheels are installed."""
+    found = shutil.which("ncu")
+    if found:
+        return found
+    homes = [os.path.join(os.environ[v], "bin", "ncu") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    return next((p for p in [*homes, *NCU_SEARCH] if os.path.isfile(p) and os.access(p, os.X_OK)), None)
 
 
 def archive_logs(ctx: Context) -> None:
@@ -354,13 +359,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [s for s in args.steps if s not in STEP_NAMES]
     if unknown:
         parser.error(f"unknown step {', '.join(unknown)}; choose from {' '.join(STEP_NAMES)}")
+    deadline = os.environ.get("DEADLINE_S") or str(DEADLINE_S)
+    if not deadline.isdigit():
+        parser.error(f"DEADLINE_S={deadline!r}: give whole seconds, e.g. DEADLINE_S=600")
+    args.deadline_s = int(deadline)
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     card, gpu_reason = gpu_card()
-    deadline = int(os.environ.get("DEADLINE_S") or DEADLINE_S)
+    deadline = args.deadline_s
     out_env = os.environ.get("OUT")
     if out_env:
         out = Path(out_env)
@@ -375,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
            "PYTHONPATH": os.pathsep.join([str(ROOT), *_rest(os.environ.get("PYTHONPATH", ""))])}
     env.setdefault("PERFKIT_HOME", str(work / "perfkit-home"))
     ctx = Context(out=out, work=work, dry_run=args.dry_run, has_gpu=card is not None, gpu_reason=gpu_reason,
-                  ncu=_find_ncu(), env=env, deadline_s=deadline)
+                  ncu=find_ncu(), env=env, deadline_s=deadline)
     report: dict[str, Any] = {
         "tool": "scripts/gpu-validate.sh", "card": card, "card_reason": gpu_reason or None, "dry_run": args.dry_run,
         "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "finished": None,

@@ -131,3 +131,14 @@ def test_a_failing_step_does_not_stop_the_next_and_a_hung_one_is_killed(
     assert entries["depends"]["status"] == "skipped" and "fails step to succeed first (fail)" in entries["depends"]["reason"]
     assert entries["renamed"]["status"] == "fail"  # found before it runs, in a dry run too
     assert entries["renamed"]["reason"] == "module benchmarks.no_such_module not found"
+
+
+def test_ncu_search_matches_perfkits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver looks for ncu where perfkit does, without importing perfkit (no wheels yet)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks.gpu_validate import NCU_SEARCH, find_ncu
+    from roofline.ncu import NCU_SEARCH as PERFKIT_NCU_SEARCH
+    from roofline.ncu import find_ncu as perfkit_find_ncu
+
+    assert NCU_SEARCH == PERFKIT_NCU_SEARCH
+    assert find_ncu() == perfkit_find_ncu()
