@@ -12,188 +12,37 @@ after each step so a killed run still leaves them; the result files some steps w
 logs.tar.gz (each step's log and the ncu CSV). `--dry-run` runs the same steps on a machine
 without a GPU: every step that needs one (or ncu) is reported as skipped with the reason, the
 others run, and OUT defaults to a new temporary folder. Exit 1 when a step failed, else 0.
-This module needs only the standard library; the steps need perfkit's dependencies.
+The steps are benchmarks/gpu_validate_steps.py; processes, the card and ncu are
+gpu_validate_machine.py; the reports gpu_validate_report.py. The driver needs only the standard
+library; the steps need perfkit's dependencies.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
-import json
 import os
-import re
-import shutil
-import signal
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.gpu_validate_report import write_reports
-
-ROOT = Path(__file__).resolve().parents[1]
-DEADLINE_S = 420
-MIN_LEFT_S = 10  # a step is not started with less time than this left
-KILL_GRACE_S = 5
-SITE = Path("/tmp/site")  # where the wheels go (outside the repository)
-GPU, NCU = "a CUDA GPU", "ncu"
-NCU_SPEC = "examples/gemm-gpu-ncu.yaml"
-SPECS = ("examples/gemm-gpu-validate.yaml", NCU_SPEC, "examples/triton-rmsnorm-gpu.yaml")
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    limit_s: int
-    needs: tuple[str, ...]  # GPU, NCU
-    commands: Callable[[Context], list[list[str]]]  # argv of each command, run in order
-    after: str | None = None  # a step that must have succeeded first
-    stdout_to: str | None = None  # the first command's stdout goes to this file in OUT
-    details: Callable[[Context], dict[str, Any]] | None = None
-
-
-@dataclass
-class Context:
-    out: Path
-    work: Path  # runs and scratch files (not returned from a lent machine)
-    dry_run: bool
-    has_gpu: bool
-    gpu_reason: str
-    ncu: str | None
-    env: dict[str, str]
-    started: float = field(default_factory=time.monotonic)
-    deadline_s: int = DEADLINE_S
-    archive: list[Path] = field(default_factory=list)  # extra files for logs.tar.gz
-
-    @property
-    def left_s(self) -> float:
-        return self.deadline_s - (time.monotonic() - self.started)
-
-
-PY = sys.executable
-
-
-def _perfkit(*args: str) -> list[str]:
-    return [PY, "-m", "perfkit", *args]
-
-
-def _env_info() -> None:
-    """What the machine has (the env step): Python, torch, the GPU, tools, perfkit's dependencies."""
-    import importlib.metadata as md
-    import importlib.util
-    import platform
-
-    print("python", sys.version.split()[0], platform.platform())
-    import torch
-
-    print("torch", torch.__version__, "cuda", torch.version.cuda, "cuda available", torch.cuda.is_available())
-    if torch.cuda.is_available():
-        print("device", torch.cuda.get_device_name(), "capability", torch.cuda.get_device_capability())
-    for tool in ("nvidia-smi", "ncu", "nsys"):
-        print(tool, shutil.which(tool) or "not found")
-    for dist in ("triton", "pydantic", "msgspec", "sqlalchemy", "nvtx", "nvidia-ml-py", "pandas", "pyarrow"):
-        try:
-            print(dist, md.version(dist))
-        except md.PackageNotFoundError:
-            print(dist, "importable" if importlib.util.find_spec(dist.replace("-", "_")) else "MISSING")
-    if shutil.which("nvidia-smi"):
-        sys.stdout.flush()
-        subprocess.run(["nvidia-smi"], check=False, timeout=20)
-
-
-def _load_specs(paths: list[str]) -> None:
-    """The specs step: every spec the steps run loads and expands (bad specs fail before GPU time)."""
-    from perfkit.pipeline.spec import load_spec
-
-    for path in paths:
-        print(f"{path}: {len(load_spec(Path(path)).points())} points")
-
-
-def _latest_run(parent: Path) -> Path | None:
-    runs = sorted(parent.glob("*/run.json"), key=lambda p: p.stat().st_mtime)
-    return runs[-1].parent if runs else None
-
-
-def gemm_details(ctx: Context) -> dict[str, Any]:
-    """The GEMM sweep's points: median, flop/s, numerics, the GPU's state right after timing."""
-    run = _latest_run(ctx.work / "gemm")
-    if run is None:
-        return {}
-    rows = []
-    for p in json.loads((run / "run.json").read_text()).get("points", []):
-        stats = (p.get("measurement") or {}).get("stats") or {}
-        gpu = p.get("gpu_after_timing") or {}
-        rows.append({"key": p.get("key"), "status": p.get("status"), "median_s": stats.get("median_s"),
-                     "flop_per_s": (p.get("achieved") or {}).get("flop_per_s"),
-                     "rel_err": (p.get("numerics") or {}).get("rel_err"), "error": p.get("error"),
-                     "sm_mhz_after_timing": (gpu.get("clocks") or {}).get("sm_mhz"),
-                     "throttle_after_timing": gpu.get("throttle_reasons")})
-    return {"run": str(run), "points": rows}
-
-
-def _json_details(name: str) -> Callable[[Context], dict[str, Any]]:
-    def read(ctx: Context) -> dict[str, Any]:
-        path = ctx.work / f"{name}.json"
-        return dict(json.loads(path.read_text())) if path.is_file() else {}
-
-    return read
-
-
-def ncu_details(ctx: Context) -> dict[str, Any]:
-    """The ncu pass's outcome (perfkit profile exits 0 when only its ncu step failed); its CSV
-    and sidecar go into the log archive."""
-    run = _latest_run(ctx.work / "ncu")
-    if run is None:
-        return {"fail_reason": "no run directory"}
-    ctx.archive += [p for p in (run / "ncu" / "ncu.csv", run / "ncu" / "ncu.json") if p.is_file()]
-    artifacts = json.loads((run / "run.json").read_text()).get("artifacts") or {}
-    out: dict[str, Any] = {"run": str(run), "ncu": artifacts.get("ncu")}
-    if artifacts.get("ncu_error") or not artifacts.get("ncu"):
-        out["fail_reason"] = f"the ncu pass failed: {artifacts.get('ncu_error') or 'no ncu artifacts'}"
-    return out
-
-
-def _ncu_run(ctx: Context) -> str:
-    run = _latest_run(ctx.work / "ncu")
-    return str(run) if run else str(ctx.work / "ncu" / "missing-run")
-
-
-STEPS = (
-    Step("env", 30, (), lambda c: [[PY, "-c", "from benchmarks.gpu_validate import _env_info; _env_info()"]]),
-    Step("specs", 60, (), lambda c: [[PY, "-c", "import sys; from benchmarks.gpu_validate import _load_specs; "
-                                      "_load_specs(sys.argv[1:])", *SPECS]]),
-    Step("tests", 120, (GPU,), lambda c: [[PY, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "tests"]]),
-    Step("timer", 45, (GPU,), lambda c: [[PY, "-m", "benchmarks.timer_vs_do_bench", "--rounds", "4",
-                                          "--out", str(c.out / "timer_vs_do_bench.json")]]),
-    Step("gemm", 60, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
-                                                 "--out", str(c.work / "gemm"))], details=gemm_details),
-    Step("decode", 90, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--out", str(c.out / "decode_gpu.json"),
-                                           "--work", str(c.work / "decode")]]),
-    Step("doctor", 60, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
-         stdout_to="doctor.json"),
-    Step("calib", 60, (GPU,), lambda c: [[PY, "-m", "benchmarks.calibrate_repeat", "--device", "cuda", "--runs", "2",
-                                          "--out", str(c.out / "calibrate_repeat_cuda.json")]]),
-    Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",
-                                                "--details", str(c.work / "ncu_metrics.json")]],
-         details=_json_details("ncu_metrics")),
-    Step("ncu", 60, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
-                                                    "--out", str(c.work / "ncu"))], details=ncu_details),
-    Step("ncu_flops", 30, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
-                                          "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
-         after="ncu", details=_json_details("ncu_flops")),
-    Step("graph_trace", 45, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
-                                                "--details", str(c.work / "graph_trace.json")]],
-         details=_json_details("graph_trace")),
-    Step("triton", 100, (GPU,), lambda c: [_perfkit("profile", "examples/triton-rmsnorm-gpu.yaml", "--quick",
-                                                    "--no-store", "--quiet", "--out", str(c.work / "triton"))]),
+from benchmarks.gpu_validate_machine import (
+    ROOT,
+    archive_logs,
+    find_ncu,
+    gpu_card,
+    preflight_problem,
+    run_command,
+    slug,
 )
-STEP_NAMES = tuple(s.name for s in STEPS)
+from benchmarks.gpu_validate_report import write_reports
+from benchmarks.gpu_validate_steps import DEADLINE_S, GPU, NCU, PY, STEP_NAMES, STEPS, Context, Step
+
+MIN_LEFT_S = 10  # a step is not started with less time than this left
+SITE = Path("/tmp/site")  # where the wheels go (outside the repository)
 
 
 def why_not(step: Step, ctx: Context, done: dict[str, str]) -> str | None:
@@ -211,33 +60,6 @@ def why_not(step: Step, ctx: Context, done: dict[str, str]) -> str | None:
     if left < MIN_LEFT_S:
         return f"deadline: DEADLINE_S={ctx.deadline_s} reached ({max(left, 0):.0f} s left)"
     return None
-
-
-def run_command(argv: list[str], log: Path, limit_s: float, env: dict[str, str], stdout: Path | None = None) -> int | None:
-    """Run one command in its own process group; its exit code, or None when it ran out of time."""
-    with open(log, "ab") as err, open(stdout, "wb") if stdout else open(os.devnull, "wb") as out_file:
-        err.write(f"$ {' '.join(argv)}\n".encode())
-        err.flush()
-        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out_file if stdout else err, stderr=err,
-                                start_new_session=True)
-        try:
-            return proc.wait(timeout=max(limit_s, 1))
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            return None
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait_s in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def run_step(step: Step, ctx: Context) -> dict[str, Any]:
@@ -305,52 +127,6 @@ def _rest(pythonpath: str) -> list[str]:
     return [p for p in pythonpath.split(os.pathsep) if p and Path(p).resolve() != ROOT]
 
 
-def gpu_card() -> tuple[str | None, str]:
-    """(the first GPU's name, or None; why there is none)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None, "nvidia-smi not found (no NVIDIA driver)"
-    try:
-        proc = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"nvidia-smi failed: {exc}"
-    names = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
-    if proc.returncode != 0 or not names:
-        return None, f"nvidia-smi lists no GPU (exit code {proc.returncode})"
-    return names[0], ""
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
-
-
-NCU_SEARCH = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")  # as roofline.ncu.find_ncu
-
-
-def find_ncu() -> str | None:
-    """ncu where roofline.ncu.find_ncu looks (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, NCU_SEARCH),
-    without importing perfkit: this runs before the wheels are installed."""
-    found = shutil.which("ncu")
-    if found:
-        return found
-    homes = [os.path.join(os.environ[v], "bin", "ncu") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    return next((p for p in [*homes, *NCU_SEARCH] if os.path.isfile(p) and os.access(p, os.X_OK)), None)
-
-
-def archive_logs(ctx: Context) -> None:
-    """One logs.tar.gz of the step logs and extra files; the loose logs go (few files come back)."""
-    logs = sorted(ctx.out.glob("*.log"))
-    files = logs + [p for p in ctx.archive if p.is_file()]
-    if not files:
-        return
-    with tarfile.open(ctx.out / "logs.tar.gz", "w:gz") as tar:
-        for path in files:
-            tar.add(path, arcname=path.name)
-    for path in logs:
-        path.unlink()
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/gpu-validate.sh", description=__doc__.split("\n\n")[0])
     parser.add_argument("steps", nargs="*", metavar="STEP", help=f"steps to run (default all): {' '.join(STEP_NAMES)}")
@@ -400,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         write_reports(out, report)
     report["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     write_reports(out, report)
-    archive_logs(ctx)
+    archive_logs(ctx.out, ctx.archive)
     failed = [s["name"] for s in report["steps"] if s["status"] == "fail"]
     print(f"gpu-validate: {len(report['steps'])} steps, failed: {', '.join(failed) or 'none'}; "
           f"{out / 'report.md'}", flush=True)
@@ -426,17 +202,6 @@ def _run_all(chosen: list[Step], ctx: Context, done: dict[str, str]) -> Iterator
 def _not_run(step: Step, commands: list[list[str]], status: str, reason: str) -> dict[str, Any]:
     return {"name": step.name, "status": status, "seconds": 0.0, "limit_s": step.limit_s, "reason": reason,
             "needs": list(step.needs), "commands": [" ".join(c) for c in commands], "log": None, "details": {}}
-
-
-def preflight_problem(commands: list[list[str]]) -> str | None:
-    """What a step's commands name that is not here: the module of `python -m`, a spec under examples/."""
-    for argv in commands:
-        if len(argv) > 2 and argv[1] == "-m" and importlib.util.find_spec(argv[2]) is None:
-            return f"module {argv[2]} not found"
-        for arg in argv:
-            if arg.startswith("examples/") and not (ROOT / arg).is_file():
-                return f"{arg} not found"
-    return None
 
 
 def _announce(entry: dict[str, Any], log: Path | None = None) -> dict[str, Any]:

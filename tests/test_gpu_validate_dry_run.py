@@ -99,7 +99,7 @@ def test_unknown_step_is_refused(tmp_path: Path) -> None:
 
 def _context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deadline_s: int = 60) -> Any:
     monkeypatch.syspath_prepend(str(ROOT))
-    from benchmarks.gpu_validate import Context
+    from benchmarks.gpu_validate_steps import Context
 
     out = tmp_path / "out"
     out.mkdir()
@@ -111,7 +111,8 @@ def test_a_failing_step_does_not_stop_the_next_and_a_hung_one_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ctx = _context(tmp_path, monkeypatch)
-    from benchmarks.gpu_validate import Step, _run_all
+    from benchmarks.gpu_validate import _run_all
+    from benchmarks.gpu_validate_steps import Step
 
     py = sys.executable
     steps = [
@@ -136,7 +137,7 @@ def test_a_failing_step_does_not_stop_the_next_and_a_hung_one_is_killed(
 def test_ncu_search_matches_perfkits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver looks for ncu where perfkit does, without importing perfkit (no wheels yet)."""
     monkeypatch.syspath_prepend(str(ROOT))
-    from benchmarks.gpu_validate import NCU_SEARCH, find_ncu
+    from benchmarks.gpu_validate_machine import NCU_SEARCH, find_ncu
     from roofline.ncu import NCU_SEARCH as PERFKIT_NCU_SEARCH
     from roofline.ncu import find_ncu as perfkit_find_ncu
 
