@@ -1,6 +1,7 @@
 """The environment of a run (perfkit.core.env.Env): host, CPU, versions, git, every GPU (pynvml).
 
-GPU state (clocks, power, temperature, throttle reasons) is sampled before and after the run.
+GPU state (clocks, power, temperature, throttle reasons) is sampled before and after the run,
+and the run's GPU alone right after each point's timing (`gpu_reader`), when it is still loaded.
 Without a driver the record says there is no GPU and why; nothing raises.
 """
 
@@ -11,7 +12,9 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +109,57 @@ def _text(value: Any) -> str | None:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _gpu_state(pynvml: Any, index: int, driver: str | None) -> GpuState:
-    h = pynvml.nvmlDeviceGetHandleByIndex(index)
+GpuReader = Callable[[], GpuState | None]
+
+
+@cache
+def gpu_reader(device: str) -> GpuReader | None:
+    """A reader of the GPU `device` runs on (one NVML query of that GPU); None off CUDA."""
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", "") or "")
+    return lambda: sample_gpu(index, uuid)
+
+
+def sample_gpu(index: int, uuid: str = "") -> GpuState | None:
+    """One GPU's state now, numbered as NVML numbers it: found by UUID (torch's, "GPU-" optional)
+    where given, else by CUDA index; None without NVML."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return None
+    try:
+        handle = _handle(pynvml, index, uuid)
+        nvml_index = pynvml.nvmlDeviceGetIndex(handle)  # the numbering env.gpus[] uses
+        return _gpu_state(pynvml, nvml_index, _text(pynvml.nvmlSystemGetDriverVersion()), handle)
+    except pynvml.NVMLError:
+        return None
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except pynvml.NVMLError:
+            pass
+
+
+def _handle(pynvml: Any, index: int, uuid: str) -> Any:
+    if uuid:  # CUDA and NVML may number the GPUs differently (CUDA_VISIBLE_DEVICES, ordering)
+        try:
+            return pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+        except pynvml.NVMLError:
+            pass
+    return pynvml.nvmlDeviceGetHandleByIndex(index)
+
+
+def _gpu_state(pynvml: Any, index: int, driver: str | None, handle: Any = None) -> GpuState:
+    h = handle if handle is not None else pynvml.nvmlDeviceGetHandleByIndex(index)
 
     def q(fn: str, *args: Any) -> Any:
         try:

@@ -100,8 +100,11 @@ def build_command(
 ) -> list[str]:
     """The ncu command line that profiles `target` (argv) into `report` (.ncu-rep).
 
-    NVTX filters follow ncu's syntax: "decode/" is a push/pop range named decode, "decode@"
-    a start/end range; `--nvtx` is turned on when any filter is given.
+    NVTX filters follow ncu's `--nvtx-include` syntax: `@` separates the NVTX domain from the
+    range (`domain@range`; without it the default domain is meant), and a trailing `/` makes it
+    a push/pop range (without it, a start/end range). "decode/" is the push/pop range decode of
+    the default domain; "perfkit@ncu/" is the push/pop range ncu in perfkit's domain
+    (profiler/nvtx_ranges.py). `--nvtx` is turned on when any filter is given.
     """
     if clock_control not in CLOCK_CONTROLS:
         raise ValueError(f"clock_control must be one of {CLOCK_CONTROLS}, got {clock_control!r}")

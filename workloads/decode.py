@@ -1,7 +1,9 @@
 """Decode runner: build the model (seeded random weights), then time prefill / decode / generation.
 
 Phases of a point (perfkit/pipeline/point_runner.py calls them in this order):
-- build (prepare): refuse if weights + KV + activations cannot fit; build the model, the static
+- build (prepare): forget what earlier points compiled (Dynamo caches and guards, the CUDA-graph
+  trees of mode compile, whose memory pools outlive their point); refuse if weights + KV +
+  activations cannot fit; build the model, the static
   KV cache of prompt_len + decode_steps tokens, the decode step of the mode (a CUDA graph is
   captured here); record which SDPA backends prefill and decode steps use.
 - check: prefill + 2 cached decode steps through the mode's step vs a full recompute of the
@@ -73,6 +75,18 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
             return (f"torch {torch.__version__}'s varlen_attn has no seqused_k, needed for batch > 1; "
                     "use sdpa or batch: 1")
     return None
+
+
+def fresh_compile_state() -> None:
+    """Reset Dynamo and the CUDA-graph trees that torch.compile's "reduce-overhead" keeps, so one
+    point's compiled graphs, guards and graph memory pools do not carry into the next."""
+    torch._dynamo.reset()  # recent torch also resets the CUDA-graph trees here; older ones do not
+    if torch.cuda.is_available():
+        try:
+            from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+        except ImportError:  # pragma: no cover - a torch without Inductor's graph trees
+            return
+        reset_cudagraph_trees()
 
 
 def device_ceiling(device: str, dtype: str) -> tuple[Any, str | None]:
@@ -214,6 +228,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     problem = support_problem(p, ctx.device, point.timing.cuda_graph)
     if problem:
         raise Unsupported(problem)
+    fresh_compile_state()
     cfg = spec.model.config()
     dtype, batch, plen, steps = p["dtype"], p["batch"], p["prompt_len"], p["decode_steps"]
     b = DTYPE_BYTES[dtype][0]

@@ -4,6 +4,8 @@ Inputs x [T, d] ~ N(0, 1); weights ~ N(0, 0.02^2), seeded. The routing of these 
 fixed, so the experts touched (and the analytic bytes, which count only those) are exact.
 Numerics: the layer's output vs a float64 per-token loop over each token's own top-k experts
 (using the routing decisions the layer made), on the first CHECK_TOKENS tokens.
+impl grouped needs the tokens per expert on the host, so it cannot be timed as a CUDA graph
+(`timing.cuda_graph: true`): such points are skipped with the reason, as decode's are.
 """
 
 from __future__ import annotations
@@ -55,13 +57,24 @@ def loop_reference(layer: MoEFeedForward, x: Tensor, weights: Tensor, ids: Tenso
     return out
 
 
+def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | None:
+    """Why this point cannot run on `device` (with the timer replaying a CUDA graph), or None."""
+    if timer_graph and p["impl"] in ("grouped", "auto"):  # auto picks grouped outside decode steps
+        return (f"impl {p['impl']} reads the tokens per expert on the host (.tolist()), which a CUDA graph "
+                "cannot capture; use impl gather or dense with timing.cuda_graph, or turn it off")
+    if device.startswith("cuda") and p["dtype"] == "bf16":
+        major, minor = torch.cuda.get_device_capability(torch.device(device))
+        if major < 8:
+            return f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}"
+    return None
+
+
 def prepare(point: Point, ctx: RunContext) -> Prepared:
     p = point.params
     dtype, dev = p["dtype"], ctx.device
-    if dev.startswith("cuda") and dtype == "bf16":
-        major, minor = torch.cuda.get_device_capability(torch.device(dev))
-        if major < 8:
-            raise Unsupported(f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}")
+    problem = support_problem(p, dev, point.timing.cuda_graph)
+    if problem:
+        raise Unsupported(problem)
     shape = MoEShape(p["dim"], p["expert_ffn_dim"], p["experts"], p["top_k"], p["shared_experts"],
                      p["shared_ffn_dim"])
     tokens, b = p["tokens"], DTYPE_BYTES[dtype][0]

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.spec import load_spec
     from perfkit.pipeline.sweep import ProfileOptions
 
+    if args.ncu and not args.ncu_pass:  # ncu profiles only what lies in perfkit's NVTX ranges
+        _refuse_ncu_without_nvtx()
     spec = load_spec(args.spec)
     show = not args.quiet
     if show and not args.ncu_pass:  # `perfkit doctor`'s load / thread checks, before a long sweep
@@ -84,6 +86,16 @@ def run(args: argparse.Namespace) -> int:
     if outcome.stored is False:
         return EXIT_BAD_INPUT
     return EXIT_OK
+
+
+def _refuse_ncu_without_nvtx() -> None:
+    """Before the sweep: without working NVTX ranges the ncu pass would profile nothing."""
+    from perfkit.core.errors import DeviceError
+    from profiler.nvtx_ranges import nvtx_problem
+
+    problem = nvtx_problem()
+    if problem:
+        raise DeviceError(f"--ncu: {problem} (or drop --ncu)")
 
 
 def _hooks() -> ProfileHooks:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.cost import Cost
-from perfkit.core.env import Env
+from perfkit.core.env import Env, GpuState
 from perfkit.core.errors import StoreError
 from perfkit.core.measurement import Measurement
 from perfkit.core.migrate import SCHEMA_VERSION, migrate
@@ -57,15 +57,23 @@ class PointResult:
     numerics: Numerics | None = None
     metrics: dict[str, Any] = field(default_factory=dict)  # workload-specific extras (TTFT, ...)
     trace: str | None = None  # path relative to the run directory
+    # the run's GPU read right after this point's timing, while still loaded (None: not read)
+    gpu_after_timing: GpuState | None = None
 
     JSON_KEYS: ClassVar[tuple[str, ...]] = (
         "key", "kind", "workload", "params", "status", "error", "measurement", "cost", "achieved",
-        "numerics", "metrics", "trace",
+        "numerics", "metrics", "trace", "gpu_after_timing",
     )
+    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_after_timing"})
 
     @property
     def median_s(self) -> float | None:
         return self.measurement.median_s if self.measurement and self.measurement.samples_s else None
+
+    @property
+    def throttled(self) -> tuple[str, ...]:
+        """Throttle reasons slowing the GPU right after the timing (sw_power_cap, ...); () if unknown."""
+        return self.gpu_after_timing.slowing_reasons() if self.gpu_after_timing else ()
 
     @property
     def achieved(self) -> dict[str, float]:

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
+from profiler.env import gpu_reader
+from profiler.graph_trace import coverage_note, graph_coverage, load_events
 from profiler.nvtx_ranges import nvtx_range
 from profiler.timer import time_callable
 from profiler.trace_capture import capture_trace
@@ -35,6 +39,8 @@ class PointPlan:
     record_shapes: bool = True
     nvtx: bool = True
     ncu_pass: bool = False  # the child of `profile --ncu`: one call per point in NVTX range "ncu"
+    # reads the GPU right after each point's timing; None: NVML on a CUDA device, nothing on cpu
+    gpu_reader: Callable[[], GpuState | None] | None = None
 
 
 NCU_RANGE = "ncu"
@@ -103,6 +109,7 @@ def _measure(
     measurement: Measurement | None = None
     trace: str | None = None
     metrics: dict[str, Any] = {}
+    gpu: GpuState | None = None
     try:
         with prepared.context():
             if prepared.check is not None:
@@ -113,26 +120,48 @@ def _measure(
             else:
                 with nvtx_range("time", plan.nvtx):
                     measurement = time_callable(prepared.fn, ctx.device, timer_config(point, plan))
+                gpu = _read_gpu(plan, ctx.device)
             if plan.torch_profiler and prepared.skip_timing is None:
                 rel = trace_name(index, point.key)
                 with nvtx_range("profile", plan.nvtx):
                     capture_trace(prepared.fn, ctx.device, run_dir / rel, plan.profiled_iters,
                                   plan.record_shapes, label=point.key)
                 trace = rel
+                if ctx.device.startswith("cuda"):
+                    metrics.update(_graph_note(run_dir / rel))
         if prepared.metrics is not None and measurement is not None:
             metrics.update(prepared.metrics(measurement))
     except BaseException as exc:
         _reraise_interrupt(exc)
         return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "run"),
                            measurement=measurement, cost=prepared.cost, numerics=numerics,
-                           metrics=metrics, trace=trace)
+                           metrics=metrics, trace=trace, gpu_after_timing=gpu)
     status, error = STATUS_OK, None
     if numerics is not None and not numerics.ok:
         status = STATUS_FAILED
         error = (f"numerics: relative error {fmt_num(numerics.rel_err)} > tolerance {fmt_num(numerics.tol)} "
                  f"({numerics.reference})")
     return PointResult(**base, status=status, error=error, measurement=measurement,
-                       cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace)
+                       cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
+                       gpu_after_timing=gpu)
+
+
+def _graph_note(trace_path: Path) -> dict[str, str]:
+    """{"trace_note": ...} when the trace lacks the kernels of the CUDA graphs the point replayed."""
+    try:
+        note = coverage_note(graph_coverage(load_events(trace_path)))
+    except (OSError, ValueError):  # an auxiliary check of a trace just written
+        return {}
+    return {"trace_note": note} if note else {}
+
+
+def _read_gpu(plan: PointPlan, device: str) -> GpuState | None:
+    """The GPU's clocks and throttle reasons right after the timing; never fails the point."""
+    try:
+        reader = plan.gpu_reader or gpu_reader(device)
+        return reader() if reader is not None else None
+    except Exception:  # an auxiliary reading
+        return None
 
 
 def _ncu_call(prepared: Prepared, ctx: RunContext, base: dict[str, Any]) -> PointResult:

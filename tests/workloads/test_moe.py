@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from perfkit.core.timing import TimingConfig
-from workloads.base import Point, RunContext
-from workloads.moe import build_layer, loop_reference, prepare
+from workloads.base import Point, RunContext, Unsupported
+from workloads.moe import build_layer, loop_reference, prepare, support_problem
 from workloads.moe_cost import MoEShape, moe_cost
 from workloads.moe_spec import MoESpec
 
@@ -104,3 +106,27 @@ def test_spec_from_a_model_and_errors() -> None:
         MoESpec.model_validate({"kind": "moe", "experts": 4, "top_k": 1})
     with pytest.raises(ValueError, match="top_k 5 must be between 1 and experts 4"):
         MoESpec.model_validate({"kind": "moe", "dim": 8, "expert_ffn_dim": 8, "experts": 4, "top_k": 5}).sweep()
+
+
+def _graph_timed_point(impl: str) -> Point:
+    spec = MoESpec(kind="moe", dim=SHAPE.dim, expert_ffn_dim=SHAPE.expert_ffn_dim, experts=SHAPE.experts,
+                   top_k=SHAPE.top_k, tokens=4, impl=impl)
+    (params,) = spec.sweep()
+    return Point(spec=spec, params=params, timing=TimingConfig(cuda_graph=True))
+
+
+def test_grouped_is_not_timed_as_a_cuda_graph(tmp_path: Path) -> None:
+    """grouped syncs to the host (.tolist()) inside the call: a CUDA graph of it cannot be
+    captured, so with timing.cuda_graph the point is skipped with the reason, before any build."""
+    from perfkit.pipeline.point_runner import PointPlan, run_point
+
+    grouped = _graph_timed_point("grouped")
+    with pytest.raises(Unsupported, match=r"impl grouped reads the tokens per expert on the host"):
+        prepare(grouped, RunContext("cpu"))
+    result = run_point(grouped, 0, RunContext("cpu"), PointPlan(torch_profiler=False, nvtx=False), tmp_path)
+    assert result.status == "skipped" and "use impl gather or dense" in (result.error or "")
+    assert support_problem({"impl": "auto", "dtype": "fp32"}, "cuda", timer_graph=True) is not None
+    for impl in ("gather", "dense"):  # static shapes: capturable
+        assert support_problem({"impl": impl, "dtype": "fp32"}, "cpu", timer_graph=True) is None
+        assert prepare(_graph_timed_point(impl), RunContext("cpu")).fn().shape == (4, SHAPE.dim)
+    assert support_problem({"impl": "grouped", "dtype": "fp32"}, "cpu", timer_graph=False) is None
