@@ -64,7 +64,7 @@ def project(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame |
 def _project_steps(step_rows: npt.NDArray[np.int64], ops: pd.DataFrame) -> pd.DataFrame:
     """Projection of ProfilerStep rows: the GPU ops `analyzers.steps` attributes to each."""
     n = len(step_rows)
-    pos = pd.Index(step_rows).get_indexer(ops["step_row"].to_numpy())
+    pos = pd.Index(step_rows).get_indexer(pd.Index(ops["step_row"].to_numpy()))
     sel = pos >= 0
     g = pos[sel].astype(np.int64)
     ts = ops["ts_ns"].to_numpy()[sel]
