@@ -60,10 +60,26 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
 
 
 def category_summary(table: EventTable) -> pd.DataFrame:
-    """Per category: count, total_ns, share_pct of GPU op time."""
+    """Per category: count, total_ns, share_pct of GPU op time, by total time.
+
+    The categories that occur, and always an "other" row: the share of GPU time in kernels
+    no category rule names (0 when every kernel was recognised).
+    """
     ops = gpu_ops(table)
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ("category", "count", "total_ns", "share_pct")})
-    out = ops.groupby("category").agg(count=("dur_ns", "size"), total_ns=("dur_ns", "sum")).reset_index()
-    out["share_pct"] = 100.0 * out["total_ns"] / out["total_ns"].sum()
+    out = ops.groupby("category", observed=False).agg(count=("dur_ns", "size"), total_ns=("dur_ns", "sum")).reset_index()
+    out = out[(out["count"] > 0) | (out["category"] == "other")].copy()
+    out["category"] = out["category"].astype(str)
+    total = int(ops["dur_ns"].sum())
+    out["share_pct"] = 100.0 * out["total_ns"] / total if total else float("nan")
     return out.sort_values("total_ns", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def other_share_pct(table: EventTable) -> float:
+    """Percent of GPU op time in category "other" (NaN without GPU ops or GPU time)."""
+    ops = gpu_ops(table)
+    total = int(ops["dur_ns"].sum()) if len(ops) else 0
+    if not total:
+        return float("nan")
+    return 100.0 * int(ops.loc[(ops["category"] == "other").to_numpy(), "dur_ns"].sum()) / total

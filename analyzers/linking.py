@@ -19,7 +19,7 @@ import pandas as pd
 
 from analyzers.categories import categorize
 from analyzers.event_table import EventTable, Kind
-from analyzers.steps import assign_steps, step_windows
+from analyzers.steps import attribute_steps, step_windows
 
 LAUNCH_APIS = ("kernel", "graph", "memcpy", "memset", "other")
 _API_RULES = (
@@ -64,8 +64,8 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
 
     Columns: row, rank, device, stream, name_id, kind, category (categorical), ts_ns, dur_ns,
     end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns, launch_end_ns, api (categorical
-    of LAUNCH_APIS, missing when unlinked), step (-1 none).
-    A GPU op's step is the ProfilerStep its launch call ran in (its own start when unlinked).
+    of LAUNCH_APIS, missing when unlinked), step (-1 none), step_row (the ProfilerStep
+    annotation's row, -1 none). Steps are attributed by `analyzers.steps.attribute_steps`.
     """
     cached = _CACHE.get(table)
     if cached is not None:
@@ -81,7 +81,7 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     l_dur = np.where(linked, table["dur_ns"][lrow], -1)
     api_codes = _api_codes(table, launch)
     rank = table["rank"][gpu].astype(np.int64)
-    step = assign_steps(step_windows(table), rank, np.where(linked, l_ts, ts))
+    step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
     df = pd.DataFrame(
         {
             "row": gpu,
@@ -100,6 +100,7 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
             "launch_end_ns": np.where(linked, l_ts + l_dur, -1),
             "api": pd.Categorical.from_codes(api_codes.astype(np.int8), categories=pd.Index(list(LAUNCH_APIS))),
             "step": step,
+            "step_row": step_row,
         },
         copy=False,
     )

@@ -3,7 +3,10 @@
 A GPU op belongs to a range (a user annotation: record_function, ProfilerStep#N, an NVTX
 range recorded by the profiler, or a CPU op) when the runtime call that launched it started
 inside the range, on the same rank, process and thread (Nsight Systems' projection rule).
-Graph-replayed kernels count for the range that holds their graph launch. Per range:
+ProfilerStep#N rows instead follow the step attribution of `analyzers.steps` (work launched
+from threads with no ProfilerStep of their own, such as autograd's backward thread, counts
+for the step whose window holds the launch), so they agree with the temporal breakdown's
+step rows. Graph-replayed kernels count for the range that holds their graph launch. Per range:
 gpu_ops, gpu_time_ns (sum of op durations), gpu_busy_ns (union of op intervals; overlap
 counted once) and gpu_span_ns (first op start to last op end).
 """
@@ -20,7 +23,9 @@ import pandas as pd
 from analyzers.event_table import EventTable, Kind
 from analyzers.intervals import grouped_union_ns
 from analyzers.linking import gpu_ops
+from analyzers.steps import step_name_ids
 
+PROJECTION_COLUMNS = ["gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]
 RANGE_COLUMNS = [
     "name", "count", "cpu_time_ns", "gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns",
     "gpu_busy_mean_ns",
@@ -44,6 +49,45 @@ def _thread_codes(table: EventTable, rows: npt.NDArray[Any], ref: list[pd.Index]
 def project(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per range row: gpu_ops, gpu_time_ns, gpu_busy_ns, gpu_span_ns (0 when none)."""
     ops = gpu_ops(table) if ops is None else ops
+    range_rows = np.asarray(range_rows, dtype=np.int64)
+    ids = np.fromiter(step_name_ids(table), dtype=np.int64)
+    is_step = np.isin(table["name_id"][range_rows], ids) & (table["kind"][range_rows] == Kind.USER_ANNOTATION)
+    if not is_step.any():
+        return _project_threads(table, range_rows, ops)
+    out = pd.DataFrame(np.zeros((len(range_rows), 4), dtype=np.int64), columns=PROJECTION_COLUMNS)
+    out.iloc[np.flatnonzero(is_step)] = _project_steps(range_rows[is_step], ops).to_numpy()
+    if (~is_step).any():
+        out.iloc[np.flatnonzero(~is_step)] = _project_threads(table, range_rows[~is_step], ops).to_numpy()
+    return out
+
+
+def _project_steps(step_rows: npt.NDArray[np.int64], ops: pd.DataFrame) -> pd.DataFrame:
+    """Projection of ProfilerStep rows: the GPU ops `analyzers.steps` attributes to each."""
+    n = len(step_rows)
+    pos = pd.Index(step_rows).get_indexer(pd.Index(ops["step_row"].to_numpy()))
+    sel = pos >= 0
+    g = pos[sel].astype(np.int64)
+    ts = ops["ts_ns"].to_numpy()[sel]
+    end = ops["end_ns"].to_numpy()[sel]
+    count = np.bincount(g, minlength=n).astype(np.int64)
+    time = np.zeros(n, dtype=np.int64)
+    np.add.at(time, g, ops["dur_ns"].to_numpy()[sel])
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(first, g, ts)
+    np.maximum.at(last, g, end)
+    return pd.DataFrame(
+        {
+            "gpu_ops": count,
+            "gpu_time_ns": time,
+            "gpu_busy_ns": grouped_union_ns(g, ts, end, n),
+            "gpu_span_ns": np.where(count > 0, last - first, 0),
+        }
+    )
+
+
+def _project_threads(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame) -> pd.DataFrame:
+    """Projection by launch thread and time (Nsight Systems' rule)."""
     n = len(range_rows)
     linked = ops[ops["launch_row"] >= 0]
     zeros = np.zeros(n, dtype=np.int64)

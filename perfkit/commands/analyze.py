@@ -4,19 +4,45 @@ Several TRACE files are the ranks of one job (merged by distributedInfo.rank). W
 (a baseline trace: the "before" side, as in `perfkit report RUN --vs BASE` and `perfkit compare
 BASE CAND`) it prints instead the kernel-level diff of TRACE against BASE: A columns are BASE,
 B columns TRACE, delta = B - A, so "slower" / "added" say how TRACE changed.
+
+Notes on what a trace holds (no GPU work, events perfkit does not read, events left out,
+loader warnings) go to stderr, one line each, in every format; the json format also carries
+them under "notes" when there are any.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perfkit.commands._types import non_negative_int, regex
 
 DEFAULT_TOP = 15
+
+
+def output_dir(text: str) -> Path:
+    """--out: a directory perfkit can write in (made if missing), checked before any work."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; pass a directory (it is created if missing)")
+    base = path
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise argparse.ArgumentTypeError(f"{base} (in {text}) is a file; pass a directory path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".perfkit-probe.", dir=base)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write in {base} ({exc.strerror}); pass a directory you can write to") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,47 +64,66 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--top", type=non_negative_int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
     parser.add_argument("--range", dest="range_pattern", metavar="REGEX", type=regex, help="only ranges whose name matches")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="also write one file per table into DIR")
+    parser.add_argument("--out", type=output_dir, metavar="DIR", help="also write one file per table into DIR")
     return parser
 
 
-def _tables(args: argparse.Namespace) -> dict[str, Any]:
+@dataclass
+class Result:
+    tables: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    empty: dict[str, str] = field(default_factory=dict)  # table name -> why it has no rows
+
+
+def _analyze(args: argparse.Namespace) -> Result:
     from analyzers.kineto import load_traces
     from analyzers.suite import ANALYSES, run_analyses
+    from analyzers.trace_notes import empty_reason, trace_notes
     from perfkit.core.errors import SpecError
 
+    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
+    unknown = [n for n in names if n not in ANALYSES]
+    if args.vs is None and unknown:
+        raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
     table = load_traces(args.traces)
     if args.vs is not None:
         from analyzers.diff import diff_totals, trace_diff
 
-        diff = trace_diff(load_traces([args.vs]), table)  # A = the baseline (before), B = TRACE (after)
-        return {"diff_totals": diff_totals(diff), "diff": diff}
-    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
-    unknown = [n for n in names if n not in ANALYSES]
-    if unknown:
-        raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
+        base = load_traces([args.vs])
+        diff = trace_diff(base, table)  # A = the baseline (before), B = TRACE (after)
+        tables = {"diff_totals": diff_totals(diff), "diff": diff}
+        notes = [f"BASE {n}" for n in trace_notes(base)] + trace_notes(table)
+        why = "(no rows: neither TRACE nor BASE has GPU kernels, memcpy or memset)"
+        return Result(tables, notes, {n: why for n, df in tables.items() if df.empty})
     tables = run_analyses(table, [n for n in names if n != "ranges"])
     if "ranges" in names:
         from analyzers.ranges import range_projection
 
         tables["ranges"] = range_projection(table, args.range_pattern)
         tables = {n: tables[n] for n in names}
-    return tables
+    empty = {n: empty_reason(n, table, args.range_pattern) for n, df in tables.items() if df.empty}
+    return Result(tables, trace_notes(table), empty)
 
 
 def run(args: argparse.Namespace) -> int:
     from analyzers.render import format_table, to_csv, to_json_obj
     from perfkit.core.atomic import write_bytes_atomic
 
-    tables = _tables(args)
+    result = _analyze(args)
+    tables = result.tables
+    for note in result.notes:
+        print(f"perfkit analyze: {note}", file=sys.stderr)
     records = to_json_obj(tables) if args.format == "json" else {}
     if args.format == "json":
-        text = json.dumps(records, indent=1, allow_nan=False, default=str) + "\n"
+        doc: dict[str, Any] = dict(records)
+        if result.notes:
+            doc["notes"] = result.notes
+        text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
     elif args.format == "csv":
         text = to_csv(tables)
     else:
         top = args.top or None
-        text = "\n\n".join(f"## {name}\n{format_table(df, top)}" for name, df in tables.items()) + "\n"
+        text = "\n\n".join(f"## {name}\n{result.empty.get(name) or format_table(df, top)}" for name, df in tables.items()) + "\n"
     sys.stdout.write(text)
     if args.out is not None:
         for name, df in tables.items():

@@ -1,0 +1,110 @@
+"""What a loaded trace holds, in a few one-line notes, so that empty tables are never silent.
+
+`trace_notes(table)` says when there is no GPU work (a CPU-only trace, or a device perfkit
+does not read), when GPU ops cannot be linked to their launches, which event categories the
+loader did not read, how many events it left out and why, its located warnings, and when a
+large share of GPU time falls in kernels no category rule names. `empty_reason(name, table)`
+is the one line to print instead of an empty table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analyzers.event_table import EventTable, Kind, TraceMeta
+from analyzers.kernel_summary import other_share_pct
+from analyzers.linking import gpu_ops
+from perfkit.core.units import fmt_num
+
+OTHER_SHARE_NOTE_PCT = 10.0  # note the "other" category from this share of GPU time on
+MAX_LISTED = 5  # categories / reasons named per note; the rest are counted
+
+
+def _subject(table: EventTable) -> str:
+    paths = [m.path for m in table.meta]
+    if len(paths) == 1:
+        return f"{paths[0]}: "
+    return f"{len(paths)} files: " if paths else ""
+
+
+def _counted(pairs: tuple[tuple[str, int], ...]) -> str:
+    ordered = sorted(pairs, key=lambda p: (-p[1], p[0]))
+    text = ", ".join(f"{name} ({count:,})" for name, count in ordered[:MAX_LISTED])
+    more = len(ordered) - MAX_LISTED
+    return text + (f" and {more} more" if more > 0 else "")
+
+
+def _file_notes(meta: TraceMeta) -> list[str]:
+    notes = []
+    if meta.unknown_categories:
+        n = sum(c for _, c in meta.unknown_categories)
+        notes.append(f"{meta.path}: {n:,} events of categories perfkit does not read: {_counted(meta.unknown_categories)}")
+    if meta.dropped:
+        n = sum(c for _, c in meta.dropped)
+        notes.append(f"{meta.path}: {n:,} events left out: {_counted(meta.dropped)}")
+    notes.extend(meta.warnings)
+    return notes
+
+
+def _work_notes(table: EventTable) -> list[str]:
+    kinds = np.bincount(table["kind"].astype(np.int64), minlength=len(Kind)) if len(table) else np.zeros(len(Kind), np.int64)
+    gpu = int(kinds[Kind.KERNEL] + kinds[Kind.MEMCPY] + kinds[Kind.MEMSET])
+    cpu_ops = int(kinds[Kind.CPU_OP])
+    unread = sum(c for m in table.meta for _, c in m.unknown_categories) or int(kinds[Kind.OTHER])
+    who = _subject(table)
+    if len(table) == 0:
+        return [f"{who}no events perfkit reads: every table is empty"]
+    if gpu == 0 and unread:
+        return [f"{who}no GPU kernels perfkit reads, but {unread:,} events of categories it does not read "
+                f"(another device type?); {cpu_ops:,} CPU ops, the ops table shows those whose cost perfkit computes"]
+    if gpu == 0:
+        return [f"{who}no GPU kernels: this is a CPU trace with {cpu_ops:,} CPU ops; "
+                "the ops table shows those whose cost perfkit computes"]
+    return _link_notes(table, who, gpu) + _other_notes(table, who)
+
+
+def _link_notes(table: EventTable, who: str, gpu: int) -> list[str]:
+    linked = int((gpu_ops(table)["launch_row"] >= 0).sum())
+    if linked == 0:
+        return [f"{who}none of the {gpu:,} GPU ops is linked to a launch call (no runtime events with their "
+                "correlation ids): launch statistics and ranges have no GPU side"]
+    return []
+
+
+def _other_notes(table: EventTable, who: str) -> list[str]:
+    share = other_share_pct(table)
+    if share >= OTHER_SHARE_NOTE_PCT:
+        return [f"{who}{fmt_num(share)}% of GPU time is in kernels no category rule names (category other); "
+                "the kernels table lists them"]
+    return []
+
+
+def trace_notes(table: EventTable) -> list[str]:
+    """One-line notes on what the trace holds and what the loader could not read (may be empty)."""
+    notes = _work_notes(table)
+    for meta in table.meta:
+        notes.extend(_file_notes(meta))
+    return notes
+
+
+_SUPPORTED_OPS = "mm, addmm, bmm, baddbmm, matmul, linear or scaled_dot_product_attention"
+
+
+def empty_reason(name: str, table: EventTable, range_pattern: str | None = None) -> str:
+    """Why the table `name` of `perfkit analyze` is empty, in one line."""
+    kinds = set(np.unique(table["kind"]).tolist()) if len(table) else set()
+    has_gpu = bool(kinds & {int(Kind.KERNEL), int(Kind.MEMCPY), int(Kind.MEMSET)})
+    if len(table) == 0:
+        return "(no rows: the trace has no events perfkit reads)"
+    if name in ("kernels", "categories", "temporal", "idle", "launch", "overlap", "skew", "diff", "diff_totals") and not has_gpu:
+        return "(no rows: the trace has no GPU kernels, memcpy or memset)"
+    if name == "ranges":
+        if int(Kind.USER_ANNOTATION) not in kinds:
+            return "(no rows: the trace has no user annotations: record_function, ProfilerStep#N)"
+        if range_pattern:
+            return f"(no rows: no annotation name matches --range '{range_pattern}')"
+    if name == "ops":
+        return f"(no rows: no CPU op {_SUPPORTED_OPS} with recorded shapes (profile with record_shapes=True))"
+    if name == "skew":
+        return "(no rows: no rank has GPU ops)"
+    return "(no rows)"
