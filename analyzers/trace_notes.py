@@ -42,6 +42,9 @@ def _file_notes(meta: TraceMeta) -> list[str]:
     if meta.dropped:
         n = sum(c for _, c in meta.dropped)
         notes.append(f"{meta.path}: {n:,} events left out: {_counted(meta.dropped)}")
+    if meta.coerced:
+        n = sum(c for _, c in meta.coerced)
+        notes.append(f"{meta.path}: {n:,} fields of odd type read as numbers or text: {_counted(meta.coerced)}")
     notes.extend(meta.warnings)
     return notes
 

@@ -41,8 +41,9 @@ def test_unread_device_and_loader_findings(kineto, tmp_path: Path) -> None:
     t.cpu("aten::add", 0, 5)
     t.x("mtia_kernel", "mtia_matmul", 10, 5, pid=2, tid=3)  # a device perfkit does not read
     table = load_trace(t.write(tmp_path / "mtia.json"))
-    (note,) = trace_notes(table)
+    note, loader_note = trace_notes(table)
     assert "no GPU kernels perfkit reads, but 1 events of categories it does not read" in note
+    assert loader_note.endswith("1 events of categories perfkit does not read: mtia_kernel (1)")  # the loader counted it
     table = _with_meta(
         table,
         unknown_categories=(("mtia_kernel", 1_500), ("mtia_runtime", 20)),
