@@ -24,7 +24,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from itertools import repeat
+from itertools import pairwise, repeat
 from typing import Any
 
 from perfkit.core.measurement import (
@@ -113,7 +113,7 @@ def clock_cost_s() -> float:
     medians = []
     for _ in range(5):
         reads = [clock() for _ in range(CLOCK_READS)]
-        medians.append(statistics.median(b - a for a, b in zip(reads, reads[1:], strict=False)))
+        medians.append(statistics.median(b - a for a, b in pairwise(reads)))
     return max(min(medians), time.get_clock_info("perf_counter").resolution)
 
 
