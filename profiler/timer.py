@@ -91,8 +91,8 @@ def adaptive_sample(
 def calls_per_sample_for(call_s: float, clock_cost_s: float, max_sample_s: float = MAX_SAMPLE_S) -> int:
     """How many calls one sample holds: 1 when a call lasts >= FLOOR_FACTOR x the clock's cost,
     else the smallest power of ten k with k x call >= FLOOR_FACTOR x cost (powers of ten only:
-    k is a comparability key of the gate, and a coarse grid keeps it the same from run to run),
-    lowered by tens while a sample would last over `max_sample_s`. Pure: tested on numbers."""
+    a coarse grid keeps k the same from run to run of the same code), lowered by tens while a
+    sample would last over `max_sample_s`. Pure: tested on numbers."""
     floor_s = FLOOR_FACTOR * clock_cost_s
     if call_s >= floor_s:
         return 1
@@ -138,7 +138,7 @@ def estimate_call_s(fn: Callable[[], Any], floor_s: float, clock: Callable[[], f
 
 
 def time_callable(fn: Callable[[], Any], device: str, config: TimingConfig | None = None) -> Measurement:
-    """Time `fn()` on `device` ("cpu" or "cuda[:i]") and return every sample in seconds."""
+    """Time `fn()` on `device` ("cpu" or "cuda[:i]") and return every sample in seconds per call."""
     config = config or TimingConfig()
     if device.startswith("cuda"):
         return _time_cuda(fn, device, config)
