@@ -243,7 +243,7 @@ def build_run(session: PerfSession, status: str) -> Run:
     spec = {"name": session.name, "description": "perfbench measurements from pytest",
             "device": device, "workloads": sorted({p.workload for p in points})}
     env = replace(capture_env(session.rootdir), device=device_properties(device))
-    # torch's count now is the caller's again: the runs computed with what perfbench set
+    # torch's count now is the caller's again; the measurements used what perfbench set
     used = {r.measurement.extra.get("threads") for r in session.records}
     env = replace(env, cpu=replace(env.cpu, threads=used.pop() if len(used) == 1 else None))
     return Run(
