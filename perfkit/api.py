@@ -5,17 +5,23 @@
     print(m.median_s, m.stats.ci_low_s, len(m.samples_s))
 
 The timer is profiler/timer.py (first call untimed, warmup, CUDA events with L2 flush on a
-GPU, perf_counter on a CPU, adaptive stop on the median's confidence interval); the result
-is a `Measurement` that keeps every raw sample. `compare_to_baseline` judges a measurement
-against an earlier one (the pytest plugin's `perfbench` fixture uses it).
+GPU, perf_counter on a CPU, several calls per sample for calls near the clock's floor,
+adaptive stop on the median's confidence interval); the result is a `Measurement` that keeps
+every raw sample (seconds per call). `compare_to_baseline` judges a measurement against an
+earlier one (the pytest plugin's `perfbench` fixture uses it).
 
-Nothing heavy is imported at module level; torch only when a CUDA device is involved.
+Threads: torch computes with `threads` intra-op threads while timing (default: 1 on a CPU, as
+the CPU specs and benchmarks do; on a GPU torch's own count), restored afterwards, and recorded
+as `extra["threads"]`.
+
+Nothing heavy is imported at module level; torch (when installed) on the first bench call.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,11 +67,46 @@ def check_device(device: str) -> str:
     return device
 
 
+MAX_THREADS = 1024  # as the spec's cpu_threads
+
+
+def check_threads(threads: int | None) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads is {threads!r}; it must be an int from 1 to {MAX_THREADS} (or None)")
+    return threads
+
+
+@contextmanager
+def torch_threads(device: str, threads: int | None) -> Iterator[int | None]:
+    """torch's intra-op threads set to `threads` (None: 1 on a CPU, unchanged on a GPU) for the
+    block, and the caller's count restored after it; yields the count in force (None without torch)."""
+    try:
+        import torch
+    except ImportError:
+        if threads is not None:
+            raise ValueError(f"threads={threads}: torch is not installed, so perfkit cannot set its "
+                             f"threads; drop threads= or install torch") from None
+        yield None
+        return
+    want = threads if threads is not None else (1 if device == "cpu" else None)
+    before = torch.get_num_threads()
+    if want is not None and want != before:
+        torch.set_num_threads(want)
+    try:
+        yield int(torch.get_num_threads())
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
 def bench(
     fn: Callable[..., Any],
     *args: Any,
     kwargs: Mapping[str, Any] | None = None,
     device: str | None = None,
+    threads: int | None = None,
     warmup_s: float = DEFAULT_TIMING.warmup_s,
     budget_s: float = DEFAULT_TIMING.budget_s,
     min_reps: int = DEFAULT_TIMING.min_reps,
@@ -78,8 +119,10 @@ def bench(
     """Time `fn(*args, **kwargs)` and return every sample (seconds per call) with statistics.
 
     device: "cpu" or "cuda[:i]"; default: the device of the first CUDA tensor argument, else
-    "cpu". The remaining options are perfkit.core.timing.TimingConfig's, with its defaults and
-    limits (docs/timing.md); one out of range is a ValueError naming it.
+    "cpu". threads: torch's intra-op threads while timing (default: 1 on a CPU, torch's own
+    count on a GPU); the caller's count is restored afterwards and the one used is recorded as
+    extra["threads"]. The remaining options are perfkit.core.timing.TimingConfig's, with its
+    defaults and limits (docs/timing.md); one out of range is a ValueError naming it.
     """
     from profiler.timer import time_callable
 
@@ -89,9 +132,13 @@ def bench(
     dev = check_device(device or infer_device(args, call_kwargs))
     config = TimingConfig(warmup_s=warmup_s, budget_s=budget_s, min_reps=min_reps, max_reps=max_reps,
                           target_rel_ci=target_rel_ci, flush_l2=flush_l2, cuda_graph=cuda_graph).checked()
+    check_threads(threads)
     target = fn if not args and not call_kwargs else (lambda: fn(*args, **call_kwargs))
-    m = time_callable(target, dev, config)
+    with torch_threads(dev, threads) as used:
+        m = time_callable(target, dev, config)
     extra = {**m.extra, "device": dev}
+    if used is not None:
+        extra["threads"] = used
     if label is not None:
         extra["label"] = label
     return replace(m, extra=extra)

@@ -15,6 +15,10 @@ Options:
                                95% confidence intervals of the two medians do not overlap
   --perfkit-max-slowdown F     allowed slowdown (default 0.10 = 10%)
   --perfkit-name NAME          the run's name in the store (default: pytest-<rootdir name>)
+  --perfkit-threads N          torch intra-op threads for every perfbench call that does not
+                               pass threads= itself (default: perfkit.bench's: 1 on a CPU,
+                               torch's own count on a GPU); the caller's count is restored after
+                               each call, and the count used is the measurement's extra["threads"]
 
 Every pytest run where perfkit is installed loads this module, so it imports only pytest, the
 standard library and perfkit/__init__ (which imports perfkit.core.version alone): perfkit.api,
@@ -62,6 +66,7 @@ class PerfSession:
     max_slowdown: float
     name: str
     rootdir: Path
+    threads: int | None = None
     records: list[Recorded] = field(default_factory=list)
     outcomes: dict[str, str] = field(default_factory=dict)
     written: Path | None = None
@@ -92,6 +97,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="allowed slowdown against the baseline (default 0.10)")
     group.addoption("--perfkit-name", metavar="NAME", default=None,
                     help="name of the run written by --perfkit-out (default pytest-<rootdir>)")
+    group.addoption("--perfkit-threads", metavar="N", type=int, default=None,
+                    help="torch threads while perfbench times (default 1 on a CPU; threads= overrides)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -105,12 +112,16 @@ def pytest_configure(config: pytest.Config) -> None:
     max_slowdown = float(config.getoption("--perfkit-max-slowdown"))
     if max_slowdown < 0:
         raise pytest.UsageError(f"--perfkit-max-slowdown is {max_slowdown}; it must be >= 0")
+    threads = config.getoption("--perfkit-threads")
+    if threads is not None and not 1 <= threads <= 1024:
+        raise pytest.UsageError(f"--perfkit-threads is {threads}; it must be from 1 to 1024")
     perf = PerfSession(
         out_dir=path_opt("--perfkit-out"),
         baseline_path=path_opt("--perfkit-baseline"),
         max_slowdown=max_slowdown,
         name=config.getoption("--perfkit-name") or f"pytest-{rootdir.name}",
         rootdir=rootdir,
+        threads=threads,
     )
     if perf.baseline_path is not None:
         from perfkit.core.errors import PerfkitError
@@ -141,7 +152,7 @@ class PerfBench:
         max_slowdown: float | None = None,
         **options: Any,
     ) -> Measurement:
-        """Time `fn(*args)`; options are perfkit.bench's (kwargs, device, budget_s, ...).
+        """Time `fn(*args)`; options are perfkit.bench's (kwargs, device, threads, budget_s, ...).
 
         label names the measurement within the test (default: fn's name); cost is
         (flop, bytes) or a perfkit.core.cost.Cost; baseline=False skips the baseline check.
@@ -149,6 +160,8 @@ class PerfBench:
         from perfkit.api import bench
 
         name = self._unique(label or getattr(fn, "__qualname__", None) or type(fn).__name__)
+        if self._session.threads is not None:
+            options.setdefault("threads", self._session.threads)
         m = bench(fn, *args, label=name, **options)
         self.measurements.append(m)
         rec = Recorded(self._nodeid, name, m, _as_cost(cost))
@@ -230,6 +243,9 @@ def build_run(session: PerfSession, status: str) -> Run:
     spec = {"name": session.name, "description": "perfbench measurements from pytest",
             "device": device, "workloads": sorted({p.workload for p in points})}
     env = replace(capture_env(session.rootdir), device=device_properties(device))
+    # torch's count now is the caller's again; the measurements used what perfbench set
+    used = {r.measurement.extra.get("threads") for r in session.records}
+    env = replace(env, cpu=replace(env.cpu, threads=used.pop() if len(used) == 1 else None))
     return Run(
         run_id=new_run_id(now),
         created=now.isoformat(timespec="seconds"),

@@ -26,10 +26,11 @@ def test_bench_times_the_call_with_its_arguments() -> None:
     assert isinstance(m, Measurement)
     assert len(m.samples_s) >= 5 and all(s > 0 for s in m.samples_s)
     assert set(calls) == {(2, 3, 4)}
-    # the first call and the warmup are not timed
-    assert len(calls) == len(m.samples_s) + m.warmup_reps + 1
+    # the first call and the warmup (with the call-time estimate) are not timed; a sample is
+    # the mean of calls_per_sample calls
+    assert len(calls) == m.calls_per_sample * len(m.samples_s) + m.warmup_reps + 1
     assert m.timer == "perf_counter"
-    assert m.extra == {"device": "cpu", "label": "add"}
+    assert m.extra == {"device": "cpu", "threads": 1, "label": "add"}
     st = m.stats
     assert st.n == len(m.samples_s) and st.min_s <= st.median_s <= st.max_s
 
