@@ -4,6 +4,8 @@ Every column is a numpy array of the same length; times are int64 nanoseconds; n
 into one string table (`names`); shape arguments of CPU ops (`Input Dims`, `Input type`,
 `Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON.
 Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
+Optional columns a source has and others lack (Nsight Systems' kernel launch configuration)
+live in `extra`: same length, -1 where absent; tables without them simply have none.
 """
 
 from __future__ import annotations
@@ -83,9 +85,11 @@ class EventTable:
     names: tuple[str, ...]
     args_text: tuple[str, ...] = ()
     meta: tuple[TraceMeta, ...] = field(default_factory=tuple)
+    # optional columns (e.g. "grid_x", "registers" from an nsys export); -1 where absent
+    extra: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        lengths = {len(v) for v in self.columns.values()}
+        lengths = {len(v) for v in (*self.columns.values(), *self.extra.values())}
         if len(lengths) > 1:
             raise ValueError(f"EventTable columns differ in length: {sorted(lengths)}")
         missing = set(COLUMNS) - set(self.columns)
@@ -123,12 +127,13 @@ class EventTable:
         cols = dict(self.columns)
         cols["rank"] = np.full(len(self), rank, dtype=np.int32)
         meta = tuple(replace(m, rank=rank) for m in self.meta)
-        return EventTable(cols, self.names, self.args_text, meta)
+        return EventTable(cols, self.names, self.args_text, meta, self.extra)
 
     def take(self, index: npt.NDArray[Any]) -> EventTable:
         """Rows at `index` (an integer index array or a boolean mask); tables are shared."""
         cols = {k: v[index] for k, v in self.columns.items()}
-        return EventTable(cols, self.names, self.args_text, self.meta)
+        extra = {k: v[index] for k, v in self.extra.items()}
+        return EventTable(cols, self.names, self.args_text, self.meta, extra)
 
     def name_ids_matching(self, predicate: Any) -> npt.NDArray[np.int32]:
         """Ids of the names for which `predicate(name)` is true (runs once per unique name)."""
@@ -158,4 +163,16 @@ def concat_tables(tables: list[EventTable]) -> EventTable:
             parts[k].append(col.astype(COLUMNS[k], copy=False))
     cols = {k: np.concatenate(v) for k, v in parts.items()}
     meta = tuple(m for t in tables for m in t.meta)
-    return EventTable(cols, tuple(names), tuple(texts), meta)
+    return EventTable(cols, tuple(names), tuple(texts), meta, _concat_extra(tables))
+
+
+def _concat_extra(tables: list[EventTable]) -> dict[str, npt.NDArray[Any]]:
+    """Optional columns of several tables: -1 for the rows of a table that lacks one."""
+    dtypes: dict[str, Any] = {}
+    for t in tables:
+        for k, v in t.extra.items():
+            dtypes.setdefault(k, v.dtype)
+    return {
+        k: np.concatenate([t.extra[k].astype(dt, copy=False) if k in t.extra else np.full(len(t), -1, dtype=dt) for t in tables])
+        for k, dt in dtypes.items()
+    }
