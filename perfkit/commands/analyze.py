@@ -22,11 +22,13 @@ DEFAULT_TOP = 15
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "analyze",
-        help="analyze Kineto traces: kernels, temporal / idle breakdown, launch overhead, ranges",
+        help="analyze Kineto traces or Nsight Systems exports: kernels, temporal / idle breakdown, launch "
+             "overhead, ranges",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help=".json or .json.gz (one per rank)")
+    parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE",
+                        help=".json / .json.gz (one per rank), or an nsys .sqlite export / .nsys-rep (every GPU)")
     parser.add_argument("--vs", type=Path, metavar="BASE",
                         help="baseline trace (the before side): print the kernel diff of TRACE against it "
                              "(A = BASE, B = TRACE; 'slower' means TRACE is slower)")
@@ -43,15 +45,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _tables(args: argparse.Namespace) -> dict[str, Any]:
-    from analyzers.kineto import load_traces
     from analyzers.suite import ANALYSES, run_analyses
+    from analyzers.trace_files import load_trace_files
     from perfkit.core.errors import SpecError
 
-    table = load_traces(args.traces)
+    table = load_trace_files(args.traces)
     if args.vs is not None:
         from analyzers.diff import diff_totals, trace_diff
 
-        diff = trace_diff(load_traces([args.vs]), table)  # A = the baseline (before), B = TRACE (after)
+        diff = trace_diff(load_trace_files([args.vs]), table)  # A = the baseline (before), B = TRACE (after)
         return {"diff_totals": diff_totals(diff), "diff": diff}
     names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
     unknown = [n for n in names if n not in ANALYSES]

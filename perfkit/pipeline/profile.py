@@ -1,7 +1,7 @@
 """`perfkit profile` as one sequence of steps; the only module that knows their order.
 
     start (validate, env, run.partial.json) -> sweep (points; run.partial.json after each)
-    -> tune tables -> analysis -> ncu -> run.json (written once, atomically) -> store
+    -> tune tables -> analysis -> ncu -> nsys -> run.json (written once, atomically) -> store
 
 Each step returns what it produced (artifacts, messages); this module folds them into the run
 record and writes run.json once. An interrupted sweep skips the post-sweep steps; Ctrl-C during
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.record import RUN_INTERRUPTED, Run
-from perfkit.pipeline.post_run import PostRunOptions, analysis_step, ncu_step, store_step
+from perfkit.pipeline.post_run import PostRunOptions, analysis_step, ncu_step, nsys_step, store_step
 from perfkit.pipeline.run_files import write_final
 from perfkit.pipeline.signals import Received, signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
@@ -57,26 +57,26 @@ class ProfileOutcome:
 
 
 def profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
-            hooks: ProfileHooks = ProfileHooks(), ncu_pass: bool = False) -> ProfileOutcome:
+            hooks: ProfileHooks = ProfileHooks(), ncu_pass: bool = False, nsys_pass: bool = False) -> ProfileOutcome:
     """Run every step for SPEC; return the final run (run.json written) and what each step said.
 
     SIGTERM and SIGHUP are handled like Ctrl-C (the run is recorded as interrupted, with the signal).
     """
     with signals_as_interrupts() as received:
-        outcome = _profile(spec, spec_path, options, post, hooks, ncu_pass, received)
+        outcome = _profile(spec, spec_path, options, post, hooks, ncu_pass, received, nsys_pass)
     return outcome
 
 
 def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
-             hooks: ProfileHooks, ncu_pass: bool, received: Received) -> ProfileOutcome:
+             hooks: ProfileHooks, ncu_pass: bool, received: Received, nsys_pass: bool = False) -> ProfileOutcome:
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
-        run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass), spec.seed, advance)
+        run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
     if received.name:
         run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
     hooks.sweep_done(run)
-    if ncu_pass:  # the child of --ncu: the points ran under ncu, nothing else to do
+    if ncu_pass or nsys_pass:  # the child of --ncu / --nsys: the points ran under the tool, nothing else to do
         write_final(run_dir, run)
         return ProfileOutcome(run, run_dir, len(points))
     messages: list[str] = []
@@ -92,6 +92,9 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
             step = "ncu"
             if post.ncu:
                 artifacts.update(ncu_step(run, run_dir, post, messages))
+            step = "nsys"
+            if post.nsys:
+                artifacts.update(nsys_step(run, run_dir, messages))
     except KeyboardInterrupt:
         artifacts["post_run_interrupted"] = step
         if received.name:
