@@ -24,7 +24,15 @@ import numpy as np
 import numpy.typing as npt
 
 from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta
-from analyzers.nsys_gpu import KERNEL, KERNEL_CONFIG, Columns, read_kernels, read_memcpy, read_memset, read_runtime
+from analyzers.nsys_gpu import (
+    KERNEL,
+    KERNEL_CONFIG,
+    Columns,
+    read_kernels,
+    read_memcpy,
+    read_memset,
+    read_runtime,
+)
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
