@@ -44,7 +44,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     total = np.add.reduceat(dur, start)
     graph_op = ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph")
     if "graph_id" in table.extra:
-        graph_op = graph_op | (table.extra["graph_id"][ops["row"].to_numpy()] > 0)
+        graph_op = graph_op | (table.extra_at("graph_id", ops["row"].to_numpy()) > 0)
     graph = np.add.reduceat(graph_op[order].astype(np.int64), start)
     first = order[start]
     out = pd.DataFrame(
@@ -76,7 +76,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
 def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
     """Per group of `rows` (groups: `start` offsets, `counts` rows each): its most frequent
     launch configuration (ties: the smallest) and how many distinct ones it had."""
-    cfg = np.stack([table.extra[c][rows].astype(np.int64) for c in CONFIG_EXTRA], axis=1)
+    cfg = np.stack([table.extra_at(c, rows).astype(np.int64) for c in CONFIG_EXTRA], axis=1)
     uniq, code = np.unique(cfg, axis=0, return_inverse=True)
     code = np.asarray(code).reshape(-1)
     group = np.repeat(np.arange(len(start)), counts)

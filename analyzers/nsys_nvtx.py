@@ -59,37 +59,38 @@ def _text_exprs(export: Export) -> tuple[str, str]:
 
 
 def read_nvtx(export: Export, names: Names) -> NvtxRows:
-    """The export's finished NVTX ranges (empty when it has no NVTX_EVENTS table)."""
+    """The export's finished NVTX ranges (empty when it has no NVTX_EVENTS table).
+
+    One scan, CHUNK_ROWS rows at a time, into arrays preallocated from `count(*)`; the text of
+    each range is reduced at once to a small code (one per distinct domain and text)."""
     if NVTX not in export.tables:
         return _empty()
     export.require(NVTX, ("start", "end", "eventType", "globalTid"))
     text, text_id = _text_exprs(export)
     domain = export.expr(NVTX, "domainId", 0)
     unfinished = export.count(NVTX, f'WHERE {_RANGE} AND ("end" IS NULL OR "end" < "start")')
-    sql = (f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} '
-           f'FROM {NVTX} WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"')
+    where = f'WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"'
+    n = export.count(NVTX, where)
+    out = NvtxRows(*(np.empty(n, dtype=np.int64) for _ in range(3)), np.empty(n, dtype=np.int32))  # type: ignore[arg-type]
+    out.dropped = {"unfinished NVTX range": unfinished} if unfinished else {}
+    codes = np.empty(n, dtype=np.int64)
     keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
-    ints: list[npt.NDArray[np.int64]] = []
-    codes: list[npt.NDArray[np.int64]] = []
+    sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
+    pos = 0
     for rows in export.iter_rows(sql):
-        ints.append(np.asarray([r[:3] for r in rows], dtype=np.int64).reshape(len(rows), 3))
-        local = [keys.setdefault((int(r[3]), r[4] if r[4] is not None else (-1 if r[5] is None else int(r[5]))), len(keys)) for r in rows]
-        codes.append(np.asarray(local, dtype=np.int64))
-        del rows
-    if not ints:
-        out = _empty()
-        out.dropped = {"unfinished NVTX range": unfinished} if unfinished else {}
-        return out
-    cols = np.concatenate(ints)
-    del ints
-    lut = _resolve(export, names, list(keys))
-    return NvtxRows(
-        ts_ns=cols[:, 0].copy(),
-        dur_ns=cols[:, 1].copy(),
-        global_tid=cols[:, 2].copy(),
-        name_id=lut[np.concatenate(codes)],
-        dropped={"unfinished NVTX range": unfinished} if unfinished else {},
-    )
+        m = min(len(rows), n - pos)
+        start, dur, tid, dom, txt, sid = zip(*rows[:m], strict=True)
+        for target, values in ((out.ts_ns, start), (out.dur_ns, dur), (out.global_tid, tid)):
+            target[pos : pos + m] = np.fromiter(values, dtype=np.int64, count=m)
+        put = keys.setdefault
+        codes[pos : pos + m] = [put((d, t if t is not None else (-1 if i is None else i)), len(keys))
+                                for d, t, i in zip(dom, txt, sid, strict=True)]
+        pos += m
+        del rows, start, dur, tid, dom, txt, sid
+    out.name_id = _resolve(export, names, list(keys))[codes[:pos]]
+    if pos < n:
+        out.ts_ns, out.dur_ns, out.global_tid = out.ts_ns[:pos], out.dur_ns[:pos], out.global_tid[:pos]
+    return out
 
 
 def _resolve(export: Export, names: Names, keys: list[tuple[int, Any]]) -> npt.NDArray[np.int32]:

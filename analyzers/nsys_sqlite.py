@@ -34,7 +34,7 @@ from analyzers.nsys_gpu import (
     read_runtime,
 )
 from analyzers.nsys_names import Names
-from analyzers.nsys_nvtx import read_nvtx
+from analyzers.nsys_nvtx import NvtxRows, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -98,22 +98,36 @@ class _Devices:
         return out
 
 
-def _gpu_columns(export: Export, names: Names) -> Columns:
+def _gpu_columns(export: Export, names: Names) -> tuple[Columns, int]:
+    """GPU ops (kernels first, then memcpy, memset) and how many are kernels."""
     parts = [p for p in (read_kernels(export, names), read_memcpy(export, names), read_memset(export, names)) if p]
-    n = [len(p["ts_ns"]) for p in parts]
-    out: Columns = {}
+    out: Columns = {k: parts[0].pop(k) for k in KERNEL_CONFIG}
     for k in ("ts_ns", "dur_ns", "device", "stream", "correlation", "process", "name_id", "kind", "bytes"):
         out[k] = np.concatenate([p.pop(k) for p in parts])
-    for k, (_, dtype) in KERNEL_CONFIG.items():  # kernels first: pad memcpy / memset rows with -1
-        out[k] = np.concatenate([parts[0].pop(k), np.full(sum(n[1:]), -1, dtype=dtype)])
-    return out
+    return out, len(out["grid_x"])
 
 
-def _rows(n: int, **cols: Any) -> Columns:
-    out = {k: np.full(n, -1, dtype=dt) for k, dt in COLUMNS.items()}
-    for k, v in cols.items():
-        out[k] = np.asarray(v).astype(COLUMNS[k], copy=False) if np.ndim(v) else np.full(n, v, dtype=COLUMNS[k])
-    return out
+# columns an nsys table never fills: one shared read-only -1 per column instead of n copies
+_CONSTANT = ("external_id", "dims_id", "types_id", "concrete_id")
+
+
+class _Assembly:
+    """The table's columns, preallocated once and filled part by part (GPU, API calls, NVTX)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.pos = n, 0
+        self.cols = {k: np.full(n, -1, dtype=dt) for k, dt in COLUMNS.items() if k not in _CONSTANT}
+
+    def add(self, m: int, **values: Any) -> None:
+        sl = slice(self.pos, self.pos + m)
+        for k, v in values.items():
+            self.cols[k][sl] = v
+        self.pos += m
+
+    def columns(self) -> Columns:
+        assert self.pos == self.n, (self.pos, self.n)
+        const = {k: np.broadcast_to(np.asarray(-1, dtype=COLUMNS[k]), (self.n,)) for k in _CONSTANT}
+        return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
@@ -122,62 +136,74 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     with open_export(path) as export:
         _check(export)
         names = Names(export)
-        gpu = _gpu_columns(export, names)
+        gpu, n_kernels = _gpu_columns(export, names)
         runtime = read_runtime(export, names)
         nvtx = read_nvtx(export, names)
         devices_named = _device_names(export)
-        read = len(gpu["ts_ns"]) + (len(runtime["ts_ns"]) if runtime else 0) + len(nvtx.ts_ns)
     devices = _Devices(gpu)
+    n_gpu = len(gpu["ts_ns"])
+    read = n_gpu + (len(runtime["ts_ns"]) if runtime else 0) + len(nvtx.ts_ns)
     dropped: dict[str, int] = dict(nvtx.dropped)
     warnings: list[str] = []
-    parts = [
-        _rows(len(gpu["ts_ns"]), name_id=gpu["name_id"], kind=gpu["kind"], ts_ns=gpu["ts_ns"], dur_ns=gpu["dur_ns"],
+    rt_dev = devices.of_calls(runtime["global_tid"] & _PID_MASK, runtime["correlation"]) if runtime else None
+    nv_code, nv_copies = _nvtx_copies(nvtx, devices, dropped, warnings)
+    n_rt = int((rt_dev >= 0).sum()) if rt_dev is not None else 0
+    table = _Assembly(n_gpu + n_rt + int(nv_copies.sum()))
+    table.add(n_gpu, name_id=gpu["name_id"], kind=gpu["kind"], ts_ns=gpu["ts_ns"], dur_ns=gpu["dur_ns"],
               pid=os_pid(gpu["process"]), tid=gpu["stream"], stream=gpu["stream"], device=gpu["device"],
               correlation=gpu["correlation"], bytes=gpu["bytes"], rank=gpu["device"].astype(np.int64) + rank_offset)
-    ]
-    if runtime is not None:
-        proc = runtime["global_tid"] & _PID_MASK
-        dev = devices.of_calls(proc, runtime["correlation"])
-        keep = dev >= 0
-        if not keep.all():
-            dropped["CUDA API call of a process without GPU work"] = int((~keep).sum())
-        parts.append(_rows(int(keep.sum()), name_id=runtime["name_id"][keep], kind=int(Kind.RUNTIME),
-                           ts_ns=runtime["ts_ns"][keep], dur_ns=runtime["dur_ns"][keep],
-                           pid=os_pid(runtime["global_tid"][keep]), tid=os_tid(runtime["global_tid"][keep]),
-                           correlation=runtime["correlation"][keep], rank=dev[keep] + rank_offset))
-        del runtime
-    parts.append(_nvtx_rows(nvtx, devices, rank_offset, dropped, warnings))
-    extra = {k: np.concatenate([gpu[k], np.full(sum(len(p["ts_ns"]) for p in parts[1:]), -1, dtype=gpu[k].dtype)])
-             for k in KERNEL_CONFIG}
+    extra = {k: gpu.pop(k) for k in KERNEL_CONFIG}
     del gpu
-    cols = {k: np.concatenate([p.pop(k) for p in parts]) for k in COLUMNS}
+    if runtime is not None and rt_dev is not None:
+        keep = rt_dev >= 0
+        if n_rt < len(keep):
+            dropped["CUDA API call of a process without GPU work"] = len(keep) - n_rt
+        gtid = runtime["global_tid"][keep]
+        table.add(n_rt, name_id=runtime["name_id"][keep], kind=int(Kind.RUNTIME), ts_ns=runtime["ts_ns"][keep],
+                  dur_ns=runtime["dur_ns"][keep], pid=os_pid(gtid), tid=os_tid(gtid),
+                  correlation=runtime["correlation"][keep], rank=rt_dev[keep] + rank_offset)
+        del runtime, gtid
+    _add_nvtx(table, nvtx, devices, nv_code, nv_copies, rank_offset)
+    del nvtx
+    cols = table.columns()
     if names.unresolved:
         warnings.append(f"{path}: {names.unresolved} string ids are not in StringIds (named '<string id N>')")
     meta = TraceMeta(
         path=str(path), rank=rank_offset, world_size=len(devices_named), devices=tuple(devices_named.values()),
-        events_read=read, events_kept=len(cols["ts_ns"]), source="nsys",
+        events_read=read, events_kept=table.n, source="nsys",
         dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
     )
-    return EventTable(cols, names.table(), (), (meta,), extra)
+    return EventTable(cols, names.table(), (), (meta,), extra, np.arange(n_kernels, dtype=np.int64))
 
 
-def _nvtx_rows(nvtx: Any, devices: _Devices, rank_offset: int, dropped: dict[str, int], warnings: list[str]) -> Columns:
-    """One row per (range, GPU its process used); ranges of processes without GPU work dropped."""
+def _nvtx_copies(nvtx: NvtxRows, devices: _Devices, dropped: dict[str, int],
+                 warnings: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(process code, rows to write) per range: one per GPU its process used, 0 without one."""
     code = devices.code(nvtx.global_tid & _PID_MASK)
-    n_dev = np.asarray([len(devices.devices.get(int(c), [])) for c in range(len(devices.procs))] + [0], dtype=np.int64)
+    n_dev = np.asarray([len(devices.devices.get(c, [])) for c in range(len(devices.procs))] + [0], dtype=np.int64)
     copies = n_dev[np.where(code >= 0, code, len(devices.procs))]
     if (copies == 0).any():
         dropped["NVTX range of a process without GPU work"] = int((copies == 0).sum())
     if (copies > 1).any():
         warnings.append(f"{int((copies > 1).sum())} NVTX ranges belong to a process that drove several GPUs: "
                         "each is projected once per GPU (count and CPU time repeat per GPU)")
+    return code, copies
+
+
+def _add_nvtx(table: _Assembly, nvtx: NvtxRows, devices: _Devices, code: npt.NDArray[np.int64],
+              copies: npt.NDArray[np.int64], rank_offset: int) -> None:
+    if (copies == 1).all():  # the usual case: no copies, no index arrays
+        gtid = nvtx.global_tid
+        table.add(len(gtid), name_id=nvtx.name_id, kind=int(Kind.USER_ANNOTATION), ts_ns=nvtx.ts_ns,
+                  dur_ns=nvtx.dur_ns, pid=os_pid(gtid), tid=os_tid(gtid),
+                  rank=devices.primary[np.maximum(code, 0)] + rank_offset)
+        return
     idx = np.repeat(np.arange(len(code)), copies)
     nth = np.arange(len(idx)) - np.repeat(np.cumsum(copies) - copies, copies)
-    dev = np.asarray([devices.devices[int(code[i])][int(j)] for i, j in zip(idx, nth, strict=True)], dtype=np.int64) \
-        if (copies > 1).any() else devices.primary[np.maximum(code[idx], 0)]
+    dev = np.asarray([devices.devices[int(code[i])][int(j)] for i, j in zip(idx, nth, strict=True)], dtype=np.int64)
     gtid = nvtx.global_tid[idx]
-    return _rows(len(idx), name_id=nvtx.name_id[idx], kind=int(Kind.USER_ANNOTATION), ts_ns=nvtx.ts_ns[idx],
-                 dur_ns=nvtx.dur_ns[idx], pid=os_pid(gtid), tid=os_tid(gtid), rank=dev + rank_offset)
+    table.add(len(idx), name_id=nvtx.name_id[idx], kind=int(Kind.USER_ANNOTATION), ts_ns=nvtx.ts_ns[idx],
+              dur_ns=nvtx.dur_ns[idx], pid=os_pid(gtid), tid=os_tid(gtid), rank=dev + rank_offset)
 
 
 def _device_names(export: Export) -> dict[int, str]:

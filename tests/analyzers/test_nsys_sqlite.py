@@ -149,7 +149,10 @@ def test_two_exports_are_numbered_one_after_another() -> None:
     assert table.ranks == [0, 1, 2, 3]
     kernels = table.mask_kind(Kind.KERNEL)
     assert int(kernels.sum()) == 3442 + 4010
-    assert len(table.extra["grid_x"]) == len(table)
+    kernel_rows = np.flatnonzero(kernels)
+    assert (table.extra_rows == kernel_rows).all()  # launch configuration: one value per kernel
+    assert (table.extra_at("block_x", kernel_rows) > 0).all()
+    assert (table.extra_at("block_x", np.flatnonzero(~kernels)) == -1).all()
 
 
 def test_extra_columns_survive_concat_with_a_kineto_table(cpu_trace: Path) -> None:
@@ -157,11 +160,19 @@ def test_extra_columns_survive_concat_with_a_kineto_table(cpu_trace: Path) -> No
 
     nsys = load_nsys(_path(EXPORTS[0]))
     kineto = load_trace(cpu_trace)
-    both = concat_tables([nsys, kineto])
-    assert len(both.extra["registers"]) == len(both)
-    assert (both.extra["registers"][len(nsys):] == -1).all()
-    assert (both.extra["registers"][: len(nsys)] == nsys.extra["registers"]).all()
-    assert len(both.take(np.arange(10)).extra["grid_x"]) == 10
+    both = concat_tables([kineto, nsys])
+    rows = np.arange(len(both))
+    registers = both.extra_at("registers", rows)
+    assert (registers[: len(kineto)] == -1).all()
+    assert (registers[len(kineto):] == nsys.extra_at("registers", np.arange(len(nsys)))).all()
+    assert (registers[len(kineto):] > 0).sum() == 3442
+    # take keeps each kept row's values, in the new order
+    pick = np.asarray([len(kineto) + 5, 0, len(kineto) + 1])
+    part = both.take(pick)
+    assert list(part.extra_at("registers", np.arange(3))) == [registers[pick[0]], -1, registers[pick[2]]]
+    assert list(part.extra_rows) == [0, 2]
+    mask = both.take(both.mask_kind(Kind.KERNEL))
+    assert len(mask.extra_rows) == len(mask) == 3442
 
 
 # --- bad exports: exit 2, one line, no traceback -------------------------------------------------
