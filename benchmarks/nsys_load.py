@@ -60,9 +60,10 @@ def _measure(path: Path) -> dict[str, float]:
 def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
     med = {k: statistics.median(r[k] for r in runs) for k in ("load_s", "tables_s", "wall_s", "cpu_s", "peak_rss_mb")}
     r0 = runs[0]
+    walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
     return (f"| {label} | {path.stat().st_size / 1e6:.0f} MB | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
             f"{med['load_s']:.2f} | {med['tables_s']:.2f} | {med['wall_s']:.2f} | {med['cpu_s']:.2f} | "
-            f"{med['peak_rss_mb']:.0f} | {', '.join(f'{r['wall_s']:.1f}' for r in runs)} |")
+            f"{med['peak_rss_mb']:.0f} | {walls} |")
 
 
 def main(argv: list[str] | None = None) -> int:
