@@ -10,6 +10,7 @@ started it. Marks and other NVTX events are not ranges and are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,38 +59,58 @@ def _text_exprs(export: Export) -> tuple[str, str]:
     return text, text_id
 
 
-def read_nvtx(export: Export, names: Names) -> NvtxRows:
-    """The export's finished NVTX ranges (empty when it has no NVTX_EVENTS table).
+class NvtxScan:
+    """One scan of the finished ranges, CHUNK_ROWS rows at a time.
 
-    One scan, CHUNK_ROWS rows at a time, into arrays preallocated from `count(*)`; the text of
-    each range is reduced at once to a small code (one per distinct domain and text)."""
-    if NVTX not in export.tables:
-        return _empty()
-    export.require(NVTX, ("start", "end", "eventType", "globalTid"))
-    text, text_id = _text_exprs(export)
-    domain = export.expr(NVTX, "domainId", 0)
-    unfinished = export.count(NVTX, f'WHERE {_RANGE} AND ("end" IS NULL OR "end" < "start")')
-    where = f'WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"'
-    n = export.count(NVTX, where)
-    out = NvtxRows(*(np.empty(n, dtype=np.int64) for _ in range(3)), np.empty(n, dtype=np.int32))  # type: ignore[arg-type]
-    out.dropped = {"unfinished NVTX range": unfinished} if unfinished else {}
-    codes = np.empty(n, dtype=np.int64)
-    keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
-    sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
-    pos = 0
-    for rows in export.iter_rows(sql):
-        m = min(len(rows), n - pos)
-        start, dur, tid, dom, txt, sid = zip(*rows[:m], strict=True)
-        for target, values in ((out.ts_ns, start), (out.dur_ns, dur), (out.global_tid, tid)):
-            target[pos : pos + m] = np.fromiter(values, dtype=np.int64, count=m)
-        put = keys.setdefault
-        codes[pos : pos + m] = [put((d, t if t is not None else (-1 if i is None else i)), len(keys))
-                                for d, t, i in zip(dom, txt, sid, strict=True)]
-        pos += m
-        del rows, start, dur, tid, dom, txt, sid
-    out.name_id = _resolve(export, names, list(keys))[codes[:pos]]
-    if pos < n:
-        out.ts_ns, out.dur_ns, out.global_tid = out.ts_ns[:pos], out.dur_ns[:pos], out.global_tid[:pos]
+    `chunks()` yields (ts_ns, dur_ns, globalTid, local name code) arrays; the text of each range
+    is reduced at once to a small code (one per distinct domain and text), and `name_lut()`
+    (after the scan) maps those codes to perfkit name ids."""
+
+    def __init__(self, export: Export, names: Names) -> None:
+        self.export, self.names = export, names
+        self.present = NVTX in export.tables
+        self.keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
+        self.n = self.unfinished = 0
+        if not self.present:
+            return
+        export.require(NVTX, ("start", "end", "eventType", "globalTid"))
+        text, text_id = _text_exprs(export)
+        domain = export.expr(NVTX, "domainId", 0)
+        self.unfinished = export.count(NVTX, f'WHERE {_RANGE} AND ("end" IS NULL OR "end" < "start")')
+        where = f'WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"'
+        self.n = export.count(NVTX, where)
+        self.sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
+
+    def dropped(self) -> dict[str, int]:
+        return {"unfinished NVTX range": self.unfinished} if self.unfinished else {}
+
+    def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
+        if not self.present:
+            return
+        put, keys = self.keys.setdefault, self.keys
+        for rows in self.export.iter_rows(self.sql):
+            m = len(rows)
+            start, dur, tid, dom, txt, sid = zip(*rows, strict=True)
+            del rows
+            codes = np.fromiter((put((d, t if t is not None else (-1 if i is None else i)), len(keys))
+                                 for d, t, i in zip(dom, txt, sid, strict=True)), dtype=np.int32, count=m)
+            yield (np.fromiter(start, dtype=np.int64, count=m), np.fromiter(dur, dtype=np.int64, count=m),
+                   np.fromiter(tid, dtype=np.int64, count=m), codes)
+
+    def name_lut(self) -> npt.NDArray[np.int32]:
+        return _resolve(self.export, self.names, list(self.keys))
+
+
+def read_nvtx(export: Export, names: Names) -> NvtxRows:
+    """The export's finished NVTX ranges as arrays (empty when it has no NVTX_EVENTS table)."""
+    scan = NvtxScan(export, names)
+    parts = list(scan.chunks())
+    if not parts:
+        out = _empty()
+    else:
+        ts, dur, tid, codes = (np.concatenate(c) for c in zip(*parts, strict=True))
+        out = NvtxRows(ts, dur, tid, scan.name_lut()[codes])
+    out.dropped = scan.dropped()
     return out
 
 

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from perfkit.core.errors import TraceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-CHUNK_ROWS = 65_536
+CHUNK_ROWS = 16_384
 REEXPORT = "re-export it with `nsys export --type sqlite -o OUT.sqlite REPORT.nsys-rep`"
 
 

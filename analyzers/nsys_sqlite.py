@@ -34,7 +34,7 @@ from analyzers.nsys_gpu import (
     read_runtime,
 )
 from analyzers.nsys_names import Names
-from analyzers.nsys_nvtx import NvtxRows, read_nvtx
+from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -125,55 +125,88 @@ class _Assembly:
         self.pos += m
 
     def columns(self) -> Columns:
-        assert self.pos == self.n, (self.pos, self.n)
-        const = {k: np.broadcast_to(np.asarray(-1, dtype=COLUMNS[k]), (self.n,)) for k in _CONSTANT}
-        return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
+        """The filled rows (fewer than allocated when ranges of processes without GPU work were left out)."""
+        n = self.pos
+        const = {k: np.broadcast_to(np.asarray(-1, dtype=COLUMNS[k]), (n,)) for k in _CONSTANT}
+        return {k: (self.cols[k] if n == self.n else self.cols[k][:n].copy()) if k in self.cols else const[k]
+                for k in COLUMNS}
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     """Load one nsys SQLite export (raises TraceError with one line for anything unreadable)."""
     path = Path(path)
+    dropped: dict[str, int] = {}
+    warnings: list[str] = []
     with open_export(path) as export:
         _check(export)
         names = Names(export)
         gpu, n_kernels = _gpu_columns(export, names)
+        devices = _Devices(gpu)
         runtime = read_runtime(export, names)
-        nvtx = read_nvtx(export, names)
+        rt_dev = devices.of_calls(runtime["global_tid"] & _PID_MASK, runtime["correlation"]) if runtime else None
+        n_rt = int((rt_dev >= 0).sum()) if rt_dev is not None else 0
+        scan = NvtxScan(export, names)
+        multi = any(len(d) > 1 for d in devices.devices.values())
+        nvtx = read_nvtx(export, names) if multi else None  # ranges repeat per GPU: read them first
+        n_nvtx = scan.n
+        copies = _nvtx_copies(nvtx, devices, dropped, warnings) if nvtx is not None else None
+        n_gpu = len(gpu["ts_ns"])
+        table = _Assembly(n_gpu + n_rt + (int(copies[1].sum()) if copies is not None else n_nvtx))
+        table.add(n_gpu, name_id=gpu["name_id"], kind=gpu["kind"], ts_ns=gpu["ts_ns"], dur_ns=gpu["dur_ns"],
+                  pid=os_pid(gpu["process"]), tid=gpu["stream"], stream=gpu["stream"], device=gpu["device"],
+                  correlation=gpu["correlation"], bytes=gpu["bytes"], rank=gpu["device"].astype(np.int64) + rank_offset)
+        extra = {k: gpu.pop(k) for k in KERNEL_CONFIG}
+        del gpu
+        n_runtime = len(rt_dev) if rt_dev is not None else 0
+        if runtime is not None and rt_dev is not None:
+            _add_runtime(table, runtime, rt_dev, n_rt, rank_offset, dropped)
+            del runtime, rt_dev
+        if nvtx is not None and copies is not None:
+            _add_nvtx(table, nvtx, devices, copies[0], copies[1], rank_offset)
+            del nvtx
+        else:
+            _stream_nvtx(table, scan, devices, rank_offset, dropped)
+        dropped.update(scan.dropped())
         devices_named = _device_names(export)
-    devices = _Devices(gpu)
-    n_gpu = len(gpu["ts_ns"])
-    read = n_gpu + (len(runtime["ts_ns"]) if runtime else 0) + len(nvtx.ts_ns)
-    dropped: dict[str, int] = dict(nvtx.dropped)
-    warnings: list[str] = []
-    rt_dev = devices.of_calls(runtime["global_tid"] & _PID_MASK, runtime["correlation"]) if runtime else None
-    nv_code, nv_copies = _nvtx_copies(nvtx, devices, dropped, warnings)
-    n_rt = int((rt_dev >= 0).sum()) if rt_dev is not None else 0
-    table = _Assembly(n_gpu + n_rt + int(nv_copies.sum()))
-    table.add(n_gpu, name_id=gpu["name_id"], kind=gpu["kind"], ts_ns=gpu["ts_ns"], dur_ns=gpu["dur_ns"],
-              pid=os_pid(gpu["process"]), tid=gpu["stream"], stream=gpu["stream"], device=gpu["device"],
-              correlation=gpu["correlation"], bytes=gpu["bytes"], rank=gpu["device"].astype(np.int64) + rank_offset)
-    extra = {k: gpu.pop(k) for k in KERNEL_CONFIG}
-    del gpu
-    if runtime is not None and rt_dev is not None:
-        keep = rt_dev >= 0
-        if n_rt < len(keep):
-            dropped["CUDA API call of a process without GPU work"] = len(keep) - n_rt
-        gtid = runtime["global_tid"][keep]
-        table.add(n_rt, name_id=runtime["name_id"][keep], kind=int(Kind.RUNTIME), ts_ns=runtime["ts_ns"][keep],
-                  dur_ns=runtime["dur_ns"][keep], pid=os_pid(gtid), tid=os_tid(gtid),
-                  correlation=runtime["correlation"][keep], rank=rt_dev[keep] + rank_offset)
-        del runtime, gtid
-    _add_nvtx(table, nvtx, devices, nv_code, nv_copies, rank_offset)
-    del nvtx
     cols = table.columns()
     if names.unresolved:
         warnings.append(f"{path}: {names.unresolved} string ids are not in StringIds (named '<string id N>')")
     meta = TraceMeta(
         path=str(path), rank=rank_offset, world_size=len(devices_named), devices=tuple(devices_named.values()),
-        events_read=read, events_kept=table.n, source="nsys",
+        events_read=n_gpu + n_runtime + n_nvtx, events_kept=table.pos, source="nsys",
         dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
     )
     return EventTable(cols, names.table(), (), (meta,), extra, np.arange(n_kernels, dtype=np.int64))
+
+
+def _add_runtime(table: _Assembly, runtime: Columns, dev: npt.NDArray[np.int64], n_kept: int, rank_offset: int,
+                 dropped: dict[str, int]) -> None:
+    keep = dev >= 0
+    if n_kept < len(keep):
+        dropped["CUDA API call of a process without GPU work"] = len(keep) - n_kept
+    gtid = runtime["global_tid"][keep]
+    table.add(n_kept, name_id=runtime["name_id"][keep], kind=int(Kind.RUNTIME), ts_ns=runtime["ts_ns"][keep],
+              dur_ns=runtime["dur_ns"][keep], pid=os_pid(gtid), tid=os_tid(gtid),
+              correlation=runtime["correlation"][keep], rank=dev[keep] + rank_offset)
+
+
+def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offset: int, dropped: dict[str, int]) -> None:
+    """NVTX ranges written chunk by chunk into the table (each process drives one GPU at most)."""
+    first = table.pos
+    lost = 0
+    for ts, dur, gtid, codes in scan.chunks():
+        code = devices.code(gtid & _PID_MASK)
+        keep = code >= 0
+        if not keep.all():
+            lost += int((~keep).sum())
+            ts, dur, gtid, codes, code = ts[keep], dur[keep], gtid[keep], codes[keep], code[keep]
+        table.add(len(ts), name_id=codes, kind=int(Kind.USER_ANNOTATION), ts_ns=ts, dur_ns=dur, pid=os_pid(gtid),
+                  tid=os_tid(gtid), rank=devices.primary[code] + rank_offset)
+    if lost:
+        dropped["NVTX range of a process without GPU work"] = lost
+    if table.pos > first:
+        written = table.cols["name_id"][first : table.pos]
+        written[:] = scan.name_lut()[written]
 
 
 def _nvtx_copies(nvtx: NvtxRows, devices: _Devices, dropped: dict[str, int],

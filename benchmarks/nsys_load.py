@@ -66,6 +66,16 @@ def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
             f"{med['peak_rss_mb']:.0f} | {walls} |")
 
 
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", type=Path, default=SHARED / "mfu_2gpu_before.sqlite")
@@ -77,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Nsight Systems export: load + every analysis table (benchmarks/nsys_load.py)",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"Machine: {_cpu_model()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; 1-minute load average at the start {load:.1f} (a shared VM: other "
         "jobs ran during the measurement). Each run is a fresh process; medians of "
         f"{args.runs} runs. Peak RSS is the child's `ru_maxrss` (whole process: interpreter, numpy, "

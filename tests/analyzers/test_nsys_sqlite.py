@@ -272,3 +272,22 @@ def test_analyze_vs_diffs_two_exports(tmp_path: Path) -> None:
             total[name] = conn.execute(f"SELECT sum(d) FROM ({union})").fetchone()[0]
     fields = all_line.split(",")
     assert (int(fields[2]), int(fields[3])) == (total["a"], total["b"])
+
+
+def test_a_process_driving_two_gpus_projects_its_ranges_onto_both(tmp_path: Path) -> None:
+    # every kernel moved into the first process: it now drives GPUs 0 and 1, the other process none
+    path = _copy(tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = (SELECT min(globalPid) FROM "
+                           "CUPTI_ACTIVITY_KIND_KERNEL); DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; "
+                           "DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;")
+    with sqlite3.connect(path) as conn:
+        pid = conn.execute("SELECT min(globalPid) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        own, other = (conn.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND "
+                                   f"(globalTid & ~16777215) {op} {pid}").fetchone()[0] for op in ("=", "!="))
+    table = load_nsys(path)
+    ranges = table.mask_kind(Kind.USER_ANNOTATION)
+    assert int(ranges.sum()) == 2 * own and own > 0
+    assert sorted(np.unique(table["rank"][ranges]).tolist()) == [0, 1]
+    meta = table.meta[0]
+    assert dict(meta.dropped)["NVTX range of a process without GPU work"] == other > 0
+    assert any("several GPUs" in w for w in meta.warnings)
+    assert not range_projection(table).empty
