@@ -29,17 +29,18 @@ from benchmarks.nsys_scale_export import scale
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "bench" / "nsys"
 CHILD = """
-import json, sys, time
+import json, resource, sys, time
 t0 = time.perf_counter()
 from analyzers.trace_files import load_trace_files
 from analyzers.suite import run_analyses
 t1 = time.perf_counter()
 table = load_trace_files([sys.argv[1]])
 t2 = time.perf_counter()
+load_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 tables = run_analyses(table)
 t3 = time.perf_counter()
 print(json.dumps({"rows": len(table), "import_s": t1 - t0, "load_s": t2 - t1, "tables_s": t3 - t2,
-                  "kernels": int((table["kind"] == 3).sum())}))
+                  "kernels": int((table["kind"] == 3).sum()), "load_rss_mb": load_rss}))
 """
 
 
@@ -58,12 +59,13 @@ def _measure(path: Path) -> dict[str, float]:
 
 
 def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
-    med = {k: statistics.median(r[k] for r in runs) for k in ("load_s", "tables_s", "wall_s", "cpu_s", "peak_rss_mb")}
+    med = {k: statistics.median(r[k] for r in runs)
+           for k in ("load_s", "tables_s", "wall_s", "cpu_s", "load_rss_mb", "peak_rss_mb")}
     r0 = runs[0]
     walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
     return (f"| {label} | {path.stat().st_size / 1e6:.0f} MB | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
             f"{med['load_s']:.2f} | {med['tables_s']:.2f} | {med['wall_s']:.2f} | {med['cpu_s']:.2f} | "
-            f"{med['peak_rss_mb']:.0f} | {walls} |")
+            f"{med['load_rss_mb']:.0f} | {med['peak_rss_mb']:.0f} | {walls} |")
 
 
 def _cpu_model() -> str:
@@ -91,10 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.python_version()}; 1-minute load average at the start {load:.1f} (a shared VM: other "
         "jobs ran during the measurement). Each run is a fresh process; medians of "
         f"{args.runs} runs. Peak RSS is the child's `ru_maxrss` (whole process: interpreter, numpy, "
-        "pandas, the table and the analyses).",
+        "pandas, the table and the analyses); RSS after load is the same child's peak when the table is loaded, "
+        "before any analysis.",
         "",
-        "| export | file | kernels | table rows | load s | tables s | wall s | CPU s | peak RSS MB | wall of each run (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| export | file | kernels | table rows | load s | tables s | wall s | CPU s | RSS after load MB | peak RSS MB | wall of each run (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     with tempfile.TemporaryDirectory(prefix="nsys-bench-") as tmp:
         scaled = Path(tmp) / "scaled.sqlite"
