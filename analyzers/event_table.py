@@ -4,6 +4,9 @@ Every column is a numpy array of the same length; times are int64 nanoseconds; n
 into one string table (`names`); shape arguments of CPU ops (`Input Dims`, `Input type`,
 `Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON.
 Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
+Optional columns a source has for some rows only (Nsight Systems' kernel launch configuration)
+live in `extra`, sparse: one value per row listed in `extra_rows` (sorted row indices);
+`extra_at(name, rows)` reads them (-1 for a row without one). Kineto tables have none.
 """
 
 from __future__ import annotations
@@ -85,11 +88,17 @@ class EventTable:
     names: tuple[str, ...]
     args_text: tuple[str, ...] = ()
     meta: tuple[TraceMeta, ...] = field(default_factory=tuple)
+    # optional sparse columns (e.g. "grid_x", "registers" of an nsys export's kernel rows):
+    # extra[name][i] belongs to row extra_rows[i]
+    extra: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
+    extra_rows: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         lengths = {len(v) for v in self.columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"EventTable columns differ in length: {sorted(lengths)}")
+        if any(len(v) != len(self.extra_rows) for v in self.extra.values()):
+            raise ValueError("EventTable extra columns differ in length from extra_rows")
         missing = set(COLUMNS) - set(self.columns)
         if missing:
             raise ValueError(f"EventTable lacks columns {sorted(missing)}")
@@ -125,12 +134,33 @@ class EventTable:
         cols = dict(self.columns)
         cols["rank"] = np.full(len(self), rank, dtype=np.int32)
         meta = tuple(replace(m, rank=rank) for m in self.meta)
-        return EventTable(cols, self.names, self.args_text, meta)
+        return EventTable(cols, self.names, self.args_text, meta, self.extra, self.extra_rows)
 
     def take(self, index: npt.NDArray[Any]) -> EventTable:
         """Rows at `index` (an integer index array or a boolean mask); tables are shared."""
         cols = {k: v[index] for k, v in self.columns.items()}
-        return EventTable(cols, self.names, self.args_text, self.meta)
+        if not self.extra:
+            return EventTable(cols, self.names, self.args_text, self.meta)
+        idx = np.asarray(index)
+        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64, copy=False)
+        src = self._extra_pos(idx)
+        new_rows = np.flatnonzero(src >= 0)  # positions in the new table: sorted
+        extra = {k: v[src[new_rows]] for k, v in self.extra.items()}
+        return EventTable(cols, self.names, self.args_text, self.meta, extra, new_rows)
+
+    def _extra_pos(self, rows: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """Position in the extra arrays of each row (-1 for a row without extra values)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(self.extra_rows) == 0:
+            return np.full(len(rows), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.extra_rows, rows), len(self.extra_rows) - 1)
+        return np.where(self.extra_rows[pos] == rows, pos, -1)
+
+    def extra_at(self, name: str, rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Values of extra column `name` at `rows` (-1 where a row has none)."""
+        values = self.extra[name]
+        pos = self._extra_pos(rows)
+        return np.where(pos >= 0, values[np.maximum(pos, 0)] if len(values) else -1, -1).astype(values.dtype)
 
     def name_ids_matching(self, predicate: Any) -> npt.NDArray[np.int32]:
         """Ids of the names for which `predicate(name)` is true (runs once per unique name)."""
@@ -160,4 +190,20 @@ def concat_tables(tables: list[EventTable]) -> EventTable:
             parts[k].append(col.astype(COLUMNS[k], copy=False))
     cols = {k: np.concatenate(v) for k, v in parts.items()}
     meta = tuple(m for t in tables for m in t.meta)
-    return EventTable(cols, tuple(names), tuple(texts), meta)
+    return EventTable(cols, tuple(names), tuple(texts), meta, *_concat_extra(tables))
+
+
+def _concat_extra(tables: list[EventTable]) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.int64]]:
+    """Sparse optional columns of several tables (row indices shifted; -1 for a missing column)."""
+    dtypes: dict[str, Any] = {}
+    for t in tables:
+        for k, v in t.extra.items():
+            dtypes.setdefault(k, v.dtype)
+    offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
+    rows = np.concatenate([t.extra_rows + off for t, off in zip(tables, offsets, strict=True)]).astype(np.int64)
+    extra = {
+        k: np.concatenate([t.extra[k].astype(dt, copy=False) if k in t.extra else np.full(len(t.extra_rows), -1, dtype=dt)
+                           for t in tables])
+        for k, dt in dtypes.items()
+    }
+    return extra, rows

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analyzers.kineto import load_trace
 from analyzers.suite import run_analyses
+from analyzers.trace_files import load_trace_file
 from perfkit.core.atomic import write_bytes_atomic
 
 ANALYSIS_DIR = "analysis"
@@ -37,7 +37,7 @@ def analyze_traces(run_dir: Path, trace_paths: Sequence[Path]) -> dict[str, pd.D
     """{analysis: rows of every trace, labelled by column `trace`} (raises TraceError)."""
     parts: dict[str, list[pd.DataFrame]] = {}
     for path in trace_paths:
-        tables = run_analyses(load_trace(path))
+        tables = run_analyses(load_trace_file(path))
         label = _relative(Path(path), run_dir)
         for name, df in tables.items():
             parts.setdefault(name, []).append(df.assign(trace=label)[["trace", *df.columns]])
@@ -58,13 +58,14 @@ def parquet_bytes(df: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-def write_run_tables(run_dir: Path, trace_paths: list[Path]) -> dict[str, str]:
-    """Write run_dir/analysis/<analysis>.parquet for the traces; return {name: relative path}."""
+def write_run_tables(run_dir: Path, trace_paths: list[Path], subdir: str = ANALYSIS_DIR) -> dict[str, str]:
+    """Write run_dir/<subdir>/<analysis>.parquet for the traces (Kineto traces or nsys exports);
+    return {name: path relative to run_dir}."""
     run_dir = Path(run_dir)
     tables = analyze_traces(run_dir, [Path(p) for p in trace_paths])
     written: dict[str, str] = {}
     for name, df in tables.items():
-        rel = f"{ANALYSIS_DIR}/{name}.parquet"
+        rel = f"{subdir}/{name}.parquet"
         write_bytes_atomic(run_dir / rel, parquet_bytes(df))
         written[name] = rel
     return written

@@ -14,6 +14,10 @@ SUMMARY_COLUMNS = [
     "max_ns", "share_pct", "graph_count",
 ]  # fmt: skip
 _KIND_NAME = {int(Kind.KERNEL): "kernel", int(Kind.MEMCPY): "memcpy", int(Kind.MEMSET): "memset"}
+# launch configuration (EventTable.extra, from nsys exports): shown when the table has it
+CONFIG_EXTRA = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers",
+                "static_smem_bytes", "dynamic_smem_bytes")  # fmt: skip
+CONFIG_COLUMNS = ["grid", "block", "registers", "shared_bytes", "configs"]
 
 
 def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
@@ -21,7 +25,10 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
 
     count / total_ns / mean / p50 / p95 / min / max of durations; share_pct of the summed
     duration of all GPU ops (of the rank with `by_rank`); graph_count: how many were replayed
-    by a CUDA / HIP graph launch. Totals are exact sums of the raw event durations.
+    by a CUDA / HIP graph launch (or, in an nsys export, carried a graphId). Totals are exact
+    sums of the raw event durations. With launch configuration in the table (nsys exports):
+    grid, block ("XxYxZ"), registers per thread and shared_bytes (static + dynamic shared memory
+    per block) of the name's most frequent configuration, and `configs`, how many it had.
     """
     ops = gpu_ops(table)
     cols = (["rank"] if by_rank else []) + SUMMARY_COLUMNS
@@ -35,7 +42,10 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     start = np.flatnonzero(np.concatenate([[True], (name_id[1:] != name_id[:-1]) | (rank[1:] != rank[:-1])]))
     counts = np.diff(np.append(start, len(dur)))
     total = np.add.reduceat(dur, start)
-    graph = np.add.reduceat((ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph"))[order].astype(np.int64), start)
+    graph_op = ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph")
+    if "graph_id" in table.extra:
+        graph_op = graph_op | (table.extra_at("graph_id", ops["row"].to_numpy()) > 0)
+    graph = np.add.reduceat(graph_op[order].astype(np.int64), start)
     first = order[start]
     out = pd.DataFrame(
         {
@@ -55,8 +65,39 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     )
     denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
+    if all(c in table.extra for c in CONFIG_EXTRA):
+        rows = ops["row"].to_numpy()[order]
+        out = pd.concat([out, launch_configs(table, rows, start, counts)], axis=1)
+        cols += CONFIG_COLUMNS
     out = out.sort_values(["rank", "total_ns"], ascending=[True, False], kind="stable")
     return out[cols].reset_index(drop=True)
+
+
+def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+    """Per group of `rows` (groups: `start` offsets, `counts` rows each): its most frequent
+    launch configuration (ties: the smallest) and how many distinct ones it had."""
+    cfg = np.stack([table.extra_at(c, rows).astype(np.int64) for c in CONFIG_EXTRA], axis=1)
+    uniq, code = np.unique(cfg, axis=0, return_inverse=True)
+    code = np.asarray(code).reshape(-1)
+    group = np.repeat(np.arange(len(start)), counts)
+    pair, pair_n = np.unique(group * len(uniq) + code, return_counts=True)
+    g, c = pair // len(uniq), pair % len(uniq)
+    pick = np.lexsort((c, -pair_n, g))
+    first = pick[np.concatenate([[True], g[pick][1:] != g[pick][:-1]])]
+    best = uniq[c[first]]
+
+    def dims(a: np.ndarray) -> list[str]:
+        return ["-" if v[0] < 0 else f"{v[0]}x{v[1]}x{v[2]}" for v in a.tolist()]
+
+    return pd.DataFrame(
+        {
+            "grid": dims(best[:, 0:3]),
+            "block": dims(best[:, 3:6]),
+            "registers": np.where(best[:, 6] >= 0, best[:, 6], -1),
+            "shared_bytes": np.where(best[:, 7] >= 0, best[:, 7] + np.maximum(best[:, 8], 0), -1),
+            "configs": np.bincount(g, minlength=len(start)),
+        }
+    )
 
 
 def category_summary(table: EventTable) -> pd.DataFrame:

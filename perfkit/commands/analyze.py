@@ -48,11 +48,13 @@ def output_dir(text: str) -> Path:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "analyze",
-        help="analyze Kineto traces: kernels, temporal / idle breakdown, launch overhead, ranges",
+        help="analyze Kineto traces or Nsight Systems exports: kernels, temporal / idle breakdown, launch "
+             "overhead, ranges",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help=".json or .json.gz (one per rank)")
+    parser.add_argument("traces", nargs="+", type=Path, metavar="TRACE",
+                        help=".json / .json.gz (one per rank), or an nsys .sqlite export / .nsys-rep (every GPU)")
     parser.add_argument("--vs", type=Path, metavar="BASE",
                         help="baseline trace (the before side): print the kernel diff of TRACE against it "
                              "(A = BASE, B = TRACE; 'slower' means TRACE is slower)")
@@ -76,8 +78,8 @@ class Result:
 
 
 def _analyze(args: argparse.Namespace) -> Result:
-    from analyzers.kineto import load_traces
     from analyzers.suite import ANALYSES, run_analyses
+    from analyzers.trace_files import load_trace_files
     from analyzers.trace_notes import empty_reason, trace_notes
     from perfkit.core.errors import SpecError
 
@@ -85,11 +87,11 @@ def _analyze(args: argparse.Namespace) -> Result:
     unknown = [n for n in names if n not in ANALYSES]
     if args.vs is None and unknown:
         raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
-    table = load_traces(args.traces)
+    table = load_trace_files(args.traces)
     if args.vs is not None:
         from analyzers.diff import diff_totals, trace_diff
 
-        base = load_traces([args.vs])
+        base = load_trace_files([args.vs])
         diff = trace_diff(base, table)  # A = the baseline (before), B = TRACE (after)
         tables = {"diff_totals": diff_totals(diff), "diff": diff}
         notes = [f"BASE {n}" for n in trace_notes(base)] + trace_notes(table)

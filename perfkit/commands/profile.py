@@ -38,6 +38,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--ncu-clock-control", choices=("base", "none"), default="base",
                    help="ncu's clock control (default base: clocks locked to base, as ncu does)")
     p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--nsys", action="store_true",
+                   help="after the sweep, run it again under Nsight Systems (one report, an NVTX range per "
+                        "point), export SQLite and store its analysis tables with the run (needs nsys)")
+    p.add_argument("--nsys-pass", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -49,21 +53,29 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ncu and not args.ncu_pass:  # ncu profiles only what lies in perfkit's NVTX ranges
         _refuse_ncu_without_nvtx()
+    if args.nsys and not args.nsys_pass:
+        from analyzers.nsys_export import find_nsys
+        from perfkit.core.errors import DeviceError
+
+        if find_nsys() is None:
+            raise DeviceError("--nsys: nsys (Nsight Systems) not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; "
+                              "install it or drop --nsys")
     spec = load_spec(args.spec)
     show = not args.quiet
-    if show and not args.ncu_pass:  # `perfkit doctor`'s load / thread checks, before a long sweep
+    child = args.ncu_pass or args.nsys_pass
+    if show and not child:  # `perfkit doctor`'s load / thread checks, before a long sweep
         from profiler.doctor_run import quick_cpu_warnings
 
         for line in quick_cpu_warnings(threads=spec.cpu_threads):
             print(f"perfkit: warning: {line}", file=sys.stderr)
     options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
     post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
-                          store=not args.no_store, db_url=args.db)
+                          nsys=args.nsys and not args.nsys_pass, store=not args.no_store, db_url=args.db)
     outcome = profile(spec, args.spec, options, post, _hooks() if show else ProfileHooks(),
-                      ncu_pass=args.ncu_pass)
+                      ncu_pass=args.ncu_pass, nsys_pass=args.nsys_pass)
     for message in outcome.messages if show else []:
         print(f"perfkit: {message}")
-    if show and not args.ncu_pass:
+    if show and not child:
         from reports.console import noise_summary
 
         noise = noise_summary(outcome.run)
@@ -72,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if outcome.stored is False and not show:  # a failed store write is an error in every mode
         print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
     print(outcome.run_dir)
-    if args.ncu_pass:
+    if child:
         return EXIT_OK
     final, n_points = outcome.run, outcome.n_points
     if final.status == "interrupted" or outcome.interrupted_step:

@@ -41,6 +41,7 @@ class PointPlan:
     ncu_pass: bool = False  # the child of `profile --ncu`: one call per point in NVTX range "ncu"
     # reads the GPU right after each point's timing; None: NVML on a CUDA device, nothing on cpu
     gpu_reader: Callable[[], GpuState | None] | None = None
+    nsys_pass: bool = False  # the child of `profile --nsys`: profiled_iters calls in the point's range
 
 
 NCU_RANGE = "ncu"
@@ -89,6 +90,8 @@ def run_point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_di
         try:
             if plan.ncu_pass:
                 return _ncu_call(prepared, ctx, base)
+            if plan.nsys_pass:
+                return _nsys_call(prepared, ctx, base, plan.profiled_iters)
             return _measure(point, index, ctx, plan, run_dir, prepared, base)
         finally:
             del prepared
@@ -178,6 +181,23 @@ def _ncu_call(prepared: Prepared, ctx: RunContext, base: dict[str, Any]) -> Poin
         _reraise_interrupt(exc)
         return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "ncu pass"))
     return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics={"ncu_pass": True})
+
+
+def _nsys_call(prepared: Prepared, ctx: RunContext, base: dict[str, Any], calls: int) -> PointResult:
+    """One warm-up call, then `calls` calls inside the NVTX range named by the point's key."""
+    sync = _synchronizer(ctx.device)
+    try:
+        with prepared.context():
+            prepared.fn()
+            sync()
+            with nvtx_range(base["key"]):
+                for _ in range(max(calls, 1)):
+                    prepared.fn()
+                sync()
+    except BaseException as exc:
+        _reraise_interrupt(exc)
+        return PointResult(**base, status=STATUS_FAILED, error=_describe(exc, "nsys pass"))
+    return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics={"nsys_pass": True})
 
 
 def _reraise_interrupt(exc: BaseException) -> None:

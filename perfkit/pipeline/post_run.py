@@ -1,4 +1,4 @@
-"""The steps after the sweep: analysis tables, Nsight Compute, the store.
+"""The steps after the sweep: analysis tables, Nsight Compute, Nsight Systems, the store.
 
 Each step returns the artifacts it produced (or its error, as an artifact) and appends one
 message per outcome; none writes run.json (perfkit.pipeline.profile does, once). A step that
@@ -18,6 +18,7 @@ from perfkit.core.errors import PerfkitError
 from perfkit.core.record import Run
 
 NCU_DIR = "ncu"
+NSYS_DIR = "nsys"
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class PostRunOptions:
     analyze: bool = True
     ncu: bool = False
     ncu_clock_control: str = "base"
+    nsys: bool = False
     store: bool = True
     db_url: str | None = None
     spec_path: Path | None = None
@@ -77,6 +79,38 @@ def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[st
     messages.append(f"ncu: {len(table)} kernels (clock control {result.clock_control}) in {out}")
     return {"ncu": {"csv": f"{NCU_DIR}/{Path(result.csv).name}", "kernels": f"{NCU_DIR}/kernels.parquet",
                     "clock_control": result.clock_control}}
+
+
+def nsys_child_command(run: Run, run_dir: Path) -> list[str]:
+    """The profile command nsys runs: the same spec, each point's calls in its NVTX range."""
+    return [sys.executable, "-m", "perfkit", "profile", run.spec_path, "--out", str(run_dir / NSYS_DIR / "runs"),
+            "--device", run.device, "--no-store", "--quiet", "--nsys-pass"]
+
+
+def nsys_step(run: Run, run_dir: Path, messages: list[str]) -> dict[str, Any]:
+    """Run the sweep again under nsys, export SQLite, write nsys/analysis/<analysis>.parquet."""
+    from analyzers.for_run import write_run_tables
+    from analyzers.nsys_export import find_nsys
+    from profiler.nsys_command import run_nsys
+
+    if not run.device.startswith("cuda"):
+        messages.append("--nsys: skipped, the run is on cpu (perfkit reads the CUDA work of an nsys report)")
+        return {"nsys_error": "run on cpu"}
+    nsys = find_nsys()
+    if nsys is None:
+        messages.append("--nsys: skipped, nsys not found on PATH or in /usr/local/cuda/bin")
+        return {"nsys_error": "nsys not found"}
+    out = run_dir / NSYS_DIR
+    try:
+        report, sqlite = run_nsys(nsys, nsys_child_command(run, run_dir), out,
+                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        tables = write_run_tables(run_dir, [sqlite], subdir=f"{NSYS_DIR}/analysis")
+    except (PerfkitError, subprocess.SubprocessError, OSError) as exc:
+        messages.append(f"--nsys failed: {exc}")
+        return {"nsys_error": str(exc)}
+    messages.append(f"nsys: report {report}, {len(tables)} tables in {out / 'analysis'}")
+    return {"nsys": {"report": f"{NSYS_DIR}/{report.name}", "sqlite": f"{NSYS_DIR}/{sqlite.name}",
+                     "analysis": tables}}
 
 
 def store_step(run_dir: Path, db_url: str | None, messages: list[str]) -> bool:

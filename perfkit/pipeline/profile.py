@@ -1,7 +1,7 @@
 """`perfkit profile` as one sequence of steps; the only module that knows their order.
 
     start (validate, env, run.partial.json) -> sweep (points; run.partial.json after each)
-    -> tune tables -> analysis -> ncu -> run.json (written once, atomically) -> store
+    -> tune tables -> analysis -> ncu -> nsys -> run.json (written once, atomically) -> store
 
 Each step returns what it produced (artifacts, messages); this module folds them into the run
 record and writes run.json once. An interrupted sweep skips the post-sweep steps; Ctrl-C during
@@ -20,7 +20,15 @@ from typing import Any
 
 from perfkit.core.errors import PerfkitError
 from perfkit.core.record import PARTIAL_FILE, RUN_INTERRUPTED, Run
-from perfkit.pipeline.post_run import NCU_DIR, PostRunOptions, analysis_step, ncu_step, store_step
+from perfkit.pipeline.post_run import (
+    NCU_DIR,
+    NSYS_DIR,
+    PostRunOptions,
+    analysis_step,
+    ncu_step,
+    nsys_step,
+    store_step,
+)
 from perfkit.pipeline.run_files import write_final
 from perfkit.pipeline.signals import Received, signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
@@ -66,33 +74,33 @@ class ProfileOutcome:
 
 
 def profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
-            hooks: ProfileHooks = ProfileHooks(), ncu_pass: bool = False) -> ProfileOutcome:
+            hooks: ProfileHooks = ProfileHooks(), ncu_pass: bool = False, nsys_pass: bool = False) -> ProfileOutcome:
     """Run every step for SPEC; return the final run (run.json written) and what each step said.
 
     SIGTERM and SIGHUP are handled like Ctrl-C (the run is recorded as interrupted, with the signal).
     """
     with signals_as_interrupts() as received:
-        outcome = _profile(spec, spec_path, options, post, hooks, ncu_pass, received)
+        outcome = _profile(spec, spec_path, options, post, hooks, ncu_pass, received, nsys_pass)
     return outcome
 
 
 def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: PostRunOptions,
-             hooks: ProfileHooks, ncu_pass: bool, received: Received) -> ProfileOutcome:
-    if post.store and not ncu_pass:  # a store that cannot take the run is refused before the sweep
+             hooks: ProfileHooks, ncu_pass: bool, received: Received, nsys_pass: bool = False) -> ProfileOutcome:
+    if post.store and not (ncu_pass or nsys_pass):  # a store that cannot take the run is refused before the sweep
         from perfkit.store.api import open_store
 
         open_store(post.db_url).dispose()
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
-        run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass), spec.seed, advance)
+        run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
     if received.name:
         run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
     hooks.sweep_done(run)
     if SWEEP_STOPPED in run.artifacts:
         _finish_after_write_failure(run, run_dir, len(points), run.artifacts[SWEEP_STOPPED], post,
                                     on_disk=len(run.points) - 1)
-    if ncu_pass:  # the child of --ncu: the points ran under ncu, nothing else to do
+    if ncu_pass or nsys_pass:  # the child of --ncu / --nsys: the points ran under the tool, nothing else to do
         write_final(run_dir, run)
         return ProfileOutcome(run, run_dir, len(points))
     messages: list[str] = []
@@ -108,6 +116,9 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
             step = "ncu"
             if post.ncu:
                 artifacts.update(ncu_step(run, run_dir, post, messages))
+            step = "nsys"
+            if post.nsys:
+                artifacts.update(nsys_step(run, run_dir, messages))
     except OSError as exc:  # a full disk or a lost mount: the optional step is dropped, the run kept
         _remove_outputs(run_dir, step)
         artifacts = {k: v for k, v in artifacts.items() if k not in STEP_ARTIFACTS.get(step, ())}
@@ -137,8 +148,8 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
 
 # What each optional step writes into the run directory, and its artifacts keys: dropped whole
 # when the step fails on a write, so a half-written table never looks like a result.
-STEP_OUTPUTS = {"tune tables": (TUNE_CSV, TUNE_JSON), "analysis": ("analysis",), "ncu": (NCU_DIR,)}
-STEP_ARTIFACTS = {"tune tables": ("tune",), "analysis": ("analysis",), "ncu": ("ncu",)}
+STEP_OUTPUTS = {"tune tables": (TUNE_CSV, TUNE_JSON), "analysis": ("analysis",), "ncu": (NCU_DIR,), "nsys": (NSYS_DIR,)}
+STEP_ARTIFACTS = {"tune tables": ("tune",), "analysis": ("analysis",), "ncu": ("ncu",), "nsys": ("nsys",)}
 
 
 def _remove_outputs(run_dir: Path, step: str) -> None:

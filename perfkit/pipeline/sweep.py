@@ -90,16 +90,17 @@ def roofline_snapshot(device: str) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def plan_for(spec: RunSpec, quick: bool, ncu_pass: bool = False) -> PointPlan:
+def plan_for(spec: RunSpec, quick: bool, ncu_pass: bool = False, nsys_pass: bool = False) -> PointPlan:
     p = spec.profile
     return PointPlan(
         timer_scale=QUICK_TIMER_SCALE if quick else 1.0,
         min_target_rel_ci=QUICK_MIN_TARGET_REL_CI if quick else 0.0,
-        torch_profiler=p.torch_profiler and not ncu_pass,
+        torch_profiler=p.torch_profiler and not ncu_pass and not nsys_pass,
         profiled_iters=1 if quick else p.profiled_iters,
         record_shapes=p.record_shapes,
-        nvtx=p.nvtx and not ncu_pass,  # the ncu pass has only its own top-level "ncu" ranges
+        nvtx=p.nvtx and not ncu_pass and not nsys_pass,  # the passes have only their own ranges
         ncu_pass=ncu_pass,
+        nsys_pass=nsys_pass,
     )
 
 

@@ -1,0 +1,142 @@
+"""GPU work and CUDA API calls of an nsys export, read column by column.
+
+Tables (columns perfkit reads; optional ones default to -1 when an export lacks them):
+- CUPTI_ACTIVITY_KIND_KERNEL: start, end, deviceId, streamId, correlationId, globalPid*,
+  demangledName (else shortName), graphId*, graphNodeId*, gridX/Y/Z*, blockX/Y/Z*,
+  registersPerThread*, staticSharedMemory*, dynamicSharedMemory*.
+- CUPTI_ACTIVITY_KIND_MEMCPY (optional table): start, end, deviceId, streamId, correlationId,
+  globalPid*, bytes, copyKind*, srcKind*, dstKind*; named as Kineto names copies
+  ("Memcpy HtoD (Pinned -> Device)").
+- CUPTI_ACTIVITY_KIND_MEMSET (optional table): ... bytes, memKind* ("Memset (Device)").
+- CUPTI_ACTIVITY_KIND_RUNTIME (optional table): start, end, globalTid, correlationId, nameId
+  (names without nsys's `_vNNNN` suffix: cudaLaunchKernel_v7000 -> cudaLaunchKernel).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from analyzers.event_table import Kind
+from analyzers.nsys_names import Names, api_name
+from analyzers.nsys_schema import Export
+
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+GPU_REQUIRED = ("start", "end", "deviceId", "streamId", "correlationId")
+
+# launch configuration kept per kernel: extra column -> (nsys column, dtype)
+KERNEL_CONFIG: dict[str, tuple[str, Any]] = {
+    "grid_x": ("gridX", np.int32),
+    "grid_y": ("gridY", np.int32),
+    "grid_z": ("gridZ", np.int32),
+    "block_x": ("blockX", np.int32),
+    "block_y": ("blockY", np.int32),
+    "block_z": ("blockZ", np.int32),
+    "registers": ("registersPerThread", np.int32),
+    "static_smem_bytes": ("staticSharedMemory", np.int32),
+    "dynamic_smem_bytes": ("dynamicSharedMemory", np.int32),
+    "graph_id": ("graphId", np.int64),
+    "graph_node_id": ("graphNodeId", np.int64),
+}
+# CUDA_MEMCPY_KIND / CUDA_MEMOPR_MEMORY_KIND codes (the export's ENUM_CUDA_MEMCPY_OPER /
+# ENUM_CUDA_MEM_KIND tables) in Kineto's spelling
+COPY_KINDS = {0: "Unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
+              8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "HtoD", 12: "DtoH", 13: "DtoD"}  # fmt: skip
+MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+             6: "Managed Static", 7: "Unknown"}  # fmt: skip
+
+Columns = dict[str, npt.NDArray[Any]]
+
+
+def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
+    export.require(table, GPU_REQUIRED)
+    return {
+        "ts_ns": ('"start"', np.int64),
+        "dur_ns": ('"end" - "start"', np.int64),
+        "device": ('"deviceId"', np.int32),
+        "stream": ('"streamId"', np.int64),
+        "correlation": (export.expr(table, "correlationId", -1), np.int64),
+        "process": (export.expr(table, "globalPid", -1), np.int64),
+    }
+
+
+def read_kernels(export: Export, names: Names) -> Columns:
+    present = [c for c in ("demangledName", "shortName") if export.has(KERNEL, c)]
+    if not present:
+        export.require(KERNEL, ("demangledName",))
+    cols = _base(export, KERNEL)
+    cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', np.int64)
+    for extra, (column, dtype) in KERNEL_CONFIG.items():
+        cols[extra] = (export.expr(KERNEL, column, -1), dtype)
+    out = export.read(KERNEL, cols)
+    out["name_id"] = names.from_string_ids(out.pop("name_sid"))
+    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.KERNEL), dtype=np.int8)
+    out["bytes"] = np.full(len(out["ts_ns"]), -1, dtype=np.int64)
+    return out
+
+
+def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.int32]:
+    """Name ids for rows described by small integer code tuples (`fmt(code) -> name`)."""
+    if len(codes) == 0:
+        return np.empty(0, dtype=np.int32)
+    uniq, inverse = np.unique(codes, axis=0, return_inverse=True)
+    lut = np.asarray([names.intern(fmt(tuple(int(v) for v in u))) for u in uniq], dtype=np.int32)
+    return lut[np.asarray(inverse).reshape(-1)]
+
+
+def read_memcpy(export: Export, names: Names) -> Columns | None:
+    if MEMCPY not in export.tables:
+        return None
+    cols = _base(export, MEMCPY)
+    cols["bytes"] = (export.expr(MEMCPY, "bytes", -1), np.int64)
+    for c in ("copyKind", "srcKind", "dstKind"):
+        cols[c] = (export.expr(MEMCPY, c, -1), np.int64)
+    out = export.read(MEMCPY, cols)
+    codes = np.stack([out.pop("copyKind"), out.pop("srcKind"), out.pop("dstKind")], axis=1)
+
+    def name(code: tuple[int, ...]) -> str:
+        kind = COPY_KINDS.get(code[0], f"kind {code[0]}")
+        if code[1] < 0 or code[2] < 0:
+            return f"Memcpy {kind}"
+        return f"Memcpy {kind} ({MEM_KINDS.get(code[1], code[1])} -> {MEM_KINDS.get(code[2], code[2])})"
+
+    out["name_id"] = _named(names, codes, name)
+    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.MEMCPY), dtype=np.int8)
+    return out
+
+
+def read_memset(export: Export, names: Names) -> Columns | None:
+    if MEMSET not in export.tables:
+        return None
+    cols = _base(export, MEMSET)
+    cols["bytes"] = (export.expr(MEMSET, "bytes", -1), np.int64)
+    cols["memKind"] = (export.expr(MEMSET, "memKind", -1), np.int64)
+    out = export.read(MEMSET, cols)
+    codes = out.pop("memKind").reshape(-1, 1)
+    out["name_id"] = _named(names, codes, lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
+    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.MEMSET), dtype=np.int8)
+    return out
+
+
+def read_runtime(export: Export, names: Names) -> Columns | None:
+    """CUDA runtime / driver API calls (None when the export has no RUNTIME table)."""
+    if RUNTIME not in export.tables:
+        return None
+    export.require(RUNTIME, ("start", "end", "globalTid", "correlationId", "nameId"))
+    out = export.read(
+        RUNTIME,
+        {
+            "ts_ns": ('"start"', np.int64),
+            "dur_ns": ('"end" - "start"', np.int64),
+            "global_tid": ('COALESCE("globalTid", -1)', np.int64),
+            "correlation": ('COALESCE("correlationId", -1)', np.int64),
+            "name_sid": ('COALESCE("nameId", -1)', np.int64),
+        },
+    )
+    out["name_id"] = names.from_string_ids(out.pop("name_sid"), api_name)
+    return out

@@ -1,0 +1,71 @@
+"""The string table of an nsys export as perfkit reads it: names interned once, StringIds resolved.
+
+Kernel and API names, and NVTX texts recorded with a registered string, are ids into the
+export's `StringIds(id, value)`; only the ids the loaded rows use are looked up (batched
+`WHERE id IN (...)`), so a large string table is never read whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from analyzers.nsys_schema import Export
+
+_BATCH = 500
+_API_VERSION = re.compile(r"_v\d{4,}$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel
+
+
+def api_name(name: str) -> str:
+    """A CUDA API name without nsys's version suffix (as Kineto and `nsys stats` spell it)."""
+    return _API_VERSION.sub("", name)
+
+
+class Names:
+    """perfkit's name table for one export (ids in first-seen order)."""
+
+    def __init__(self, export: Export) -> None:
+        self.export = export
+        self.ids: dict[str, int] = {}
+        self.unresolved = 0  # string ids StringIds did not hold
+
+    def intern(self, name: str) -> int:
+        found = self.ids.get(name)
+        if found is None:
+            found = self.ids[name] = len(self.ids)
+        return found
+
+    def codes(self, names: Iterable[str]) -> npt.NDArray[np.int32]:
+        return np.asarray([self.intern(n) for n in names], dtype=np.int32)
+
+    def strings(self, sids: Iterable[int]) -> dict[int, str]:
+        """{string id: value} for the ids (StringIds must exist: checked by the loader)."""
+        wanted = sorted({int(s) for s in sids if int(s) >= 0})
+        out: dict[int, str] = {}
+        for i in range(0, len(wanted), _BATCH):
+            batch = tuple(wanted[i : i + _BATCH])
+            marks = ",".join("?" * len(batch))
+            out.update((int(k), str(v)) for k, v in self.export.query(f"SELECT id, value FROM StringIds WHERE id IN ({marks})", batch))
+        return out
+
+    def from_string_ids(self, sids: npt.NDArray[Any], transform: Callable[[str], str] = str) -> npt.NDArray[np.int32]:
+        """perfkit name ids for an array of StringIds ids (a missing id reads `<string id N>`)."""
+        if len(sids) == 0:
+            return np.empty(0, dtype=np.int32)
+        uniq, inverse = np.unique(sids, return_inverse=True)
+        values = self.strings(uniq.tolist())
+        lut = []
+        for sid in uniq.tolist():
+            value = values.get(int(sid))
+            if value is None:
+                self.unresolved += 1
+                value = f"<string id {sid}>"
+            lut.append(self.intern(transform(value)))
+        return np.asarray(lut, dtype=np.int32)[inverse]
+
+    def table(self) -> tuple[str, ...]:
+        return tuple(self.ids)

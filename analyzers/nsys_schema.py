@@ -1,0 +1,154 @@
+"""Open an Nsight Systems SQLite export read-only, learn its schema, read columns in chunks.
+
+    with open_export("report.sqlite") as export:
+        cols = export.read("CUPTI_ACTIVITY_KIND_KERNEL", {"ts_ns": ("start", np.int64), ...})
+
+Only plain SQL: one `SELECT <needed columns> FROM <table>` per table, fetched CHUNK_ROWS rows
+at a time into preallocated numpy arrays (the row count comes first from `count(*)`), so
+memory holds the growing columns plus one chunk of Python tuples. A column an older or newer
+export lacks is either replaced by a default (`optional`) or named in a one-line TraceError.
+Every sqlite3 error becomes a one-line TraceError naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from perfkit.core.errors import TraceError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+CHUNK_ROWS = 16_384
+REEXPORT = "re-export it with `nsys export --type sqlite -o OUT.sqlite REPORT.nsys-rep`"
+
+
+def is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@dataclass
+class Export:
+    """An open export: its path, connection and {table: set of column names}."""
+
+    path: Path
+    conn: sqlite3.Connection
+    tables: dict[str, set[str]] = field(default_factory=dict)
+
+    def has(self, table: str, column: str | None = None) -> bool:
+        return table in self.tables and (column is None or column in self.tables[table])
+
+    def fail(self, message: str) -> TraceError:
+        return TraceError(f"{self.path}: {message}")
+
+    def require(self, table: str, columns: tuple[str, ...] = ()) -> None:
+        if table not in self.tables:
+            raise self.fail(f"table {table} is missing; this is not a complete Nsight Systems export ({REEXPORT})")
+        missing = [c for c in columns if c not in self.tables[table]]
+        if missing:
+            raise self.fail(
+                f"table {table} lacks column(s) {', '.join(missing)} (an nsys export schema perfkit does not "
+                f"read: {self.version()}); {REEXPORT} with a newer nsys"
+            )
+
+    def version(self) -> str:
+        """'Nsight Systems 2026.2.1.210, export schema 3.25.0' (or what the export says of itself)."""
+        if "META_DATA_EXPORT" not in self.tables:
+            return "export schema unknown"
+        rows = dict(self.query("SELECT name, value FROM META_DATA_EXPORT"))
+        product = rows.get("EXPORT_PRODUCT_VERSION")
+        schema = rows.get("EXPORT_SCHEMA_VERSION", "unknown")
+        return f"Nsight Systems {product or 'unknown'}, export schema {schema}"
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
+
+    def count(self, table: str, where: str = "") -> int:
+        return int(self.query(f'SELECT count(*) FROM "{table}" {where}')[0][0])
+
+    def expr(self, table: str, column: str, default: int | None = None) -> str:
+        """A column's SQL (quoted; NULL as `default`), or the default literal when it is absent."""
+        if column not in self.tables.get(table, ()):
+            if default is None:
+                self.require(table, (column,))
+            return str(default)
+        return f'"{column}"' if default is None else f'COALESCE("{column}", {default})'
+
+    def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "") -> dict[str, npt.NDArray[Any]]:
+        """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time."""
+        n = self.count(table, where)
+        out = {name: np.empty(n, dtype=dt) for name, (_, dt) in columns.items()}
+        if n == 0:
+            return out
+        struct = np.dtype([(name, np.int64) for name in columns])
+        sql = f'SELECT {", ".join(e for e, _ in columns.values())} FROM "{table}" {where}'
+        pos = 0
+        try:
+            cur = self.conn.execute(sql)
+            while pos < n:
+                rows = cur.fetchmany(CHUNK_ROWS)
+                if not rows:
+                    break
+                chunk = np.fromiter(rows, dtype=struct, count=len(rows))
+                for name in columns:
+                    out[name][pos : pos + len(rows)] = chunk[name]
+                pos += len(rows)
+                del rows, chunk
+        except sqlite3.Error as exc:
+            raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({exc}); {REEXPORT}") from None
+        return {k: v[:pos] for k, v in out.items()}
+
+    def iter_rows(self, sql: str) -> Iterator[list[Any]]:
+        """Chunks of raw rows of `sql` (for text columns)."""
+        try:
+            cur = self.conn.execute(sql)
+            while rows := cur.fetchmany(CHUNK_ROWS):
+                yield rows
+        except sqlite3.Error as exc:
+            raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
+
+
+def _reason(exc: sqlite3.Error) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+@contextlib.contextmanager
+def open_export(path: str | Path) -> Iterator[Export]:
+    """Open PATH read-only and check it is an SQLite database; TraceError otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"{path}: no such file; check the path")
+    if not is_sqlite(path):
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        raise TraceError(
+            f"{path}: not an SQLite database (starts with {head[:8]!r}, not 'SQLite format 3'); pass the "
+            f"file `nsys export --type sqlite` wrote, or a Kineto trace as .json / .json.gz"
+        )
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise TraceError(f"{path}: cannot be opened as SQLite ({_reason(exc)}); {REEXPORT}") from None
+    export = Export(path, conn)
+    try:
+        names = [r[0] for r in export.query("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for name in names:
+            export.tables[name] = {r[1] for r in export.query(f'PRAGMA table_info("{name}")')}
+        yield export
+    finally:
+        conn.close()

@@ -1,0 +1,121 @@
+"""Load + every analysis table of Nsight Systems exports: wall time and peak memory.
+
+    python -m benchmarks.nsys_load                          # the larger shared export + a ~1M-kernel one
+    python -m benchmarks.nsys_load --kernels 1000000 --runs 3 --out benchmarks/results/nsys_load-vm.md
+
+Each measurement is a fresh `python -c` process that imports perfkit's analyzers, loads the
+export (analyzers.trace_files.load_trace_files) and runs every table of analyzers.suite;
+it prints its own load and analysis times, the parent reads the child's peak RSS from
+`os.wait4`. The synthetic export is built by benchmarks.nsys_scale_export from the real one
+into a temporary directory (deleted afterwards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.nsys_scale_export import scale
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "bench" / "nsys"
+CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from analyzers.trace_files import load_trace_files
+from analyzers.suite import run_analyses
+t1 = time.perf_counter()
+table = load_trace_files([sys.argv[1]])
+t2 = time.perf_counter()
+load_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+tables = run_analyses(table)
+t3 = time.perf_counter()
+print(json.dumps({"rows": len(table), "import_s": t1 - t0, "load_s": t2 - t1, "tables_s": t3 - t2,
+                  "kernels": int((table["kind"] == 3).sum()), "load_rss_mb": load_rss}))
+"""
+
+
+def _measure(path: Path) -> dict[str, float]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, env=env, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"child failed on {path} (status {status})")
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    result.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, peak_rss_mb=usage.ru_maxrss / 1024)
+    return result
+
+
+def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
+    med = {k: statistics.median(r[k] for r in runs)
+           for k in ("load_s", "tables_s", "wall_s", "cpu_s", "load_rss_mb", "peak_rss_mb")}
+    r0 = runs[0]
+    walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
+    return (f"| {label} | {path.stat().st_size / 1e6:.0f} MB | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
+            f"{med['load_s']:.2f} | {med['tables_s']:.2f} | {med['wall_s']:.2f} | {med['cpu_s']:.2f} | "
+            f"{med['load_rss_mb']:.0f} | {med['peak_rss_mb']:.0f} | {walls} |")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--source", type=Path, default=SHARED / "mfu_2gpu_before.sqlite")
+    p.add_argument("--kernels", type=int, default=1_000_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    load = os.getloadavg()[0]
+    lines = [
+        "# Nsight Systems export: load + every analysis table (benchmarks/nsys_load.py)",
+        "",
+        f"Machine: {_cpu_model()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; 1-minute load average at the start {load:.1f} (a shared VM: other "
+        "jobs ran during the measurement). Each run is a fresh process; medians of "
+        f"{args.runs} runs. Peak RSS is the child's `ru_maxrss` (whole process: interpreter, numpy, "
+        "pandas, the table and the analyses); RSS after load is the same child's peak when the table is loaded, "
+        "before any analysis.",
+        "",
+        "| export | file | kernels | table rows | load s | tables s | wall s | CPU s | RSS after load MB | peak RSS MB | wall of each run (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    with tempfile.TemporaryDirectory(prefix="nsys-bench-") as tmp:
+        scaled = Path(tmp) / "scaled.sqlite"
+        rows = scale(args.source, scaled, args.kernels)
+        with sqlite3.connect(f"{args.source.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            base = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        copies = rows["CUPTI_ACTIVITY_KIND_KERNEL"] // base
+        for label, path in ((args.source.name, args.source), (f"{args.source.stem} x{copies} (synthetic)", scaled)):
+            runs = [_measure(path) for _ in range(args.runs)]
+            lines.append(_row(label, path, runs))
+            print(lines[-1], flush=True)
+        lines += ["", "Synthetic export rows: " + ", ".join(f"{t} {n:,}" for t, n in rows.items()) + "."]
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Build a synthetic Nsight Systems export of ~N kernels from a real one (for benchmarks).
+
+    python -m benchmarks.nsys_scale_export SRC.sqlite OUT.sqlite --kernels 1000000
+
+The activity tables of SRC (kernels, memcpy, memset, CUDA API calls, NVTX events) are copied
+2^k times by doubling (k = the smallest with 2^k * SRC kernels >= --kernels): each copy is the
+whole set shifted in time by the source span and in correlationId by the source's largest id,
+so copies follow one another on the same GPUs, threads and streams, and every kernel still
+links to its own runtime call. Names (StringIds) and the other tables stay as they are. Plain
+SQL (`INSERT ... SELECT`), so the result has the real export's schema and row shapes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+TIMED = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+         "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS")  # fmt: skip
+CORRELATED = TIMED[:4]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def _bounds(conn: sqlite3.Connection, tables: list[str]) -> tuple[int, int, int]:
+    """(first start, last end, largest correlationId) over the activity tables."""
+    lo, hi, corr = None, 0, 0
+    for t in tables:
+        a, b = conn.execute(f'SELECT min(start), max(coalesce("end", start)) FROM "{t}"').fetchone()
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+            hi = max(hi, b)
+        if t in CORRELATED:
+            corr = max(corr, conn.execute(f'SELECT coalesce(max(correlationId), 0) FROM "{t}"').fetchone()[0])
+    return lo or 0, hi, corr
+
+
+def scale(src: Path, out: Path, kernels: int) -> dict[str, int]:
+    """Write the scaled export to `out`; return {table: rows}."""
+    shutil.copyfile(src, out)
+    out.chmod(0o644)
+    conn = sqlite3.connect(out)
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    tables = [t for t in TIMED if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+    base = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    lo, hi, corr = _bounds(conn, tables)
+    span = hi - lo + 1000
+    doublings = max(0, math.ceil(math.log2(max(kernels, 1) / base)))
+    for step in range(doublings):
+        copies = 2**step  # rows present = copies x the source: shift them by copies spans
+        for t in tables:
+            cols = _columns(conn, t)
+            exprs = []
+            for c in cols:
+                if c in ("start", "end"):
+                    exprs.append(f'"{c}" + {copies * span}')
+                elif c == "correlationId" and t in CORRELATED:
+                    exprs.append(f'"{c}" + {copies * corr}')
+                else:
+                    exprs.append(f'"{c}"')
+            names = ", ".join(f'"{c}"' for c in cols)
+            conn.execute(f'INSERT INTO "{t}" ({names}) SELECT {", ".join(exprs)} FROM "{t}"')
+        conn.commit()
+    rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    conn.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--kernels", type=int, default=1_000_000)
+    args = p.parse_args(argv)
+    rows = scale(args.src, args.out, args.kernels)
+    print(f"{args.out}: {args.out.stat().st_size / 1e6:.0f} MB; " + ", ".join(f"{t} {n}" for t, n in rows.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

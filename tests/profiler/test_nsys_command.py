@@ -1,0 +1,81 @@
+"""`perfkit profile --nsys`: the nsys command lines, the child pass, and the error without nsys."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzers.nsys_export import export_command, sqlite_beside
+from perfkit.core.errors import DeviceError
+from profiler.nsys_command import profile_command, report_paths, run_nsys
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_profile_command_traces_cuda_nvtx_osrt_and_graph_nodes(tmp_path: Path) -> None:
+    base, report, sqlite = report_paths(tmp_path / "nsys")
+    assert (report.name, sqlite.name) == ("report.nsys-rep", "report.sqlite") and base.parent == report.parent
+    cmd = profile_command("/opt/nsys", base, ["python", "-m", "perfkit", "profile", "m.yaml", "--nsys-pass"])
+    assert cmd == ["/opt/nsys", "profile", "--trace=cuda,nvtx,osrt", "--cuda-graph-trace=node",
+                   "--force-overwrite", "true", "--output", str(base),
+                   "python", "-m", "perfkit", "profile", "m.yaml", "--nsys-pass"]
+    with pytest.raises(ValueError):
+        profile_command("nsys", base, [])
+
+
+def test_export_command_writes_sqlite_beside_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "run.nsys-rep"
+    assert sqlite_beside(report) == tmp_path / "run.sqlite"
+    assert export_command("nsys", report, sqlite_beside(report)) == [
+        "nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(tmp_path / "run.sqlite"),
+        str(report)]
+
+
+def test_child_command_reruns_the_spec_as_the_nsys_pass(tmp_path: Path) -> None:
+    from perfkit.pipeline.post_run import nsys_child_command
+
+    class _Run:  # the two fields the command reads
+        spec_path = "model.yaml"
+        device = "cuda:0"
+
+    cmd = nsys_child_command(_Run(), tmp_path)  # type: ignore[arg-type]
+    assert cmd[:5] == [sys.executable, "-m", "perfkit", "profile", "model.yaml"]
+    assert cmd[cmd.index("--out") + 1] == str(tmp_path / "nsys" / "runs")
+    assert {"--nsys-pass", "--no-store", "--quiet"} <= set(cmd) and "--nsys" not in cmd
+
+
+def test_a_failing_nsys_is_a_device_error_naming_the_step(tmp_path: Path) -> None:
+    with pytest.raises(DeviceError, match=r"nsys profile failed \(exit 1"):
+        run_nsys("false", ["true"], tmp_path / "nsys")  # `false` stands where nsys would be: exits 1
+    with pytest.raises(DeviceError, match="wrote no report"):
+        run_nsys("true", ["true"], tmp_path / "nsys")  # exits 0 and writes nothing
+
+
+def test_profile_nsys_without_nsys_is_one_line_exit_2_before_the_sweep(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable), "CUDA_HOME": str(tmp_path), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "gemm-cpu.yaml"),
+                           "--nsys", "--out", str(tmp_path / "runs"), "--no-store"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False)
+    err = proc.stderr.strip()
+    if Path("/usr/local/cuda/bin/nsys").exists():
+        pytest.skip("nsys is installed in /usr/local/cuda/bin on this machine")
+    assert proc.returncode == 2, err[-2000:]
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "nsys" in err and "--nsys" in err
+    assert not (tmp_path / "runs").exists()  # nothing ran
+
+
+def test_nsys_step_skips_a_cpu_run(tmp_path: Path) -> None:
+    from perfkit.pipeline.post_run import nsys_step
+
+    class _Run:
+        spec_path = "model.yaml"
+        device = "cpu"
+
+    messages: list[str] = []
+    assert nsys_step(_Run(), tmp_path, messages) == {"nsys_error": "run on cpu"}  # type: ignore[arg-type]
+    assert "skipped" in messages[0] and not (tmp_path / "nsys").exists()
