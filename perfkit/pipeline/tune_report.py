@@ -126,7 +126,7 @@ def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) 
     for workload, snip in snippets.items():
         if snip["configs"]:
             console.print(f"{workload}: @triton.autotune(configs=[{', '.join(snip['configs'])}], "
-                          f"key={snip['key']!r})", markup=False, highlight=False)
+                          f"key={snip['key']!r})", markup=False, highlight=False, soft_wrap=True)  # code: never wrapped
 
 
 def timing_skip_notes(run: Run) -> dict[str, int]:
