@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="after the sweep, collect Nsight Compute roofline metrics per point (needs ncu and a GPU)")
     p.add_argument("--ncu-clock-control", choices=("base", "none"), default="base",
                    help="ncu's clock control (default base: clocks locked to base, as ncu does)")
+    p.add_argument("--nproc", type=int, default=None, metavar="N",
+                   help="run under torchrun with N ranks on this node (replaces the spec's launch.nproc; "
+                   "see docs/multi-gpu.md)")
     p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--rank-worker", type=Path, default=None, help=argparse.SUPPRESS)  # one rank under torchrun
     return p
 
 
@@ -47,7 +52,13 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.spec import load_spec
     from perfkit.pipeline.sweep import ProfileOptions
 
-    spec = load_spec(args.spec)
+    if args.rank_worker is not None and args.nproc is None:  # torchrun takes any --nproc* as its own
+        args.nproc = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    spec = load_spec(args.spec, args.nproc)
+    if args.rank_worker is not None:  # started by torchrun (perfkit.pipeline.launch)
+        from perfkit.pipeline.rank_worker import work
+
+        return work(spec, args.rank_worker, args.quick, args.device or "cpu")
     show = not args.quiet
     if show and not args.ncu_pass:  # `perfkit doctor`'s load / thread checks, before a long sweep
         from profiler.doctor_run import quick_cpu_warnings
