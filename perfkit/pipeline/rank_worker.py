@@ -42,7 +42,7 @@ from workloads.registry import runner_for
 
 GRACE_S = 3.0  # a rank that only waited on another lets the culprit report first
 EXIT_RANK_FAILED = 3
-TEST_FAULT_ENV = "PERFKIT_TEST_RANK_FAULT"  # tests only: "kill|hang:RANK:POINT"
+TEST_FAULT_ENV = "PERFKIT_TEST_RANK_FAULT"  # tests only: "kill|hang|raise:RANK:POINT,..."
 
 
 def rank_trace_name(index: int, key: str, rank: int) -> str:
@@ -143,13 +143,17 @@ def _fail_rank(rank: int, index: int, text: str) -> None:
 
 
 def _test_fault(rank: int, index: int) -> None:
-    how, _, where = os.environ.get(TEST_FAULT_ENV, "").partition(":")
-    if how and where == f"{rank}:{index}":
+    for fault in os.environ.get(TEST_FAULT_ENV, "").split(","):
+        how, _, where = fault.partition(":")
+        if where != f"{rank}:{index}":
+            continue
         if how == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         if how == "hang":
             while True:
                 time.sleep(1)
+        if how == "raise":
+            _fail_rank(rank, index, f"run failed: RuntimeError: injected by {TEST_FAULT_ENV}")
 
 
 def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: Path, rank: int,
