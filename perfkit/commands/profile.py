@@ -38,12 +38,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="after the sweep, collect Nsight Compute roofline metrics per point (needs ncu and a GPU)")
     p.add_argument("--ncu-clock-control", choices=("base", "none"), default="base",
                    help="ncu's clock control (default base: clocks locked to base, as ncu does)")
-    p.add_argument("--nproc", type=int, default=None, metavar="N",
+    p.add_argument("--nproc", type=_positive, default=None, metavar="N",
                    help="run under torchrun with N ranks on this node (replaces the spec's launch.nproc; "
                    "see docs/multi-gpu.md)")
     p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--rank-worker", type=Path, default=None, help=argparse.SUPPRESS)  # one rank under torchrun
     return p
+
+
+def _positive(text: str) -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; give the number of ranks, e.g. 2")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
