@@ -15,6 +15,7 @@ KINDS: dict[str, str] = {
     "kernels": "workloads.kernels_spec:KernelsSpec",
     "moe": "workloads.moe_spec:MoESpec",
     "decode": "workloads.decode_spec:DecodeSpec",
+    "collectives": "workloads.collectives_spec:CollectivesSpec",
 }
 
 

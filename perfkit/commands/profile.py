@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,12 +38,23 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="after the sweep, collect Nsight Compute roofline metrics per point (needs ncu and a GPU)")
     p.add_argument("--ncu-clock-control", choices=("base", "none"), default="base",
                    help="ncu's clock control (default base: clocks locked to base, as ncu does)")
+    p.add_argument("--nproc", type=_positive, default=None, metavar="N",
+                   help="run under torchrun with N ranks on this node (replaces the spec's launch.nproc; "
+                   "see docs/multi-gpu.md)")
     p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--nsys", action="store_true",
                    help="after the sweep, run it again under Nsight Systems (one report, an NVTX range per "
                         "point), export SQLite and store its analysis tables with the run (needs nsys)")
     p.add_argument("--nsys-pass", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--rank-worker", type=Path, default=None, help=argparse.SUPPRESS)  # one rank under torchrun
     return p
+
+
+def _positive(text: str) -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; give the number of ranks, e.g. 2")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +72,13 @@ def run(args: argparse.Namespace) -> int:
         if find_nsys() is None:
             raise DeviceError("--nsys: nsys (Nsight Systems) not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; "
                               "install it or drop --nsys")
-    spec = load_spec(args.spec)
+    if args.rank_worker is not None and args.nproc is None:  # torchrun takes any --nproc* as its own
+        args.nproc = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    spec = load_spec(args.spec, args.nproc)
+    if args.rank_worker is not None:  # started by torchrun (perfkit.pipeline.launch)
+        from perfkit.pipeline.rank_worker import work
+
+        return work(spec, args.rank_worker, args.quick, args.device or "cpu")
     show = not args.quiet
     child = args.ncu_pass or args.nsys_pass
     if show and not child:  # `perfkit doctor`'s load / thread checks, before a long sweep

@@ -93,7 +93,12 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
-        run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
+        if spec.nproc > 1 and not (ncu_pass or nsys_pass):  # several ranks under torchrun (docs/multi-gpu.md)
+            from perfkit.pipeline.launch import execute_launched
+
+            run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show)
+        else:
+            run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
     if received.name:
         run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
     hooks.sweep_done(run)
@@ -110,6 +115,7 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
         artifacts.update(tune_step(spec, run, run_dir, hooks.show))
         if run.status != RUN_INTERRUPTED:
             traces = [run_dir / p.trace for p in run.points if p.trace]
+            traces += [run_dir / t for p in run.points for t in p.metrics.get("rank_traces", ()) if t != p.trace]
             step = "analysis"
             if post.analyze and spec.profile.analyze and traces:
                 artifacts.update(analysis_step(run_dir, traces, messages))

@@ -32,6 +32,14 @@ class ProfilePlan(FrozenModel):
     analyze: bool = True  # run the trace analyzers on the recorded traces
 
 
+class LaunchSpec(FrozenModel):
+    """The `launch:` block: run the sweep under torchrun with several ranks (docs/multi-gpu.md)."""
+
+    nproc: int = Field(1, ge=1, le=1024)  # ranks on this node (torchrun --nproc-per-node)
+    torchrun_args: tuple[str, ...] = ()  # passed to torchrun as they are: --nnodes, --rdzv-endpoint, ...
+    point_timeout_s: float = Field(300.0, gt=0, le=86400)  # a point running longer fails (a hung rank)
+
+
 class RunSpec(FrozenModel):
     name: str = Field(min_length=1, max_length=200)
     description: str = ""
@@ -40,6 +48,7 @@ class RunSpec(FrozenModel):
     cpu_threads: int | None = Field(None, ge=1, le=1024)  # torch intra-op threads; None: torch's default
     timing: TimingSpec = TimingSpec()
     profile: ProfilePlan = ProfilePlan()
+    launch: LaunchSpec | None = None  # several ranks under torchrun; None: one process
     model: ModelSpec | None = None  # shared by the decode / attention / moe workloads without one
     workloads: tuple[WorkloadSpec, ...] = Field(min_length=1)
 
@@ -50,8 +59,12 @@ class RunSpec(FrozenModel):
             out.extend(Point(spec=w, params=p, timing=timing) for p in w.sweep())
         return out
 
+    @property
+    def nproc(self) -> int:
+        return self.launch.nproc if self.launch else 1
+
     def to_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", exclude={"workloads"})
+        data = self.model_dump(mode="json", exclude={"workloads"} | ({"launch"} if self.launch is None else set()))
         data["workloads"] = [w.model_dump(mode="json", exclude_none=True) for w in self.workloads]
         return data
 
@@ -60,12 +73,13 @@ class RunSpec(FrozenModel):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_spec(path: str | Path) -> RunSpec:
+def load_spec(path: str | Path, nproc: int | None = None) -> RunSpec:
+    """NPROC (`profile --nproc`) replaces the spec's launch.nproc."""
     doc = load_yaml(path)
-    return parse_spec(doc)
+    return parse_spec(doc, nproc)
 
 
-def parse_spec(doc: YamlDoc) -> RunSpec:
+def parse_spec(doc: YamlDoc, nproc: int | None = None) -> RunSpec:
     data = doc.data
     if not isinstance(data, dict):
         raise doc.error([], "the spec must be a mapping with name and workloads; see docs/spec.md")
@@ -82,10 +96,17 @@ def parse_spec(doc: YamlDoc) -> RunSpec:
     top = {k: v for k, v in data.items() if k != "workloads"}
     if shared_model is not None:
         top["model"] = shared_model
+    if nproc is not None:
+        launch = top.get("launch")
+        top["launch"] = {**(launch if isinstance(launch, dict) else {}), "nproc": nproc}
     try:
         spec = RunSpec.model_validate({**top, "workloads": workloads})
     except ValidationError as exc:
         raise _first_error(doc, exc, RunSpec, prefix=()) from None
+    for i, w in enumerate(spec.workloads):
+        if w.kind == "collectives" and spec.nproc < 2:
+            raise doc.error(["workloads", i, "kind"], "kind 'collectives' needs several ranks; add "
+                            "'launch: {nproc: 2}' at the top of the spec (or pass --nproc 2)")
     for i, w in enumerate(spec.workloads):
         try:
             w.sweep()

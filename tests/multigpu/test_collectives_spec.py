@@ -1,0 +1,131 @@
+"""The collectives spec, its cost model and the launcher's reading of torchrun's output (no ranks run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfkit.core.errors import SpecError
+from perfkit.pipeline.launch import torchrun_command
+from perfkit.pipeline.rank_markers import LaunchLog, describe, done_line, fail_line, start_line
+from perfkit.pipeline.spec import load_spec
+from workloads.collectives_cost import bus_factor, busbw_bytes_per_s, message_elements
+
+REPO = Path(__file__).resolve().parents[2]
+
+SPEC = """\
+name: c
+device: cpu
+{launch}
+workloads:
+  - kind: collectives
+    ops: [all_reduce, broadcast]
+    {size}
+    dtypes: [fp32, int32]
+"""
+
+
+def _write(tmp_path: Path, launch: str = "launch: {nproc: 2}", size: str = "size_bytes: [8, 1024]") -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC.format(launch=launch, size=size))
+    return path
+
+
+def test_points_sweep_ops_dtypes_sizes(tmp_path: Path) -> None:
+    spec = load_spec(_write(tmp_path))
+    keys = [p.key for p in spec.points()]
+    assert len(keys) == 8
+    assert keys[0] == "collectives/collectives/op=all_reduce,dtype=fp32,size_bytes=8"
+    assert spec.nproc == 2 and spec.to_dict()["launch"]["nproc"] == 2
+
+
+def test_collectives_without_ranks_is_a_located_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=r"spec.yaml:5:\d+: kind 'collectives' needs several ranks.*--nproc 2"):
+        load_spec(_write(tmp_path, launch=""))
+
+
+def test_nproc_option_replaces_the_spec(tmp_path: Path) -> None:
+    assert load_spec(_write(tmp_path, launch=""), nproc=4).nproc == 4
+    with pytest.raises(SpecError, match="needs several ranks"):
+        load_spec(_write(tmp_path), nproc=1)
+
+
+def test_no_launch_leaves_the_spec_hash_alone(tmp_path: Path) -> None:
+    path = tmp_path / "g.yaml"
+    path.write_text("name: g\nworkloads:\n  - kind: gemm\n    m: 8\n    n: 8\n    k: 8\n")
+    assert "launch" not in load_spec(path).to_dict()
+
+
+@pytest.mark.parametrize(("size", "message"), [
+    ("size_bytes: [8]\n    elements: [2]", "exactly one of 'size_bytes' or 'elements'"),
+    ("dtypes_x: 1", "unknown key 'dtypes_x'"),
+])
+def test_bad_sizes(tmp_path: Path, size: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        load_spec(_write(tmp_path, size=size))
+
+
+def test_unknown_op_and_dtype(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8").replace("broadcast", "allreduce"))
+    with pytest.raises(SpecError, match="unknown collective 'allreduce'"):
+        load_spec(path)
+    path.write_text(SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8").replace("int32", "int8"))
+    with pytest.raises(SpecError, match="unknown dtype 'int8'"):
+        load_spec(path)
+
+
+def test_bus_factors_are_nccl_tests() -> None:
+    assert bus_factor("all_reduce", 8) == pytest.approx(1.75)
+    assert bus_factor("all_gather", 8) == pytest.approx(0.875)
+    assert bus_factor("reduce_scatter", 2) == pytest.approx(0.5)
+    assert bus_factor("all_to_all", 4) == pytest.approx(0.75)
+    assert bus_factor("broadcast", 8) == 1.0
+    assert busbw_bytes_per_s("all_reduce", 1e9, 0.5, 8) == pytest.approx(2e9 * 1.75)
+
+
+def test_message_elements_split_per_rank() -> None:
+    assert message_elements("all_reduce", 12, 4, 2) == 3
+    assert message_elements("all_gather", 12, 4, 2) == 2  # rounded down to a multiple of n
+    assert message_elements("all_to_all", 4, 4, 2) == 0  # one element cannot be split in two
+
+
+ROOT_CAUSE = """\
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-26_04:57:21
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 18421)  (SIGKILL)
+"""
+
+
+def test_launch_log_names_a_killed_rank_over_the_errors_of_the_others() -> None:
+    log = LaunchLog.empty()
+    for line in [start_line(0), done_line(0), start_line(1), fail_line(0, 1, "error", "Connection closed by peer")]:
+        assert log.feed(line + "\n")
+    for line in ROOT_CAUSE.splitlines():
+        assert not log.feed(line)
+    culprit = log.culprit(1)
+    assert (culprit.rank, culprit.index, culprit.how) == (1, 1, "died")
+    assert describe(culprit) == "rank 1 died (killed by SIGKILL)"
+
+
+def test_launch_log_prefers_the_hung_rank_to_the_waiting_one() -> None:
+    log = LaunchLog.empty()
+    log.feed(start_line(3))
+    log.feed(fail_line(0, 3, "waiting", "point still running after 5 s"))
+    log.feed(fail_line(1, 3, "timeout", "point still running after 5 s"))
+    assert (log.culprit(1).rank, log.running) == (1, 3)
+    assert LaunchLog.empty().culprit(7).rank == -1
+
+
+def test_torchrun_command_defaults_to_standalone(tmp_path: Path) -> None:
+    spec = load_spec(_write(tmp_path))
+    cmd = torchrun_command(spec, tmp_path / "spec.yaml", tmp_path / "run", "cpu", quick=True)
+    assert cmd[1:6] == ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"]
+    assert "--rank-worker" in cmd and cmd[-1] == "--quick"
+    many = load_spec(_write(tmp_path, launch="launch: {nproc: 8, torchrun_args: [--nnodes=2, --rdzv-endpoint=h:29400]}"))
+    cmd = torchrun_command(many, tmp_path / "spec.yaml", tmp_path / "run", "cuda", quick=False)
+    assert "--standalone" not in cmd and "--nnodes=2" in cmd and "--rdzv-endpoint=h:29400" in cmd

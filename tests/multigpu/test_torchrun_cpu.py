@@ -1,0 +1,89 @@
+"""Real multi-process runs on the CPU: 2 gloo ranks under torchrun through the `perfkit` CLI.
+
+Slow for a unit test (torchrun and two torch imports per launch, ~20 s on 2 busy cores), so each
+test runs one small sweep and checks everything it can on it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
+from perfkit.core.record import load_run
+from perfkit.pipeline.rank_worker import TEST_FAULT_ENV
+
+REPO = Path(__file__).resolve().parents[2]
+pytest.importorskip("torch.distributed")
+
+
+def _profile(spec: Path, out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store", "--quiet",
+           "--quick"]
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=400)
+
+
+def test_cpu_example_two_ranks(tmp_path: Path) -> None:
+    proc = _profile(REPO / "examples" / "collectives-cpu.yaml", tmp_path)
+    assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
+    run_dir = Path(proc.stdout.strip().splitlines()[-1])
+    run = load_run(run_dir)
+    assert run.status == "complete" and run.artifacts["launches"] == 1
+    ops = {p.params["op"] for p in run.points}
+    assert ops == {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}
+    for p in run.points:
+        assert p.status == "ok", (p.key, p.error)
+        assert p.numerics is not None and p.numerics.ok and p.numerics.max_abs_err == 0.0
+        m = p.measurement
+        assert m is not None and m.extra["ranks"] == 2
+        size = p.params.get("message_bytes", p.params["size_bytes"])
+        assert p.metrics["algbw_bytes_per_s"] == pytest.approx(size / m.median_s)
+        assert p.metrics["busbw_bytes_per_s"] == pytest.approx(p.metrics["algbw_bytes_per_s"] * p.metrics["bus_factor"])
+        # each merged sample is the slowest rank's, so its median is at least every rank's own
+        assert m.median_s >= max(p.metrics["rank0_median_s"], p.metrics["rank1_median_s"]) * (1 - 1e-9)
+        traces = p.metrics["rank_traces"]
+        assert p.trace == traces[0] and traces[1].endswith(".rank1.json.gz")
+        for rank, rel in enumerate(traces):
+            with gzip.open(run_dir / rel, "rt") as fh:
+                assert json.load(fh)["distributedInfo"]["rank"] == rank
+    assert run.points[0].metrics["bus_factor"] == pytest.approx(1.0)  # all_reduce on 2 ranks: 2(n-1)/n
+    first = run.points[0].metrics["rank_traces"]
+    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", *(str(run_dir / t) for t in first),
+                          "--format", "json", "--only", "temporal"], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert sorted(row["rank"] for row in json.loads(out.stdout)["temporal"]) == [0, 1]
+
+
+FAULT_SPEC = """\
+name: faults
+device: cpu
+cpu_threads: 1
+launch: {nproc: 2, point_timeout_s: 5}
+timing: {warmup_s: 0.0, budget_s: 0.02, min_reps: 5, max_reps: 20, target_rel_ci: 0.5}
+profile: {torch_profiler: false}
+workloads:
+  - kind: collectives
+    ops: [all_reduce]
+    size_bytes: [8, 16, 32, 64]
+"""
+
+
+def test_a_killed_and_a_hung_rank_fail_their_points_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    spec = tmp_path / "faults.yaml"
+    spec.write_text(FAULT_SPEC)
+    proc = _profile(spec, tmp_path / "runs", {TEST_FAULT_ENV: "kill:1:1,hang:1:2"})
+    assert proc.returncode == EXIT_POINTS_FAILED, proc.stderr[-3000:]
+    run = load_run(Path(proc.stdout.strip().splitlines()[-1]))
+    assert [p.status for p in run.points] == ["ok", "failed", "failed", "ok"]
+    assert run.points[1].error == "rank 1 died (killed by SIGKILL)"
+    assert run.points[1].metrics["failed_rank"] == 1
+    assert run.points[2].error is not None and run.points[2].error.startswith("rank 1 hung: point still running after 5 s")
+    assert run.status == "complete" and run.artifacts["launches"] == 3
