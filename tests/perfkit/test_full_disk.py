@@ -11,17 +11,15 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 import perfkit.pipeline.profile as pipeline
 from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
+from tests.helpers.tmpfs import tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,21 +36,6 @@ workloads:
     k: 8
     dtypes: [fp32]
 """
-
-
-@contextlib.contextmanager
-def tmpfs(path: Path, size_kib: int) -> Iterator[Path]:
-    path.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(path)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def _fill(folder: Path, leave_bytes: int = 0) -> None:

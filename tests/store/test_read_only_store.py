@@ -3,11 +3,9 @@ a shared mount) is read, never migrated, and nothing is written next to it."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import perfkit_test_factory as factory
@@ -17,6 +15,7 @@ from sqlalchemy.exc import OperationalError
 from perfkit.store.api import open_existing_store, open_store, store_run
 from perfkit.store.engine import open_engine
 from perfkit.store.migrations import migrate
+from tests.helpers.tmpfs import remount_read_only, tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,36 +27,16 @@ def _two_runs(url: str) -> None:
                                created="2026-01-02T00:00:00+00:00"), url)
 
 
-@contextlib.contextmanager
-def read_only_mount(folder: Path) -> Iterator[Path]:
-    """A tmpfs at `folder`: yields it writable; the caller calls remount() to make it read-only."""
-    folder.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def _remount_ro(folder: Path) -> None:
-    subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
-
-
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, timeout=120,
                           check=False, env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
 
 
 def test_history_and_compare_read_a_store_on_a_read_only_filesystem(tmp_path: Path) -> None:
-    with read_only_mount(tmp_path / "mnt") as mnt:
+    with tmpfs(tmp_path / "mnt", 8192) as mnt:
         db = mnt / "perfkit.db"
         _two_runs(str(db))
-        _remount_ro(mnt)
+        remount_read_only(mnt)
         history = _cli("history", "gemm*", "--db", str(db), "--format", "json")
         assert history.returncode == 0, history.stderr
         assert "gemm/mm" in history.stdout
@@ -68,12 +47,12 @@ def test_history_and_compare_read_a_store_on_a_read_only_filesystem(tmp_path: Pa
 
 
 def test_an_old_store_on_a_read_only_filesystem_is_one_line_not_a_failed_migration(tmp_path: Path) -> None:
-    with read_only_mount(tmp_path / "mnt") as mnt:
+    with tmpfs(tmp_path / "mnt", 8192) as mnt:
         db = mnt / "old.db"
         engine = open_engine(str(db))
         migrate(engine, target=1)  # a store written by an older perfkit (schema 1)
         engine.dispose()
-        _remount_ro(mnt)
+        remount_read_only(mnt)
         proc = _cli("history", "*", "--db", str(db))
         err = proc.stderr.strip()
         assert proc.returncode == 2, err
