@@ -6,6 +6,7 @@ Numerics: the layer's output vs a float64 per-token loop over each token's own t
 (using the routing decisions the layer made), on the first CHECK_TOKENS tokens.
 impl grouped needs the tokens per expert on the host, so it cannot be timed as a CUDA graph
 (`timing.cuda_graph: true`): such points are skipped with the reason, as decode's are.
+With `ep: N` (N ranks) the point runs workloads/moe_ep_run.py instead.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
 
 def prepare(point: Point, ctx: RunContext) -> Prepared:
     p = point.params
+    if p.get("ep", 1) > 1:  # expert parallel over the ranks of `launch`
+        from workloads.moe_ep_run import prepare_ep
+
+        return prepare_ep(point, ctx)
     dtype, dev = p["dtype"], ctx.device
     problem = support_problem(p, dev, point.timing.cuda_graph)
     if problem:

@@ -48,3 +48,15 @@ def moe_memory_bytes(shape: MoEShape, tokens: int, impl: str, b: int) -> float:
     else:
         work = tokens * k * (2 * d + 2 * f)  # grouped token copies and hidden
     return float(b) * (weights + work + 4 * tokens * d)
+
+
+def ep_cost(shape: MoEShape, tokens: int, experts_touched: int, ep: int, b: int) -> Cost:
+    """Expert parallel over `ep` ranks of `tokens` each: one rank's mean share of the layer.
+
+    flop as one layer on `tokens` (a rank computes T k slots on average); bytes read on one rank:
+    its x and y, the router, its share (experts_touched / ep, touched over all ranks) of the
+    experts, and the shared experts. The all_to_all traffic is not in it (metrics).
+    """
+    whole = moe_cost(shape, tokens, 0, b)
+    d, f = shape.dim, shape.expert_ffn_dim
+    return Cost(flop=whole.flop, bytes=whole.bytes + float(b) * experts_touched * 3 * d * f / ep)

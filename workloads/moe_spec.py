@@ -11,13 +11,14 @@
       tokens: [1, 8, 64, 512]         # T = batch x sequence routed through the layer
       impl: [grouped, gather, dense]  # see workloads/models/moe_layer.py
       dtypes: [bf16]
+      ep: 2                           # expert parallel over 2 ranks (launch: {nproc: 2}); impl grouped
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from workloads.dtypes import dtype_axis
 from workloads.models.spec import ModelWorkloadSpec
@@ -46,6 +47,7 @@ class MoESpec(ModelWorkloadSpec):
     shared_ffn_dim: NonNegIntAxis | None = None
     impl: StrAxis = ("grouped",)
     dtypes: DTypeAxis | None = None
+    ep: int | None = Field(None, ge=1, le=1024)  # expert parallel over this many ranks (None: 1)
 
     runner: ClassVar[str] = "workloads.moe:prepare"
 
@@ -61,6 +63,8 @@ class MoESpec(ModelWorkloadSpec):
 
     @model_validator(mode="after")
     def _shape_given(self) -> MoESpec:
+        if self.ep_ranks > 1 and self.impl != ("grouped",):
+            raise ValueError(f"ep {self.ep} runs the local experts grouped; set impl: grouped (or ep: 1)")
         if self.model is not None:
             if not self.model.config().is_moe:
                 raise ValueError(f"model '{self.model.config().name}' is dense (no experts); "
@@ -70,6 +74,10 @@ class MoESpec(ModelWorkloadSpec):
         if missing:
             raise ValueError(f"give {', '.join(missing)} (or a model with experts)")
         return self
+
+    @property
+    def ep_ranks(self) -> int:
+        return self.ep or 1
 
     def sweep(self) -> list[dict[str, Any]]:
         cfg = self.model.config() if self.model is not None else None
@@ -89,6 +97,7 @@ class MoESpec(ModelWorkloadSpec):
             shared_experts=axis(self.shared_experts, cfg.n_shared_experts if cfg else 0),
             shared_ffn_dim=axis(self.shared_ffn_dim, cfg.shared_ffn_dim if cfg else 0),
             impl=self.impl,
+            **({"ep": (self.ep_ranks,)} if self.ep_ranks > 1 else {}),
             dtype=self.dtypes or ((self.model.dtype,) if self.model is not None else ("fp32",)),
         )
         points = cartesian(axes)
@@ -97,4 +106,7 @@ class MoESpec(ModelWorkloadSpec):
                 raise ValueError(f"top_k {p['top_k']} must be between 1 and experts {p['experts']}")
             if p["shared_experts"] and not p["shared_ffn_dim"]:
                 raise ValueError("shared_experts > 0 needs shared_ffn_dim >= 1")
+            if p["experts"] % self.ep_ranks:
+                raise ValueError(f"experts {p['experts']} is not divisible by ep {self.ep}; "
+                                 "each rank owns experts / ep of them")
         return points

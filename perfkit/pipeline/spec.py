@@ -107,6 +107,11 @@ def parse_spec(doc: YamlDoc, nproc: int | None = None) -> RunSpec:
         if w.kind == "collectives" and spec.nproc < 2:
             raise doc.error(["workloads", i, "kind"], "kind 'collectives' needs several ranks; add "
                             "'launch: {nproc: 2}' at the top of the spec (or pass --nproc 2)")
+        ep = getattr(w, "ep", None) or 1
+        several_nodes = any(a.startswith("--nnodes") for a in (spec.launch.torchrun_args if spec.launch else ()))
+        if ep > 1 and (spec.nproc < 2 or (ep != spec.nproc and not several_nodes)):
+            raise doc.error(["workloads", i, "ep"], f"ep {ep} must equal the number of ranks (launch.nproc is "
+                            f"{spec.nproc}); set 'launch: {{nproc: {ep}}}' (or --nproc {ep}), or ep: 1")
     for i, w in enumerate(spec.workloads):
         try:
             w.sweep()
