@@ -107,6 +107,10 @@ def parse_spec(doc: YamlDoc, nproc: int | None = None) -> RunSpec:
         if w.kind == "collectives" and spec.nproc < 2:
             raise doc.error(["workloads", i, "kind"], "kind 'collectives' needs several ranks; add "
                             "'launch: {nproc: 2}' at the top of the spec (or pass --nproc 2)")
+        tp = getattr(w, "tp", 1)
+        if tp not in (1, spec.nproc):
+            raise doc.error(["workloads", i, "tp"], f"tp {tp} must equal the number of ranks ({spec.nproc}) or be 1; "
+                            f"set 'launch: {{nproc: {tp}}}' at the top of the spec (or pass --nproc {tp})")
     for i, w in enumerate(spec.workloads):
         try:
             w.sweep()
