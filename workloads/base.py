@@ -12,6 +12,7 @@ import dataclasses
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
@@ -142,3 +143,5 @@ class Prepared:
     context: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     params_extra: dict[str, Any] = field(default_factory=dict)  # facts found while building
     skip_timing: str | None = None  # numerics only, with the reason (e.g. Triton interpreter on CPU)
+    # under several ranks: metrics from the point's rank traces (rank 0, after every rank wrote its own)
+    trace_metrics: Callable[[list[Path]], dict[str, Any]] | None = None

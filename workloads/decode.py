@@ -16,10 +16,11 @@ Phases of a point (perfkit/pipeline/point_runner.py calls them in this order):
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -29,8 +30,16 @@ from perfkit.core.cost import Cost
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import Numerics
 from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.decode_metrics import decode_metrics
-from workloads.decode_spec import DecodeSpec
+from workloads.decode_metrics import decode_metrics, tp_decode_metrics
+from workloads.decode_spec import DecodeSpec, tp_problem
+from workloads.decode_tp import (
+    TPState,
+    all_reduce_sum,
+    collective_share,
+    gather_objects,
+    local_config,
+    shard_model,
+)
 from workloads.dtypes import DTYPE_BYTES
 from workloads.models.build import build_model
 from workloads.models.config import ModelConfig
@@ -108,6 +117,7 @@ class DecodePoint:
     steps: int
     dtype: str
     device: str
+    tp: TPState | None = field(default=None)  # tensor parallel: the shard's facts and reference
 
     @property
     def batch(self) -> int:
@@ -150,6 +160,8 @@ class DecodePoint:
     # --- numerics -----------------------------------------------------------------------------
     @torch.no_grad()
     def check(self) -> Numerics:
+        if self.tp is not None:
+            return self.tp_check()
         steps = min(CHECK_STEPS, self.steps)
         logits = prefill(self.model, self.prompt)
         self.stepper.set_tokens(logits.argmax(dim=-1, keepdim=True))
@@ -161,6 +173,23 @@ class DecodePoint:
         reference = self.model(torch.cat([self.prompt, *fed], dim=1))  # no cache: full recompute
         return compare(logits, reference, DECODE_TOL[self.dtype],
                        f"full recompute of the {self.prompt_len + steps} tokens without the KV cache")
+
+    @torch.no_grad()
+    def tp_check(self) -> Numerics:
+        """Every rank: greedy tokens and prefill logits of the split model vs the one-rank model's;
+        then the timed generations (they run collectives, so on every rank, here), gathered."""
+        tp = self.tp
+        assert tp is not None
+        got = generate(self.model, self.stepper, self.prompt, self.steps, keep_tokens=True)
+        match = bool(torch.equal(got.tokens, tp.ref_tokens))
+        num = compare(prefill(self.model, self.prompt), tp.ref_logits, DECODE_TOL[self.dtype],
+                      "the one-rank model's prefill logits and greedy tokens (same seed)")
+        generate(self.model, self.stepper, self.prompt, self.steps)  # warm
+        mine = [generate(self.model, self.stepper, self.prompt, self.steps).times_s for _ in range(tp.reps)]
+        everyone = gather_objects((mine, match))
+        tp.generations = [e[0] for e in everyone]
+        tp.tokens_match = all(bool(e[1]) for e in everyone)
+        return replace(num, ok=num.ok and match)
 
     # --- facts --------------------------------------------------------------------------------
     @torch.no_grad()
@@ -193,6 +222,8 @@ class DecodePoint:
     # --- metrics ------------------------------------------------------------------------------
     @torch.no_grad()
     def metrics(self, measurement: Measurement, timed: str, timed_cost: Cost, reps: int) -> dict[str, Any]:
+        if self.tp is not None:
+            return self.tp_metrics(measurement, timed, timed_cost)
         generate(self.model, self.stepper, self.prompt, self.steps)  # warm (prefill path, allocator)
         generations = [generate(self.model, self.stepper, self.prompt, self.steps).times_s for _ in range(reps)]
         touched: float | None = None
@@ -214,6 +245,19 @@ class DecodePoint:
             out["compile_mode"] = compile_mode(self.device)
         return out
 
+    def tp_metrics(self, measurement: Measurement, timed: str, timed_cost: Cost) -> dict[str, Any]:
+        """Rank 0 only, no collectives: from the generations tp_check gathered."""
+        tp = self.tp
+        assert tp is not None and tp.generations, "tp_check runs before the metrics"
+        mean_context = self.prompt_len + (self.steps + 1) / 2
+        local = decode_step_cost(self.cfg, [mean_context] * self.batch, self.b)  # type: ignore[list-item]
+        ceiling, problem = device_ceiling(self.device, self.dtype)
+        out = tp_decode_metrics(tp.generations, self.batch, local, (timed_cost.flop, timed_cost.bytes),
+                                measurement.median_s if measurement.samples_s else None, ceiling, problem)
+        out.update(tokens_match=tp.tokens_match, timed=timed, cache_len=self.cache_len, mean_context=mean_context,
+                   mode=self.stepper.mode, generations=[[list(g) for g in gens] for gens in tp.generations])
+        return out
+
     def _moe_impl(self) -> str:
         for layer in self.model.layers:
             if isinstance(layer.feed_forward, MoEFeedForward):
@@ -230,21 +274,30 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         raise Unsupported(problem)
     fresh_compile_state()
     cfg = spec.model.config()
+    tp = tp_world(spec.tp, cfg)
     dtype, batch, plen, steps = p["dtype"], p["batch"], p["prompt_len"], p["decode_steps"]
     b = DTYPE_BYTES[dtype][0]
     check_fits(f"{cfg.name} {dtype}", memory_estimate(cfg, batch, plen + steps, plen, b), ctx.device)
     model = build_model(cfg, dtype, ctx.device, ctx.seed)
-    model.setup_caches(batch, plen + steps)
-    model.set_decode_attention(p["decode_attention"])
     gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed + 1)
     prompt = torch.randint(cfg.vocab_size, (batch, plen), generator=gen, device=ctx.device)
-    dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device)
+    state = None
+    if tp is not None:  # the one-rank reference on every rank, then keep this rank's shard
+        state = reference_run(model, prompt, steps, ctx.device, spec.generate_reps)
+        model = shard_model(model, tp[1], tp[0], all_reduce_sum)
+        cfg = local_config(cfg, tp[1])
+    model.setup_caches(batch, plen + steps)
+    model.set_decode_attention(p["decode_attention"])
+    dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device,
+                     state)
     facts: dict[str, Any] = {"cache_len": dp.cache_len, **dp.attention_backends()}
     if cfg.is_moe:
         facts["moe_decode_impl"] = dp._moe_impl()
     if spec.layer_ranges and p["mode"] == "eager":
         model.layer_range = layer_range
     fn, cost = dp.timed(p["timed"])
+    if tp is not None:  # the work of all ranks together
+        cost = Cost(cost.flop * tp[1], cost.bytes * tp[1])
     return Prepared(
         fn=fn,
         cost=cost,
@@ -252,4 +305,31 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         metrics=lambda m: dp.metrics(m, p["timed"], cost, spec.generate_reps),
         context=torch.no_grad,
         params_extra=facts,
+        trace_metrics=functools.partial(collective_share, label=point.key) if tp is not None else None,
     )
+
+
+def tp_world(tp: int, cfg: ModelConfig) -> tuple[int, int] | None:
+    """(rank, world size) of a `tp: N > 1` point, None for tp 1; refuses a tp that does not fit."""
+    if tp == 1:
+        return None
+    import torch.distributed as dist
+
+    world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+    if world != tp:
+        raise Unsupported(f"tp {tp} needs {tp} ranks, this run has {world}; set launch: {{nproc: {tp}}}")
+    problem = tp_problem(cfg, tp)
+    if problem:
+        raise Unsupported(problem)
+    return dist.get_rank(), tp
+
+
+@torch.no_grad()
+def reference_run(model: Transformer, prompt: Tensor, steps: int, device: str, reps: int) -> TPState:
+    """Greedy tokens and prefill logits of the whole model in this process (no collectives)."""
+    model.setup_caches(prompt.shape[0], prompt.shape[1] + steps)
+    got = generate(model, Stepper(model, prompt.shape[0], device, "eager"), prompt, steps, keep_tokens=True)
+    state = TPState(ref_tokens=got.tokens, ref_logits=prefill(model, prompt), reps=reps)
+    for layer in model.layers:  # free the reference's KV cache
+        layer.attention.kv_cache = None  # type: ignore[union-attr]
+    return state

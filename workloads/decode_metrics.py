@@ -12,6 +12,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from workloads.models.cost import StepCost
@@ -132,4 +133,59 @@ def decode_metrics(
     if reasons:
         out["null_reasons"] = reasons
     out["definitions"] = dict(DEFINITIONS)
+    return out
+
+
+TP_DEFINITIONS: dict[str, str] = {
+    "tp": "ranks the model is split over (tensor parallelism: heads and MLP columns / rows)",
+    "rank<r>_ttft_s / _tpot_s / _e2e_s": "rank r's own TTFT / TPOT / E2E, from its own clock",
+    "rank<r>_mbu / _mfu": "rank r's shard: its analytic bytes / flop per step over its TPOT, over one "
+    "device's peak",
+    "overall": "ttft_s, tpot_s, e2e_s, itl_s: per token the slowest rank's time (the ranks move in "
+    "lock step); weight / kv bytes and flop per step: the sum over ranks (replicated embedding, "
+    "norms and lm_head counted on every rank); mbu / mfu: over tp x one device's peak",
+    "tokens_match": "the greedy tokens of the split model equal the one-rank model's (same seed, "
+    "computed on every rank) on every rank",
+}
+
+
+@dataclass
+class SeveralDevices:
+    """The peaks of `n` devices together."""
+
+    peak_flop_per_s: float | None
+    bandwidth_bytes_per_s: float | None
+    source: str
+
+
+def _times(value: float | None, n: int) -> float | None:
+    return None if value is None else value * n
+
+
+def tp_decode_metrics(
+    per_rank: Sequence[Sequence[Sequence[float]]],
+    batch: int,
+    local_step: StepCost,
+    timed_cost: tuple[float, float] | None,
+    timed_median_s: float | None,
+    ceiling: CeilingLike | None,
+    ceiling_problem: str | None = None,
+) -> dict[str, Any]:
+    """Decode metrics of a tensor-parallel point: per rank (`rank<r>_...`) and overall.
+    `per_rank[r]` are rank r's timed generations; `local_step` one rank's analytic step."""
+    n = len(per_rank)
+    out: dict[str, Any] = {"tp": n}
+    for r, gens in enumerate(per_rank):
+        mine = decode_metrics(gens, batch, local_step, None, None, ceiling, ceiling_problem)
+        for key in ("ttft_s", "tpot_s", "e2e_s", "mbu", "mfu"):
+            out[f"rank{r}_{key}"] = mine[key]
+    slowest = [[max(ts) for ts in zip(*(rank[g] for rank in per_rank), strict=True)]
+               for g in range(len(per_rank[0]))]
+    total = replace(local_step, weight_bytes=local_step.weight_bytes * n, kv_read_bytes=local_step.kv_read_bytes * n,
+                    kv_write_bytes=local_step.kv_write_bytes * n, other_bytes=local_step.other_bytes * n,
+                    flop=local_step.flop * n)
+    together = None if ceiling is None else SeveralDevices(
+        _times(ceiling.peak_flop_per_s, n), _times(ceiling.bandwidth_bytes_per_s, n), f"{n} x {ceiling.source}")
+    out.update(decode_metrics(slowest, batch, total, timed_cost, timed_median_s, together, ceiling_problem))
+    out["definitions"].update(TP_DEFINITIONS)
     return out

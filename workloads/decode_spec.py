@@ -10,9 +10,11 @@
       timed: decode_step           # decode_step | prefill | generate: what the shared timer times
       generate_reps: 3             # timed generations for TTFT / TPOT / ITL
       layer_ranges: false          # an NVTX range per layer (eager only)
+      tp: 1                        # tensor parallel over this many ranks (= launch.nproc, or 1)
 
 The KV cache holds prompt_len + decode_steps tokens; the timed decode step is the last one
-(its context is the whole cache).
+(its context is the whole cache). `tp: N` (docs/multi-gpu.md) splits a dense model's heads and
+MLP over the N ranks of `launch: {nproc: N}` (workloads/decode_tp.py); eager or cuda_graph.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from workloads.dtypes import dtype_axis
+from workloads.models.config import ModelConfig
 from workloads.models.spec import MODEL_DTYPES, ModelWorkloadSpec
 from workloads.sweep import IntAxis, StrAxis, cartesian
 
@@ -38,6 +41,19 @@ def _choices(values: tuple[str, ...], allowed: tuple[str, ...], what: str) -> tu
     return values
 
 
+def tp_problem(cfg: ModelConfig, tp: int) -> str | None:
+    """Why model `cfg` cannot be split over `tp` ranks (workloads/decode_tp.py), or None."""
+    if tp == 1:
+        return None
+    if cfg.is_moe:
+        return (f"model '{cfg.name}' is a mixture of experts: tp splits dense models only "
+                "(expert parallelism is separate); use tp: 1 or a dense model")
+    for what, n in (("n_heads", cfg.n_heads), ("n_kv_heads", cfg.n_kv_heads), ("ffn_dim", cfg.ffn_dim)):
+        if n % tp:
+            return f"tp {tp} does not divide {what} {n} of model '{cfg.name}'; use a tp that divides it"
+    return None
+
+
 class DecodeSpec(ModelWorkloadSpec):
     kind: Literal["decode"]
     batch: IntAxis = (1,)
@@ -49,6 +65,7 @@ class DecodeSpec(ModelWorkloadSpec):
     dtypes: DTypeAxis | None = None  # default: the model's dtype
     generate_reps: int = Field(3, ge=1, le=1000)
     layer_ranges: bool = False
+    tp: int = Field(1, ge=1, le=1024)  # tensor-parallel ranks (workloads/decode_tp.py)
 
     runner: ClassVar[str] = "workloads.decode:prepare"
 
@@ -79,6 +96,17 @@ class DecodeSpec(ModelWorkloadSpec):
                              "or a top-level model block")
         return self
 
+    @model_validator(mode="after")
+    def _tp(self) -> DecodeSpec:
+        if self.tp > 1:
+            assert self.model is not None
+            problem = tp_problem(self.model.config(), self.tp)
+            if problem:
+                raise ValueError(problem)
+            if "compile" in self.mode:
+                raise ValueError("tp > 1 runs mode eager or cuda_graph; remove compile from mode")
+        return self
+
     def sweep(self) -> list[dict[str, Any]]:
         assert self.model is not None
         cfg = self.model.config()
@@ -95,4 +123,5 @@ class DecodeSpec(ModelWorkloadSpec):
             "mode": self.mode,
             "decode_attention": self.decode_attention,
             "timed": self.timed,
+            **({"tp": (self.tp,)} if self.tp > 1 else {}),
         })

@@ -209,6 +209,11 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
     traces = [e["trace"] for e in everyone if e["trace"]]
     if traces:
         metrics["rank_traces"] = traces
+        if prepared.trace_metrics is not None:
+            try:
+                metrics.update(prepared.trace_metrics([run_dir / t for t in traces]))
+            except Exception as exc:  # a trace that cannot be read must not fail the point
+                metrics["trace_metrics_problem"] = f"{type(exc).__name__}: {exc}"
     status, error = STATUS_OK, None
     wrong = [(r, e["numerics"]) for r, e in enumerate(everyone) if e["numerics"] is not None and not e["numerics"].ok]
     if wrong:

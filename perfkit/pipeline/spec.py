@@ -112,6 +112,10 @@ def parse_spec(doc: YamlDoc, nproc: int | None = None) -> RunSpec:
         if ep > 1 and (spec.nproc < 2 or (ep != spec.nproc and not several_nodes)):
             raise doc.error(["workloads", i, "ep"], f"ep {ep} must equal the number of ranks (launch.nproc is "
                             f"{spec.nproc}); set 'launch: {{nproc: {ep}}}' (or --nproc {ep}), or ep: 1")
+        tp = getattr(w, "tp", 1)
+        if tp not in (1, spec.nproc):
+            raise doc.error(["workloads", i, "tp"], f"tp {tp} must equal the number of ranks ({spec.nproc}) or be 1; "
+                            f"set 'launch: {{nproc: {tp}}}' at the top of the spec (or pass --nproc {tp})")
     for i, w in enumerate(spec.workloads):
         try:
             w.sweep()
