@@ -93,14 +93,13 @@ def regimes(table: pd.DataFrame) -> list[str]:
     out = [""] * len(table)
     if table.empty:
         return out
-    for _, group in table.groupby(["op", "world_size"], sort=False):
+    rows = table.reset_index(drop=True)
+    for _, group in rows.groupby(["op", "world_size"], sort=False):
         if group["size_bytes"].nunique() < 2:
             continue
         best = float(group["busbw_bytes_per_s"].max())
-        for index, busbw in group["busbw_bytes_per_s"].items():
-            position = table.index.get_loc(index)
-            assert isinstance(position, int)
-            out[position] = REGIME_LATENCY if float(busbw) < HALF_BEST * best else REGIME_BANDWIDTH
+        for position, busbw in zip(group.index, group["busbw_bytes_per_s"], strict=True):
+            out[int(position)] = REGIME_LATENCY if float(busbw) < HALF_BEST * best else REGIME_BANDWIDTH
     return out
 
 
