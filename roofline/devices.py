@@ -35,6 +35,8 @@ class DeviceSpec:
     l2_bytes: float | None = None
     sms: int | None = None
     memory_bytes: float | None = None
+    link_bytes_per_s: float | None = None  # inter-GPU link, per direction (see devices.yaml)
+    link_fabric: str = ""  # "NVLink 4", "PCIe Gen5 x16", ...
     sources: Mapping[str, str] = field(default_factory=dict)  # "peak.bf16", "bandwidth", ...
     match: tuple[str, ...] = ()
 
@@ -54,6 +56,8 @@ class DeviceSpec:
             "l2_bytes": self.l2_bytes,
             "sms": self.sms,
             "memory_bytes": self.memory_bytes,
+            "link_bytes_per_s": self.link_bytes_per_s,
+            "link_fabric": self.link_fabric,
             "sources": dict(self.sources),
         }
 
@@ -111,6 +115,7 @@ def _parse_entry(key: str, entry: Any, origin: str) -> DeviceSpec:
             re.compile(str(pattern))
         except re.error as exc:
             raise DeviceError(f"{where}.match: bad regular expression {pattern!r} ({exc})") from exc
+    link = entry.get("link")
     return DeviceSpec(
         key=key,
         name=str(entry.get("name", key)),
@@ -120,6 +125,8 @@ def _parse_entry(key: str, entry: Any, origin: str) -> DeviceSpec:
         l2_bytes=sourced(entry.get("l2"), "l2", "bytes"),
         sms=int(sms) if sms is not None else None,
         memory_bytes=sourced(entry.get("memory"), "memory", "bytes"),
+        link_bytes_per_s=sourced(link, "link", "bytes_per_s"),
+        link_fabric=str(link.get("fabric") or "") if isinstance(link, dict) else "",
         sources=sources,
         match=tuple(str(p) for p in match),
     )

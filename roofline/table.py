@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.core.units import fmt_num
+from perfkit.core.units import fmt_num, fmt_time
 from roofline.calibration import KIND_MEMORY, Calibration
 from roofline.devices import DeviceSpec
 from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
@@ -127,3 +127,21 @@ def calibration_text(cal: Calibration, spec: DeviceSpec | None) -> str:
 def flags_text(flags: Sequence[str], prefix: str = "warning") -> str:
     return "\n".join(f"{prefix}: {f}" for f in flags)
 
+
+
+def collectives_text(table: pd.DataFrame) -> str:
+    """One line per collective: size, time, algbw, busbw, the link roof, % of link, regime."""
+    rows = [
+        [
+            str(r["key"]),
+            format_si(float(r["size_bytes"]), "B"),
+            fmt_time(float(r["time_s"])),
+            format_bytes_per_s(_num(r["algbw_bytes_per_s"])),
+            format_bytes_per_s(_num(r["busbw_bytes_per_s"])),
+            format_bytes_per_s(_num(r["link_bytes_per_s"])),
+            _fmt_pct(r["pct_of_link"]),
+            str(r["regime"]) or "-",
+        ]
+        for _, r in table.iterrows()
+    ]
+    return render(rows, ["key", "size", "time", "algbw", "busbw", "link", "% link", "regime"])

@@ -3,7 +3,9 @@
 Prints the placement table (arithmetic intensity, achieved flop/s and bytes/s, attainable,
 percent of roof, bound; MBU / MFU for decode steps) against the measured roof (the run's
 calibration, else this machine's stored one for that device) and the datasheet roof, and writes
-the roofline figure (self-contained HTML) into the run directory.
+the roofline figure (self-contained HTML) into the run directory. A run with `kind: collectives`
+points also gets "collectives vs link": busbw against the datasheet link bandwidth per
+direction (NVLink / PCIe), % of link and the latency / bandwidth regime (roofline/links.py).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
     from roofline.devices import lookup
     from roofline.figure import roofline_figure
+    from roofline.links import place_collectives
     from roofline.ncu import load_csv, load_meta
     from roofline.ncu_kernels import kernel_table
     from roofline.place import place_kernels, place_points
@@ -82,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
     labels = roof_labels(roofs)
     placed = place_points(run_, roofs)
     notes += over_roof_notes(placed, labels, run_.device)
+    links = place_collectives(run_, lookup(info.name, kind=info.kind), info.kind, info.name, calibrated=cal is not None)
+    notes += links.notes
     kernels = None
     ncu_csv = args.ncu or _ncu_artifact(run_.artifacts, run_dir)
     if ncu_csv:
         kernels = place_kernels(kernel_table(load_csv(ncu_csv), origin=str(ncu_csv)), roofs)
         clock = load_meta(ncu_csv).get("clock_control", "unknown")
         notes.append(f"ncu kernels: clock control {clock} (base clocks run slower than the boost-clock roof)")
-    _print(args.format, placed, kernels, labels, info.name, roofs)
+    _print(args.format, placed, kernels, labels, info.name, roofs, links)
     if notes and args.format == "table":
         print(flags_text(notes, prefix="note"))
     elif notes:
@@ -144,13 +149,16 @@ def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
     return None
 
 
-def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any) -> None:
-    from roofline.table import placement_text
+def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, links: Any) -> None:
+    from roofline.table import collectives_text, placement_text
+    from roofline.units import format_bytes_per_s
 
     if fmt == "csv":
         print(placed.to_csv(index=False), end="")
         if kernels is not None:
             print(kernels.to_csv(index=False), end="")
+        if len(links.table):
+            print(links.table.to_csv(index=False), end="")
         return
     if fmt == "json":
         out = {
@@ -158,6 +166,10 @@ def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, 
             "roofs": {k: r.to_dict() for k, r in roofs.items()},
             "points": json.loads(placed.to_json(orient="records")),
             "kernels": json.loads(kernels.to_json(orient="records")) if kernels is not None else [],
+            "collectives": {
+                "link": links.roof.to_dict() if links.roof is not None else None,
+                "points": json.loads(links.table.to_json(orient="records")),
+            },
         }
         print(json.dumps(out, indent=1))
         return
@@ -171,3 +183,10 @@ def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, 
         print()
         print(f"kernels measured by ncu ({len(kernels)}):")
         print(placement_text(kernels, labels, name_col="name"))
+    if len(links.table):
+        print()
+        roof = links.roof
+        where = (f"{roof.label} link roof: {roof.fabric} {format_bytes_per_s(roof.bytes_per_s)} per direction "
+                 f"({roof.source})") if roof is not None else "no link roof"
+        print(f"collectives vs link ({len(links.table)}; busbw against the per-direction link; {where}):")
+        print(collectives_text(links.table))
