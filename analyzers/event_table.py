@@ -2,7 +2,8 @@
 
 Every column is a numpy array of the same length; times are int64 nanoseconds; names are ids
 into one string table (`names`); shape arguments of CPU ops (`Input Dims`, `Input type`,
-`Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON.
+`Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON;
+so are the args of collectives (`comm_id`: record_param_comms ops, gloo:* annotations).
 Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
 Optional columns a source has for some rows only (Nsight Systems' kernel launch configuration)
 live in `extra`, sparse: one value per row listed in `extra_rows` (sorted row indices);
@@ -35,6 +36,7 @@ class Kind(IntEnum):
 
 
 GPU_WORK_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+TEXT_ID_COLUMNS = ("dims_id", "types_id", "concrete_id", "comm_id")  # ids into args_text
 
 # Column name -> dtype. Order is the canonical column order.
 COLUMNS: dict[str, Any] = {
@@ -52,6 +54,7 @@ COLUMNS: dict[str, Any] = {
     "dims_id": np.int32,  # Input Dims (raw JSON) id into args_text, -1 when absent
     "types_id": np.int32,  # Input type
     "concrete_id": np.int32,  # Concrete Inputs
+    "comm_id": np.int32,  # a collective's args (JSON object) id into args_text, -1 when not one
     "rank": np.int32,
 }
 
@@ -185,7 +188,7 @@ def concat_tables(tables: list[EventTable]) -> EventTable:
             col = t.columns[k]
             if k == "name_id" and len(col):
                 col = name_map[col]
-            elif k in ("dims_id", "types_id", "concrete_id") and len(col):
+            elif k in TEXT_ID_COLUMNS and len(col):
                 col = np.where(col >= 0, text_map[np.maximum(col, 0)] if len(text_map) else -1, -1)
             parts[k].append(col.astype(COLUMNS[k], copy=False))
     cols = {k: np.concatenate(v) for k, v in parts.items()}

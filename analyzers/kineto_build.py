@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from analyzers.event_table import COLUMNS, GPU_WORK_KINDS, EventTable, Kind, TraceMeta
 from analyzers.kineto_columns import ARG, GET, ColumnReader, Rows
+from analyzers.kineto_decode import COMM_ARGS
 from analyzers.kineto_fields import Notes
 from analyzers.op_cost import OP_COSTS
 
@@ -44,7 +45,16 @@ CATEGORY_KIND: dict[str, Kind | None] = {
     "python_function": None,
 }
 _GPU_KINDS = np.asarray(GPU_WORK_KINDS, dtype=np.int8)
+COMM_OP = "record_param_comms"  # c10d's CPU op holding a collective's args (NCCL, some gloo)
+GLOO_PREFIX = "gloo:"  # gloo's annotation of the collective it runs (Input Dims / Input type)
+_COMM_FIELDS = (*COMM_ARGS.items(), ("dims", "Input Dims"), ("types", "Input type"))
 _DROP = -1
+
+
+def _comm_json(args: Any) -> bytes:
+    """A collective's args (raw JSON values) as one JSON object, keyed by Kineto's names."""
+    parts = [b'"%s":%s' % (key.encode(), bytes(ARG[f](args))) for f, key in _COMM_FIELDS if len(ARG[f](args))]
+    return b"{" + b",".join(parts) + b"}"
 
 
 class Interner:
@@ -78,6 +88,7 @@ class Builder:
         self.notes = notes
         self.read = ColumnReader(notes)
         self.wants_shape: list[bool] = []  # per name id: keep its shape arguments
+        self.comm_kind: list[int] = []  # per name id: the Kind whose rows of that name are collectives, -1 none
         self.parts: dict[str, list[npt.NDArray[Any]]] = {k: [] for k in COLUMNS if k != "rank"}
 
     def _kinds(self, cats: list[str]) -> npt.NDArray[np.int8]:
@@ -99,6 +110,8 @@ class Builder:
         table = self.names.table() if len(self.wants_shape) < len(self.names.ids) else []
         for name in table[len(self.wants_shape) :]:
             self.wants_shape.append(self.shapes == "all" or (self.shapes == "supported" and name in OP_COSTS))
+            gloo = isinstance(name, str) and name.startswith(GLOO_PREFIX)
+            self.comm_kind.append(int(Kind.CPU_OP) if name == COMM_OP else int(Kind.USER_ANNOTATION) if gloo else -1)
         return codes
 
     def _raw_ids(self, raws: list[Any]) -> npt.NDArray[np.int32]:
@@ -160,6 +173,10 @@ class Builder:
         want = (kind == Kind.CPU_OP) & np.asarray(self.wants_shape, dtype=bool)[codes]
         for col, field in (("dims_id", "dims"), ("types_id", "types"), ("concrete_id", "concrete")):
             cols[col] = self._subset(args, want, field, rows, names)
+        comm = kind == np.asarray(self.comm_kind, dtype=np.int8)[codes]
+        cols["comm_id"] = np.full(len(xs), -1, dtype=np.int64)
+        if comm.any():  # the few collective rows only: their args as one JSON object
+            cols["comm_id"][comm] = self._raw_ids([_comm_json(a) for a in itertools.compress(args, comm.tolist())])
         every_valid = bool(valid.all())
         for k, v in cols.items():
             self.parts[k].append(v if every_valid else v[valid])

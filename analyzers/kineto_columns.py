@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from analyzers.json_numbers import ABSENT, FROM_STRING, NOT_NUMBER, OK, OUT_OF_RANGE, us_to_ns
-from analyzers.kineto_decode import INT_ARGS, PHASES, XL, ArgsL, LooseEvents, X
+from analyzers.kineto_decode import COMM_ARGS, INT_ARGS, PHASES, XL, ArgsL, LooseEvents, X
 from analyzers.kineto_fields import INT64_MAX, MAX_WARNINGS, Notes, as_text, int_value
 
 GET = {k: operator.attrgetter(k) for k in ("cat", "name", "pid", "tid", "ts", "dur", "args")}
-ARG = {k: operator.attrgetter(k) for k in (*INT_ARGS, "dims", "types", "concrete")}
+ARG = {k: operator.attrgetter(k) for k in (*INT_ARGS, "dims", "types", "concrete", *COMM_ARGS)}
 _FIELD = {"external_id": "args.External id", "nbytes": "args.bytes", "correlation": "args.correlation",
           "stream": "args.stream", "device": "args.device", "pid": "pid", "tid": "tid"}  # fmt: skip
 

@@ -21,6 +21,9 @@ import msgspec
 PHASES_SKIPPED = ["B", "E", "i", "I", "C", "b", "n", "e", "s", "t", "f", "P", "O", "N", "D", "M", "V", "v", "R", "c", "(", ")"]
 PHASES = frozenset(["X", *PHASES_SKIPPED])
 INT_ARGS = ("correlation", "stream", "device", "external_id", "nbytes")
+# args of a collective (record_param_comms ops): raw JSON, read only for those rows
+COMM_ARGS = {"coll": "Collective name", "in_nelems": "In msg nelems", "out_nelems": "Out msg nelems",
+             "dtype": "dtype", "group_size": "Group size", "pg_name": "Process Group Name"}
 
 _NO_RAW = msgspec.Raw(b"")
 
@@ -36,6 +39,12 @@ class _Args(msgspec.Struct, gc=False):
     dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
+    coll: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Collective name")
+    in_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="In msg nelems")
+    out_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Out msg nelems")
+    dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
+    group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
+    pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
 
 
 class X(msgspec.Struct, tag_field="ph", tag="X", gc=False):
@@ -73,6 +82,12 @@ class ArgsL(msgspec.Struct, gc=False):
     dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
+    coll: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Collective name")
+    in_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="In msg nelems")
+    out_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Out msg nelems")
+    dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
+    group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
+    pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
 
 
 class XL(msgspec.Struct, gc=False):
@@ -116,6 +131,12 @@ class _ArgsR(msgspec.Struct, gc=False):
     dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
+    coll: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Collective name")
+    in_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="In msg nelems")
+    out_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Out msg nelems")
+    dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
+    group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
+    pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
 
 
 _XR_DEC = msgspec.json.Decoder(_XR)
@@ -152,7 +173,8 @@ def _one_event(raw: Any) -> Any:
     if bytes(r.args)[:1] == b"{":
         a = _ARGSR_DEC.decode(r.args)
         ints = {k: _value(getattr(a, k), -1) for k in INT_ARGS}
-        args = ArgsL(**ints, dims=a.dims, types=a.types, concrete=a.concrete)
+        raws = {k: getattr(a, k) for k in ("dims", "types", "concrete", *COMM_ARGS)}
+        args = ArgsL(**ints, **raws)
     elif len(r.args):
         args = _value(r.args, None)
     return XL(

@@ -108,7 +108,7 @@ def _gpu_columns(export: Export, names: Names) -> tuple[Columns, int]:
 
 
 # columns an nsys table never fills: one shared read-only -1 per column instead of n copies
-_CONSTANT = ("external_id", "dims_id", "types_id", "concrete_id")
+_CONSTANT = ("external_id", "dims_id", "types_id", "concrete_id", "comm_id")
 
 
 class _Assembly:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from analyzers.collectives import collective_summary
 from analyzers.event_table import EventTable
 from analyzers.idle import idle_breakdown
 from analyzers.kernel_summary import category_summary, kernel_summary
@@ -25,6 +26,7 @@ ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {
     "ops": op_throughput,
     "overlap": comm_overlap,
     "skew": rank_skew,
+    "collectives": collective_summary,
 }
 
 
