@@ -108,6 +108,8 @@ def empty_reason(name: str, table: EventTable, range_pattern: str | None = None)
             return f"(no rows: no annotation name matches --range '{range_pattern}')"
     if name == "ops":
         return f"(no rows: no CPU op {_SUPPORTED_OPS} with recorded shapes (profile with record_shapes=True))"
+    if name == "collectives":
+        return "(no rows: no collective calls in the trace: record_param_comms ops or gloo:* annotations)"
     if name == "skew":
         return "(no rows: no rank has GPU ops)"
     return "(no rows)"
