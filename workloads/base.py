@@ -138,7 +138,7 @@ class Prepared:
 
     fn: Callable[[], Any]
     cost: Cost
-    check: Callable[[], Numerics] | None = None
+    check: Callable[[], Numerics | None] | None = None
     metrics: Callable[[Measurement], dict[str, Any]] | None = None
     context: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     params_extra: dict[str, Any] = field(default_factory=dict)  # facts found while building

@@ -35,6 +35,7 @@ from workloads.decode_spec import DecodeSpec, tp_problem
 from workloads.decode_tp import (
     TPState,
     all_reduce_sum,
+    build_shard,
     collective_share,
     gather_objects,
     local_config,
@@ -44,7 +45,7 @@ from workloads.dtypes import DTYPE_BYTES
 from workloads.models.build import build_model
 from workloads.models.config import ModelConfig
 from workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
-from workloads.models.fit import check_fits
+from workloads.models.fit import check_fits, device_memory, refusal
 from workloads.models.generate import generate, prefill
 from workloads.models.model import Transformer
 from workloads.models.moe_layer import MoEFeedForward
@@ -159,7 +160,7 @@ class DecodePoint:
 
     # --- numerics -----------------------------------------------------------------------------
     @torch.no_grad()
-    def check(self) -> Numerics:
+    def check(self) -> Numerics | None:
         if self.tp is not None:
             return self.tp_check()
         steps = min(CHECK_STEPS, self.steps)
@@ -175,12 +176,19 @@ class DecodePoint:
                        f"full recompute of the {self.prompt_len + steps} tokens without the KV cache")
 
     @torch.no_grad()
-    def tp_check(self) -> Numerics:
+    def tp_check(self) -> Numerics | None:
         """Every rank: greedy tokens and prefill logits of the split model vs the one-rank model's;
-        then the timed generations (they run collectives, so on every rank, here), gathered."""
+        then the timed generations (they run collectives, so on every rank, here), gathered.
+        Without a reference (shard-only build) only the generations: no numerics."""
         tp = self.tp
         assert tp is not None
         got = generate(self.model, self.stepper, self.prompt, self.steps, keep_tokens=True)
+        tp.tokens = got.tokens.tolist()
+        if tp.ref_tokens is None or tp.ref_logits is None:  # shard-only build: no reference
+            generate(self.model, self.stepper, self.prompt, self.steps)  # warm
+            mine = [generate(self.model, self.stepper, self.prompt, self.steps).times_s for _ in range(tp.reps)]
+            tp.generations = gather_objects(mine)
+            return None
         match = bool(torch.equal(got.tokens, tp.ref_tokens))
         num = compare(prefill(self.model, self.prompt), tp.ref_logits, DECODE_TOL[self.dtype],
                       "the one-rank model's prefill logits and greedy tokens (same seed)")
@@ -254,7 +262,11 @@ class DecodePoint:
         ceiling, problem = device_ceiling(self.device, self.dtype)
         out = tp_decode_metrics(tp.generations, self.batch, local, (timed_cost.flop, timed_cost.bytes),
                                 measurement.median_s if measurement.samples_s else None, ceiling, problem)
-        out.update(tokens_match=tp.tokens_match, timed=timed, cache_len=self.cache_len, mean_context=mean_context,
+        if tp.no_reference is None:
+            out["tokens_match"] = tp.tokens_match
+        else:
+            out["numerics_skipped"] = tp.no_reference
+        out.update(greedy_tokens=tp.tokens, timed=timed, cache_len=self.cache_len, mean_context=mean_context,
                    mode=self.stepper.mode, generations=[[list(g) for g in gens] for gens in tp.generations])
         return out
 
@@ -277,20 +289,36 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     tp = tp_world(spec.tp, cfg)
     dtype, batch, plen, steps = p["dtype"], p["batch"], p["prompt_len"], p["decode_steps"]
     b = DTYPE_BYTES[dtype][0]
-    check_fits(f"{cfg.name} {dtype}", memory_estimate(cfg, batch, plen + steps, plen, b), ctx.device)
-    model = build_model(cfg, dtype, ctx.device, ctx.seed)
+    label = f"{cfg.name} {dtype}"
+    full_estimate = memory_estimate(cfg, batch, plen + steps, plen, b)
+    reference = tp is None or reference_fits(spec.tp_reference, label, full_estimate, ctx.device)
+    if reference:
+        check_fits(label, full_estimate, ctx.device)
+    else:
+        assert tp is not None
+        check_fits(f"{label} (tp {tp[1]} shard)",
+                   memory_estimate(local_config(cfg, tp[1]), batch, plen + steps, plen, b), ctx.device)
     gen = torch.Generator(device=ctx.device).manual_seed(ctx.seed + 1)
     prompt = torch.randint(cfg.vocab_size, (batch, plen), generator=gen, device=ctx.device)
     state = None
-    if tp is not None:  # the one-rank reference on every rank, then keep this rank's shard
+    if tp is None:
+        model = build_model(cfg, dtype, ctx.device, ctx.seed)
+    elif reference:  # the one-rank reference on every rank, then keep this rank's shard
+        model = build_model(cfg, dtype, ctx.device, ctx.seed)
         state = reference_run(model, prompt, steps, ctx.device, spec.generate_reps)
         model = shard_model(model, tp[1], tp[0], all_reduce_sum)
+    else:  # only this rank's shard, the same weights; no reference to check against
+        model = build_shard(cfg, dtype, ctx.device, ctx.seed, tp[1], tp[0], all_reduce_sum)
+        state = TPState(ref_tokens=None, ref_logits=None, reps=spec.generate_reps, no_reference=NO_REFERENCE[spec.tp_reference])
+    if tp is not None:
         cfg = local_config(cfg, tp[1])
     model.setup_caches(batch, plen + steps)
     model.set_decode_attention(p["decode_attention"])
     dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device,
                      state)
     facts: dict[str, Any] = {"cache_len": dp.cache_len, **dp.attention_backends()}
+    if tp is not None:
+        facts["tp_reference"] = "full" if reference else "none"
     if cfg.is_moe:
         facts["moe_decode_impl"] = dp._moe_impl()
     if spec.layer_ranges and p["mode"] == "eager":
@@ -307,6 +335,23 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         params_extra=facts,
         trace_metrics=functools.partial(collective_share, label=point.key) if tp is not None else None,
     )
+
+
+NO_REFERENCE = {  # why a shard-only tp point has no reference check, by tp_reference
+    "auto": ("the full model does not fit one device; the reference check runs where it fits, "
+             "e.g. examples/tp-decode-cpu.yaml"),
+    "none": ("tp_reference: none; the reference check runs with tp_reference full or auto where the "
+             "full model fits, e.g. examples/tp-decode-cpu.yaml"),
+}
+
+
+def reference_fits(choice: str, label: str, estimate: Any, device: str) -> bool:
+    """Whether a tp point builds the full model as its reference: `full` always (the memory check
+    refuses it if it does not fit), `none` never, `auto` when it fits one device."""
+    if choice != "auto":
+        return choice == "full"
+    free, total, where = device_memory(device)
+    return refusal(label, estimate, free, total, where) is None
 
 
 def tp_world(tp: int, cfg: ModelConfig) -> tuple[int, int] | None:

@@ -11,6 +11,7 @@
       generate_reps: 3             # timed generations for TTFT / TPOT / ITL
       layer_ranges: false          # an NVTX range per layer (eager only)
       tp: 1                        # tensor parallel over this many ranks (= launch.nproc, or 1)
+      tp_reference: auto           # auto | full | none: build the whole model as the tp check's reference
 
 The KV cache holds prompt_len + decode_steps tokens; the timed decode step is the last one
 (its context is the whole cache). `tp: N` (docs/multi-gpu.md) splits a dense model's heads and
@@ -66,6 +67,9 @@ class DecodeSpec(ModelWorkloadSpec):
     generate_reps: int = Field(3, ge=1, le=1000)
     layer_ranges: bool = False
     tp: int = Field(1, ge=1, le=1024)  # tensor-parallel ranks (workloads/decode_tp.py)
+    # tp > 1: full = every rank builds and runs the whole model as the token check's reference;
+    # none = every rank builds only its shard, no check; auto = full when the whole model fits one device
+    tp_reference: Literal["auto", "full", "none"] = "auto"
 
     runner: ClassVar[str] = "workloads.decode:prepare"
 

@@ -1,6 +1,9 @@
 """Tensor-parallel decode (`tp: N`, Megatron-style): shard the dense model, check its tokens.
 
-Every rank builds the same full model from the seed and keeps its shard:
+Every rank builds the same full model from the seed, runs it once as the reference and keeps its
+shard (`tp_reference: full`), or, when the full model does not fit one device (`auto`) or on
+request (`none`), builds only its shard (`build_shard`: the blocked seeded weights of
+workloads/models/blocked_init.py, bit-identical to the full model's slices) and skips the check:
 - attention: rank r keeps query heads [r H/N, (r+1) H/N) and kv heads [r H_kv/N, (r+1) H_kv/N)
   (the rows of the fused wqkv, and its bias; GQA groups stay on one rank) and the matching
   input columns of wo (row-parallel): its output is a partial sum -> all_reduce(sum);
@@ -21,6 +24,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from workloads.dtypes import torch_dtype
+from workloads.models.blocked_init import fill_blocked
 from workloads.models.config import ModelConfig
 from workloads.models.model import Block, Transformer
 from workloads.models.moe_layer import FeedForward
@@ -30,11 +35,13 @@ from workloads.models.moe_layer import FeedForward
 class TPState:
     """One rank's tensor-parallel facts: the one-rank reference, then what tp_check gathered."""
 
-    ref_tokens: Tensor  # [B, 1 + steps] greedy tokens of the whole model
-    ref_logits: Tensor  # [B, V] its prefill logits
+    ref_tokens: Tensor | None  # [B, 1 + steps] greedy tokens of the whole model (None: no reference)
+    ref_logits: Tensor | None  # [B, V] its prefill logits
     reps: int  # timed generations per rank
+    no_reference: str | None = None  # why the reference check is skipped
     generations: list[list[list[float]]] = field(default_factory=list)  # [rank][rep] token times
     tokens_match: bool | None = None  # on every rank
+    tokens: list[list[int]] = field(default_factory=list)  # this rank's greedy tokens of the split model
 
 
 def local_config(cfg: ModelConfig, tp: int) -> ModelConfig:
@@ -83,11 +90,33 @@ def shard_model(full: Transformer, tp: int, rank: int, reduce: Callable[[Tensor]
         for name in ("w1", "w3"):
             getattr(m, name).weight = _param(getattr(fm, name).weight[rank * f:(rank + 1) * f])
         m.w2.weight = _param(fm.w2.weight[:, rank * f:(rank + 1) * f])
-        a.register_forward_hook(lambda _mod, _args, out: reduce(out))
-        m.register_forward_hook(lambda _mod, _args, out: reduce(out))
     meta = [n for n, p in local.named_parameters() if p.is_meta]
     assert not meta, f"unsharded parameters: {meta}"
-    return local.eval()
+    return add_reduce_hooks(local, reduce).eval()
+
+
+def add_reduce_hooks(local: Transformer, reduce: Callable[[Tensor], Tensor]) -> Transformer:
+    """Apply `reduce` to the output of every attention and MLP of shard `local`."""
+    for block in local.layers:
+        assert isinstance(block, Block)
+        block.attention.register_forward_hook(lambda _mod, _args, out: reduce(out))
+        block.feed_forward.register_forward_hook(lambda _mod, _args, out: reduce(out))
+    return local
+
+
+@torch.no_grad()
+def build_shard(cfg: ModelConfig, dtype: str, device: str, seed: int, tp: int, rank: int,
+                reduce: Callable[[Tensor], Tensor]) -> Transformer:
+    """Rank `rank`'s shard of the full model `cfg`, built alone: the same weights as
+    shard_model(build_model(cfg, dtype, device, seed), ...) without the full model in memory."""
+    with torch.device("meta"):
+        local = Transformer(local_config(cfg, tp))
+    local = local.to(dtype=torch_dtype(dtype))
+    local.to_empty(device=device)
+    local.tie_weights()
+    fill_blocked(local, cfg, seed, tp, rank)
+    local.requires_grad_(False)
+    return add_reduce_hooks(local, reduce).eval()
 
 
 def all_reduce_sum(t: Tensor) -> Tensor:

@@ -140,3 +140,46 @@ def test_cpu_example_two_ranks_tokens_equal_one_rank(tmp_path: Path) -> None:
         assert m["ttft_s"] >= max(m["rank0_ttft_s"], m["rank1_ttft_s"]) * (1 - 1e-9)
         assert len(m["generations"]) == 2 and len(m["generations"][0][0]) == m["output_tokens"]
         assert m["weight_bytes_per_step"] > 0 and 0 < m["collective_share"] < 1
+
+
+@pytest.mark.parametrize(("tp", "dtype"), [(2, "fp32"), (4, "bf16")])
+def test_a_shard_built_alone_equals_the_slice_of_the_full_model(tp: int, dtype: str) -> None:
+    from workloads.decode_tp import build_shard
+
+    cfg = PRESETS["tiny"]
+    if cfg.n_kv_heads % tp:
+        cfg = dataclasses.replace(cfg, n_kv_heads=4)
+    full = build_model(cfg, dtype, "cpu", seed=7)
+    for r in range(tp):
+        sliced = dict(shard_model(full, tp, r, lambda t: t).named_parameters())
+        alone = dict(build_shard(cfg, dtype, "cpu", 7, tp, r, lambda t: t).named_parameters())
+        assert sliced.keys() == alone.keys()
+        for name, p in alone.items():
+            assert torch.equal(p, sliced[name]), (r, name)
+    other = build_shard(cfg, dtype, "cpu", 8, tp, r, lambda t: t)  # another seed, other weights
+    assert not torch.equal(dict(other.named_parameters())["layers.0.attention.wqkv.weight"],
+                           alone["layers.0.attention.wqkv.weight"])
+
+
+def test_tp_reference_none_gives_the_tokens_of_full(tmp_path: Path) -> None:
+    pytest.importorskip("torch.distributed")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: tpref\ndevice: cpu\nseed: 0\ncpu_threads: 1\nlaunch: {nproc: 2, point_timeout_s: 120}\n"
+        "timing: {warmup_s: 0.01, budget_s: 0.05, min_reps: 3, max_reps: 20}\n"
+        + "".join(f"  - kind: decode\n    name: {ref}\n    model: {{preset: tiny}}\n    tp: 2\n    batch: [2]\n"
+                  f"    prompt_len: [8]\n    decode_steps: [4]\n    generate_reps: 1\n    tp_reference: {ref}\n"
+                  for ref in ("full", "none")).join(["workloads:\n", ""]))
+    cmd = [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(tmp_path / "out"), "--no-store",
+           "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
+    full, none = load_run(Path(proc.stdout.strip().splitlines()[-1])).points
+    assert full.status == none.status == "ok", (full.error, none.error)
+    assert full.params["tp_reference"] == "full" and none.params["tp_reference"] == "none"
+    assert full.metrics["tokens_match"] is True and full.numerics is not None
+    assert "tokens_match" not in none.metrics and none.numerics is None
+    assert none.metrics["numerics_skipped"].startswith("tp_reference: none")
+    assert len(full.metrics["greedy_tokens"]) == 2 and len(full.metrics["greedy_tokens"][0]) == 5
+    assert none.metrics["greedy_tokens"] == full.metrics["greedy_tokens"]

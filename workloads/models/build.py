@@ -1,7 +1,9 @@
 """Build a Transformer with seeded random weights directly on the device (nothing downloaded).
 
 The module is created on the meta device (no memory), moved to the target dtype, materialized
-empty on the device and filled in place: weights ~ N(0, 0.02^2), norms 1, biases 0.
+empty on the device and filled in place: weights ~ N(0, 0.02^2), norms 1, biases 0, drawn in
+blocks (workloads/models/blocked_init.py) so that a tensor-parallel rank can build its shard alone
+with the same values. `init_weights` (one generator over all parameters) fills other modules.
 Random weights are the norm for performance work (vLLM / SGLang `--load-format dummy`).
 """
 
@@ -10,10 +12,11 @@ from __future__ import annotations
 import torch
 
 from workloads.dtypes import torch_dtype
+from workloads.models.blocked_init import INIT_STD, fill_blocked
 from workloads.models.config import ModelConfig
 from workloads.models.model import Transformer
 
-INIT_STD = 0.02
+__all__ = ["INIT_STD", "build_model", "init_weights"]
 
 
 def build_model(cfg: ModelConfig, dtype: str, device: str, seed: int) -> Transformer:
@@ -22,7 +25,7 @@ def build_model(cfg: ModelConfig, dtype: str, device: str, seed: int) -> Transfo
     model = model.to(dtype=torch_dtype(dtype))
     model.to_empty(device=device)
     model.tie_weights()  # to_empty makes new tensors per module: tie again
-    init_weights(model, seed)
+    fill_blocked(model, cfg, seed)
     model.requires_grad_(False)
     return model.eval()
 
