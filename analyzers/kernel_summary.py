@@ -93,11 +93,17 @@ def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, count
         {
             "grid": dims(best[:, 0:3]),
             "block": dims(best[:, 3:6]),
-            "registers": np.where(best[:, 6] >= 0, best[:, 6], -1),
-            "shared_bytes": np.where(best[:, 7] >= 0, best[:, 7] + np.maximum(best[:, 8], 0), -1),
+            # absent (a memcpy, a Kineto kernel): NA, shown as "-" and written as null
+            "registers": _nullable(best[:, 6], best[:, 6] >= 0),
+            "shared_bytes": _nullable(best[:, 7] + np.maximum(best[:, 8], 0), best[:, 7] >= 0),
             "configs": np.bincount(g, minlength=len(start)),
         }
     )
+
+
+def _nullable(values: np.ndarray, present: np.ndarray) -> pd.arrays.IntegerArray:
+    """Integers with NA where not `present` (nullable Int64)."""
+    return pd.arrays.IntegerArray(values.astype(np.int64), ~present)
 
 
 def category_summary(table: EventTable) -> pd.DataFrame:

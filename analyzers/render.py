@@ -23,7 +23,7 @@ def _si(value: float, unit: str) -> str:
 
 
 def _cell(col: str, value: Any) -> str:
-    if isinstance(value, (float, np.floating)) and math.isnan(value):
+    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and math.isnan(value)):
         return "-"
     if col.endswith("_ns"):
         return _time(float(value))
