@@ -8,11 +8,11 @@ at least as new as the report is used as it is, without nsys.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from perfkit.core.cuda_tools import find_cuda_tool
 from perfkit.core.errors import TraceError
 
 NSYS_SEARCH = ("/usr/local/cuda/bin/nsys",)
@@ -21,14 +21,7 @@ EXPORT_TIMEOUT_S = 1800
 
 def find_nsys() -> str | None:
     """The nsys executable: PATH, $CUDA_HOME/bin, /usr/local/cuda/bin; None when absent."""
-    found = shutil.which("nsys")
-    if found:
-        return found
-    candidates = [os.path.join(os.environ[v], "bin", "nsys") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    for path in [*candidates, *NSYS_SEARCH]:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+    return find_cuda_tool("nsys", NSYS_SEARCH)
 
 
 def export_command(nsys: str, report: Path, out: Path) -> list[str]:

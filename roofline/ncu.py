@@ -12,8 +12,6 @@ measured at boost clocks understates them. The clock control used is recorded be
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.atomic import write_bytes_atomic, write_json_atomic
+from perfkit.core.cuda_tools import find_cuda_tool
 from perfkit.core.errors import DeviceError
 from roofline.ncu_csv import load_csv as _load_csv
 
@@ -49,14 +48,7 @@ NCU_SEARCH = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 
 def find_ncu() -> str | None:
     """Path of the ncu executable: PATH, $CUDA_HOME/bin, /usr/local/cuda/bin; None if absent."""
-    found = shutil.which("ncu")
-    if found:
-        return found
-    candidates = [os.path.join(os.environ[v], "bin", "ncu") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    for path in [*candidates, *NCU_SEARCH]:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+    return find_cuda_tool("ncu", NCU_SEARCH)
 
 
 def ncu_available() -> bool:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -50,3 +53,22 @@ def tcp_port(text: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"{value} is above 65535; give a TCP port 1-65535")
     return value
+
+
+def output_dir(text: str) -> Path:
+    """--out: a directory perfkit can write in (made if missing), checked before any work."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; pass a directory (it is created if missing)")
+    base = path
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise argparse.ArgumentTypeError(f"{base} (in {text}) is a file; pass a directory path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".perfkit-probe.", dir=base)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write in {base} ({exc.strerror}); pass a directory you can write to") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path

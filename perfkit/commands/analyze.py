@@ -14,35 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfkit.commands._types import non_negative_int, regex
+from perfkit.commands._types import non_negative_int, output_dir, regex
 
 DEFAULT_TOP = 15
-
-
-def output_dir(text: str) -> Path:
-    """--out: a directory perfkit can write in (made if missing), checked before any work."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file; pass a directory (it is created if missing)")
-    base = path
-    while not base.exists() and base != base.parent:
-        base = base.parent
-    if not base.is_dir():
-        raise argparse.ArgumentTypeError(f"{base} (in {text}) is a file; pass a directory path")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".perfkit-probe.", dir=base)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot write in {base} ({exc.strerror}); pass a directory you can write to") from None
-    os.close(fd)
-    os.unlink(probe)
-    return path
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
