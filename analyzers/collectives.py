@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind
+from analyzers.event_table import EventTable, Kind, member
 
 COLLECTIVE_COLUMNS = [
     "rank", "collective", "dtype", "message_bytes", "group_size", "timed_on",
@@ -62,7 +62,7 @@ def collective_calls(table: EventTable) -> pd.DataFrame:
     cpu_op = comm & (table["kind"] == Kind.CPU_OP)
     rank = table["rank"]
     ranks_with_ops = set(np.unique(rank[cpu_op]).tolist())
-    gloo = comm & (table["kind"] == Kind.USER_ANNOTATION) & ~np.isin(rank, list(ranks_with_ops))
+    gloo = comm & (table["kind"] == Kind.USER_ANNOTATION) & ~member(rank, sorted(ranks_with_ops))
     rows = np.flatnonzero(cpu_op | gloo)
     kernels = np.flatnonzero(table.mask_kind(Kind.KERNEL) & (table["external_id"] > 0))
     gpu_ns: dict[tuple[int, int], int] = {}

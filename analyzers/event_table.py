@@ -5,6 +5,10 @@ into one string table (`names`); shape arguments of CPU ops (`Input Dims`, `Inpu
 `Concrete Inputs`) are ids into a second string table (`args_text`) holding their raw JSON;
 so are the args of collectives (`comm_id`: record_param_comms ops, gloo:* annotations).
 Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
+COLUMNS gives each column's widest dtype; the integer columns of NARROW_COLUMNS are stored in
+the smallest signed integer dtype that holds their values (`narrow_columns`: an export's stream
+ids fit int8, its ranks int8, its thread ids int32, its durations int32), so analyzers must not
+assume their width: cast to int64 before arithmetic that could leave that range.
 Optional columns a source has for some rows only (Nsight Systems' kernel launch configuration)
 live in `extra`, sparse: one value per row listed in `extra_rows` (sorted row indices);
 `extra_at(name, rows)` reads them (-1 for a row without one). Kineto tables have none.
@@ -57,6 +61,36 @@ COLUMNS: dict[str, Any] = {
     "comm_id": np.int32,  # a collective's args (JSON object) id into args_text, -1 when not one
     "rank": np.int32,
 }
+# stored narrowed to the values they hold; ts_ns stays int64. dur_ns is int32 when every duration
+# is under 2**31 ns (2.1 s): a sum of durations must be taken in int64 (np.sum and np.cumsum
+# promote by themselves; cast first for np.add.reduceat / np.add.at / pandas).
+NARROW_COLUMNS = ("dur_ns", "pid", "tid", "stream", "device", "correlation", "external_id", "bytes", "rank")
+_SIGNED = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
+
+
+def int_dtype_for(lo: int, hi: int) -> np.dtype[Any]:
+    """The smallest signed integer dtype holding every value in [lo, hi] and -1 (the NA)."""
+    lo, hi = min(int(lo), -1), max(int(hi), -1)
+    return next(dt for dt in _SIGNED if np.iinfo(dt).min <= lo and hi <= np.iinfo(dt).max)
+
+
+def narrowest(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """`values` in the smallest signed integer dtype that holds them (the same array when it is)."""
+    if len(values) == 0 or values.dtype.kind not in "iu":
+        return values
+    if values.strides == (0,):  # a broadcast constant: narrow the one value
+        dt = int_dtype_for(values[0], values[0])
+        return values if dt.itemsize >= values.dtype.itemsize else np.broadcast_to(values[:1].astype(dt), values.shape)
+    dt = int_dtype_for(values.min(), values.max())
+    return values.astype(dt) if dt.itemsize < values.dtype.itemsize else values
+
+
+def narrow_columns(columns: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+    """The NARROW_COLUMNS of `columns` narrowed (one column at a time, so memory peaks at one copy)."""
+    for k in NARROW_COLUMNS:
+        if k in columns:
+            columns[k] = narrowest(columns[k])
+    return columns
 
 
 @dataclass(frozen=True)
@@ -105,6 +139,9 @@ class EventTable:
         missing = set(COLUMNS) - set(self.columns)
         if missing:
             raise ValueError(f"EventTable lacks columns {sorted(missing)}")
+        odd = [k for k, v in self.columns.items() if v.dtype.kind != "i"]
+        if odd:
+            raise ValueError(f"EventTable columns {odd} are not signed integers")
 
     def __len__(self) -> int:
         return len(self.columns["ts_ns"])
@@ -126,7 +163,7 @@ class EventTable:
         return table[np.asarray(ids, dtype=np.int64)] if len(table) else np.empty(0, dtype=object)
 
     def mask_kind(self, *kinds: Kind) -> npt.NDArray[np.bool_]:
-        return np.isin(self.columns["kind"], np.asarray([int(k) for k in kinds], dtype=np.int8))
+        return member(self.columns["kind"], [int(k) for k in kinds])
 
     def gpu_mask(self) -> npt.NDArray[np.bool_]:
         """GPU work: kernels, memcpy and memset (not sync records, not annotations)."""
@@ -135,7 +172,7 @@ class EventTable:
     def with_rank(self, rank: int) -> EventTable:
         """The same events labelled as `rank` (for files that do not name their rank)."""
         cols = dict(self.columns)
-        cols["rank"] = np.full(len(self), rank, dtype=np.int32)
+        cols["rank"] = np.full(len(self), rank, dtype=int_dtype_for(rank, rank))
         meta = tuple(replace(m, rank=rank) for m in self.meta)
         return EventTable(cols, self.names, self.args_text, meta, self.extra, self.extra_rows)
 
@@ -161,13 +198,51 @@ class EventTable:
 
     def extra_at(self, name: str, rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """Values of extra column `name` at `rows` (-1 where a row has none)."""
-        values = self.extra[name]
+        return self.extras_at((name,), rows)[name]
+
+    def extras_at(self, names: tuple[str, ...], rows: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
+        """Values of several extra columns at `rows` (-1 where a row has none), rows located once."""
         pos = self._extra_pos(rows)
-        return np.where(pos >= 0, values[np.maximum(pos, 0)] if len(values) else -1, -1).astype(values.dtype)
+        has = pos >= 0
+        safe = np.maximum(pos, 0)
+        out = {}
+        for name in names:
+            values = self.extra[name]
+            picked = values[safe] if len(values) else np.full(len(pos), -1, dtype=values.dtype)
+            out[name] = np.where(has, picked, -1).astype(values.dtype, copy=False)
+        return out
 
     def name_ids_matching(self, predicate: Any) -> npt.NDArray[np.int32]:
         """Ids of the names for which `predicate(name)` is true (runs once per unique name)."""
         return np.asarray([i for i, n in enumerate(self.names) if predicate(n)], dtype=np.int32)
+
+
+_BLOCK = 1 << 20  # rows per block of `member`'s lookup
+
+
+def member(values: npt.NDArray[Any], ids: Any) -> npt.NDArray[np.bool_]:
+    """`np.isin(values, ids)` for a table-length integer column without its temporaries
+    (np.isin copies a column to int64 and sorts: ~13 bytes per row, where this needs 1)."""
+    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    out = np.zeros(len(values), dtype=bool)
+    if len(ids) == 0 or len(values) == 0:
+        return out
+    if len(ids) <= 4:
+        for i in ids.tolist():
+            out |= values == i
+        return out
+    lo, hi = int(ids[0]), int(ids[-1])
+    if hi - lo > 1 << 24:  # sparse, wide ids: sort-based, one block at a time
+        for a in range(0, len(values), _BLOCK):
+            out[a : a + _BLOCK] = np.isin(values[a : a + _BLOCK], ids)
+        return out
+    lut = np.zeros(hi - lo + 1, dtype=bool)
+    lut[ids - lo] = True
+    for a in range(0, len(values), _BLOCK):
+        v = values[a : a + _BLOCK].astype(np.int64) - lo
+        inside = (v >= 0) & (v <= hi - lo)
+        out[a : a + _BLOCK] = inside & lut[np.where(inside, v, 0)]
+    return out
 
 
 def empty_columns(n: int = 0) -> dict[str, npt.NDArray[Any]]:
@@ -190,8 +265,8 @@ def concat_tables(tables: list[EventTable]) -> EventTable:
                 col = name_map[col]
             elif k in TEXT_ID_COLUMNS and len(col):
                 col = np.where(col >= 0, text_map[np.maximum(col, 0)] if len(text_map) else -1, -1)
-            parts[k].append(col.astype(COLUMNS[k], copy=False))
-    cols = {k: np.concatenate(v) for k, v in parts.items()}
+            parts[k].append(col)
+    cols = narrow_columns({k: np.concatenate(v) for k, v in parts.items()})
     meta = tuple(m for t in tables for m in t.meta)
     return EventTable(cols, tuple(names), tuple(texts), meta, *_concat_extra(tables))
 

@@ -41,26 +41,34 @@ def stream_order(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return order, same, prev_end
 
 
-def idle_gaps(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per GPU op after the first on its stream: rank, stream, gap_ns, cause."""
-    ops = gpu_ops(table) if ops is None else ops
+def _gap_causes(ops: pd.DataFrame, kernel_wait_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(order by rank, stream, ts; same-stream flag; gap_ns; cause code) per op in that order."""
     order, same, prev_end = stream_order(ops)
     ts = ops["ts_ns"].to_numpy()[order]
     gap = np.where(same, np.maximum(ts - prev_end, 0), 0)
-    linked = ops["launch_row"].to_numpy()[order] >= 0
-    host = same & linked & (ops["launch_ts_ns"].to_numpy()[order] > prev_end)
+    host = same & (ops["launch_row"].to_numpy()[order] >= 0) & (ops["launch_ts_ns"].to_numpy()[order] > prev_end)
+    del ts, prev_end
     kernel = same & ~host & (gap < kernel_wait_ns)
-    cause = np.where(host, 0, np.where(kernel, 1, 2)).astype(np.int8)
-    out = pd.DataFrame(
+    cause = np.full(len(order), 2, dtype=np.int8)
+    cause[kernel] = 1
+    cause[host] = 0
+    return order, same, gap, cause
+
+
+def idle_gaps(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per GPU op after the first on its stream: rank, stream, gap_ns, cause."""
+    ops = gpu_ops(table) if ops is None else ops
+    order, same, gap, cause = _gap_causes(ops, kernel_wait_ns)
+    pick = order[same]
+    return pd.DataFrame(
         {
-            "rank": ops["rank"].to_numpy()[order],
-            "stream": ops["stream"].to_numpy()[order],
-            "ts_ns": ts,
-            "gap_ns": gap,
-            "cause": pd.Categorical.from_codes(cause, categories=pd.Index(list(CAUSES))),
+            "rank": ops["rank"].to_numpy()[pick],
+            "stream": ops["stream"].to_numpy()[pick],
+            "ts_ns": ops["ts_ns"].to_numpy()[pick],
+            "gap_ns": gap[same],
+            "cause": pd.Categorical.from_codes(cause[same], categories=pd.Index(list(CAUSES))),
         }
     )
-    return out[same].reset_index(drop=True)
 
 
 def idle_breakdown(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -68,17 +76,16 @@ def idle_breakdown(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops:
     ops = gpu_ops(table) if ops is None else ops
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in IDLE_COLUMNS})
-    span = ops.groupby(["rank", "stream"]).agg(first=("ts_ns", "min"), last=("end_ns", "max"))
-    gaps = idle_gaps(table, kernel_wait_ns, ops)
-    table_ = gaps.pivot_table(index=["rank", "stream"], columns="cause", values="gap_ns", aggfunc="sum", fill_value=0, observed=False)
-    out = pd.DataFrame(index=span.index)
-    out["span_ns"] = span["last"] - span["first"]
-    for cause in CAUSES:
-        col = table_[cause] if cause in table_.columns else pd.Series(0, index=table_.index)
-        out[f"{cause}_ns"] = col.reindex(out.index, fill_value=0).astype(np.int64)
+    order, same, gap, cause = _gap_causes(ops, kernel_wait_ns)
+    starts = np.flatnonzero(~same)  # first op of each (rank, stream), in (rank, stream) order
+    out = pd.DataFrame({"rank": ops["rank"].to_numpy()[order[starts]], "stream": ops["stream"].to_numpy()[order[starts]]})
+    first = ops["ts_ns"].to_numpy()[order[starts]]
+    out["span_ns"] = np.maximum.reduceat(ops["end_ns"].to_numpy()[order], starts) - first
+    for code, name in enumerate(CAUSES):
+        out[f"{name}_ns"] = np.add.reduceat(np.where(cause == code, gap, 0), starts)  # exact int64 sums
     out["idle_ns"] = out["host_wait_ns"] + out["kernel_wait_ns"] + out["other_ns"]
     idle = out["idle_ns"].where(out["idle_ns"] > 0)
-    for cause in CAUSES:
-        out[f"{cause}_pct"] = 100.0 * out[f"{cause}_ns"] / idle
-    out["gaps"] = gaps.groupby(["rank", "stream"]).size().reindex(out.index, fill_value=0)
-    return out.reset_index()[IDLE_COLUMNS]
+    for name in CAUSES:
+        out[f"{name}_pct"] = 100.0 * out[f"{name}_ns"] / idle
+    out["gaps"] = np.add.reduceat(same.astype(np.int64), starts)
+    return out[IDLE_COLUMNS]

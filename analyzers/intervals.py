@@ -47,33 +47,54 @@ def segmented_cummax(groups: npt.ArrayLike, values: npt.ArrayLike) -> I64:
         return v.copy()
     lo = int(v.min())
     width = int(v.max()) - lo + 1
-    codes = np.concatenate([[0], np.cumsum(g[1:] != g[:-1])])
+    codes = np.zeros(len(g), dtype=np.int64)  # group ordinal: 0, 1, 2, ...
+    np.not_equal(g[1:], g[:-1], out=codes[1:], casting="unsafe")
+    np.cumsum(codes, out=codes)
     if int(codes[-1]) * width < (1 << 62):  # shift each group above the previous: one pass
-        shifted = (v - lo) + codes * width
-        return np.maximum.accumulate(shifted) - codes * width + lo
+        codes *= width
+        shifted = v - lo
+        shifted += codes
+        np.maximum.accumulate(shifted, out=shifted)
+        shifted -= codes
+        shifted += lo
+        return shifted
     return pd.Series(v).groupby(codes).cummax().to_numpy()
 
 
+def _sorted_by_group_start(g: I64, s: I64) -> bool:
+    """True when rows are already ordered by (group, start): checked with 1-byte temporaries."""
+    if len(g) < 2:
+        return True
+    up = g[1:] > g[:-1]
+    ok = up | ((g[1:] == g[:-1]) & (s[1:] >= s[:-1]))
+    return bool(ok.all())
+
+
 def grouped_union_ns(groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, n_groups: int) -> I64:
-    """Union length per group id (0..n_groups-1) of many interval sets at once."""
+    """Union length per group id (0..n_groups-1) of many interval sets at once.
+
+    Memory: rows already in (group, start) order (the per-GPU-op frame's) are used in place;
+    otherwise one sorted copy of the three columns."""
     g = np.asarray(groups, dtype=np.int64)
     s = np.asarray(starts, dtype=np.int64)
     e = np.asarray(ends, dtype=np.int64)
     out = np.zeros(n_groups, dtype=np.int64)
     if len(g) == 0:
         return out
-    order = np.lexsort((s, g))
-    g, s, e = g[order], s[order], e[order]
+    if not _sorted_by_group_start(g, s):
+        order = np.lexsort((s, g))
+        g, s, e = g[order], s[order], e[order]
+        del order
     run_end = segmented_cummax(g, e)
-    first_of_group = np.empty(len(g), dtype=bool)
-    first_of_group[0] = True
-    first_of_group[1:] = g[1:] != g[:-1]
-    prev_end = np.empty(len(g), dtype=np.int64)
-    prev_end[0] = 0
-    prev_end[1:] = run_end[:-1]
-    new = first_of_group | (s > prev_end)
+    new = np.empty(len(g), dtype=bool)  # an interval that starts a new merged run
+    new[0] = True
+    np.greater(g[1:], g[:-1], out=new[1:])
+    new[1:] |= s[1:] > run_end[:-1]
     first = np.flatnonzero(new)
-    last = np.append(first[1:] - 1, len(g) - 1)
+    del new
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = len(g) - 1
     np.add.at(out, g[first], run_end[last] - s[first])
     return out
 

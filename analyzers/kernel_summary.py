@@ -35,7 +35,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
     name_id = ops["name_id"].to_numpy().astype(np.int64)
-    rank = ops["rank"].to_numpy() if by_rank else np.zeros(len(ops), dtype=np.int64)
+    rank = ops["rank"].to_numpy() if by_rank else np.zeros(len(ops), dtype=np.int8)
     dur = ops["dur_ns"].to_numpy()
     order = np.lexsort((dur, name_id, rank))
     name_id, rank, dur = name_id[order], rank[order], dur[order]
@@ -51,7 +51,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
         {
             "rank": rank[start],
             "name": table.name_of(name_id[start]),
-            "category": ops["category"].to_numpy()[first],
+            "category": np.asarray(ops["category"].array.take(first), dtype=object),
             "kind": [_KIND_NAME.get(int(k), "other") for k in ops["kind"].to_numpy()[first]],
             "count": counts,
             "total_ns": total,
@@ -65,8 +65,10 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     )
     denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
+    del name_id, rank, dur, graph_op
     if all(c in table.extra for c in CONFIG_EXTRA):
         rows = ops["row"].to_numpy()[order]
+        del order
         out = pd.concat([out, launch_configs(table, rows, start, counts)], axis=1)
         cols += CONFIG_COLUMNS
     out = out.sort_values(["rank", "total_ns"], ascending=[True, False], kind="stable")
@@ -76,15 +78,16 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
 def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
     """Per group of `rows` (groups: `start` offsets, `counts` rows each): its most frequent
     launch configuration (ties: the smallest) and how many distinct ones it had."""
-    cfg = np.stack([table.extra_at(c, rows).astype(np.int64) for c in CONFIG_EXTRA], axis=1)
-    uniq, code = np.unique(cfg, axis=0, return_inverse=True)
-    code = np.asarray(code).reshape(-1)
-    group = np.repeat(np.arange(len(start)), counts)
-    pair, pair_n = np.unique(group * len(uniq) + code, return_counts=True)
-    g, c = pair // len(uniq), pair % len(uniq)
+    cols = list(table.extras_at(CONFIG_EXTRA, rows).values())
+    code, first_row = _row_codes(cols)
+    n_codes = len(first_row)
+    group = np.repeat(np.arange(len(start), dtype=np.int64), counts)
+    pair, pair_n = np.unique(group * n_codes + code, return_counts=True)
+    g, c = pair // n_codes, pair % n_codes
     pick = np.lexsort((c, -pair_n, g))
     first = pick[np.concatenate([[True], g[pick][1:] != g[pick][:-1]])]
-    best = uniq[c[first]]
+    at = first_row[c[first]]
+    best = np.stack([col[at].astype(np.int64) for col in cols], axis=1) if len(at) else np.zeros((0, len(cols)), np.int64)
 
     def dims(a: np.ndarray) -> list[str]:
         return ["-" if v[0] < 0 else f"{v[0]}x{v[1]}x{v[2]}" for v in a.tolist()]
@@ -99,6 +102,28 @@ def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, count
             "configs": np.bincount(g, minlength=len(start)),
         }
     )
+
+
+def _row_codes(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, first row of each code): equal codes <=> equal values in every column;
+    codes are ordered like the rows' values (lexicographically, first column first).
+    Hash-based (pandas.factorize): memory of a few int64 per row, no sort of the rows."""
+    n = len(cols[0]) if cols else 0
+    code = np.zeros(n, dtype=np.int64)
+    width = 1
+    for col in cols:
+        inverse, values = pd.factorize(col, sort=True)
+        k = max(len(values), 1)
+        if width * k >= 1 << 62:  # re-number the codes so far densely first (order kept)
+            code, uniq = pd.factorize(code, sort=True)
+            width = max(len(uniq), 1)
+        code *= k
+        code += inverse
+        width *= k
+    code, uniq = pd.factorize(code, sort=True)
+    first_row = np.full(len(uniq), n, dtype=np.int64)
+    np.minimum.at(first_row, code, np.arange(n, dtype=np.int64))
+    return code, first_row
 
 
 def _nullable(values: np.ndarray, present: np.ndarray) -> pd.arrays.IntegerArray:

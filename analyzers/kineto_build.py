@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, GPU_WORK_KINDS, EventTable, Kind, TraceMeta
+from analyzers.event_table import (
+    COLUMNS,
+    GPU_WORK_KINDS,
+    EventTable,
+    Kind,
+    TraceMeta,
+    int_dtype_for,
+    narrow_columns,
+)
 from analyzers.kineto_columns import ARG, GET, ColumnReader, Rows
 from analyzers.kineto_decode import COMM_ARGS
 from analyzers.kineto_fields import Notes
@@ -189,7 +197,8 @@ class Builder:
             parts = self.parts[k]
             cols[k] = np.concatenate(parts).astype(dt, copy=False) if parts else np.empty(0, dtype=dt)
             parts.clear()  # release chunk arrays as we go
-        cols["rank"] = np.full(len(cols["ts_ns"]), meta.rank, dtype=np.int32)
+        cols["rank"] = np.full(len(cols["ts_ns"]), meta.rank, dtype=int_dtype_for(meta.rank, meta.rank))
+        narrow_columns(cols)
         texts = tuple(b.decode("utf-8", "replace") for b in self.args.table())
         names = tuple(str(s) for s in self.names.table())
         return EventTable(cols, names, texts, (replace(meta, events_kept=len(cols["ts_ns"])),))

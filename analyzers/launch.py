@@ -23,7 +23,7 @@ import pandas as pd
 
 from analyzers.event_table import EventTable
 from analyzers.idle import stream_order
-from analyzers.linking import gpu_ops
+from analyzers.linking import LAUNCH_APIS, gpu_ops
 from analyzers.temporal import temporal_breakdown
 
 SHORT_KERNEL_NS = 10_000
@@ -40,65 +40,74 @@ LAUNCH_COLUMNS = [
 ]  # fmt: skip
 
 
+def _latency(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions in `ops` of the linked ops in stream order, latency_ns, queue_ns)."""
+    order, same, prev = stream_order(ops)
+    linked = ops["launch_row"].to_numpy()[order] >= 0
+    pos = order[linked]
+    ts = ops["ts_ns"].to_numpy()[pos]
+    l_end = ops["launch_ts_ns"].to_numpy()[pos] + ops["launch_dur_ns"].to_numpy()[pos]
+    blocker = np.where(same[linked], np.minimum(prev[linked], ts), np.iinfo(np.int64).min // 2)
+    return pos, ts - l_end, np.maximum(blocker - l_end, 0)
+
+
 def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per linked GPU op: rank, stream, name_id, api, step, launch cost and latency split."""
     ops = gpu_ops(table) if ops is None else ops
-    order, same, prev = stream_order(ops)
-    linked = ops["launch_row"].to_numpy()[order] >= 0
-    ts = ops["ts_ns"].to_numpy()[order]
-    l_end = ops["launch_end_ns"].to_numpy()[order]
-    latency = ts - l_end
-    blocker = np.where(same, np.minimum(prev, ts), np.iinfo(np.int64).min // 2)
-    queue = np.maximum(blocker - l_end, 0)
-    col = {c: ops[c].to_numpy()[order] for c in ("rank", "stream", "name_id", "step", "launch_row", "launch_dur_ns", "dur_ns")}
-    out = pd.DataFrame(
-        {
-            **{c: col[c] for c in ("rank", "stream", "name_id")},
-            "api": ops["api"].array[order],
-            **{c: col[c] for c in ("step", "launch_row", "launch_dur_ns", "dur_ns")},
-            "latency_ns": latency,
-            "queue_ns": queue,
-            "overhead_ns": latency - queue,
-        }
-    )
-    return out[linked].reset_index(drop=True)
+    pos, latency, queue = _latency(ops)
+    out = pd.DataFrame({c: ops[c].to_numpy()[pos] for c in ("rank", "stream", "name_id")})
+    out["api"] = ops["api"].array[pos]
+    for c in ("step", "launch_row", "launch_dur_ns", "dur_ns"):
+        out[c] = ops[c].to_numpy()[pos]
+    out["latency_ns"], out["queue_ns"], out["overhead_ns"] = latency, queue, latency - queue
+    return out
 
 
-def _pct(values: pd.Series, q: float) -> float:
+def _pct(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
 def launch_summary(table: EventTable, short_kernel_ns: int = SHORT_KERNEL_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per rank: launch cost, latency split, kernels per step, short kernels, verdict."""
     ops = gpu_ops(table) if ops is None else ops
-    lat = launch_latency(table, ops)
-    temporal = temporal_breakdown(table, per_step=False, ops=ops).set_index("rank")
+    temporal = temporal_breakdown(table, per_step=False, ops=ops).set_index("rank")  # first: its temporaries go
+    pos, latency, queue = _latency(ops)
+    op_rank, op_dur, op_step = (ops[c].to_numpy() for c in ("rank", "dur_ns", "step"))
+    l_rank = op_rank[pos]
+    l_row = ops["launch_row"].to_numpy()[pos]
+    l_graph = ops["api"].cat.codes.to_numpy()[pos] == LAUNCH_APIS.index("graph")
     rows = []
     for rank in table.ranks if len(table) else []:
-        r_ops = ops[ops["rank"] == rank]
-        r_lat = lat[lat["rank"] == rank]
-        calls = r_lat.drop_duplicates("launch_row")["launch_dur_ns"]
-        steps = r_ops.loc[r_ops["step"] >= 0, "step"]
+        mine = op_rank == rank
+        lm = np.flatnonzero(l_rank == rank)
+        seen = np.zeros(len(table), dtype=bool)  # one per launch call (a graph launch starts many ops)
+        seen[l_row[lm]] = True
+        calls = table["dur_ns"][np.flatnonzero(seen)].astype(np.int64)
+        del seen
+        durs = op_dur[mine]
+        steps = op_step[mine]
+        steps = steps[steps >= 0]
+        lat, que = latency[lm], queue[lm]
         idle_pct = float(temporal["idle_pct"].get(rank, float("nan")))
         row: dict[str, float | int | str] = {
             "rank": rank,
-            "gpu_ops": len(r_ops),
-            "linked_ops": len(r_lat),
-            "graph_ops": int((r_lat["api"] == "graph").sum()),
+            "gpu_ops": len(durs),
+            "linked_ops": len(lm),
+            "graph_ops": int(l_graph[lm].sum()),
             "launch_calls": len(calls),
             "cpu_launch_total_ns": int(calls.sum()),
             "cpu_launch_p50_ns": _pct(calls, 50),
             "cpu_launch_p95_ns": _pct(calls, 95),
-            "latency_p50_ns": _pct(r_lat["latency_ns"], 50),
-            "latency_p95_ns": _pct(r_lat["latency_ns"], 95),
-            "queue_p50_ns": _pct(r_lat["queue_ns"], 50),
-            "queue_p95_ns": _pct(r_lat["queue_ns"], 95),
-            "overhead_p50_ns": _pct(r_lat["overhead_ns"], 50),
-            "overhead_p95_ns": _pct(r_lat["overhead_ns"], 95),
-            "empty_queue_share": float((r_lat["queue_ns"] == 0).mean()) if len(r_lat) else float("nan"),
-            "kernel_p50_ns": _pct(r_ops["dur_ns"], 50),
-            "short_kernel_share": float((r_ops["dur_ns"] < short_kernel_ns).mean()) if len(r_ops) else float("nan"),
-            "kernels_per_step": float(steps.value_counts().mean()) if len(steps) else float("nan"),
+            "latency_p50_ns": _pct(lat, 50),
+            "latency_p95_ns": _pct(lat, 95),
+            "queue_p50_ns": _pct(que, 50),
+            "queue_p95_ns": _pct(que, 95),
+            "overhead_p50_ns": _pct(lat - que, 50),
+            "overhead_p95_ns": _pct(lat - que, 95),
+            "empty_queue_share": float((que == 0).mean()) if len(lm) else float("nan"),
+            "kernel_p50_ns": _pct(durs, 50),
+            "short_kernel_share": float((durs < short_kernel_ns).mean()) if len(durs) else float("nan"),
+            "kernels_per_step": len(steps) / len(np.unique(steps)) if len(steps) else float("nan"),
             "gpu_idle_pct": idle_pct,
         }
         row["verdict"], row["evidence"] = verdict(row)

@@ -20,6 +20,7 @@ import pandas as pd
 from analyzers.categories import categorize
 from analyzers.event_table import EventTable, Kind
 from analyzers.steps import attribute_steps, step_windows
+from perfkit.core.memory import release_freed
 
 LAUNCH_APIS = ("kernel", "graph", "memcpy", "memset", "other")
 _API_RULES = (
@@ -43,17 +44,21 @@ def link_rows(table: EventTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.
     """(gpu_rows, launch_rows): every GPU op row and its runtime call row (-1 when not traced)."""
     gpu = np.flatnonzero(table.gpu_mask())
     corr = table["correlation"]
-    key = (table["rank"].astype(np.int64) << _RANK_SHIFT) | np.maximum(corr, 0)
     rt = np.flatnonzero(table.mask_kind(Kind.RUNTIME) & (corr > 0))
-    rt_keys, first = np.unique(key[rt], return_index=True)
+    rt_keys, first = np.unique(_keys(table, rt), return_index=True)
     launch = np.full(len(gpu), -1, dtype=np.int64)
     if len(rt_keys) and len(gpu):
-        gkey = key[gpu]
+        gkey = _keys(table, gpu)
         pos = np.searchsorted(rt_keys, gkey)
         posc = np.minimum(pos, len(rt_keys) - 1)
         hit = (rt_keys[posc] == gkey) & (corr[gpu] > 0)
         launch[hit] = rt[first[posc[hit]]]
     return gpu, launch
+
+
+def _keys(table: EventTable, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Join key (rank << 44 | correlation) of `rows` (only those rows: no table-wide temporaries)."""
+    return (table["rank"][rows].astype(np.int64) << _RANK_SHIFT) | np.maximum(table["correlation"][rows].astype(np.int64), 0)
 
 
 _CACHE: weakref.WeakKeyDictionary[EventTable, pd.DataFrame] = weakref.WeakKeyDictionary()
@@ -63,9 +68,11 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     """One row per GPU op, sorted by (rank, ts_ns), with its launch and step. Shared: do not mutate.
 
     Columns: row, rank, device, stream, name_id, kind, category (categorical), ts_ns, dur_ns,
-    end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns, launch_end_ns, api (categorical
+    end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns (-1 when unlinked), api (categorical
     of LAUNCH_APIS, missing when unlinked), step (-1 none), step_row (the ProfilerStep
     annotation's row, -1 none). Steps are attributed by `analyzers.steps.attribute_steps`.
+    Integer columns are as narrow as their values (rank, device, stream as in the table; row
+    numbers int32 below 2**31 rows): cast before arithmetic that could leave their range.
     """
     cached = _CACHE.get(table)
     if cached is not None:
@@ -73,18 +80,20 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     gpu, launch = link_rows(table)
     order = np.lexsort((table["ts_ns"][gpu], table["rank"][gpu]))
     gpu, launch = gpu[order], launch[order]
+    del order
     linked = launch >= 0
     lrow = np.maximum(launch, 0)
     ts = table["ts_ns"][gpu]
-    dur = table["dur_ns"][gpu]
+    dur = table["dur_ns"][gpu].astype(np.int64, copy=False)
     l_ts = np.where(linked, table["ts_ns"][lrow], -1)
-    l_dur = np.where(linked, table["dur_ns"][lrow], -1)
-    api_codes = _api_codes(table, launch)
-    rank = table["rank"][gpu].astype(np.int64)
+    l_dur = np.where(linked, table["dur_ns"][lrow].astype(np.int64, copy=False), -1)
+    del lrow
+    rank = table["rank"][gpu]
     step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
+    index_dt = np.int32 if len(table) < np.iinfo(np.int32).max else np.int64  # row numbers
     df = pd.DataFrame(
         {
-            "row": gpu,
+            "row": gpu.astype(index_dt),
             "rank": rank,
             "device": table["device"][gpu],
             "stream": table["stream"][gpu],
@@ -94,16 +103,17 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
             "ts_ns": ts,
             "dur_ns": dur,
             "end_ns": ts + dur,
-            "launch_row": launch,
+            "launch_row": launch.astype(index_dt),
             "launch_ts_ns": l_ts,
             "launch_dur_ns": l_dur,
-            "launch_end_ns": np.where(linked, l_ts + l_dur, -1),
-            "api": pd.Categorical.from_codes(api_codes.astype(np.int8), categories=pd.Index(list(LAUNCH_APIS))),
-            "step": step,
-            "step_row": step_row,
+            "api": pd.Categorical.from_codes(_api_codes(table, launch), categories=pd.Index(list(LAUNCH_APIS))),
+            "step": step.astype(np.int32) if len(step) == 0 or int(step.max()) < np.iinfo(np.int32).max else step,
+            "step_row": step_row.astype(index_dt),
         },
         copy=False,
     )
+    del gpu, launch, linked, ts, dur, l_ts, l_dur, step, step_row
+    release_freed()
     _CACHE[table] = df
     return df
 

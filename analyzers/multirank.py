@@ -32,14 +32,16 @@ SKEW_COLUMNS = [
 
 def comm_overlap(table: EventTable) -> pd.DataFrame:
     ops = gpu_ops(table)
+    op_rank = ops["rank"].to_numpy()
+    is_comm = (ops["category"] == "communication").to_numpy()
+    is_comp = compute_mask(ops["category"])
+    all_ts, all_end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
     rows = []
     for rank in table.ranks if len(table) else []:
-        r = ops[ops["rank"] == rank]
-        comm = (r["category"] == "communication").to_numpy()
-        comp = compute_mask(r["category"])
-        ts, end = r["ts_ns"].to_numpy(), r["end_ns"].to_numpy()
-        a = merge(ts[comm], end[comm])
-        b = merge(ts[comp], end[comp])
+        mine = op_rank == rank
+        comm, comp = np.flatnonzero(mine & is_comm), np.flatnonzero(mine & is_comp)
+        a = merge(all_ts[comm], all_end[comm])
+        b = merge(all_ts[comp], all_end[comp])
         comm_ns = int((a[1] - a[0]).sum())
         overlap = intersection_ns(a, b)
         rows.append(
@@ -61,10 +63,15 @@ def step_table(table: EventTable) -> pd.DataFrame:
     use_steps = not windows.empty and bool((ops["step"] >= 0).any())
     step = ops["step"].to_numpy() if use_steps else np.zeros(len(ops), dtype=np.int64)
     keep = step >= 0
-    (u_rank, u_step), codes = pair_codes(ops["rank"].to_numpy()[keep], step[keep])
-    ts, end = ops["ts_ns"].to_numpy()[keep], ops["end_ns"].to_numpy()[keep]
-    comm = (ops["category"] == "communication").to_numpy()[keep]
-    compute = compute_mask(ops["category"])[keep]
+    every = bool(keep.all())  # then the columns are used as they are, not copied
+
+    def kept(values: np.ndarray) -> np.ndarray:
+        return values if every else values[keep]
+
+    (u_rank, u_step), codes = pair_codes(kept(ops["rank"].to_numpy()), kept(step))
+    ts, end = kept(ops["ts_ns"].to_numpy()), kept(ops["end_ns"].to_numpy())
+    comm = kept((ops["category"] == "communication").to_numpy())
+    compute = kept(compute_mask(ops["category"]))
     all_ = breakdown(codes, ts, end, compute, len(u_rank))
     comm_b = breakdown(codes[comm], ts[comm], end[comm], np.zeros(int(comm.sum()), dtype=bool), len(u_rank))
     out = pd.DataFrame(

@@ -14,6 +14,7 @@ Tables (columns perfkit reads; optional ones default to -1 when an export lacks 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,10 @@ MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 
 Columns = dict[str, npt.NDArray[Any]]
 
 
+# columns each GPU table fills in the event table (`into` views) besides its own derived ones
+DIRECT = ("ts_ns", "dur_ns", "device", "stream", "correlation")
+
+
 def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
     export.require(table, GPU_REQUIRED)
     return {
@@ -65,7 +70,18 @@ def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
     }
 
 
-def read_kernels(export: Export, names: Names) -> Columns:
+def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
+    """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU table."""
+    export.require(table, GPU_REQUIRED)
+    cols = {"stream": '"streamId"', "device": '"deviceId"', "correlation": export.expr(table, "correlationId", -1),
+            "dur_ns": '"end" - "start"'}
+    if table != KERNEL:
+        cols["bytes"] = export.expr(table, "bytes", -1)
+    return dict(zip(cols, export.bounds(table, list(cols.values())), strict=True))
+
+
+def read_kernels(export: Export, names: Names, into: Columns) -> Columns:
+    """Kernels: DIRECT columns written into `into`; returns process, name_id and KERNEL_CONFIG."""
     present = [c for c in ("demangledName", "shortName") if export.has(KERNEL, c)]
     if not present:
         export.require(KERNEL, ("demangledName",))
@@ -73,11 +89,11 @@ def read_kernels(export: Export, names: Names) -> Columns:
     cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', np.int64)
     for extra, (column, dtype) in KERNEL_CONFIG.items():
         cols[extra] = (export.expr(KERNEL, column, -1), dtype)
-    out = export.read(KERNEL, cols)
-    out["name_id"] = names.from_string_ids(out.pop("name_sid"))
-    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.KERNEL), dtype=np.int8)
-    out["bytes"] = np.full(len(out["ts_ns"]), -1, dtype=np.int64)
-    return out
+    out = export.read(KERNEL, cols, out={k: into[k] for k in DIRECT})
+    into["kind"][:] = int(Kind.KERNEL)
+    mine = {k: v for k, v in out.items() if k not in DIRECT}
+    mine["name_id"] = names.from_string_ids(mine.pop("name_sid"))
+    return mine
 
 
 def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.int32]:
@@ -89,14 +105,14 @@ def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.in
     return lut[np.asarray(inverse).reshape(-1)]
 
 
-def read_memcpy(export: Export, names: Names) -> Columns | None:
-    if MEMCPY not in export.tables:
-        return None
+def read_memcpy(export: Export, names: Names, into: Columns) -> Columns:
+    """Copies: DIRECT columns and bytes written into `into`; returns process and name_id."""
     cols = _base(export, MEMCPY)
     cols["bytes"] = (export.expr(MEMCPY, "bytes", -1), np.int64)
     for c in ("copyKind", "srcKind", "dstKind"):
         cols[c] = (export.expr(MEMCPY, c, -1), np.int64)
-    out = export.read(MEMCPY, cols)
+    out = export.read(MEMCPY, cols, out={k: into[k] for k in (*DIRECT, "bytes")})
+    into["kind"][:] = int(Kind.MEMCPY)
     codes = np.stack([out.pop("copyKind"), out.pop("srcKind"), out.pop("dstKind")], axis=1)
 
     def name(code: tuple[int, ...]) -> str:
@@ -105,38 +121,37 @@ def read_memcpy(export: Export, names: Names) -> Columns | None:
             return f"Memcpy {kind}"
         return f"Memcpy {kind} ({MEM_KINDS.get(code[1], code[1])} -> {MEM_KINDS.get(code[2], code[2])})"
 
-    out["name_id"] = _named(names, codes, name)
-    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.MEMCPY), dtype=np.int8)
-    return out
+    return {"process": out["process"], "name_id": _named(names, codes, name)}
 
 
-def read_memset(export: Export, names: Names) -> Columns | None:
-    if MEMSET not in export.tables:
-        return None
+def read_memset(export: Export, names: Names, into: Columns) -> Columns:
+    """Memsets: DIRECT columns and bytes written into `into`; returns process and name_id."""
     cols = _base(export, MEMSET)
     cols["bytes"] = (export.expr(MEMSET, "bytes", -1), np.int64)
     cols["memKind"] = (export.expr(MEMSET, "memKind", -1), np.int64)
-    out = export.read(MEMSET, cols)
-    codes = out.pop("memKind").reshape(-1, 1)
-    out["name_id"] = _named(names, codes, lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
-    out["kind"] = np.full(len(out["ts_ns"]), int(Kind.MEMSET), dtype=np.int8)
-    return out
+    out = export.read(MEMSET, cols, out={k: into[k] for k in (*DIRECT, "bytes")})
+    into["kind"][:] = int(Kind.MEMSET)
+    codes = out["memKind"].reshape(-1, 1)
+    return {"process": out["process"],
+            "name_id": _named(names, codes, lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")}
 
 
-def read_runtime(export: Export, names: Names) -> Columns | None:
-    """CUDA runtime / driver API calls (None when the export has no RUNTIME table)."""
+RUNTIME_COLUMNS = {
+    "ts_ns": ('"start"', np.int64),
+    "dur_ns": ('"end" - "start"', np.int64),
+    "global_tid": ('COALESCE("globalTid", -1)', np.int64),
+    "correlation": ('COALESCE("correlationId", -1)', np.int64),
+    "name_sid": ('COALESCE("nameId", -1)', np.int64),
+}
+
+
+def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
+    """CUDA runtime / driver API calls, CHUNK_ROWS at a time (none without a RUNTIME table):
+    ts_ns, dur_ns, global_tid, correlation, name_id."""
     if RUNTIME not in export.tables:
-        return None
+        return
     export.require(RUNTIME, ("start", "end", "globalTid", "correlationId", "nameId"))
-    out = export.read(
-        RUNTIME,
-        {
-            "ts_ns": ('"start"', np.int64),
-            "dur_ns": ('"end" - "start"', np.int64),
-            "global_tid": ('COALESCE("globalTid", -1)', np.int64),
-            "correlation": ('COALESCE("correlationId", -1)', np.int64),
-            "name_sid": ('COALESCE("nameId", -1)', np.int64),
-        },
-    )
-    out["name_id"] = names.from_string_ids(out.pop("name_sid"), api_name)
-    return out
+    for chunk in export.chunks(RUNTIME, RUNTIME_COLUMNS):
+        out = {k: chunk[k] for k in RUNTIME_COLUMNS if k != "name_sid"}
+        out["name_id"] = names.from_string_ids(chunk["name_sid"], api_name)
+        yield out

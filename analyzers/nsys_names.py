@@ -32,6 +32,7 @@ class Names:
         self.export = export
         self.ids: dict[str, int] = {}
         self.unresolved = 0  # string ids StringIds did not hold
+        self._resolved: dict[tuple[Callable[[str], str], int], int] = {}  # (transform, string id) -> name id
 
     def intern(self, name: str) -> int:
         found = self.ids.get(name)
@@ -53,18 +54,24 @@ class Names:
         return out
 
     def from_string_ids(self, sids: npt.NDArray[Any], transform: Callable[[str], str] = str) -> npt.NDArray[np.int32]:
-        """perfkit name ids for an array of StringIds ids (a missing id reads `<string id N>`)."""
+        """perfkit name ids for an array of StringIds ids (a missing id reads `<string id N>`).
+
+        Called chunk by chunk: each string id is looked up once."""
         if len(sids) == 0:
             return np.empty(0, dtype=np.int32)
         uniq, inverse = np.unique(sids, return_inverse=True)
-        values = self.strings(uniq.tolist())
+        known = self._resolved
+        values = self.strings(s for s in uniq.tolist() if (transform, s) not in known)
         lut = []
         for sid in uniq.tolist():
-            value = values.get(int(sid))
-            if value is None:
-                self.unresolved += 1
-                value = f"<string id {sid}>"
-            lut.append(self.intern(transform(value)))
+            found = known.get((transform, sid))
+            if found is None:
+                value = values.get(int(sid))
+                if value is None:
+                    self.unresolved += 1
+                    value = f"<string id {sid}>"
+                found = known[(transform, sid)] = self.intern(transform(value))
+            lut.append(found)
         return np.asarray(lut, dtype=np.int32)[inverse]
 
     def table(self) -> tuple[str, ...]:

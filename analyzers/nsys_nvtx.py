@@ -71,6 +71,7 @@ class NvtxScan:
         self.present = NVTX in export.tables
         self.keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
         self.n = self.unfinished = 0
+        self.dur_bounds: tuple[int, int] | None = None  # (min, max) duration of the kept ranges
         if not self.present:
             return
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
@@ -79,6 +80,7 @@ class NvtxScan:
         self.unfinished = export.count(NVTX, f'WHERE {_RANGE} AND ("end" IS NULL OR "end" < "start")')
         where = f'WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"'
         self.n = export.count(NVTX, where)
+        self.dur_bounds = export.bounds(NVTX, ['"end" - "start"'], where)[0]
         self.sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def dropped(self) -> dict[str, int]:

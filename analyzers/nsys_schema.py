@@ -87,31 +87,52 @@ class Export:
             return str(default)
         return f'"{column}"' if default is None else f'COALESCE("{column}", {default})'
 
-    def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "") -> dict[str, npt.NDArray[Any]]:
-        """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time."""
+    def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "",
+             out: dict[str, npt.NDArray[Any]] | None = None) -> dict[str, npt.NDArray[Any]]:
+        """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time.
+
+        `out` may hold a destination (e.g. a slice of a larger table) for some of the names, as
+        long as the query's row count; the caller makes sure its dtype holds the values."""
         n = self.count(table, where)
-        out = {name: np.empty(n, dtype=dt) for name, (_, dt) in columns.items()}
-        if n == 0:
-            return out
+        dest = dict(out or {})
+        if any(len(v) != n for v in dest.values()):
+            raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
+        for name, (_, dt) in columns.items():
+            if name not in dest:
+                dest[name] = np.empty(n, dtype=dt)
+        pos = 0
+        for chunk in self.chunks(table, columns, where):
+            m = len(chunk)
+            if pos + m > n:
+                raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
+            for name in columns:
+                dest[name][pos : pos + m] = chunk[name]
+            pos += m
+        return dest if pos == n else {k: v[:pos] for k, v in dest.items()}
+
+    def chunks(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "") -> Iterator[npt.NDArray[Any]]:
+        """The rows of `columns` CHUNK_ROWS at a time, as a structured int64 array per chunk."""
         struct = np.dtype([(name, np.int64) for name in columns])
         sql = f'SELECT {", ".join(e for e, _ in columns.values())} FROM "{table}" {where}'
-        pos = 0
         try:
-            cur = self.conn.execute(sql)
-            while pos < n:
-                rows = cur.fetchmany(CHUNK_ROWS)
-                if not rows:
-                    break
-                chunk = np.fromiter(rows, dtype=struct, count=len(rows))
-                for name in columns:
-                    out[name][pos : pos + len(rows)] = chunk[name]
-                pos += len(rows)
-                del rows, chunk
-        except sqlite3.Error as exc:
-            raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
+            for rows in self.iter_rows(sql):
+                yield np.fromiter(rows, dtype=struct, count=len(rows))
+                del rows
         except (TypeError, ValueError, OverflowError) as exc:
             raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({exc}); {REEXPORT}") from None
-        return {k: v[:pos] for k, v in out.items()}
+
+    def bounds(self, table: str, exprs: list[str], where: str = "") -> list[tuple[int, int] | None]:
+        """(min, max) of each SQL expression over `table` (None where every value is NULL), one scan."""
+        if not exprs:
+            return []
+        sql = ", ".join(f"min({e}), max({e})" for e in exprs)
+        row = self.query(f'SELECT {sql} FROM "{table}" {where}')[0]
+        out: list[tuple[int, int] | None] = []
+        for lo, hi in zip(row[::2], row[1::2], strict=True):
+            if lo is not None and (not isinstance(lo, int) or not isinstance(hi, int)):
+                raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({lo!r}); {REEXPORT}")
+            out.append(None if lo is None else (lo, hi))
+        return out
 
     def iter_rows(self, sql: str) -> Iterator[list[Any]]:
         """Chunks of raw rows of `sql` (for text columns)."""

@@ -17,25 +17,31 @@ projection matches a range to the calls launched on its thread. Kernel launch co
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta
+from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for, narrowest
 from analyzers.nsys_gpu import (
     KERNEL,
     KERNEL_CONFIG,
+    MEMCPY,
+    MEMSET,
+    RUNTIME,
     Columns,
+    gpu_bounds,
     read_kernels,
     read_memcpy,
     read_memset,
-    read_runtime,
+    runtime_chunks,
 )
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
+from perfkit.core.memory import release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
 _KEY_SHIFT = 40  # join key = process code << 40 | correlationId
@@ -64,13 +70,13 @@ def _check(export: Export) -> None:
 class _Devices:
     """Which GPUs each process drove, and the op each (process, correlationId) enqueued."""
 
-    def __init__(self, gpu: Columns) -> None:
-        self.procs = np.unique(gpu["process"])
-        code = np.searchsorted(self.procs, gpu["process"])
-        key = (code.astype(np.int64) << _KEY_SHIFT) | np.maximum(gpu["correlation"], 0)
+    def __init__(self, process: npt.NDArray[np.int64], corr: npt.NDArray[Any], device: npt.NDArray[Any]) -> None:
+        self.procs = np.unique(process)
+        code = np.searchsorted(self.procs, process)
+        key = (code.astype(np.int64) << _KEY_SHIFT) | np.maximum(corr.astype(np.int64), 0)
         order = np.argsort(key, kind="stable")
-        self.keys, self.key_device = key[order], gpu["device"][order]
-        pairs, counts = np.unique(np.stack([code, gpu["device"].astype(np.int64)], axis=1), axis=0, return_counts=True)
+        self.keys, self.key_device = key[order], device.astype(np.int64)[order]
+        pairs, counts = np.unique(np.stack([code, device.astype(np.int64)], axis=1), axis=0, return_counts=True)
         self.devices: dict[int, list[int]] = {}
         self.primary = np.full(len(self.procs), -1, dtype=np.int64)
         best = np.zeros(len(self.procs), dtype=np.int64)
@@ -98,13 +104,30 @@ class _Devices:
         return out
 
 
-def _gpu_columns(export: Export, names: Names) -> tuple[Columns, int]:
-    """GPU ops (kernels first, then memcpy, memset) and how many are kernels."""
-    parts = [p for p in (read_kernels(export, names), read_memcpy(export, names), read_memset(export, names)) if p]
-    out: Columns = {k: parts[0].pop(k) for k in KERNEL_CONFIG}
-    for k in ("ts_ns", "dur_ns", "device", "stream", "correlation", "process", "name_id", "kind", "bytes"):
-        out[k] = np.concatenate([p.pop(k) for p in parts])
-    return out, len(out["grid_x"])
+GPU_READERS = ((KERNEL, read_kernels), (MEMCPY, read_memcpy), (MEMSET, read_memset))  # kernels first
+_OS_ID_MAX = 0xFFFFFF  # pid and tid are 24-bit fields of globalTid
+
+
+def _dtypes(export: Export, rank_offset: int, nvtx_dur: tuple[int, int] | None) -> dict[str, Any]:
+    """Each stored column's dtype: the smallest that holds the export's values (from SQL bounds)."""
+    lo = dict.fromkeys(("stream", "device", "correlation", "bytes", "dur_ns"), -1)
+    hi = dict(lo)
+    bounds = [gpu_bounds(export, t) for t, _ in GPU_READERS if t in export.tables]
+    if RUNTIME in export.tables:
+        export.require(RUNTIME, ("start", "end", "correlationId"))
+        corr, dur = export.bounds(RUNTIME, ['COALESCE("correlationId", -1)', '"end" - "start"'])
+        bounds.append({"correlation": corr, "dur_ns": dur})
+    bounds.append({"dur_ns": nvtx_dur})
+    for found in bounds:
+        for k, b in found.items():
+            if b is not None:
+                lo[k], hi[k] = min(lo[k], b[0]), max(hi[k], b[1])
+    dtypes = dict(COLUMNS)
+    dtypes.update({k: int_dtype_for(lo[k], hi[k]) for k in lo})
+    dtypes["pid"] = int_dtype_for(-1, _OS_ID_MAX)
+    dtypes["tid"] = int_dtype_for(lo["stream"], max(hi["stream"], _OS_ID_MAX))  # GPU rows: the stream
+    dtypes["rank"] = int_dtype_for(lo["device"] + rank_offset, hi["device"] + rank_offset)
+    return dtypes
 
 
 # columns an nsys table never fills: one shared read-only -1 per column instead of n copies
@@ -112,11 +135,33 @@ _CONSTANT = ("external_id", "dims_id", "types_id", "concrete_id", "comm_id")
 
 
 class _Assembly:
-    """The table's columns, preallocated once and filled part by part (GPU, API calls, NVTX)."""
+    """The table's columns, allocated once (narrow dtypes) and filled part by part in place."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, dtypes: dict[str, Any]) -> None:
         self.n, self.pos = n, 0
-        self.cols = {k: np.full(n, -1, dtype=dt) for k, dt in COLUMNS.items() if k not in _CONSTANT}
+        self.cols = {k: np.full(n, -1, dtype=dtypes[k]) for k in COLUMNS if k not in _CONSTANT}
+
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` more rows (columns grown in place, one at a time)."""
+        need = self.pos + rows
+        if need > self.n:
+            for k in self.cols:
+                self._resize(k, need)
+                self.cols[k][self.n :] = -1
+            self.n = need
+
+    def _resize(self, k: str, n: int) -> None:
+        try:
+            self.cols[k].resize(n)  # in place (realloc); refused while a view of it is alive
+        except ValueError:
+            self.cols[k] = np.resize(self.cols[k], n)
+
+    def view(self, m: int) -> Columns:
+        """The next `m` rows of every column, to be written by a reader; then `advance(m)`."""
+        return {k: v[self.pos : self.pos + m] for k, v in self.cols.items()}
+
+    def advance(self, m: int) -> None:
+        self.pos += m
 
     def add(self, m: int, **values: Any) -> None:
         sl = slice(self.pos, self.pos + m)
@@ -125,69 +170,98 @@ class _Assembly:
         self.pos += m
 
     def columns(self) -> Columns:
-        """The filled rows (fewer than allocated when ranges of processes without GPU work were left out)."""
+        """The filled rows (fewer than allocated when calls or ranges of processes without GPU work
+        were left out: the columns are shrunk in place)."""
         n = self.pos
-        const = {k: np.broadcast_to(np.asarray(-1, dtype=COLUMNS[k]), (n,)) for k in _CONSTANT}
-        return {k: (self.cols[k] if n == self.n else self.cols[k][:n].copy()) if k in self.cols else const[k]
-                for k in COLUMNS}
+        if n < self.n:
+            for k in self.cols:
+                self._resize(k, n)
+            self.n = n
+        const = {k: np.broadcast_to(np.asarray(-1, dtype=np.int8), (n,)) for k in _CONSTANT}
+        return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
+
+
+def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) -> tuple[Columns, npt.NDArray[np.int64], int]:
+    """GPU ops into `table` (kernels first): (kernel launch configuration, process per op, kernels)."""
+    processes, extra, n_kernels = [], {}, 0
+    for name, reader in GPU_READERS:
+        if name not in export.tables:
+            continue
+        m = export.count(name)
+        into = table.view(m)
+        mine = reader(export, names, into)
+        into["name_id"][:] = mine.pop("name_id")
+        into["pid"][:] = os_pid(mine["process"])
+        into["tid"][:] = into["stream"]
+        into["rank"][:] = into["device"].astype(np.int64) + rank_offset
+        processes.append(mine.pop("process"))
+        if name == KERNEL:
+            extra, n_kernels = {k: narrowest(mine.pop(k)) for k in KERNEL_CONFIG}, m
+        del into
+        table.advance(m)
+    return extra, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64), n_kernels
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
-    """Load one nsys SQLite export (raises TraceError with one line for anything unreadable)."""
+    """Load one nsys SQLite export (raises TraceError with one line for anything unreadable).
+
+    Memory: the table's columns are allocated once at their narrow dtypes and every part is
+    written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
     path = Path(path)
     dropped: dict[str, int] = {}
     warnings: list[str] = []
     with open_export(path) as export:
         _check(export)
         names = Names(export)
-        gpu, n_kernels = _gpu_columns(export, names)
-        devices = _Devices(gpu)
-        runtime = read_runtime(export, names)
-        rt_dev = devices.of_calls(runtime["global_tid"] & _PID_MASK, runtime["correlation"]) if runtime else None
-        n_rt = int((rt_dev >= 0).sum()) if rt_dev is not None else 0
         scan = NvtxScan(export, names)
-        multi = any(len(d) > 1 for d in devices.devices.values())
-        nvtx = read_nvtx(export, names) if multi else None  # ranges repeat per GPU: read them first
-        n_nvtx = scan.n
-        copies = _nvtx_copies(nvtx, devices, dropped, warnings) if nvtx is not None else None
-        n_gpu = len(gpu["ts_ns"])
-        table = _Assembly(n_gpu + n_rt + (int(copies[1].sum()) if copies is not None else n_nvtx))
-        table.add(n_gpu, name_id=gpu["name_id"], kind=gpu["kind"], ts_ns=gpu["ts_ns"], dur_ns=gpu["dur_ns"],
-                  pid=os_pid(gpu["process"]), tid=gpu["stream"], stream=gpu["stream"], device=gpu["device"],
-                  correlation=gpu["correlation"], bytes=gpu["bytes"], rank=gpu["device"].astype(np.int64) + rank_offset)
-        extra = {k: gpu.pop(k) for k in KERNEL_CONFIG}
-        del gpu
-        n_runtime = len(rt_dev) if rt_dev is not None else 0
-        if runtime is not None and rt_dev is not None:
-            _add_runtime(table, runtime, rt_dev, n_rt, rank_offset, dropped)
-            del runtime, rt_dev
-        if nvtx is not None and copies is not None:
-            _add_nvtx(table, nvtx, devices, copies[0], copies[1], rank_offset)
+        n_runtime = export.count(RUNTIME) if RUNTIME in export.tables else 0
+        n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
+        table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
+        extra, process, n_kernels = _read_gpu(export, names, table, rank_offset)
+        devices = _Devices(process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
+        del process
+        _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
+        if any(len(d) > 1 for d in devices.devices.values()):  # ranges repeat per GPU: read them first
+            nvtx = read_nvtx(export, names)
+            code, copies = _nvtx_copies(nvtx, devices, dropped, warnings)
+            table.reserve(int(copies.sum()))
+            _add_nvtx(table, nvtx, devices, code, copies, rank_offset)
             del nvtx
         else:
             _stream_nvtx(table, scan, devices, rank_offset, dropped)
         dropped.update(scan.dropped())
         devices_named = _device_names(export)
+    kept = table.pos
     cols = table.columns()
+    release_freed()  # the SQL chunks and reading buffers: back to the OS, not kept resident
     if names.unresolved:
         warnings.append(f"{path}: {names.unresolved} string ids are not in StringIds (named '<string id N>')")
     meta = TraceMeta(
         path=str(path), rank=rank_offset, world_size=len(devices_named), devices=tuple(devices_named.values()),
-        events_read=n_gpu + n_runtime + n_nvtx, events_kept=table.pos, source="nsys",
+        events_read=n_gpu + n_runtime + scan.n, events_kept=kept, source="nsys",
         dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
     )
     return EventTable(cols, names.table(), (), (meta,), extra, np.arange(n_kernels, dtype=np.int64))
 
 
-def _add_runtime(table: _Assembly, runtime: Columns, dev: npt.NDArray[np.int64], n_kept: int, rank_offset: int,
+def _add_runtime(table: _Assembly, chunks: Iterator[Columns], devices: _Devices, rank_offset: int,
                  dropped: dict[str, int]) -> None:
-    keep = dev >= 0
-    if n_kept < len(keep):
-        dropped["CUDA API call of a process without GPU work"] = len(keep) - n_kept
-    gtid = runtime["global_tid"][keep]
-    table.add(n_kept, name_id=runtime["name_id"][keep], kind=int(Kind.RUNTIME), ts_ns=runtime["ts_ns"][keep],
-              dur_ns=runtime["dur_ns"][keep], pid=os_pid(gtid), tid=os_tid(gtid),
-              correlation=runtime["correlation"][keep], rank=dev[keep] + rank_offset)
+    """CUDA API calls, chunk by chunk: each takes its op's GPU (else its process's primary one);
+    calls of processes without GPU work are left out and counted."""
+    lost = 0
+    for chunk in chunks:
+        dev = devices.of_calls(chunk["global_tid"] & _PID_MASK, chunk["correlation"])
+        keep = dev >= 0
+        if not keep.all():
+            lost += int((~keep).sum())
+            chunk = {k: v[keep] for k, v in chunk.items()}
+            dev = dev[keep]
+        gtid = chunk["global_tid"]
+        table.add(len(dev), name_id=chunk["name_id"], kind=int(Kind.RUNTIME), ts_ns=chunk["ts_ns"],
+                  dur_ns=chunk["dur_ns"], pid=os_pid(gtid), tid=os_tid(gtid), correlation=chunk["correlation"],
+                  rank=dev + rank_offset)
+    if lost:
+        dropped["CUDA API call of a process without GPU work"] = lost
 
 
 def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offset: int, dropped: dict[str, int]) -> None:

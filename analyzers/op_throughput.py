@@ -52,8 +52,8 @@ def _outermost(table: EventTable, rows: np.ndarray) -> np.ndarray:
 def op_calls(table: EventTable) -> pd.DataFrame:
     """One row per call of a supported op: op, dims_id, types_id, flop, bytes, time_ns, source."""
     ids = table.name_ids_matching(lambda n: n in OP_COSTS)
-    mask = table.mask_kind(Kind.CPU_OP) & np.isin(table["name_id"], ids) & (table["dims_id"] >= 0)
-    rows = _outermost(table, np.flatnonzero(mask))
+    cpu = np.flatnonzero(table.mask_kind(Kind.CPU_OP))
+    rows = _outermost(table, cpu[np.isin(table["name_id"][cpu], ids) & (table["dims_id"][cpu] >= 0)])
     key = pd.MultiIndex.from_arrays(
         [table["name_id"][rows], table["dims_id"][rows], table["types_id"][rows], table["concrete_id"][rows]]
     )

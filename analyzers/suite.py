@@ -15,6 +15,7 @@ from analyzers.multirank import comm_overlap, rank_skew
 from analyzers.op_throughput import op_throughput
 from analyzers.ranges import range_projection
 from analyzers.temporal import temporal_breakdown
+from perfkit.core.memory import release_freed
 
 ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {
     "kernels": kernel_summary,
@@ -36,4 +37,8 @@ def run_analyses(table: EventTable, names: Sequence[str] | None = None) -> dict[
     unknown = [n for n in chosen if n not in ANALYSES]
     if unknown:
         raise ValueError(f"unknown analyses {unknown}; choose from {list(ANALYSES)}")
-    return {name: ANALYSES[name](table) for name in chosen}
+    out = {}
+    for name in chosen:
+        out[name] = ANALYSES[name](table)
+        release_freed()  # an analysis' temporaries: returned, so the next one starts lean
+    return out

@@ -68,8 +68,9 @@ def pair_codes(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> tuple[tuple[npt.NDAr
         empty = np.empty(0, dtype=np.int64)
         return (empty, empty), empty
     key = (a << 32) | (b - int(b.min()))
-    uniq, codes = np.unique(key, return_inverse=True)
-    return (uniq >> 32, (uniq & 0xFFFFFFFF) + int(b.min())), codes.astype(np.int64)
+    codes, uniq = pd.factorize(key, sort=True)  # hashing: no sorted copies of the rows
+    uniq = np.asarray(uniq, dtype=np.int64)
+    return (uniq >> 32, (uniq & 0xFFFFFFFF) + int(b.min())), codes.astype(np.int64, copy=False)
 
 
 def temporal_breakdown(table: EventTable, per_step: bool = True, ops: pd.DataFrame | None = None) -> pd.DataFrame:

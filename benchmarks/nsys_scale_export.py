@@ -3,8 +3,9 @@
     python -m benchmarks.nsys_scale_export SRC.sqlite OUT.sqlite --kernels 1000000
 
 The activity tables of SRC (kernels, memcpy, memset, CUDA API calls, NVTX events) are copied
-2^k times by doubling (k = the smallest with 2^k * SRC kernels >= --kernels): each copy is the
-whole set shifted in time by the source span and in correlationId by the source's largest id,
+N times (N = the smallest with N * SRC kernels >= --kernels; by doubling, then the last few
+copies): each copy is the whole set shifted in time by the source span and in correlationId by
+the source's largest id,
 so copies follow one another on the same GPUs, threads and streams, and every kernel still
 links to its own runtime call. Names (StringIds) and the other tables stay as they are. Plain
 SQL (`INSERT ... SELECT`), so the result has the real export's schema and row shapes.
@@ -52,22 +53,25 @@ def scale(src: Path, out: Path, kernels: int) -> dict[str, int]:
     base = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
     lo, hi, corr = _bounds(conn, tables)
     span = hi - lo + 1000
-    doublings = max(0, math.ceil(math.log2(max(kernels, 1) / base)))
-    for step in range(doublings):
-        copies = 2**step  # rows present = copies x the source: shift them by copies spans
+    want = max(1, math.ceil(max(kernels, 1) / base))  # copies of the source
+    present = 1
+    while present < want:
+        add = min(present, want - present)  # double, then add the last few copies
         for t in tables:
             cols = _columns(conn, t)
             exprs = []
             for c in cols:
                 if c in ("start", "end"):
-                    exprs.append(f'"{c}" + {copies * span}')
+                    exprs.append(f'"{c}" + {present * span}')
                 elif c == "correlationId" and t in CORRELATED:
-                    exprs.append(f'"{c}" + {copies * corr}')
+                    exprs.append(f'"{c}" + {present * corr}')
                 else:
                     exprs.append(f'"{c}"')
             names = ", ".join(f'"{c}"' for c in cols)
-            conn.execute(f'INSERT INTO "{t}" ({names}) SELECT {", ".join(exprs)} FROM "{t}"')
+            where = "" if add == present else f'WHERE "start" < {lo + add * span}'  # copies 0 .. add-1
+            conn.execute(f'INSERT INTO "{t}" ({names}) SELECT {", ".join(exprs)} FROM "{t}" {where}')
         conn.commit()
+        present += add
     rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     conn.close()
     return rows

@@ -42,7 +42,7 @@ def test_every_launch_api_links(kineto, tmp_path: Path) -> None:
     ops = gpu_ops(load_trace(t.write(tmp_path / "apis.json")))
     assert (ops["launch_row"] >= 0).all()
     assert ops["api"].tolist() == ["kernel"] * 5 + ["memcpy", "memset"]
-    assert (ops["ts_ns"] - ops["launch_end_ns"]).tolist() == [3000] * 5 + [1000, 1000]
+    assert (ops["ts_ns"] - ops["launch_ts_ns"] - ops["launch_dur_ns"]).tolist() == [3000] * 5 + [1000, 1000]
 
 
 def test_graph_launch_attributes_every_replayed_kernel(kineto, tmp_path: Path) -> None:
@@ -82,4 +82,4 @@ def test_correlation_ids_are_per_rank(kineto, tmp_path: Path) -> None:
     ops = gpu_ops(table)
     launch_rank = table["rank"][ops["launch_row"].to_numpy()]
     assert np.array_equal(launch_rank, ops["rank"].to_numpy())
-    assert (ops["ts_ns"] - ops["launch_end_ns"]).tolist() == [9000, 9000]
+    assert (ops["ts_ns"] - ops["launch_ts_ns"] - ops["launch_dur_ns"]).tolist() == [9000, 9000]
