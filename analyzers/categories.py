@@ -130,10 +130,11 @@ def category_of(name: str, kind: int = int(Kind.KERNEL)) -> str:
 
 def categorize(table: EventTable, rows: npt.NDArray[Any]) -> pd.Categorical[str]:
     """Category per row (rows: indices into `table`), computed once per (name, kind)."""
-    name_id = table["name_id"][rows].astype(np.int64)
-    kind = table["kind"][rows].astype(np.int64)
-    key = name_id * 16 + kind
-    uniq, inverse = np.unique(key, return_inverse=True)
+    key = table["name_id"][rows].astype(np.int64)
+    key *= 16
+    key += table["kind"][rows]
+    inverse, uniq = pd.factorize(key)  # hashing: no sorted copies of the rows
+    del key
     index = {c: i for i, c in enumerate(CATEGORIES)}
     codes = np.asarray([index[category_of(table.names[int(k) // 16], int(k) % 16)] for k in uniq], dtype=np.int8)
     return pd.Categorical.from_codes(codes[inverse] if len(uniq) else np.empty(0, np.int8), categories=pd.Index(list(CATEGORIES)))

@@ -79,8 +79,10 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
         return cached
     gpu, launch = link_rows(table)
     order = np.lexsort((table["ts_ns"][gpu], table["rank"][gpu]))
-    gpu, launch = gpu[order], launch[order]
+    index_dt = np.int32 if len(table) < np.iinfo(np.int32).max else np.int64  # row numbers
+    gpu, launch = gpu[order].astype(index_dt, copy=False), launch[order].astype(index_dt, copy=False)
     del order
+    category = categorize(table, gpu)  # first: its temporaries come and go before the columns exist
     linked = launch >= 0
     lrow = np.maximum(launch, 0)
     ts = table["ts_ns"][gpu]
@@ -90,29 +92,31 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     del lrow
     rank = table["rank"][gpu]
     step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
-    index_dt = np.int32 if len(table) < np.iinfo(np.int32).max else np.int64  # row numbers
+    step_row = step_row.astype(index_dt, copy=False)
+    if len(step) == 0 or int(step.max()) < np.iinfo(np.int32).max:
+        step = step.astype(np.int32)
     df = pd.DataFrame(
         {
-            "row": gpu.astype(index_dt),
+            "row": gpu,
             "rank": rank,
             "device": table["device"][gpu],
             "stream": table["stream"][gpu],
             "name_id": table["name_id"][gpu],
             "kind": table["kind"][gpu],
-            "category": categorize(table, gpu),
+            "category": category,
             "ts_ns": ts,
             "dur_ns": dur,
             "end_ns": ts + dur,
-            "launch_row": launch.astype(index_dt),
+            "launch_row": launch,
             "launch_ts_ns": l_ts,
             "launch_dur_ns": l_dur,
             "api": pd.Categorical.from_codes(_api_codes(table, launch), categories=pd.Index(list(LAUNCH_APIS))),
-            "step": step.astype(np.int32) if len(step) == 0 or int(step.max()) < np.iinfo(np.int32).max else step,
-            "step_row": step_row.astype(index_dt),
+            "step": step,
+            "step_row": step_row,
         },
         copy=False,
     )
-    del gpu, launch, linked, ts, dur, l_ts, l_dur, step, step_row
+    del gpu, launch, linked, ts, dur, l_ts, l_dur, step, step_row, category
     release_freed()
     _CACHE[table] = df
     return df
@@ -123,7 +127,7 @@ def _api_codes(table: EventTable, launch: npt.NDArray[np.int64]) -> npt.NDArray[
     index = {api: i for i, api in enumerate(LAUNCH_APIS)}
     out = np.full(len(launch), -1, dtype=np.int8)
     linked = launch >= 0
-    uniq, inverse = np.unique(table["name_id"][launch[linked]], return_inverse=True)
+    inverse, uniq = pd.factorize(table["name_id"][launch[linked]])
     lut = np.asarray([index[launch_api(table.names[i])] for i in uniq], dtype=np.int8)
     if len(uniq):
         out[linked] = lut[inverse]

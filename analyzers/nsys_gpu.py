@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import Kind
+from analyzers.event_table import Kind, int_dtype_for
 from analyzers.nsys_names import Names, api_name
 from analyzers.nsys_schema import Export
 
@@ -87,8 +87,10 @@ def read_kernels(export: Export, names: Names, into: Columns) -> Columns:
         export.require(KERNEL, ("demangledName",))
     cols = _base(export, KERNEL)
     cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', np.int64)
-    for extra, (column, dtype) in KERNEL_CONFIG.items():
-        cols[extra] = (export.expr(KERNEL, column, -1), dtype)
+    exprs = {extra: export.expr(KERNEL, column, -1) for extra, (column, _) in KERNEL_CONFIG.items()}
+    found = export.bounds(KERNEL, list(exprs.values()))  # read each into the narrowest dtype at once
+    for (extra, expr), b in zip(exprs.items(), found, strict=True):
+        cols[extra] = (expr, int_dtype_for(*(b or (-1, -1))))
     out = export.read(KERNEL, cols, out={k: into[k] for k in DIRECT})
     into["kind"][:] = int(Kind.KERNEL)
     mine = {k: v for k, v in out.items() if k not in DIRECT}

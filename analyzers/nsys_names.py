@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from analyzers.nsys_schema import Export
 
 _BATCH = 500
+_ROWS_PER_PASS = 1 << 18
 _API_VERSION = re.compile(r"_v\d{4,}$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel
 
 
@@ -56,14 +58,20 @@ class Names:
     def from_string_ids(self, sids: npt.NDArray[Any], transform: Callable[[str], str] = str) -> npt.NDArray[np.int32]:
         """perfkit name ids for an array of StringIds ids (a missing id reads `<string id N>`).
 
-        Called chunk by chunk: each string id is looked up once."""
-        if len(sids) == 0:
-            return np.empty(0, dtype=np.int32)
-        uniq, inverse = np.unique(sids, return_inverse=True)
+        Called chunk by chunk: each string id is looked up once. Long arrays are mapped
+        _ROWS_PER_PASS at a time (the hash table of one pass is sized by its rows)."""
+        out = np.empty(len(sids), dtype=np.int32)
+        for a in range(0, len(sids), _ROWS_PER_PASS):
+            part = sids[a : a + _ROWS_PER_PASS]
+            inverse, uniq = pd.factorize(part)
+            out[a : a + len(part)] = self._ids(uniq.tolist(), transform)[inverse]
+        return out
+
+    def _ids(self, uniq: list[int], transform: Callable[[str], str]) -> npt.NDArray[np.int32]:
         known = self._resolved
-        values = self.strings(s for s in uniq.tolist() if (transform, s) not in known)
+        values = self.strings(s for s in uniq if (transform, s) not in known)
         lut = []
-        for sid in uniq.tolist():
+        for sid in uniq:
             found = known.get((transform, sid))
             if found is None:
                 value = values.get(int(sid))
@@ -72,7 +80,7 @@ class Names:
                     value = f"<string id {sid}>"
                 found = known[(transform, sid)] = self.intern(transform(value))
             lut.append(found)
-        return np.asarray(lut, dtype=np.int32)[inverse]
+        return np.asarray(lut, dtype=np.int32)
 
     def table(self) -> tuple[str, ...]:
         return tuple(self.ids)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for, narrowest
+from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for
 from analyzers.nsys_gpu import (
     KERNEL,
     KERNEL_CONFIG,
@@ -73,10 +73,25 @@ class _Devices:
     def __init__(self, process: npt.NDArray[np.int64], corr: npt.NDArray[Any], device: npt.NDArray[Any]) -> None:
         self.procs = np.unique(process)
         code = np.searchsorted(self.procs, process)
-        key = (code.astype(np.int64) << _KEY_SHIFT) | np.maximum(corr.astype(np.int64), 0)
+        key = code << _KEY_SHIFT
+        key |= np.maximum(corr, 0)
         order = np.argsort(key, kind="stable")
-        self.keys, self.key_device = key[order], device.astype(np.int64)[order]
-        pairs, counts = np.unique(np.stack([code, device.astype(np.int64)], axis=1), axis=0, return_counts=True)
+        self.keys = key[order]
+        del key
+        self.key_device = device[order]
+        del order
+        # (process, device) pairs and how many ops each: one bincount over a small pair code
+        lo = int(device.min()) if len(device) else 0
+        width = (int(device.max()) - lo + 1) if len(device) else 1
+        pair = code * width
+        pair += device
+        pair -= lo
+        del code
+        counts_all = np.bincount(pair, minlength=len(self.procs) * width)
+        del pair
+        seen = np.flatnonzero(counts_all)
+        pairs = np.stack([seen // width, seen % width + lo], axis=1)
+        counts = counts_all[seen]
         self.devices: dict[int, list[int]] = {}
         self.primary = np.full(len(self.procs), -1, dtype=np.int64)
         best = np.zeros(len(self.procs), dtype=np.int64)
@@ -196,7 +211,7 @@ def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) 
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
         processes.append(mine.pop("process"))
         if name == KERNEL:
-            extra, n_kernels = {k: narrowest(mine.pop(k)) for k in KERNEL_CONFIG}, m
+            extra, n_kernels = {k: mine.pop(k) for k in KERNEL_CONFIG}, m
         del into
         table.advance(m)
     return extra, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64), n_kernels

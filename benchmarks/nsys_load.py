@@ -1,7 +1,7 @@
 """Load + every analysis table of Nsight Systems exports: wall time and peak memory.
 
-    python -m benchmarks.nsys_load                          # the larger shared export + a ~1M-kernel one
-    python -m benchmarks.nsys_load --kernels 1000000 --runs 3 --out benchmarks/results/nsys_load-vm.md
+    python -m benchmarks.nsys_load                          # the larger shared export + ~1M-kernel and ~1 GB ones
+    python -m benchmarks.nsys_load --kernels 1000000 1684200 --runs 3 --out benchmarks/results/nsys_load-vm.md
 
 Each measurement is a fresh `python -c` process that imports perfkit's analyzers, loads the
 export (analyzers.trace_files.load_trace_files) and runs every table of analyzers.suite;
@@ -63,7 +63,7 @@ def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
            for k in ("load_s", "tables_s", "wall_s", "cpu_s", "load_rss_mb", "peak_rss_mb")}
     r0 = runs[0]
     walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
-    return (f"| {label} | {path.stat().st_size / 1e6:.0f} MB | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
+    return (f"| {label} | {path.stat().st_size / 2**20:.0f} | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
             f"{med['load_s']:.2f} | {med['tables_s']:.2f} | {med['wall_s']:.2f} | {med['cpu_s']:.2f} | "
             f"{med['load_rss_mb']:.0f} | {med['peak_rss_mb']:.0f} | {walls} |")
 
@@ -81,7 +81,8 @@ def _cpu_model() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", type=Path, default=SHARED / "mfu_2gpu_before.sqlite")
-    p.add_argument("--kernels", type=int, default=1_000_000)
+    p.add_argument("--kernels", type=int, nargs="+", default=[1_000_000, 1_684_200],
+                   help="kernels of each synthetic export (default: ~1M, and ~1.0 GB of export)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
@@ -96,20 +97,30 @@ def main(argv: list[str] | None = None) -> int:
         "pandas, the table and the analyses); RSS after load is the same child's peak when the table is loaded, "
         "before any analysis.",
         "",
-        "| export | file | kernels | table rows | load s | tables s | wall s | CPU s | RSS after load MB | peak RSS MB | wall of each run (s) |",
+        "| export | file MiB | kernels | table rows | load s | tables s | wall s | CPU s | RSS after load MiB | peak RSS MiB | wall of each run (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     with tempfile.TemporaryDirectory(prefix="nsys-bench-") as tmp:
-        scaled = Path(tmp) / "scaled.sqlite"
-        rows = scale(args.source, scaled, args.kernels)
         with sqlite3.connect(f"{args.source.resolve().as_uri()}?mode=ro", uri=True) as conn:
             base = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
-        copies = rows["CUPTI_ACTIVITY_KIND_KERNEL"] // base
-        for label, path in ((args.source.name, args.source), (f"{args.source.stem} x{copies} (synthetic)", scaled)):
-            runs = [_measure(path) for _ in range(args.runs)]
-            lines.append(_row(label, path, runs))
+        runs = [_measure(args.source) for _ in range(args.runs)]
+        lines.append(_row(args.source.name, args.source, runs))
+        print(lines[-1], flush=True)
+        notes = []
+        for kernels in args.kernels:
+            scaled = Path(tmp) / f"scaled{kernels}.sqlite"
+            rows = scale(args.source, scaled, kernels)
+            copies = rows["CUPTI_ACTIVITY_KIND_KERNEL"] // base
+            runs = [_measure(scaled) for _ in range(args.runs)]
+            lines.append(_row(f"{args.source.stem} x{copies} (synthetic)", scaled, runs))
             print(lines[-1], flush=True)
-        lines += ["", "Synthetic export rows: " + ", ".join(f"{t} {n:,}" for t, n in rows.items()) + "."]
+            peak = statistics.median(r["peak_rss_mb"] for r in runs)
+            size_mb = scaled.stat().st_size / 2**20
+            notes.append(f"- x{copies}: peak RSS {peak:.0f} MiB for a {size_mb:.0f} MiB export "
+                         f"({peak / size_mb:.2f} bytes of memory per byte of export); rows: "
+                         + ", ".join(f"{t} {n:,}" for t, n in rows.items()) + ".")
+            scaled.unlink()
+        lines += ["", "Peak memory against export size (the target: a 1 GB export must not need 1 GB of RAM):", *notes]
     text = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(text)
