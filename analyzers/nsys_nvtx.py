@@ -70,21 +70,26 @@ class NvtxScan:
         self.export, self.names = export, names
         self.present = NVTX in export.tables
         self.keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
-        self.n = self.unfinished = 0
+        self.n = self.unfinished = self.invalid = 0
         self.dur_bounds: tuple[int, int] | None = None  # (min, max) duration of the kept ranges
         if not self.present:
             return
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
         text, text_id = _text_exprs(export)
         domain = export.expr(NVTX, "domainId", 0)
-        self.unfinished = export.count(NVTX, f'WHERE {_RANGE} AND ("end" IS NULL OR "end" < "start")')
-        where = f'WHERE {_RANGE} AND "end" IS NOT NULL AND "end" >= "start"'
+        self.unfinished = export.count(NVTX, f'WHERE {_RANGE} AND "end" IS NULL')
+        kept = 'typeof("start") = \'integer\' AND typeof("end") = \'integer\' AND "end" >= "start"'
+        self.invalid = export.count(NVTX, f'WHERE {_RANGE} AND "end" IS NOT NULL AND NOT ({kept})')
+        where = f"WHERE {_RANGE} AND {kept}"
         self.n = export.count(NVTX, where)
         self.dur_bounds = export.bounds(NVTX, ['"end" - "start"'], where)[0]
         self.sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def dropped(self) -> dict[str, int]:
-        return {"unfinished NVTX range": self.unfinished} if self.unfinished else {}
+        out = {"unfinished NVTX range": self.unfinished} if self.unfinished else {}
+        if self.invalid:
+            out["NVTX range ending before it starts or with a non-integer time"] = self.invalid
+        return out
 
     def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
         if not self.present:

@@ -129,8 +129,9 @@ class Export:
         row = self.query(f'SELECT {sql} FROM "{table}" {where}')[0]
         out: list[tuple[int, int] | None] = []
         for lo, hi in zip(row[::2], row[1::2], strict=True):
-            if lo is not None and (not isinstance(lo, int) or not isinstance(hi, int)):
-                raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({lo!r}); {REEXPORT}")
+            odd = [v for v in (lo, hi) if v is not None and not isinstance(v, int)]
+            if odd:
+                raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({odd[0]!r}); {REEXPORT}")
             out.append(None if lo is None else (lo, hi))
         return out
 

@@ -121,6 +121,7 @@ class _Devices:
 
 GPU_READERS = ((KERNEL, read_kernels), (MEMCPY, read_memcpy), (MEMSET, read_memset))  # kernels first
 _OS_ID_MAX = 0xFFFFFF  # pid and tid are 24-bit fields of globalTid
+CORRELATION_MAX = 0xFFFFFFFF  # CUPTI correlation ids are uint32 (the join keys shift them by 40 bits)
 
 
 def _dtypes(export: Export, rank_offset: int, nvtx_dur: tuple[int, int] | None) -> dict[str, Any]:
@@ -137,6 +138,10 @@ def _dtypes(export: Export, rank_offset: int, nvtx_dur: tuple[int, int] | None) 
         for k, b in found.items():
             if b is not None:
                 lo[k], hi[k] = min(lo[k], b[0]), max(hi[k], b[1])
+    if hi["correlation"] > CORRELATION_MAX or lo["correlation"] < -1:
+        bad = hi["correlation"] if hi["correlation"] > CORRELATION_MAX else lo["correlation"]
+        raise export.fail(f"correlationId {bad} is outside CUPTI's 32-bit range, so calls and GPU work cannot be "
+                          f"linked; {REEXPORT}")
     dtypes = dict(COLUMNS)
     dtypes.update({k: int_dtype_for(lo[k], hi[k]) for k in lo})
     dtypes["pid"] = int_dtype_for(-1, _OS_ID_MAX)

@@ -107,16 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(_row(args.source.name, args.source, runs))
         print(lines[-1], flush=True)
         notes = []
-        for kernels in args.kernels:
+        shapes = [(k, True) for k in args.kernels] + [(max(args.kernels), False)]  # the largest, CUDA-only too
+        for kernels, nvtx in shapes:
             scaled = Path(tmp) / f"scaled{kernels}.sqlite"
-            rows = scale(args.source, scaled, kernels)
+            rows = scale(args.source, scaled, kernels, nvtx=nvtx)
             copies = rows["CUPTI_ACTIVITY_KIND_KERNEL"] // base
             runs = [_measure(scaled) for _ in range(args.runs)]
-            lines.append(_row(f"{args.source.stem} x{copies} (synthetic)", scaled, runs))
+            shape = "" if nvtx else ", no NVTX"
+            lines.append(_row(f"{args.source.stem} x{copies} (synthetic{shape})", scaled, runs))
             print(lines[-1], flush=True)
             peak = statistics.median(r["peak_rss_mb"] for r in runs)
             size_mb = scaled.stat().st_size / 2**20
-            notes.append(f"- x{copies}: peak RSS {peak:.0f} MiB for a {size_mb:.0f} MiB export "
+            notes.append(f"- x{copies}{shape}: peak RSS {peak:.0f} MiB for a {size_mb:.0f} MiB export "
                          f"({peak / size_mb:.2f} bytes of memory per byte of export); rows: "
                          + ", ".join(f"{t} {n:,}" for t, n in rows.items()) + ".")
             scaled.unlink()

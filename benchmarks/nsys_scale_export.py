@@ -42,8 +42,9 @@ def _bounds(conn: sqlite3.Connection, tables: list[str]) -> tuple[int, int, int]
     return lo or 0, hi, corr
 
 
-def scale(src: Path, out: Path, kernels: int) -> dict[str, int]:
-    """Write the scaled export to `out`; return {table: rows}."""
+def scale(src: Path, out: Path, kernels: int, nvtx: bool = True) -> dict[str, int]:
+    """Write the scaled export to `out`; return {table: rows}. Without `nvtx`, the NVTX_EVENTS
+    table is left out (the shape of `nsys profile --trace=cuda`: GPU work and API calls only)."""
     shutil.copyfile(src, out)
     out.chmod(0o644)
     conn = sqlite3.connect(out)
@@ -72,6 +73,11 @@ def scale(src: Path, out: Path, kernels: int) -> dict[str, int]:
             conn.execute(f'INSERT INTO "{t}" ({names}) SELECT {", ".join(exprs)} FROM "{t}" {where}')
         conn.commit()
         present += add
+    if not nvtx and "NVTX_EVENTS" in tables:
+        conn.execute("DROP TABLE NVTX_EVENTS")
+        conn.commit()
+        conn.execute("VACUUM")
+        tables.remove("NVTX_EVENTS")
     rows = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     conn.close()
     return rows
@@ -82,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("src", type=Path)
     p.add_argument("out", type=Path)
     p.add_argument("--kernels", type=int, default=1_000_000)
+    p.add_argument("--no-nvtx", action="store_true", help="leave the NVTX ranges out (a CUDA-only export)")
     args = p.parse_args(argv)
-    rows = scale(args.src, args.out, args.kernels)
+    rows = scale(args.src, args.out, args.kernels, nvtx=not args.no_nvtx)
     print(f"{args.out}: {args.out.stat().st_size / 1e6:.0f} MB; " + ", ".join(f"{t} {n}" for t, n in rows.items()))
     return 0
 

@@ -222,6 +222,10 @@ BAD = {
     "no-kernel-table": (lambda t: _copy(t, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;"), "no CUDA kernels"),
     "no-stream-column": (lambda t: _copy(t, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN streamId;"),
                          "lacks column(s) streamId"),
+    "text-device-id": (lambda t: _copy(t, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 'abc' WHERE rowid = 5;"),
+                       "cannot read as an integer ('abc')"),
+    "correlation-past-32-bits": (lambda t: _copy(t, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = "
+                                                    "1099511627776 WHERE rowid = 3;"), "outside CUPTI's 32-bit range"),
     "not-nsys": (lambda t: _copy(t, "".join(f"DROP TABLE {n};" for n in ("StringIds", "META_DATA_EXPORT",
                                                                           "CUPTI_ACTIVITY_KIND_KERNEL"))),
                  "not an Nsight Systems export"),
@@ -237,6 +241,17 @@ def test_bad_export_is_one_line_exit_2(tmp_path: Path, case: str) -> None:
     assert proc.returncode == 2, (proc.returncode, err[-2000:])
     assert "Traceback" not in err and len(err.splitlines()) == 1, err[-2000:]
     assert needle in err and str(path) in err
+
+
+def test_nvtx_range_with_a_text_end_is_left_out_and_counted(tmp_path: Path) -> None:
+    clean = load_nsys(_path(EXPORTS[0]))
+    path = _copy(tmp_path, "UPDATE NVTX_EVENTS SET \"end\" = 'zz' WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS "
+                           "WHERE eventType IN (59, 60) AND \"end\" IS NOT NULL);")
+    table = load_nsys(path)
+    ranges = int(table.mask_kind(Kind.USER_ANNOTATION).sum())
+    assert ranges == int(clean.mask_kind(Kind.USER_ANNOTATION).sum()) - 1  # left out, not a negative duration
+    assert int(table["dur_ns"].min()) >= 0
+    assert dict(table.meta[0].dropped)["NVTX range ending before it starts or with a non-integer time"] == 1
 
 
 def test_optional_columns_missing_still_load(tmp_path: Path) -> None:
