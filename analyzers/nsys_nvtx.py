@@ -77,12 +77,12 @@ class NvtxScan:
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
         text, text_id = _text_exprs(export)
         domain = export.expr(NVTX, "domainId", 0)
-        self.unfinished = export.count(NVTX, f'WHERE {_RANGE} AND "end" IS NULL')
         kept = 'typeof("start") = \'integer\' AND typeof("end") = \'integer\' AND "end" >= "start"'
-        self.invalid = export.count(NVTX, f'WHERE {_RANGE} AND "end" IS NOT NULL AND NOT ({kept})')
+        left = export.query(f'SELECT coalesce(sum("end" IS NULL), 0), coalesce(sum("end" IS NOT NULL AND NOT ({kept})), 0) '
+                            f"FROM {NVTX} WHERE {_RANGE}")[0]  # one scan for both counts
+        self.unfinished, self.invalid = int(left[0]), int(left[1])
         where = f"WHERE {_RANGE} AND {kept}"
-        self.n = export.count(NVTX, where)
-        self.dur_bounds = export.bounds(NVTX, ['"end" - "start"'], where)[0]
+        self.n, (self.dur_bounds,) = export.count_and_bounds(NVTX, ['"end" - "start"'], where)
         self.sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def dropped(self) -> dict[str, int]:

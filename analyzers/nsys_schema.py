@@ -123,17 +123,20 @@ class Export:
 
     def bounds(self, table: str, exprs: list[str], where: str = "") -> list[tuple[int, int] | None]:
         """(min, max) of each SQL expression over `table` (None where every value is NULL), one scan."""
-        if not exprs:
-            return []
-        sql = ", ".join(f"min({e}), max({e})" for e in exprs)
-        row = self.query(f'SELECT {sql} FROM "{table}" {where}')[0]
+        return self.count_and_bounds(table, exprs, where)[1] if exprs else []
+
+    def count_and_bounds(self, table: str, exprs: list[str], where: str = "") -> tuple[int, list[tuple[int, int] | None]]:
+        """(rows, [(min, max) of each SQL expression]) over `table` in one scan."""
+        sql = ", ".join(["count(*)", *(f"min({e}), max({e})" for e in exprs)])
+        found = self.query(f'SELECT {sql} FROM "{table}" {where}')[0]
+        row = found[1:]
         out: list[tuple[int, int] | None] = []
         for lo, hi in zip(row[::2], row[1::2], strict=True):
             odd = [v for v in (lo, hi) if v is not None and not isinstance(v, int)]
             if odd:
                 raise self.fail(f"table {table} holds a value perfkit cannot read as an integer ({odd[0]!r}); {REEXPORT}")
             out.append(None if lo is None else (lo, hi))
-        return out
+        return int(found[0]), out
 
     def iter_rows(self, sql: str) -> Iterator[list[Any]]:
         """Chunks of raw rows of `sql` (for text columns)."""
