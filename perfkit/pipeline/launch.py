@@ -34,6 +34,7 @@ from perfkit.pipeline.sweep import ProfileOptions, ProgressFn, close_sweep
 from workloads.base import Point
 
 LAUNCH_FAILED = "launch_failed"  # artifacts key: why torchrun could not run the sweep
+LAUNCH_EXIT = "launch_exit"  # artifacts key: torchrun failed on the way out, after every point ran
 DEFAULT_TORCHRUN_ARGS = ("--standalone",)  # one node, a free port found by the rendezvous
 
 
@@ -56,12 +57,15 @@ def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec
     """Run every point under torchrun; return the finished Run (run.json not written)."""
     cmd = torchrun_command(spec, spec_path, run_dir, run.device, options.quick)
     launches = 0
+    after: dict[str, object] = {}
     try:
         while True:
             launches += 1
             log, code = _launch(cmd, run_dir, points, progress, echo)
             current = _read(run_dir)
-            if code == 0 and len(current.points) == len(points):
+            if len(current.points) >= len(points):  # every point ran; a failing exit is only noted
+                if code != 0:
+                    after[LAUNCH_EXIT] = f"torchrun exited with {code} after every point ran: {describe(log.culprit(code))}"
                 break
             if log.running is None and not log.done:  # nothing ran: retrying would fail the same way
                 reason = describe(log.culprit(code)) if code else "torchrun ended before every point ran"
@@ -78,7 +82,7 @@ def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec
                 break
     except KeyboardInterrupt:
         return _with(close_sweep(run, _read(run_dir).points, RUN_INTERRUPTED), {"launches": launches})
-    return _with(close_sweep(run, _read(run_dir).points, RUN_COMPLETE), {"launches": launches})
+    return _with(close_sweep(run, _read(run_dir).points, RUN_COMPLETE), {"launches": launches, **after})
 
 
 def _with(run: Run, artifacts: dict[str, object]) -> Run:
