@@ -36,7 +36,7 @@ SLOW = """\
 name: slow
 device: cpu
 cpu_threads: 1
-timing: {warmup_s: 0.01, budget_s: 0.4, min_reps: 6, target_rel_ci: 0.0001}
+timing: {warmup_s: 0.01, budget_s: 0.4, min_reps: 6, max_reps: 10000000, target_rel_ci: 0.0001}  # each point runs its whole budget
 profile: {torch_profiler: false}
 workloads:
   - kind: gemm
