@@ -126,9 +126,13 @@ def _start_slow(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     spec = tmp_path / "slow.yaml"
     spec.write_text(SLOW)
     out = tmp_path / "runs"
+    # SIGINT at its default in the child: a disposition of SIG_IGN inherited from this process
+    # (set by a library earlier in the session) would make Python ignore Ctrl-C, as for a
+    # background job; that is the caller's choice, not what this test is about
     proc = subprocess.Popen([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            env={**os.environ, "OMP_NUM_THREADS": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
     while time.time() < deadline:
         partials = list(out.glob(f"*/{PARTIAL_FILE}"))
