@@ -30,12 +30,11 @@ _NO_RAW = msgspec.Raw(b"")
 # ---- the strict decoder: the fast path, for events whose fields have the usual types --------
 
 
-class _Args(msgspec.Struct, gc=False):
-    correlation: int = -1
-    stream: int = -1
-    device: int = -1
-    external_id: int = msgspec.field(default=-1, name="External id")
-    nbytes: int = msgspec.field(default=-1, name="bytes")
+class _RawArgs(msgspec.Struct, gc=False):
+    """The args every decoder keeps as raw JSON text (shapes, collective fields); the three
+    decoders' args structs add correlation, stream, device, External id and bytes, typed
+    strictly, loosely or raw."""
+
     dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
     types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
     concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
@@ -45,6 +44,14 @@ class _Args(msgspec.Struct, gc=False):
     dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
     group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
     pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
+
+
+class _Args(_RawArgs, gc=False):
+    correlation: int = -1
+    stream: int = -1
+    device: int = -1
+    external_id: int = msgspec.field(default=-1, name="External id")
+    nbytes: int = msgspec.field(default=-1, name="bytes")
 
 
 class X(msgspec.Struct, tag_field="ph", tag="X", gc=False):
@@ -71,7 +78,7 @@ _STRICT: Any = msgspec.json.Decoder(list[_Event])  # type: ignore[valid-type]
 # ---- the loose decoder: any JSON value in any field (a block the strict one refuses) --------
 
 
-class ArgsL(msgspec.Struct, gc=False):
+class ArgsL(_RawArgs, gc=False):
     """args from the loose decoder: the integer fields may hold any JSON value."""
 
     correlation: Any = -1
@@ -79,15 +86,6 @@ class ArgsL(msgspec.Struct, gc=False):
     device: Any = -1
     external_id: Any = msgspec.field(default=-1, name="External id")
     nbytes: Any = msgspec.field(default=-1, name="bytes")
-    dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
-    types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
-    concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
-    coll: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Collective name")
-    in_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="In msg nelems")
-    out_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Out msg nelems")
-    dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
-    group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
-    pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
 
 
 class XL(msgspec.Struct, gc=False):
@@ -122,21 +120,12 @@ class _XR(msgspec.Struct, gc=False):
     args: msgspec.Raw = _NO_RAW
 
 
-class _ArgsR(msgspec.Struct, gc=False):
+class _ArgsR(_RawArgs, gc=False):
     correlation: msgspec.Raw = _NO_RAW
     stream: msgspec.Raw = _NO_RAW
     device: msgspec.Raw = _NO_RAW
     external_id: msgspec.Raw = msgspec.field(default=_NO_RAW, name="External id")
     nbytes: msgspec.Raw = msgspec.field(default=_NO_RAW, name="bytes")
-    dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
-    types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
-    concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
-    coll: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Collective name")
-    in_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="In msg nelems")
-    out_nelems: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Out msg nelems")
-    dtype: msgspec.Raw = msgspec.field(default=_NO_RAW, name="dtype")
-    group_size: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Group size")
-    pg_name: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Process Group Name")
 
 
 _XR_DEC = msgspec.json.Decoder(_XR)
