@@ -183,14 +183,26 @@ def _project_steps(step_rows: npt.NDArray[np.int64], ops: pd.DataFrame) -> pd.Da
     )
 
 
+def _matching_ids(table: EventTable, pattern: str | None) -> npt.NDArray[np.int32] | None:
+    """Ids of the names matching `pattern` (regex); None without a pattern (every name)."""
+    if not pattern:
+        return None
+    rx = re.compile(pattern)
+    return table.name_ids_matching(lambda s: rx.search(s) is not None)
+
+
+def _annotation_rows(table: EventTable, start: int, stop: int, ids: npt.NDArray[np.int32] | None) -> npt.NDArray[np.int64]:
+    """Rows start..stop-1 that are CPU-side user annotations (named one of `ids`, when given)."""
+    block = slice(start, stop)
+    mask = table["kind"][block] == Kind.USER_ANNOTATION
+    if ids is not None:
+        mask &= member(table["name_id"][block], ids)
+    return np.flatnonzero(mask) + start
+
+
 def range_rows(table: EventTable, pattern: str | None = None) -> npt.NDArray[np.int64]:
     """Rows of CPU-side user annotations, optionally only names matching `pattern` (regex)."""
-    mask = table.mask_kind(Kind.USER_ANNOTATION)
-    if pattern:
-        rx = re.compile(pattern)
-        ids = table.name_ids_matching(lambda s: rx.search(s) is not None)
-        mask &= member(table["name_id"], ids)
-    return np.flatnonzero(mask)
+    return _annotation_rows(table, 0, len(table), _matching_ids(table, pattern))
 
 
 def range_instances(table: EventTable, pattern: str | None = None) -> pd.DataFrame:
@@ -225,19 +237,12 @@ def range_projection(table: EventTable, pattern: str | None = None, by_rank: boo
     Ranges are found, projected and summed one block of CHUNK_RANGES table rows at a time (no
     per-instance frame), so memory stays bounded on exports with millions of NVTX ranges."""
     lead = ["rank"] if by_rank else []
-    ids = None
-    if pattern:
-        rx = re.compile(pattern)
-        ids = table.name_ids_matching(lambda s: rx.search(s) is not None)
+    ids = _matching_ids(table, pattern)
     projector = Projector(table)
     sums = ["cpu_time_ns", *PROJECTION_COLUMNS]
     acc: pd.DataFrame | None = None
     for a in range(0, len(table), CHUNK_RANGES):
-        block = slice(a, a + CHUNK_RANGES)
-        mask = table["kind"][block] == Kind.USER_ANNOTATION
-        if ids is not None:
-            mask &= member(table["name_id"][block], ids)
-        chunk = np.flatnonzero(mask) + a
+        chunk = _annotation_rows(table, a, a + CHUNK_RANGES, ids)
         if len(chunk) == 0:
             continue
         values = projector.project(chunk)
