@@ -62,8 +62,9 @@ COLUMNS: dict[str, Any] = {
     "rank": np.int32,
 }
 # stored narrowed to the values they hold; ts_ns stays int64. dur_ns is int32 when every duration
-# is under 2**31 ns (2.1 s): a sum of durations must be taken in int64 (np.sum and np.cumsum
-# promote by themselves; cast first for np.add.reduceat / np.add.at / pandas).
+# is under 2**31 ns (2.1 s): a sum of durations must be taken in int64. np.sum, np.cumsum,
+# np.add.reduceat and pandas sums promote int32 by themselves; an accumulator made like the
+# column (np.zeros_like, astype(column.dtype)) or arithmetic in place on it does not.
 NARROW_COLUMNS = ("dur_ns", "pid", "tid", "stream", "device", "correlation", "external_id", "bytes", "rank")
 _SIGNED = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
 
