@@ -10,7 +10,9 @@ the smallest signed integer dtype that holds their values (`narrow_columns`: an 
 ids fit int8, its ranks int8, its thread ids int32, its durations int32), so analyzers must not
 assume their width: cast to int64 before arithmetic that could leave that range.
 Optional columns a source has for some rows only (Nsight Systems' kernel launch configuration)
-live in `extra`, sparse: one value per row listed in `extra_rows` (sorted row indices);
+live in `extra`, sparse and interned: the rows that have them are `extra_rows` (sorted row
+indices), each with a code (`extra_code`) into `extra`, which holds one value per distinct
+combination (a few hundred launch configurations for millions of kernels);
 `extra_at(name, rows)` reads them (-1 for a row without one). Kineto tables have none.
 """
 
@@ -127,16 +129,24 @@ class EventTable:
     args_text: tuple[str, ...] = ()
     meta: tuple[TraceMeta, ...] = field(default_factory=tuple)
     # optional sparse columns (e.g. "grid_x", "registers" of an nsys export's kernel rows):
-    # extra[name][i] belongs to row extra_rows[i]
+    # row extra_rows[i] has the values extra[name][extra_code[i]] (extra_code None: code i)
     extra: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
-    extra_rows: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    extra_rows: npt.NDArray[Any] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    extra_code: npt.NDArray[Any] | None = None
 
     def __post_init__(self) -> None:
         lengths = {len(v) for v in self.columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"EventTable columns differ in length: {sorted(lengths)}")
-        if any(len(v) != len(self.extra_rows) for v in self.extra.values()):
-            raise ValueError("EventTable extra columns differ in length from extra_rows")
+        n_values = len(self.extra_rows) if self.extra_code is None else None
+        if self.extra_code is not None:
+            if len(self.extra_code) != len(self.extra_rows):
+                raise ValueError("EventTable extra_code differs in length from extra_rows")
+            n_values = len(next(iter(self.extra.values()))) if self.extra else 0
+            if len(self.extra_code) and not 0 <= int(self.extra_code.min()) <= int(self.extra_code.max()) < n_values:
+                raise ValueError("EventTable extra_code points outside the extra values")
+        if any(len(v) != n_values for v in self.extra.values()):
+            raise ValueError("EventTable extra columns differ in length (from extra_rows, or from each other)")
         missing = set(COLUMNS) - set(self.columns)
         if missing:
             raise ValueError(f"EventTable lacks columns {sorted(missing)}")
@@ -175,7 +185,7 @@ class EventTable:
         cols = dict(self.columns)
         cols["rank"] = np.full(len(self), rank, dtype=int_dtype_for(rank, rank))
         meta = tuple(replace(m, rank=rank) for m in self.meta)
-        return EventTable(cols, self.names, self.args_text, meta, self.extra, self.extra_rows)
+        return EventTable(cols, self.names, self.args_text, meta, self.extra, self.extra_rows, self.extra_code)
 
     def take(self, index: npt.NDArray[Any]) -> EventTable:
         """Rows at `index` (an integer index array or a boolean mask); tables are shared."""
@@ -184,18 +194,25 @@ class EventTable:
             return EventTable(cols, self.names, self.args_text, self.meta)
         idx = np.asarray(index)
         idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64, copy=False)
-        src = self._extra_pos(idx)
-        new_rows = np.flatnonzero(src >= 0)  # positions in the new table: sorted
-        extra = {k: v[src[new_rows]] for k, v in self.extra.items()}
-        return EventTable(cols, self.names, self.args_text, self.meta, extra, new_rows)
+        code = self.extra_codes_at(idx)
+        new_rows = np.flatnonzero(code >= 0)  # positions in the new table: sorted
+        return EventTable(cols, self.names, self.args_text, self.meta, self.extra,
+                          new_rows.astype(int_dtype_for(0, len(idx))), code[new_rows])
 
-    def _extra_pos(self, rows: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-        """Position in the extra arrays of each row (-1 for a row without extra values)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if len(self.extra_rows) == 0:
+    def extra_codes_at(self, rows: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        """Code into the `extra` values of each of `rows` (-1 for a row without extra values)."""
+        rows = np.asarray(rows)
+        if len(self.extra_rows) == 0 or len(rows) == 0:
             return np.full(len(rows), -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(self.extra_rows, rows), len(self.extra_rows) - 1)
-        return np.where(self.extra_rows[pos] == rows, pos, -1)
+        narrow = self.extra_rows.dtype
+        if rows.dtype.itemsize > narrow.itemsize and len(self) <= np.iinfo(narrow).max:
+            rows = rows.astype(narrow)  # every row number of the table fits: no int64 copy of extra_rows
+        pos = np.searchsorted(self.extra_rows, rows)
+        np.minimum(pos, len(self.extra_rows) - 1, out=pos)
+        found = self.extra_rows[pos] == rows
+        code = pos if self.extra_code is None else self.extra_code[pos].astype(np.int64)
+        code[~found] = -1
+        return code
 
     def extra_at(self, name: str, rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """Values of extra column `name` at `rows` (-1 where a row has none)."""
@@ -203,14 +220,15 @@ class EventTable:
 
     def extras_at(self, names: tuple[str, ...], rows: npt.NDArray[Any]) -> dict[str, npt.NDArray[Any]]:
         """Values of several extra columns at `rows` (-1 where a row has none), rows located once."""
-        pos = self._extra_pos(rows)
-        has = pos >= 0
-        safe = np.maximum(pos, 0)
+        code = self.extra_codes_at(rows)
+        has = code >= 0
+        np.maximum(code, 0, out=code)
         out = {}
         for name in names:
             values = self.extra[name]
-            picked = values[safe] if len(values) else np.full(len(pos), -1, dtype=values.dtype)
-            out[name] = np.where(has, picked, -1).astype(values.dtype, copy=False)
+            picked = values[code] if len(values) else np.full(len(code), -1, dtype=values.dtype)
+            picked[~has] = -1
+            out[name] = picked
         return out
 
     def name_ids_matching(self, predicate: Any) -> npt.NDArray[np.int32]:
@@ -269,20 +287,36 @@ def concat_tables(tables: list[EventTable]) -> EventTable:
             parts[k].append(col)
     cols = narrow_columns({k: np.concatenate(v) for k, v in parts.items()})
     meta = tuple(m for t in tables for m in t.meta)
-    return EventTable(cols, tuple(names), tuple(texts), meta, *_concat_extra(tables))
+    extra, rows, codes = _concat_extra(tables)
+    return EventTable(cols, tuple(names), tuple(texts), meta, extra, rows.astype(int_dtype_for(0, len(cols["ts_ns"]))),
+                      codes.astype(int_dtype_for(0, max(len(v) for v in extra.values()) if extra else 0)))
 
 
-def _concat_extra(tables: list[EventTable]) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.int64]]:
-    """Sparse optional columns of several tables (row indices shifted; -1 for a missing column)."""
+def _concat_extra(tables: list[EventTable]) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Sparse optional columns of several tables: (values, rows shifted, codes shifted);
+    -1 values for a column a table lacks."""
     dtypes: dict[str, Any] = {}
     for t in tables:
         for k, v in t.extra.items():
             dtypes.setdefault(k, v.dtype)
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
-    rows = np.concatenate([t.extra_rows + off for t, off in zip(tables, offsets, strict=True)]).astype(np.int64)
+    rows = np.concatenate([t.extra_rows.astype(np.int64) + off for t, off in zip(tables, offsets, strict=True)])
+    n_values = [_n_values(t) for t in tables]
+    starts = np.cumsum([0, *n_values[:-1]])
+    codes = np.concatenate([
+        (np.arange(len(t.extra_rows)) if t.extra_code is None else t.extra_code.astype(np.int64)) + s
+        for t, s in zip(tables, starts, strict=True)
+    ]).astype(np.int64)
     extra = {
-        k: np.concatenate([t.extra[k].astype(dt, copy=False) if k in t.extra else np.full(len(t.extra_rows), -1, dtype=dt)
-                           for t in tables])
+        k: np.concatenate([t.extra[k].astype(dt, copy=False) if k in t.extra else np.full(n, -1, dtype=dt)
+                           for t, n in zip(tables, n_values, strict=True)])
         for k, dt in dtypes.items()
     }
-    return extra, rows
+    return extra, rows, codes
+
+
+def _n_values(t: EventTable) -> int:
+    """How many extra values (distinct combinations) a table holds per extra column."""
+    if t.extra_code is None:
+        return len(t.extra_rows)
+    return len(next(iter(t.extra.values()))) if t.extra else 0

@@ -8,6 +8,7 @@ import pandas as pd
 from analyzers.event_table import EventTable, Kind
 from analyzers.intervals import percentile_sorted
 from analyzers.linking import LAUNCH_APIS, gpu_ops
+from analyzers.row_codes import row_codes
 
 SUMMARY_COLUMNS = [
     "name", "category", "kind", "count", "total_ns", "mean_ns", "p50_ns", "p95_ns", "min_ns",
@@ -77,17 +78,27 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
 
 def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
     """Per group of `rows` (groups: `start` offsets, `counts` rows each): its most frequent
-    launch configuration (ties: the smallest) and how many distinct ones it had."""
-    cols = list(table.extras_at(CONFIG_EXTRA, rows).values())
-    code, first_row = _row_codes(cols)
-    n_codes = len(first_row)
+    launch configuration (ties: the smallest) and how many distinct ones it had.
+
+    Works on the table's interned configurations (a code per row, a few distinct values), so
+    its temporaries are a few integers per row, whatever the number of columns."""
+    distinct = [np.append(table.extra[c].astype(np.int64), -1) for c in CONFIG_EXTRA]  # last: "none"
+    config, first = row_codes(distinct)  # the same configuration under several codes (graph ids) -> one
+    n_codes = len(first)
+    code = table.extra_codes_at(rows)
+    code[code < 0] = len(distinct[0]) - 1
+    code = config[code]  # per row: its configuration, ordered like the values
     group = np.repeat(np.arange(len(start), dtype=np.int64), counts)
-    pair, pair_n = np.unique(group * n_codes + code, return_counts=True)
+    group *= n_codes
+    group += code
+    del code
+    pair, pair_n = np.unique(group, return_counts=True)
+    del group
     g, c = pair // n_codes, pair % n_codes
     pick = np.lexsort((c, -pair_n, g))
-    first = pick[np.concatenate([[True], g[pick][1:] != g[pick][:-1]])]
-    at = first_row[c[first]]
-    best = np.stack([col[at].astype(np.int64) for col in cols], axis=1) if len(at) else np.zeros((0, len(cols)), np.int64)
+    best_of = pick[np.concatenate([[True], g[pick][1:] != g[pick][:-1]])]
+    at = first[c[best_of]]
+    best = np.stack([col[at] for col in distinct], axis=1) if len(at) else np.zeros((0, len(distinct)), np.int64)
 
     def dims(a: np.ndarray) -> list[str]:
         return ["-" if v[0] < 0 else f"{v[0]}x{v[1]}x{v[2]}" for v in a.tolist()]
@@ -102,28 +113,6 @@ def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, count
             "configs": np.bincount(g, minlength=len(start)),
         }
     )
-
-
-def _row_codes(cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(code per row, first row of each code): equal codes <=> equal values in every column;
-    codes are ordered like the rows' values (lexicographically, first column first).
-    Hash-based (pandas.factorize): memory of a few int64 per row, no sort of the rows."""
-    n = len(cols[0]) if cols else 0
-    code = np.zeros(n, dtype=np.int64)
-    width = 1
-    for col in cols:
-        inverse, values = pd.factorize(col, sort=True)
-        k = max(len(values), 1)
-        if width * k >= 1 << 62:  # re-number the codes so far densely first (order kept)
-            code, uniq = pd.factorize(code, sort=True)
-            width = max(len(uniq), 1)
-        code *= k
-        code += inverse
-        width *= k
-    code, uniq = pd.factorize(code, sort=True)
-    first_row = np.full(len(uniq), n, dtype=np.int64)
-    np.minimum.at(first_row, code, np.arange(n, dtype=np.int64))
-    return code, first_row
 
 
 def _nullable(values: np.ndarray, present: np.ndarray) -> pd.arrays.IntegerArray:

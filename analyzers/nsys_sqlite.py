@@ -41,6 +41,7 @@ from analyzers.nsys_gpu import (
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
+from analyzers.row_codes import intern_rows
 from perfkit.core.memory import release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -201,9 +202,11 @@ class _Assembly:
         return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
 
 
-def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) -> tuple[Columns, npt.NDArray[np.int64], int]:
-    """GPU ops into `table` (kernels first): (kernel launch configuration, process per op, kernels)."""
-    processes, extra, n_kernels = [], {}, 0
+def _read_gpu(export: Export, names: Names, table: _Assembly,
+              rank_offset: int) -> tuple[Columns, npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """GPU ops into `table` (kernels first): (distinct kernel launch configurations, the code of
+    each kernel's, process per op)."""
+    processes, extra, code = [], {}, np.empty(0, dtype=np.int8)
     for name, reader in GPU_READERS:
         if name not in export.tables:
             continue
@@ -215,11 +218,12 @@ def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) 
         into["tid"][:] = into["stream"]
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
         processes.append(mine.pop("process"))
-        if name == KERNEL:
-            extra, n_kernels = {k: mine.pop(k) for k in KERNEL_CONFIG}, m
+        if name == KERNEL:  # launch configurations interned: a code per kernel, the few distinct ones kept
+            extra = {k: mine.pop(k) for k in KERNEL_CONFIG}
+            extra, code = intern_rows(extra)
         del into
         table.advance(m)
-    return extra, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64), n_kernels
+    return extra, code, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64)
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
@@ -237,7 +241,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         n_runtime = export.count(RUNTIME) if RUNTIME in export.tables else 0
         n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
         table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
-        extra, process, n_kernels = _read_gpu(export, names, table, rank_offset)
+        extra, config_code, process = _read_gpu(export, names, table, rank_offset)
         devices = _Devices(process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
         del process
         _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
@@ -261,7 +265,8 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         events_read=n_gpu + n_runtime + scan.n, events_kept=kept, source="nsys",
         dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
     )
-    return EventTable(cols, names.table(), (), (meta,), extra, np.arange(n_kernels, dtype=np.int64))
+    kernel_rows = np.arange(len(config_code), dtype=int_dtype_for(0, kept))  # kernels come first
+    return EventTable(cols, names.table(), (), (meta,), extra, kernel_rows, config_code)
 
 
 def _add_runtime(table: _Assembly, chunks: Iterator[Columns], devices: _Devices, rank_offset: int,

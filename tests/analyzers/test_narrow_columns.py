@@ -51,7 +51,7 @@ def _load(path: Path) -> EventTable:
 def _widened(table: EventTable) -> EventTable:
     cols = {k: np.array(v, dtype=COLUMNS[k]) for k, v in table.columns.items()}
     cols["dur_ns"] = cols["dur_ns"].astype(np.int64)
-    return EventTable(cols, table.names, table.args_text, table.meta, table.extra, table.extra_rows)
+    return EventTable(cols, table.names, table.args_text, table.meta, table.extra, table.extra_rows, table.extra_code)
 
 
 def _frames(table: EventTable) -> dict[str, pd.DataFrame]:
