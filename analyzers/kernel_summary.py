@@ -35,18 +35,21 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
     cols = (["rank"] if by_rank else []) + SUMMARY_COLUMNS
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
-    name_id = ops["name_id"].to_numpy().astype(np.int64)
+    graph_op = ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph")
+    if "graph_id" in table.extra and len(table.extra["graph_id"]):  # interned: test the distinct values
+        code = table.extra_codes_at(ops["row"].to_numpy())
+        graph_op |= (code >= 0) & (table.extra["graph_id"] > 0)[np.maximum(code, 0)]
+        del code
+    name_id = ops["name_id"].to_numpy()
     rank = ops["rank"].to_numpy() if by_rank else np.zeros(len(ops), dtype=np.int8)
     dur = ops["dur_ns"].to_numpy()
     order = np.lexsort((dur, name_id, rank))
     name_id, rank, dur = name_id[order], rank[order], dur[order]
     start = np.flatnonzero(np.concatenate([[True], (name_id[1:] != name_id[:-1]) | (rank[1:] != rank[:-1])]))
     counts = np.diff(np.append(start, len(dur)))
-    total = np.add.reduceat(dur, start)
-    graph_op = ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph")
-    if "graph_id" in table.extra:
-        graph_op = graph_op | (table.extra_at("graph_id", ops["row"].to_numpy()) > 0)
-    graph = np.add.reduceat(graph_op[order].astype(np.int64), start)
+    total = np.add.reduceat(dur, start, dtype=np.int64)
+    graph = np.add.reduceat(graph_op[order], start, dtype=np.int64)
+    del graph_op
     first = order[start]
     out = pd.DataFrame(
         {
@@ -59,14 +62,14 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
             "mean_ns": total / counts,
             "p50_ns": percentile_sorted(dur, start, counts, 0.50),
             "p95_ns": percentile_sorted(dur, start, counts, 0.95),
-            "min_ns": dur[start],
-            "max_ns": dur[start + counts - 1],
+            "min_ns": dur[start].astype(np.int64),
+            "max_ns": dur[start + counts - 1].astype(np.int64),
             "graph_count": graph,
         }
     )
     denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
-    del name_id, rank, dur, graph_op
+    del name_id, rank, dur
     if all(c in table.extra for c in CONFIG_EXTRA):
         rows = ops["row"].to_numpy()[order]
         del order

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 import weakref
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from analyzers.categories import categorize
-from analyzers.event_table import EventTable, Kind
+from analyzers.event_table import EventTable, Kind, narrowest
 from analyzers.steps import attribute_steps, step_windows
 from perfkit.core.memory import release_freed
 
@@ -29,7 +30,6 @@ _API_RULES = (
     ("memset", re.compile(r"memset", re.I)),
     ("kernel", re.compile(r"launch", re.I)),
 )
-_RANK_SHIFT = 44  # key = rank << 44 | correlation (correlation ids stay far below 2**44)
 
 
 def launch_api(name: str) -> str:
@@ -41,24 +41,40 @@ def launch_api(name: str) -> str:
 
 
 def link_rows(table: EventTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(gpu_rows, launch_rows): every GPU op row and its runtime call row (-1 when not traced)."""
+    """(gpu_rows, launch_rows): every GPU op row and its runtime call row (-1 when not traced;
+    of several calls with the op's correlation id on its rank, the first).
+
+    Memory: one rank at a time, keys as narrow as the correlation column (no table-wide int64
+    keys and no np.unique copies: ~30 bytes per runtime call of the rank at the peak)."""
     gpu = np.flatnonzero(table.gpu_mask())
-    corr = table["correlation"]
-    rt = np.flatnonzero(table.mask_kind(Kind.RUNTIME) & (corr > 0))
-    rt_keys, first = np.unique(_keys(table, rt), return_index=True)
     launch = np.full(len(gpu), -1, dtype=np.int64)
-    if len(rt_keys) and len(gpu):
-        gkey = _keys(table, gpu)
-        pos = np.searchsorted(rt_keys, gkey)
-        posc = np.minimum(pos, len(rt_keys) - 1)
-        hit = (rt_keys[posc] == gkey) & (corr[gpu] > 0)
-        launch[hit] = rt[first[posc[hit]]]
+    corr, rank = table["correlation"], table["rank"]
+    calls = table.mask_kind(Kind.RUNTIME)
+    calls &= corr > 0
+    gpu_rank = rank[gpu]
+    for r in np.unique(gpu_rank).tolist():
+        rt = np.flatnonzero(calls & (rank == r))
+        if len(rt) == 0:
+            continue
+        keys, first = _first_of_each(corr[rt])
+        rt = rt[first]
+        del first
+        mine = np.flatnonzero(gpu_rank == r)
+        gkey = corr[gpu[mine]]
+        pos = np.searchsorted(keys, gkey)
+        np.minimum(pos, len(keys) - 1, out=pos)
+        hit = (keys[pos] == gkey) & (gkey > 0)
+        launch[mine[hit]] = rt[pos[hit]]
     return gpu, launch
 
 
-def _keys(table: EventTable, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Join key (rank << 44 | correlation) of `rows` (only those rows: no table-wide temporaries)."""
-    return (table["rank"][rows].astype(np.int64) << _RANK_SHIFT) | np.maximum(table["correlation"][rows].astype(np.int64), 0)
+def _first_of_each(keys: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """(sorted distinct keys, position of each one's first occurrence in `keys`)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    new = np.ones(len(ordered), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return ordered[new], order[new]
 
 
 _CACHE: weakref.WeakKeyDictionary[EventTable, pd.DataFrame] = weakref.WeakKeyDictionary()
@@ -71,8 +87,9 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns (-1 when unlinked), api (categorical
     of LAUNCH_APIS, missing when unlinked), step (-1 none), step_row (the ProfilerStep
     annotation's row, -1 none). Steps are attributed by `analyzers.steps.attribute_steps`.
-    Integer columns are as narrow as their values (rank, device, stream as in the table; row
-    numbers int32 below 2**31 rows): cast before arithmetic that could leave their range.
+    Integer columns are as narrow as their values (rank, device, stream, dur_ns, launch_dur_ns as
+    in the table; step as its values; row numbers int32 below 2**31 rows): cast before arithmetic
+    that could leave their range (ts_ns, end_ns and launch_ts_ns are int64).
     """
     cached = _CACHE.get(table)
     if cached is not None:
@@ -86,15 +103,15 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     linked = launch >= 0
     lrow = np.maximum(launch, 0)
     ts = table["ts_ns"][gpu]
-    dur = table["dur_ns"][gpu].astype(np.int64, copy=False)
+    dur = table["dur_ns"][gpu]  # as narrow as the table's (sums promote; ts + dur is int64)
     l_ts = np.where(linked, table["ts_ns"][lrow], -1)
-    l_dur = np.where(linked, table["dur_ns"][lrow].astype(np.int64, copy=False), -1)
+    l_dur = table["dur_ns"][lrow]
+    l_dur[~linked] = -1
     del lrow
     rank = table["rank"][gpu]
     step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
     step_row = step_row.astype(index_dt, copy=False)
-    if len(step) == 0 or int(step.max()) < np.iinfo(np.int32).max:
-        step = step.astype(np.int32)
+    step = narrowest(step)
     df = pd.DataFrame(
         {
             "row": gpu,

@@ -87,7 +87,7 @@ class Projector:
         self.o_ts = self.ops["ts_ns"].to_numpy()[pick]
         self.o_end = self.ops["end_ns"].to_numpy()[pick]
         self.cum_dur = np.zeros(len(pick) + 1, dtype=np.int64)
-        np.cumsum(self.ops["dur_ns"].to_numpy()[pick], out=self.cum_dur[1:])
+        np.cumsum(self.ops["dur_ns"].to_numpy()[pick], dtype=np.int64, out=self.cum_dur[1:])
 
     def project(self, range_rows: npt.NDArray[Any]) -> pd.DataFrame:
         """Per range row: gpu_ops, gpu_time_ns, gpu_busy_ns, gpu_span_ns (0 when none)."""
