@@ -7,8 +7,9 @@ so are the args of collectives (`comm_id`: record_param_comms ops, gloo:* annota
 Analyzers take an `EventTable` and return a pandas DataFrame; they never mutate it.
 COLUMNS gives each column's widest dtype; the integer columns of NARROW_COLUMNS are stored in
 the smallest signed integer dtype that holds their values (`narrow_columns`: an export's stream
-ids fit int8, its ranks int8, its thread ids int32, its durations int32), so analyzers must not
-assume their width: cast to int64 before arithmetic that could leave that range.
+ids fit int8, its ranks int8, its thread ids int32, its durations int32, its name ids int8 when
+it has under 128 names), so analyzers must not assume their width: cast to int64 before
+arithmetic that could leave that range.
 Optional columns a source has for some rows only (Nsight Systems' kernel launch configuration)
 live in `extra`, sparse and interned: the rows that have them are `extra_rows` (sorted row
 indices), each with a code (`extra_code`) into `extra`, which holds one value per distinct
@@ -67,7 +68,7 @@ COLUMNS: dict[str, Any] = {
 # is under 2**31 ns (2.1 s): a sum of durations must be taken in int64. np.sum, np.cumsum,
 # np.add.reduceat and pandas sums promote int32 by themselves; an accumulator made like the
 # column (np.zeros_like, astype(column.dtype)) or arithmetic in place on it does not.
-NARROW_COLUMNS = ("dur_ns", "pid", "tid", "stream", "device", "correlation", "external_id", "bytes", "rank")
+NARROW_COLUMNS = ("name_id", "dur_ns", "pid", "tid", "stream", "device", "correlation", "external_id", "bytes", "rank")
 _SIGNED = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for
+from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for, narrowest
 from analyzers.nsys_gpu import (
     KERNEL,
     KERNEL_CONFIG,
@@ -257,6 +257,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         devices_named = _device_names(export)
     kept = table.pos
     cols = table.columns()
+    cols["name_id"] = narrowest(cols["name_id"])  # known only now: how many names there are
     release_freed()  # the SQL chunks and reading buffers: back to the OS, not kept resident
     if names.unresolved:
         warnings.append(f"{path}: {names.unresolved} string ids are not in StringIds (named '<string id N>')")
