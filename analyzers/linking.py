@@ -110,7 +110,7 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     del lrow
     rank = table["rank"][gpu]
     step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
-    step_row = step_row.astype(index_dt, copy=False)
+    step_row = narrowest(step_row)  # all -1 without ProfilerSteps: one byte per op
     step = narrowest(step)
     df = pd.DataFrame(
         {

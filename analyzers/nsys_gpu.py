@@ -23,6 +23,7 @@ import numpy.typing as npt
 from analyzers.event_table import Kind, int_dtype_for
 from analyzers.nsys_names import Names, api_name
 from analyzers.nsys_schema import Export
+from analyzers.row_codes import Interner
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -80,22 +81,27 @@ def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
     return dict(zip(cols, export.bounds(table, list(cols.values())), strict=True))
 
 
-def read_kernels(export: Export, names: Names, into: Columns) -> Columns:
-    """Kernels: DIRECT columns written into `into`; returns process, name_id and KERNEL_CONFIG."""
+def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+    """Kernels: DIRECT columns written into `into`; returns process, name_id, and the launch
+    configuration interned (`config`: one value per distinct configuration of KERNEL_CONFIG;
+    `config_code`: each kernel's code into them, None when every kernel keeps its own)."""
     present = [c for c in ("demangledName", "shortName") if export.has(KERNEL, c)]
     if not present:
         export.require(KERNEL, ("demangledName",))
     cols = _base(export, KERNEL)
     cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', np.int64)
     exprs = {extra: export.expr(KERNEL, column, -1) for extra, (column, _) in KERNEL_CONFIG.items()}
-    found = export.bounds(KERNEL, list(exprs.values()))  # read each into the narrowest dtype at once
-    for (extra, expr), b in zip(exprs.items(), found, strict=True):
-        cols[extra] = (expr, int_dtype_for(*(b or (-1, -1))))
-    out = export.read(KERNEL, cols, out={k: into[k] for k in DIRECT})
+    found = export.bounds(KERNEL, list(exprs.values()))  # each value kept in the narrowest dtype
+    config = Interner({k: int_dtype_for(*(b or (-1, -1))) for k, b in zip(exprs, found, strict=True)},
+                      export.count(KERNEL))
+    for extra, expr in exprs.items():
+        cols[extra] = (expr, None)  # fed to the interner chunk by chunk, not stored
+    out = export.read(KERNEL, cols, out={k: into[k] for k in DIRECT},
+                      feed=lambda chunk: config.add([chunk[k] for k in KERNEL_CONFIG]))
     into["kind"][:] = int(Kind.KERNEL)
     mine = {k: v for k, v in out.items() if k not in DIRECT}
     mine["name_id"] = names.from_string_ids(mine.pop("name_sid"))
-    return mine
+    return {**mine, **dict(zip(("config", "config_code"), config.result(), strict=True))}
 
 
 def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.int32]:
@@ -107,7 +113,7 @@ def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.in
     return lut[np.asarray(inverse).reshape(-1)]
 
 
-def read_memcpy(export: Export, names: Names, into: Columns) -> Columns:
+def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Copies: DIRECT columns and bytes written into `into`; returns process and name_id."""
     cols = _base(export, MEMCPY)
     cols["bytes"] = (export.expr(MEMCPY, "bytes", -1), np.int64)
@@ -126,7 +132,7 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> Columns:
     return {"process": out["process"], "name_id": _named(names, codes, name)}
 
 
-def read_memset(export: Export, names: Names, into: Columns) -> Columns:
+def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Memsets: DIRECT columns and bytes written into `into`; returns process and name_id."""
     cols = _base(export, MEMSET)
     cols["bytes"] = (export.expr(MEMSET, "bytes", -1), np.int64)

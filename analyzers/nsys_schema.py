@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,25 +88,30 @@ class Export:
         return f'"{column}"' if default is None else f'COALESCE("{column}", {default})'
 
     def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "",
-             out: dict[str, npt.NDArray[Any]] | None = None) -> dict[str, npt.NDArray[Any]]:
+             out: dict[str, npt.NDArray[Any]] | None = None,
+             feed: Callable[[npt.NDArray[Any]], None] | None = None) -> dict[str, npt.NDArray[Any]]:
         """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time.
 
         `out` may hold a destination (e.g. a slice of a larger table) for some of the names, as
-        long as the query's row count; the caller makes sure its dtype holds the values."""
+        long as the query's row count; the caller makes sure its dtype holds the values.
+        `feed`, when given, receives every chunk (a structured array of all the columns) in
+        order; a column whose dtype is None is only fed, not stored."""
         n = self.count(table, where)
         dest = dict(out or {})
         if any(len(v) != n for v in dest.values()):
             raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
         for name, (_, dt) in columns.items():
-            if name not in dest:
+            if name not in dest and dt is not None:
                 dest[name] = np.empty(n, dtype=dt)
         pos = 0
         for chunk in self.chunks(table, columns, where):
             m = len(chunk)
             if pos + m > n:
                 raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
-            for name in columns:
+            for name in dest:
                 dest[name][pos : pos + m] = chunk[name]
+            if feed is not None:
+                feed(chunk)
             pos += m
         return dest if pos == n else {k: v[:pos] for k, v in dest.items()}
 

@@ -27,7 +27,6 @@ import numpy.typing as npt
 from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for, narrowest
 from analyzers.nsys_gpu import (
     KERNEL,
-    KERNEL_CONFIG,
     MEMCPY,
     MEMSET,
     RUNTIME,
@@ -41,7 +40,6 @@ from analyzers.nsys_gpu import (
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
-from analyzers.row_codes import intern_rows
 from perfkit.core.memory import release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -203,10 +201,12 @@ class _Assembly:
 
 
 def _read_gpu(export: Export, names: Names, table: _Assembly,
-              rank_offset: int) -> tuple[Columns, npt.NDArray[Any], npt.NDArray[np.int64]]:
-    """GPU ops into `table` (kernels first): (distinct kernel launch configurations, the code of
-    each kernel's, process per op)."""
-    processes, extra, code = [], {}, np.empty(0, dtype=np.int8)
+              rank_offset: int) -> tuple[Columns, npt.NDArray[Any] | None, int, npt.NDArray[np.int64]]:
+    """GPU ops into `table` (kernels first): (kernel launch configurations, each kernel's code
+    into them or None when every kernel keeps its own, how many kernels, process per op)."""
+    processes, n_kernels = [], 0
+    extra: Columns = {}
+    code: npt.NDArray[Any] | None = np.empty(0, dtype=np.int8)
     for name, reader in GPU_READERS:
         if name not in export.tables:
             continue
@@ -219,11 +219,10 @@ def _read_gpu(export: Export, names: Names, table: _Assembly,
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
         processes.append(mine.pop("process"))
         if name == KERNEL:  # launch configurations interned: a code per kernel, the few distinct ones kept
-            extra = {k: mine.pop(k) for k in KERNEL_CONFIG}
-            extra, code = intern_rows(extra)
+            extra, code, n_kernels = mine.pop("config"), mine.pop("config_code"), m
         del into
         table.advance(m)
-    return extra, code, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64)
+    return extra, code, n_kernels, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64)
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
@@ -241,7 +240,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         n_runtime = export.count(RUNTIME) if RUNTIME in export.tables else 0
         n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
         table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
-        extra, config_code, process = _read_gpu(export, names, table, rank_offset)
+        extra, config_code, n_kernels, process = _read_gpu(export, names, table, rank_offset)
         devices = _Devices(process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
         del process
         _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
@@ -266,7 +265,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         events_read=n_gpu + n_runtime + scan.n, events_kept=kept, source="nsys",
         dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
     )
-    kernel_rows = np.arange(len(config_code), dtype=int_dtype_for(0, kept))  # kernels come first
+    kernel_rows = np.arange(n_kernels, dtype=int_dtype_for(0, kept))  # kernels come first
     return EventTable(cols, names.table(), (), (meta,), extra, kernel_rows, config_code)
 
 

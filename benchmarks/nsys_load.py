@@ -1,12 +1,15 @@
 """Load + every analysis table of Nsight Systems exports: wall time and peak memory.
 
     python -m benchmarks.nsys_load                          # the larger shared export + ~1M-kernel and ~1 GB ones
-    python -m benchmarks.nsys_load --kernels 1000000 1684200 --runs 3 --out benchmarks/results/nsys_load-vm.md
+    python -m benchmarks.nsys_load --kernels 1000000 1684200 --cuda-only-kernels 5400000 \
+        --runs 3 --out benchmarks/results/nsys_load-vm.md
 
 Each measurement is a fresh `python -c` process that imports perfkit's analyzers, loads the
 export (analyzers.trace_files.load_trace_files) and runs every table of analyzers.suite;
-it prints its own load and analysis times, the parent reads the child's peak RSS from
-`os.wait4`. The synthetic export is built by benchmarks.nsys_scale_export from the real one
+it prints its own load and analysis times and its RSS after the imports (the interpreter,
+numpy, pandas: what any export costs), the parent reads the child's peak RSS from `os.wait4`.
+Two shapes: exports with torch's NVTX ranges (most rows are ranges) and CUDA-only ones
+(`--no-nvtx`: kernels and API calls only, the densest in GPU ops per byte). The synthetic export is built by benchmarks.nsys_scale_export from the real one
 into a temporary directory (deleted afterwards).
 """
 
@@ -34,13 +37,15 @@ t0 = time.perf_counter()
 from analyzers.trace_files import load_trace_files
 from analyzers.suite import run_analyses
 t1 = time.perf_counter()
+import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 table = load_trace_files([sys.argv[1]])
 t2 = time.perf_counter()
 load_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 tables = run_analyses(table)
 t3 = time.perf_counter()
 print(json.dumps({"rows": len(table), "import_s": t1 - t0, "load_s": t2 - t1, "tables_s": t3 - t2,
-                  "kernels": int((table["kind"] == 3).sum()), "load_rss_mb": load_rss}))
+                  "kernels": int((table["kind"] == 3).sum()), "load_rss_mb": load_rss,
+                  "import_rss_mb": import_rss}))
 """
 
 
@@ -60,12 +65,12 @@ def _measure(path: Path) -> dict[str, float]:
 
 def _row(label: str, path: Path, runs: list[dict[str, float]]) -> str:
     med = {k: statistics.median(r[k] for r in runs)
-           for k in ("load_s", "tables_s", "wall_s", "cpu_s", "load_rss_mb", "peak_rss_mb")}
+           for k in ("load_s", "tables_s", "wall_s", "cpu_s", "import_rss_mb", "load_rss_mb", "peak_rss_mb")}
     r0 = runs[0]
     walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
     return (f"| {label} | {path.stat().st_size / 2**20:.0f} | {int(r0['kernels']):,} | {int(r0['rows']):,} | "
             f"{med['load_s']:.2f} | {med['tables_s']:.2f} | {med['wall_s']:.2f} | {med['cpu_s']:.2f} | "
-            f"{med['load_rss_mb']:.0f} | {med['peak_rss_mb']:.0f} | {walls} |")
+            f"{med['import_rss_mb']:.0f} | {med['load_rss_mb']:.0f} | {med['peak_rss_mb']:.0f} | {walls} |")
 
 
 def _cpu_model() -> str:
@@ -83,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--source", type=Path, default=SHARED / "mfu_2gpu_before.sqlite")
     p.add_argument("--kernels", type=int, nargs="+", default=[1_000_000, 1_684_200],
                    help="kernels of each synthetic export (default: ~1M, and ~1.0 GB of export)")
+    p.add_argument("--cuda-only-kernels", type=int, nargs="*", default=[5_400_000],
+                   help="kernels of each synthetic CUDA-only export (default: ~1.0 GB of export)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
@@ -95,10 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         "jobs ran during the measurement). Each run is a fresh process; medians of "
         f"{args.runs} runs. Peak RSS is the child's `ru_maxrss` (whole process: interpreter, numpy, "
         "pandas, the table and the analyses); RSS after load is the same child's peak when the table is loaded, "
-        "before any analysis.",
+        "before any analysis; after imports is the child's RSS before it reads the export.",
         "",
-        "| export | file MiB | kernels | table rows | load s | tables s | wall s | CPU s | RSS after load MiB | peak RSS MiB | wall of each run (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| export | file MiB | kernels | table rows | load s | tables s | wall s | CPU s | RSS after imports MiB "
+        "| RSS after load MiB | peak RSS MiB | wall of each run (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     with tempfile.TemporaryDirectory(prefix="nsys-bench-") as tmp:
         with sqlite3.connect(f"{args.source.resolve().as_uri()}?mode=ro", uri=True) as conn:
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(_row(args.source.name, args.source, runs))
         print(lines[-1], flush=True)
         notes = []
-        shapes = [(k, True) for k in args.kernels] + [(max(args.kernels), False)]  # the largest, CUDA-only too
+        shapes = [(k, True) for k in args.kernels] + [(k, False) for k in args.cuda_only_kernels]
         for kernels, nvtx in shapes:
             scaled = Path(tmp) / f"scaled{kernels}.sqlite"
             rows = scale(args.source, scaled, kernels, nvtx=nvtx)
@@ -118,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
             print(lines[-1], flush=True)
             peak = statistics.median(r["peak_rss_mb"] for r in runs)
             size_mb = scaled.stat().st_size / 2**20
+            load_peak = statistics.median(r["load_rss_mb"] for r in runs)
             notes.append(f"- x{copies}{shape}: peak RSS {peak:.0f} MiB for a {size_mb:.0f} MiB export "
-                         f"({peak / size_mb:.2f} bytes of memory per byte of export); rows: "
+                         f"({peak / size_mb:.2f} bytes of memory per byte of export; loading alone "
+                         f"{load_peak / size_mb:.2f}); rows: "
                          + ", ".join(f"{t} {n:,}" for t, n in rows.items()) + ".")
             scaled.unlink()
         lines += ["", "Peak memory against export size (the target: a 1 GB export must not need 1 GB of RAM):", *notes]

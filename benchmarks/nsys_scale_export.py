@@ -5,7 +5,7 @@
 The activity tables of SRC (kernels, memcpy, memset, CUDA API calls, NVTX events) are copied
 N times (N = the smallest with N * SRC kernels >= --kernels; by doubling, then the last few
 copies): each copy is the whole set shifted in time by the source span and in correlationId by
-the source's largest id,
+the span of the source's ids (so ids stay as compact as a longer capture's),
 so copies follow one another on the same GPUs, threads and streams, and every kernel still
 links to its own runtime call. Names (StringIds) and the other tables stay as they are. Plain
 SQL (`INSERT ... SELECT`), so the result has the real export's schema and row shapes.
@@ -30,16 +30,19 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _bounds(conn: sqlite3.Connection, tables: list[str]) -> tuple[int, int, int]:
-    """(first start, last end, largest correlationId) over the activity tables."""
-    lo, hi, corr = None, 0, 0
+    """(first start, last end, span of the correlationIds) over the activity tables."""
+    lo, hi, c_lo, c_hi = None, 0, None, 0
     for t in tables:
         a, b = conn.execute(f'SELECT min(start), max(coalesce("end", start)) FROM "{t}"').fetchone()
         if a is not None:
             lo = a if lo is None else min(lo, a)
             hi = max(hi, b)
         if t in CORRELATED:
-            corr = max(corr, conn.execute(f'SELECT coalesce(max(correlationId), 0) FROM "{t}"').fetchone()[0])
-    return lo or 0, hi, corr
+            a, b = conn.execute(f'SELECT min(correlationId), max(correlationId) FROM "{t}" WHERE correlationId > 0').fetchone()
+            if a is not None:
+                c_lo = a if c_lo is None else min(c_lo, a)
+                c_hi = max(c_hi, b)
+    return lo or 0, hi, (c_hi - c_lo + 1) if c_lo is not None else 0
 
 
 def scale(src: Path, out: Path, kernels: int, nvtx: bool = True) -> dict[str, int]:
@@ -64,8 +67,8 @@ def scale(src: Path, out: Path, kernels: int, nvtx: bool = True) -> dict[str, in
             for c in cols:
                 if c in ("start", "end"):
                     exprs.append(f'"{c}" + {present * span}')
-                elif c == "correlationId" and t in CORRELATED:
-                    exprs.append(f'"{c}" + {present * corr}')
+                elif c == "correlationId" and t in CORRELATED:  # ids grow as a longer capture's would
+                    exprs.append(f'CASE WHEN "{c}" > 0 THEN "{c}" + {present * corr} ELSE "{c}" END')
                 else:
                     exprs.append(f'"{c}"')
             names = ", ".join(f'"{c}"' for c in cols)

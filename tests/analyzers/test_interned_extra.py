@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzers.event_table import Kind, concat_tables
+import analyzers.row_codes as row_codes_mod
+from analyzers.event_table import EventTable, Kind, concat_tables, empty_columns
 from analyzers.kernel_summary import kernel_summary
 from analyzers.nsys_gpu import KERNEL_CONFIG
 from analyzers.nsys_sqlite import load_nsys
-from analyzers.row_codes import intern_rows, row_codes
+from analyzers.row_codes import Interner, row_codes
 
 NSYS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "nsys"
 EXPORTS = ("h100_2gpu_1s.sqlite", "mfu_2gpu_before.sqlite")
@@ -26,17 +27,40 @@ def _export(name: str) -> Path:
     return path
 
 
-def test_intern_rows_round_trips_and_orders_codes_like_values() -> None:
+def _feed(interner: Interner, cols: dict[str, np.ndarray], chunk: int) -> None:
+    for a in range(0, len(next(iter(cols.values()))), chunk):
+        interner.add([c[a : a + chunk] for c in cols.values()])
+
+
+def test_interner_round_trips_chunk_by_chunk() -> None:
     rng = np.random.default_rng(7)
-    cols = {"a": rng.integers(-1, 4, 5000).astype(np.int8), "b": rng.integers(0, 3, 5000) * 100_000}
-    distinct, code = intern_rows(cols)
-    assert code.dtype == np.int8 and len(distinct["a"]) == len({(a, b) for a, b in zip(cols["a"], cols["b"], strict=True)})
+    n = 5000
+    cols = {"a": rng.integers(-1, 4, n).astype(np.int8), "b": rng.integers(0, 3, n) * 100_000}
+    interner = Interner({"a": np.int8, "b": np.int32}, n)
+    _feed(interner, cols, 333)  # chunks cut the rows anywhere
+    distinct, code = interner.result()
+    assert code is not None and code.dtype == np.int8
+    assert len(distinct["a"]) == len({(a, b) for a, b in zip(cols["a"], cols["b"], strict=True)})
+    assert distinct["a"].dtype == np.int8 and distinct["b"].dtype == np.int32
     for k in cols:
         assert (distinct[k][code] == cols[k]).all()
-    pairs = list(zip(distinct["a"].tolist(), distinct["b"].tolist(), strict=True))
-    assert pairs == sorted(pairs)  # codes follow the values' lexicographic order
     c, first = row_codes([np.array([3, 1, 3, 2])])
-    assert c.tolist() == [2, 0, 2, 1] and first.tolist() == [1, 3, 0]
+    assert c.tolist() == [2, 0, 2, 1] and first.tolist() == [1, 3, 0]  # codes follow the values' order
+
+
+def test_interner_keeps_every_rows_values_when_rows_are_mostly_distinct(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(row_codes_mod, "MIN_DISTINCT", 100)
+    n = 4000
+    rng = np.random.default_rng(3)
+    cols = {"a": np.arange(n, dtype=np.int64) // 3, "b": rng.integers(0, 2, n)}  # ~1 distinct per 2 rows
+    interner = Interner({"a": np.int32, "b": np.int8}, n)
+    _feed(interner, cols, 512)
+    values, code = interner.result()
+    assert code is None  # stopped interning: row i has values i
+    for k in cols:
+        assert (values[k] == cols[k]).all()
+    table = EventTable(empty_columns(n), (), extra=values, extra_rows=np.arange(n, dtype=np.int32), extra_code=code)
+    assert (table.extra_at("a", np.arange(n)[::-7]) == cols["a"][::-7]).all()
 
 
 @pytest.mark.parametrize("name", EXPORTS)
