@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import analyzers.temporal as temporal
 from analyzers.intervals import grouped_extent, grouped_union_ns
+from analyzers.temporal import pair_codes, rank_index, step_codes
 
 BLOCKS = (1, 2, 3, 7, 1 << 17)
 
@@ -90,3 +92,27 @@ def test_grouped_extent(block: int, sort: bool, seed: int) -> None:
         assert count[k] == rows.sum()
         assert first[k] == (s[rows].min() if rows.any() else np.iinfo(np.int64).max)
         assert last[k] == (e[rows].max() if rows.any() else np.iinfo(np.int64).min)
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+@pytest.mark.parametrize("seed", range(4))
+def test_step_codes_match_pair_codes(block: int, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 50))
+    ranks = np.array([-1, 0, 3, 8])
+    rank_idx = rng.integers(0, len(ranks), n).astype(np.int8)
+    step = rng.integers(-1, 6, n).astype(np.int32) + 100 * (seed % 2)
+    keep = step >= 0
+    (r, s), codes = pair_codes(ranks[rank_idx[keep]], step[keep])
+    for dense in (1 << 20, 0):  # the dense count and the hashing fallback
+        monkeypatch.setattr(temporal, "_DENSE_PAIRS", dense)
+        (r2, s2), codes2 = step_codes(ranks, rank_idx, step, keep, block=block)
+        assert r2.tolist() == r.tolist() and s2.tolist() == s.tolist()
+        assert codes2[keep].tolist() == codes.tolist()
+
+
+def test_rank_index() -> None:
+    op_rank = np.array([0, 0, 1, 1, 1], dtype=np.int8)
+    assert rank_index([0, 1], op_rank) is op_rank  # ranks 0..n-1: the column itself
+    got = rank_index([2, 5, 9], np.array([2, 9, 9, 5], dtype=np.int16), block=3)
+    assert got.tolist() == [0, 2, 2, 1] and got.dtype == np.int8
