@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 I64 = npt.NDArray[np.int64]
-BLOCK = 1 << 17  # rows per block of the streaming functions: ~1 MiB per int64 temporary
+BLOCK = 1 << 16  # rows per block of the streaming functions: 512 KiB per int64 temporary
 _MIN = np.iinfo(np.int64).min
 
 
