@@ -135,15 +135,15 @@ def _gap_causes(ops: pd.DataFrame, o: np.ndarray, same: np.ndarray, prev_end: np
     return gap, cause
 
 
-def stream_order(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stream_order(ops: pd.DataFrame, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(order by rank, stream, ts; same-stream-as-previous flag; previous ops' max end), full
     length (prev_end: running max of earlier ends on the same stream; ops on one stream do not
     overlap, except zero-length and clock-skew cases)."""
-    order, starts = stream_sort(ops)
+    order, starts = stream_sort(ops, block)
     same = np.ones(len(order), dtype=bool)
     same[starts] = False
     prev_end = np.zeros(len(order), dtype=np.int64)
-    for a, _, _, prev, _ in stream_blocks(ops, order, starts):
+    for a, _, _, prev, _ in stream_blocks(ops, order, starts, block=block):
         prev_end[a : a + len(prev)] = prev
     return order, same, prev_end
 

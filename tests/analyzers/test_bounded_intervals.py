@@ -7,9 +7,11 @@ runs and between masked-out rows) and compared with a per-group merge written in
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import analyzers.temporal as temporal
+from analyzers.idle import stream_order, stream_sort
 from analyzers.intervals import grouped_extent, grouped_union_ns
 from analyzers.temporal import pair_codes, rank_index, step_codes
 
@@ -116,3 +118,46 @@ def test_rank_index() -> None:
     assert rank_index([0, 1], op_rank) is op_rank  # ranks 0..n-1: the column itself
     got = rank_index([2, 5, 9], np.array([2, 9, 9, 5], dtype=np.int16), block=3)
     assert got.tolist() == [0, 2, 2, 1] and got.dtype == np.int8
+
+
+def _stream_order_ref(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lexsort-based stream order: (order, same-stream flag, running max of earlier ends)."""
+    rank, stream = ops["rank"].to_numpy(), ops["stream"].to_numpy()
+    order = np.lexsort((ops["ts_ns"].to_numpy(), stream, rank))
+    rank, stream, end = rank[order], stream[order], ops["end_ns"].to_numpy()[order]
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = (rank[1:] == rank[:-1]) & (stream[1:] == stream[:-1])
+    prev_end = np.zeros(len(order), dtype=np.int64)
+    run = 0
+    for i in range(len(order)):
+        run = max(run, int(end[i])) if same[i] else int(end[i])
+        if i + 1 < len(order):
+            prev_end[i + 1] = run
+    return order, same, prev_end
+
+
+def _ops(rng: np.random.Generator, n: int, sort: bool) -> pd.DataFrame:
+    ts = rng.integers(0, 40, n)
+    ops = pd.DataFrame(
+        {
+            "rank": rng.choice(np.array([0, 2, 5], dtype=np.int8), n),
+            "stream": rng.choice(np.array([7, 20, 3], dtype=np.int16), n),
+            "ts_ns": ts,
+            "end_ns": ts + rng.integers(0, 12, n),
+        }
+    )
+    return ops.sort_values(["rank", "ts_ns"], kind="stable", ignore_index=True) if sort else ops
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("seed", range(5))
+def test_stream_order_matches_lexsort(block: int, sort: bool, seed: int) -> None:
+    ops = _ops(np.random.default_rng(seed), int(np.random.default_rng(seed).integers(0, 70)), sort)
+    order, same, prev_end = stream_order(ops, block=block)
+    ref_order, ref_same, ref_prev = _stream_order_ref(ops)
+    assert order.tolist() == ref_order.tolist()
+    assert same.tolist() == ref_same.tolist()
+    assert prev_end.tolist() == ref_prev.tolist()
+    _, starts = stream_sort(ops, block=block)
+    assert starts.tolist() == np.flatnonzero(~ref_same).tolist()
