@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,8 @@ import numpy.typing as npt
 import pandas as pd
 
 I64 = npt.NDArray[np.int64]
+BLOCK = 1 << 16  # rows per block of the streaming functions: 512 KiB per int64 temporary
+_MIN = np.iinfo(np.int64).min
 
 
 def merge(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[I64, I64]:
@@ -61,6 +64,11 @@ def segmented_cummax(groups: npt.ArrayLike, values: npt.ArrayLike) -> I64:
     return pd.Series(v).groupby(codes).cummax().to_numpy()
 
 
+def _sorted_by_group(g: I64) -> bool:
+    """True when a block's group ids never decrease."""
+    return bool((g[1:] >= g[:-1]).all())
+
+
 def _sorted_by_group_start(g: I64, s: I64) -> bool:
     """True when rows are already ordered by (group, start): checked with 1-byte temporaries."""
     if len(g) < 2:
@@ -70,33 +78,148 @@ def _sorted_by_group_start(g: I64, s: I64) -> bool:
     return bool(ok.all())
 
 
-def grouped_union_ns(groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, n_groups: int) -> I64:
-    """Union length per group id (0..n_groups-1) of many interval sets at once.
+def blocks(n: int, block: int = BLOCK) -> Iterator[tuple[int, int]]:
+    """(lo, hi) of consecutive row blocks covering 0..n."""
+    for lo in range(0, n, max(int(block), 1)):
+        yield lo, min(lo + block, n)
 
-    Memory: rows already in (group, start) order (the per-GPU-op frame's) are used in place;
-    otherwise one sorted copy of the three columns."""
-    g = np.asarray(groups, dtype=np.int64)
-    s = np.asarray(starts, dtype=np.int64)
-    e = np.asarray(ends, dtype=np.int64)
+
+def _block(
+    groups: npt.NDArray[Any], starts: npt.NDArray[Any], ends: npt.NDArray[Any], where: npt.NDArray[np.bool_] | None, lo: int, hi: int
+) -> tuple[I64, I64, I64]:
+    """Rows lo..hi (those `where` keeps) as int64: block-sized copies at most."""
+    g, s, e = groups[lo:hi], starts[lo:hi], ends[lo:hi]
+    if where is not None:
+        m = where[lo:hi]
+        g, s, e = g[m], s[m], e[m]
+    return g.astype(np.int64, copy=False), s.astype(np.int64, copy=False), e.astype(np.int64, copy=False)
+
+
+def _inputs(
+    groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, where: npt.ArrayLike | None
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.bool_] | None]:
+    g, s, e = np.asarray(groups), np.asarray(starts), np.asarray(ends)
+    if not len(g) == len(s) == len(e):
+        raise ValueError("groups, starts and ends differ in length")
+    w = None if where is None else np.asarray(where, dtype=bool)
+    if w is not None and len(w) != len(g):
+        raise ValueError("where differs in length from the rows")
+    return g, s, e, w
+
+
+def _run_max(g: I64, e: I64, carry_group: int, carry_max: int) -> I64:
+    """Inclusive running max of `e` per group of a group-sorted block, continuing the group
+    the previous block ended with (carry_group, its running max so far)."""
+    run = segmented_cummax(g, e)
+    if len(g) and int(g[0]) == carry_group:
+        k = int(np.searchsorted(g, carry_group, side="right")) if g[-1] != carry_group else len(g)
+        np.maximum(run[:k], carry_max, out=run[:k])
+    return run
+
+
+def _segments(g: I64) -> I64:
+    """Index of the first row of each run of equal group ids in a block."""
+    cut = np.flatnonzero(g[1:] != g[:-1])
+    cut += 1
+    return np.concatenate(([0], cut))
+
+
+def _union_block(g: I64, s: I64, e: I64, out: I64, carry: tuple[int, int]) -> tuple[int, int]:
+    """Add one group-and-start-sorted block's union lengths to `out`; returns the new carry.
+
+    Row i adds run_i - max(s_i, run_{i-1}) (run: inclusive running max of ends in its group,
+    run_{i-1} = -inf at a group's first row): the merged runs' lengths, telescoped."""
+    run = _run_max(g, e, *carry)
+    prev = np.empty_like(run)
+    prev[0] = carry[1] if g[0] == carry[0] else _MIN
+    prev[1:] = run[:-1]
+    prev[1:][g[1:] != g[:-1]] = _MIN
+    np.maximum(prev, s, out=prev)
+    np.subtract(run, prev, out=prev)
+    seg = _segments(g)
+    out[g[seg]] += np.add.reduceat(prev, seg)
+    return int(g[-1]), int(run[-1])
+
+
+def _block_sorted(g: I64, s: I64, last: tuple[int, int] | None) -> bool:
+    """True when a block is in (group, start) order and continues the previous block's last row."""
+    if last is not None and (g[0] < last[0] or (g[0] == last[0] and s[0] < last[1])):
+        return False
+    return _sorted_by_group_start(g, s)
+
+
+def grouped_union_ns(
+    groups: npt.ArrayLike,
+    starts: npt.ArrayLike,
+    ends: npt.ArrayLike,
+    n_groups: int,
+    where: npt.ArrayLike | None = None,
+    block: int = BLOCK,
+) -> I64:
+    """Union length per group id (0..n_groups-1) of many interval sets at once, over the rows
+    `where` keeps (all without it).
+
+    Memory: rows already in (group, start) order (the per-GPU-op frame's) stream in blocks of
+    `block` rows (a few block-sized int64 temporaries; columns of any integer width); otherwise
+    one sorted copy of the kept rows' three columns, as before."""
+    g, s, e, w = _inputs(groups, starts, ends, where)
     out = np.zeros(n_groups, dtype=np.int64)
-    if len(g) == 0:
-        return out
-    if not _sorted_by_group_start(g, s):
-        order = np.lexsort((s, g))
-        g, s, e = g[order], s[order], e[order]
-        del order
-    run_end = segmented_cummax(g, e)
-    new = np.empty(len(g), dtype=bool)  # an interval that starts a new merged run
-    new[0] = True
-    np.greater(g[1:], g[:-1], out=new[1:])
-    new[1:] |= s[1:] > run_end[:-1]
-    first = np.flatnonzero(new)
-    del new
-    last = np.empty_like(first)
-    last[:-1] = first[1:] - 1
-    last[-1] = len(g) - 1
-    np.add.at(out, g[first], run_end[last] - s[first])
+    carry = (_MIN, _MIN)  # (group, running max end) at the end of the previous block
+    last: tuple[int, int] | None = None  # (group, start) of the previous kept row
+    for lo, hi in blocks(len(g), block):
+        bg, bs, be = _block(g, s, e, w, lo, hi)
+        if not len(bg):
+            continue
+        if not _block_sorted(bg, bs, last):
+            return _union_resorted(g, s, e, w, n_groups, block)
+        carry = _union_block(bg, bs, be, out, carry)
+        last = (int(bg[-1]), int(bs[-1]))
     return out
+
+
+def _union_resorted(
+    g: npt.NDArray[Any], s: npt.NDArray[Any], e: npt.NDArray[Any], w: npt.NDArray[np.bool_] | None, n_groups: int, block: int
+) -> I64:
+    """grouped_union_ns of rows not in (group, start) order: a stable sort of the kept rows."""
+    if w is not None:
+        g, s, e = g[w], s[w], e[w]
+    order = np.lexsort((s, g))
+    g, s, e = g[order], s[order], e[order]
+    del order
+    return grouped_union_ns(g, s, e, n_groups, block=block)
+
+
+def grouped_extent(
+    groups: npt.ArrayLike,
+    starts: npt.ArrayLike,
+    ends: npt.ArrayLike,
+    n_groups: int,
+    where: npt.ArrayLike | None = None,
+    block: int = BLOCK,
+) -> tuple[I64, I64, I64]:
+    """(first start, last end, row count) per group id over the rows `where` keeps; first / last
+    are int64 max / min where a group has no rows. Any row order.
+
+    Memory: a few block-sized temporaries (columns of any integer width are cast per block)."""
+    g, s, e, w = _inputs(groups, starts, ends, where)
+    first = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n_groups, _MIN, dtype=np.int64)
+    count = np.zeros(n_groups, dtype=np.int64)
+    for lo, hi in blocks(len(g), block):
+        bg, bs, be = _block(g, s, e, w, lo, hi)
+        if not len(bg):
+            continue
+        if _sorted_by_group(bg):  # the frame's case: one reduceat per block
+            seg = _segments(bg)
+            ids = bg[seg]
+            first[ids] = np.minimum(first[ids], np.minimum.reduceat(bs, seg))
+            last[ids] = np.maximum(last[ids], np.maximum.reduceat(be, seg))
+            count[ids] += np.diff(np.append(seg, len(bg)))
+        else:
+            np.minimum.at(first, bg, bs)
+            np.maximum.at(last, bg, be)
+            count += np.bincount(bg, minlength=n_groups)
+    return first, last, count
 
 
 def percentile_sorted(values: I64, offsets: npt.NDArray[Any], counts: npt.NDArray[Any], q: float) -> npt.NDArray[np.float64]:

@@ -18,11 +18,14 @@ Fewer than 20 linked ops give "insufficient data".
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
 from analyzers.event_table import EventTable
-from analyzers.idle import stream_order
+from analyzers.idle import stream_blocks, stream_sort
+from analyzers.intervals import blocks
 from analyzers.linking import LAUNCH_APIS, gpu_ops
 from analyzers.temporal import temporal_breakdown
 
@@ -40,15 +43,31 @@ LAUNCH_COLUMNS = [
 ]  # fmt: skip
 
 
+def _latency_blocks(
+    ops: pd.DataFrame, order: np.ndarray, starts: np.ndarray, lo: int = 0, hi: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per block of the stream order[lo:hi]: (positions in `ops` of its linked ops, latency_ns,
+    queue_ns). Memory: block-sized temporaries."""
+    launch_row, ts_col = ops["launch_row"].to_numpy(), ops["ts_ns"].to_numpy()
+    l_ts, l_dur = ops["launch_ts_ns"].to_numpy(), ops["launch_dur_ns"].to_numpy()
+    for _, o, new, prev, _ in stream_blocks(ops, order, starts, lo, hi):
+        linked = launch_row[o] >= 0
+        pos = o[linked]
+        ts = ts_col[pos]
+        l_end = l_ts[pos] + l_dur[pos]
+        blocker = np.where(~new[linked], np.minimum(prev[linked], ts), np.iinfo(np.int64).min // 2)
+        ts -= l_end
+        blocker -= l_end
+        yield pos, ts, np.maximum(blocker, 0, out=blocker)
+
+
 def _latency(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions in `ops` of the linked ops in stream order, latency_ns, queue_ns)."""
-    order, same, prev = stream_order(ops)
-    linked = ops["launch_row"].to_numpy()[order] >= 0
-    pos = order[linked]
-    ts = ops["ts_ns"].to_numpy()[pos]
-    l_end = ops["launch_ts_ns"].to_numpy()[pos] + ops["launch_dur_ns"].to_numpy()[pos]
-    blocker = np.where(same[linked], np.minimum(prev[linked], ts), np.iinfo(np.int64).min // 2)
-    return pos, ts - l_end, np.maximum(blocker - l_end, 0)
+    order, starts = stream_sort(ops)
+    parts = list(_latency_blocks(ops, order, starts))
+    if not parts:
+        return np.empty(0, dtype=order.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
 def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -63,53 +82,90 @@ def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.Dat
     return out
 
 
-def _pct(values: np.ndarray, q: float) -> float:
-    return float(np.percentile(values, q)) if len(values) else float("nan")
+def _pct(values: np.ndarray, q: float, overwrite: bool = False) -> float:
+    """np.percentile (linear); `overwrite` lets it partition `values` in place (no copy)."""
+    return float(np.percentile(values, q, overwrite_input=overwrite)) if len(values) else float("nan")
+
+
+def _rank_ranges(ops: pd.DataFrame, order: np.ndarray, starts: np.ndarray, ranks: list[int]) -> dict[int, tuple[int, int]]:
+    """Per rank: its (lo, hi) in the stream order (each rank's ops are one run of it)."""
+    head_rank = ops["rank"].to_numpy()[order[starts]].astype(np.int64)
+    bounds = np.append(starts, len(order))
+    out = {}
+    for rank in ranks:
+        first, last = np.searchsorted(head_rank, rank, side="left"), np.searchsorted(head_rank, rank, side="right")
+        out[rank] = (int(bounds[first]), int(bounds[last]))
+    return out
+
+
+def _rank_launch(
+    ops: pd.DataFrame, table: EventTable, order: np.ndarray, starts: np.ndarray, lo: int, hi: int
+) -> dict[str, float | int]:
+    """Launch calls, latency, queue and overhead statistics of the linked ops in order[lo:hi].
+
+    Memory: one int64 per linked op (latency, queue and overhead each computed in its own pass
+    over the stream order, then partitioned in place for the percentiles) and a bool per table
+    row."""
+    launch_row = ops["launch_row"].to_numpy()
+    n = sum(int(np.count_nonzero(launch_row[order[a + lo : b + lo]] >= 0)) for a, b in blocks(hi - lo))
+    values = np.empty(n, dtype=np.int64)
+    graph_code = LAUNCH_APIS.index("graph")
+    api = ops["api"].cat.codes.to_numpy()
+    seen = np.zeros(len(table), dtype=bool)  # one per launch call (a graph launch starts many ops)
+    out: dict[str, float | int] = {"linked_ops": n, "graph_ops": 0}
+    for name in ("latency", "queue", "overhead"):
+        k = 0
+        for pos, lat, que in _latency_blocks(ops, order, starts, lo, hi):
+            values[k : k + len(pos)] = lat if name == "latency" else que if name == "queue" else lat - que
+            k += len(pos)
+            if name == "latency":
+                seen[launch_row[pos]] = True
+                out["graph_ops"] += int(np.count_nonzero(api[pos] == graph_code))
+        if name == "queue":
+            out["empty_queue_share"] = float((values == 0).mean()) if n else float("nan")
+        out[f"{name}_p50_ns"], out[f"{name}_p95_ns"] = _pct(values, 50, True), _pct(values, 95, True)
+    del values
+    rows = np.flatnonzero(seen)
+    del seen
+    calls = table["dur_ns"][rows]
+    del rows
+    calls = calls.astype(np.int64, copy=False)
+    out["launch_calls"], out["cpu_launch_total_ns"] = len(calls), int(calls.sum())
+    out["cpu_launch_p50_ns"], out["cpu_launch_p95_ns"] = _pct(calls, 50, True), _pct(calls, 95, True)
+    return out
+
+
+def _rank_kernels(ops: pd.DataFrame, rank: int, short_kernel_ns: int) -> dict[str, float | int]:
+    """GPU ops, median duration, short-op share and ops per step of one rank (copies of its ops'
+    durations and steps: 12 bytes per op of the rank)."""
+    mine = ops["rank"].to_numpy() == rank
+    durs = ops["dur_ns"].to_numpy()[mine]
+    steps = ops["step"].to_numpy()[mine]
+    del mine
+    steps = steps[steps >= 0]
+    return {
+        "gpu_ops": len(durs),
+        "short_kernel_share": float((durs < short_kernel_ns).mean()) if len(durs) else float("nan"),
+        "kernel_p50_ns": _pct(durs, 50, True),  # after the share: partitions its copy in place
+        "kernels_per_step": len(steps) / len(np.unique(steps)) if len(steps) else float("nan"),
+    }
 
 
 def launch_summary(table: EventTable, short_kernel_ns: int = SHORT_KERNEL_NS, ops: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per rank: launch cost, latency split, kernels per step, short kernels, verdict."""
+    """One row per rank: launch cost, latency split, kernels per step, short kernels, verdict.
+
+    Memory: the stream order (4 bytes per op), then per rank one int64 per linked op."""
     ops = gpu_ops(table) if ops is None else ops
     temporal = temporal_breakdown(table, per_step=False, ops=ops).set_index("rank")  # first: its temporaries go
-    pos, latency, queue = _latency(ops)
-    op_rank, op_dur, op_step = (ops[c].to_numpy() for c in ("rank", "dur_ns", "step"))
-    l_rank = op_rank[pos]
-    l_row = ops["launch_row"].to_numpy()[pos]
-    l_graph = ops["api"].cat.codes.to_numpy()[pos] == LAUNCH_APIS.index("graph")
+    order, starts = stream_sort(ops)
+    ranks = table.ranks if len(table) else []
+    spans = _rank_ranges(ops, order, starts, ranks)
     rows = []
-    for rank in table.ranks if len(table) else []:
-        mine = op_rank == rank
-        lm = np.flatnonzero(l_rank == rank)
-        seen = np.zeros(len(table), dtype=bool)  # one per launch call (a graph launch starts many ops)
-        seen[l_row[lm]] = True
-        calls = table["dur_ns"][np.flatnonzero(seen)].astype(np.int64)
-        del seen
-        durs = op_dur[mine]
-        steps = op_step[mine]
-        steps = steps[steps >= 0]
-        lat, que = latency[lm], queue[lm]
-        idle_pct = float(temporal["idle_pct"].get(rank, float("nan")))
-        row: dict[str, float | int | str] = {
-            "rank": rank,
-            "gpu_ops": len(durs),
-            "linked_ops": len(lm),
-            "graph_ops": int(l_graph[lm].sum()),
-            "launch_calls": len(calls),
-            "cpu_launch_total_ns": int(calls.sum()),
-            "cpu_launch_p50_ns": _pct(calls, 50),
-            "cpu_launch_p95_ns": _pct(calls, 95),
-            "latency_p50_ns": _pct(lat, 50),
-            "latency_p95_ns": _pct(lat, 95),
-            "queue_p50_ns": _pct(que, 50),
-            "queue_p95_ns": _pct(que, 95),
-            "overhead_p50_ns": _pct(lat - que, 50),
-            "overhead_p95_ns": _pct(lat - que, 95),
-            "empty_queue_share": float((que == 0).mean()) if len(lm) else float("nan"),
-            "kernel_p50_ns": _pct(durs, 50),
-            "short_kernel_share": float((durs < short_kernel_ns).mean()) if len(durs) else float("nan"),
-            "kernels_per_step": len(steps) / len(np.unique(steps)) if len(steps) else float("nan"),
-            "gpu_idle_pct": idle_pct,
-        }
+    for rank in ranks:
+        row: dict[str, float | int | str] = {"rank": rank}
+        row.update(_rank_kernels(ops, rank, short_kernel_ns))
+        row.update(_rank_launch(ops, table, order, starts, *spans[rank]))
+        row["gpu_idle_pct"] = float(temporal["idle_pct"].get(rank, float("nan")))
         row["verdict"], row["evidence"] = verdict(row)
         rows.append(row)
     if not rows:

@@ -18,10 +18,10 @@ import pandas as pd
 
 from analyzers.categories import compute_mask
 from analyzers.event_table import EventTable
-from analyzers.intervals import intersection_ns, merge
+from analyzers.intervals import grouped_union_ns
 from analyzers.linking import gpu_ops
 from analyzers.steps import step_windows
-from analyzers.temporal import breakdown, pair_codes
+from analyzers.temporal import breakdown, rank_index, step_codes
 
 OVERLAP_COLUMNS = ["rank", "comm_ns", "compute_ns", "overlap_ns", "overlap_pct"]
 SKEW_COLUMNS = [
@@ -31,24 +31,27 @@ SKEW_COLUMNS = [
 
 
 def comm_overlap(table: EventTable) -> pd.DataFrame:
+    """Per rank: communication time, compute time and their overlap (|A| + |B| - |A u B|).
+
+    Memory: three blockwise union passes over the frame with bool masks (a few bytes per op)."""
     ops = gpu_ops(table)
-    op_rank = ops["rank"].to_numpy()
+    ranks = np.asarray(table.ranks if len(table) else [], dtype=np.int64)
+    rank_idx = rank_index(ranks, ops["rank"].to_numpy())
     is_comm = (ops["category"] == "communication").to_numpy()
     is_comp = compute_mask(ops["category"])
-    all_ts, all_end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    ts, end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    comm = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comm)
+    comp = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comp)
+    either = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comm | is_comp)
     rows = []
-    for rank in table.ranks if len(table) else []:
-        mine = op_rank == rank
-        comm, comp = np.flatnonzero(mine & is_comm), np.flatnonzero(mine & is_comp)
-        a = merge(all_ts[comm], all_end[comm])
-        b = merge(all_ts[comp], all_end[comp])
-        comm_ns = int((a[1] - a[0]).sum())
-        overlap = intersection_ns(a, b)
+    for i, rank in enumerate(ranks.tolist()):
+        comm_ns, comp_ns = int(comm[i]), int(comp[i])
+        overlap = comm_ns + comp_ns - int(either[i])
         rows.append(
             {
                 "rank": rank,
                 "comm_ns": comm_ns,
-                "compute_ns": int((b[1] - b[0]).sum()),
+                "compute_ns": comp_ns,
                 "overlap_ns": overlap,
                 "overlap_pct": 100.0 * overlap / comm_ns if comm_ns else float("nan"),
             }
@@ -57,23 +60,26 @@ def comm_overlap(table: EventTable) -> pd.DataFrame:
 
 
 def step_table(table: EventTable) -> pd.DataFrame:
-    """Per (rank, step): cpu_ns (ProfilerStep duration), GPU span / busy / compute / comm."""
+    """Per (rank, step): cpu_ns (ProfilerStep duration), GPU span / busy / compute / comm.
+
+    Memory: the breakdowns' blockwise passes with bool masks; per-step codes in a narrow dtype."""
     ops = gpu_ops(table)
     windows = step_windows(table)
     use_steps = not windows.empty and bool((ops["step"] >= 0).any())
-    step = ops["step"].to_numpy() if use_steps else np.zeros(len(ops), dtype=np.int64)
-    keep = step >= 0
-    every = bool(keep.all())  # then the columns are used as they are, not copied
-
-    def kept(values: np.ndarray) -> np.ndarray:
-        return values if every else values[keep]
-
-    (u_rank, u_step), codes = pair_codes(kept(ops["rank"].to_numpy()), kept(step))
-    ts, end = kept(ops["ts_ns"].to_numpy()), kept(ops["end_ns"].to_numpy())
-    comm = kept((ops["category"] == "communication").to_numpy())
-    compute = kept(compute_mask(ops["category"]))
-    all_ = breakdown(codes, ts, end, compute, len(u_rank))
-    comm_b = breakdown(codes[comm], ts[comm], end[comm], np.zeros(int(comm.sum()), dtype=bool), len(u_rank))
+    ranks = np.asarray(table.ranks if len(table) else [], dtype=np.int64)
+    rank_idx = rank_index(ranks, ops["rank"].to_numpy())
+    ts, end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    comm = (ops["category"] == "communication").to_numpy()
+    compute = compute_mask(ops["category"])
+    keep = ops["step"].to_numpy() >= 0 if use_steps else None
+    if keep is not None:
+        (u_rank, u_step), codes = step_codes(ranks, rank_idx, ops["step"].to_numpy(), keep)
+        comm = comm & keep
+    else:  # the whole trace is one step (0) per rank: the rank index is the group
+        (u_rank, u_step), codes = (ranks, np.zeros(len(ranks), dtype=np.int64)), rank_idx
+    n = len(u_rank)
+    all_ = breakdown(codes, ts, end, compute, n, where=keep)
+    comm_ns = grouped_union_ns(codes, ts, end, n, where=comm)
     out = pd.DataFrame(
         {
             "rank": u_rank,
@@ -81,13 +87,14 @@ def step_table(table: EventTable) -> pd.DataFrame:
             "gpu_span_ns": all_["span_ns"].to_numpy(),
             "busy_ns": all_["busy_ns"].to_numpy(),
             "compute_ns": all_["compute_ns"].to_numpy(),
-            "comm_ns": comm_b["busy_ns"].to_numpy(),
+            "comm_ns": comm_ns,
         }
     )
     if use_steps:
         cpu = windows.groupby(["rank", "step"])["end_ns"].max() - windows.groupby(["rank", "step"])["ts_ns"].min()
         out["cpu_ns"] = cpu.reindex(pd.MultiIndex.from_arrays([out["rank"], out["step"]])).to_numpy()
-    else:
+    else:  # ranks without GPU ops have no step
+        out = out[all_["gpu_ops"].to_numpy() > 0].reset_index(drop=True)
         out["cpu_ns"] = np.nan
     return out
 

@@ -18,8 +18,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from analyzers.categories import compute_mask
-from analyzers.event_table import EventTable
-from analyzers.intervals import grouped_union_ns
+from analyzers.event_table import EventTable, int_dtype_for
+from analyzers.intervals import BLOCK, blocks, grouped_extent, grouped_union_ns
 from analyzers.linking import gpu_ops
 
 TEMPORAL_COLUMNS = [
@@ -29,20 +29,22 @@ TEMPORAL_COLUMNS = [
 
 
 def breakdown(
-    groups: npt.NDArray[Any], ts: npt.NDArray[np.int64], end: npt.NDArray[np.int64], compute: npt.NDArray[np.bool_], n: int
+    groups: npt.NDArray[Any],
+    ts: npt.NDArray[np.int64],
+    end: npt.NDArray[np.int64],
+    compute: npt.NDArray[np.bool_],
+    n: int,
+    where: npt.NDArray[np.bool_] | None = None,
 ) -> pd.DataFrame:
-    """The breakdown for `n` groups of intervals (group ids 0..n-1)."""
-    if len(groups):
-        first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-        last = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
-        np.minimum.at(first, groups, ts)
-        np.maximum.at(last, groups, end)
-        counts = np.bincount(groups, minlength=n)
-    else:
-        first = last = counts = np.zeros(n, dtype=np.int64)
+    """The breakdown for `n` groups of intervals (group ids 0..n-1), over the rows `where` keeps.
+
+    Memory: blockwise passes over the columns as they are (groups of any integer width), so a
+    few block-sized temporaries when rows are in (group, ts) order, plus a bool mask; otherwise
+    `grouped_union_ns`' sorted copy."""
+    first, last, counts = grouped_extent(groups, ts, end, n, where=where)
     span = np.where(counts > 0, last - first, 0)
-    busy = grouped_union_ns(groups, ts, end, n)
-    comp = grouped_union_ns(groups[compute], ts[compute], end[compute], n)
+    busy = grouped_union_ns(groups, ts, end, n, where=where)
+    comp = grouped_union_ns(groups, ts, end, n, where=compute if where is None else compute & where)
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = 100.0 / np.where(span > 0, span, np.nan)
     return pd.DataFrame(
@@ -58,6 +60,58 @@ def breakdown(
             "gpu_ops": counts,
         }
     )
+
+
+def rank_index(ranks: npt.ArrayLike, op_rank: npt.NDArray[Any], block: int = BLOCK) -> npt.NDArray[Any]:
+    """Index in sorted `ranks` of each op's rank, in the smallest integer dtype that holds it.
+
+    Memory: none when the ranks are 0..n-1 (the column is its own index); else 1-2 bytes per op."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if op_rank.dtype.kind in "iu" and np.array_equal(ranks, np.arange(len(ranks))):
+        return op_rank
+    out = np.empty(len(op_rank), dtype=int_dtype_for(0, len(ranks)))
+    for lo, hi in blocks(len(op_rank), block):
+        out[lo:hi] = np.searchsorted(ranks, op_rank[lo:hi])
+    return out
+
+
+_DENSE_PAIRS = 1 << 20  # (rank, step) code space up to which step_codes counts densely
+
+
+def step_codes(
+    ranks: npt.ArrayLike, rank_idx: npt.NDArray[Any], step: npt.NDArray[Any], keep: npt.NDArray[np.bool_], block: int = BLOCK
+) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[Any]]:
+    """((rank, step) pairs sorted, code per op) of the ops `keep` selects (codes of the others: 0).
+
+    The same pairs and codes as `pair_codes` over the kept rows, but codes come full-length in
+    the smallest dtype that holds them, for use with a `where` mask. Memory: a few bytes per op
+    and a bitmap of n_ranks x the steps' range (else pair_codes' hashing of the kept rows)."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if not keep.any():
+        empty = np.empty(0, dtype=np.int64)
+        return (empty, empty), np.zeros(len(keep), dtype=np.int8)
+    info = np.iinfo(step.dtype)
+    lo_s, hi_s = int(step.min(where=keep, initial=info.max)), int(step.max(where=keep, initial=info.min))
+    width = hi_s - lo_s + 1
+    if len(ranks) * width > _DENSE_PAIRS:
+        (u_rank, u_step), kept_codes = pair_codes(ranks[rank_idx[keep]], step[keep])
+        codes = np.zeros(len(keep), dtype=int_dtype_for(0, len(u_rank)))
+        codes[keep] = kept_codes
+        return (u_rank, u_step), codes
+
+    def dense(a: int, b: int) -> npt.NDArray[np.int64]:
+        m = keep[a:b]
+        return rank_idx[a:b][m].astype(np.int64) * width + (step[a:b][m].astype(np.int64) - lo_s)
+
+    present = np.zeros(len(ranks) * width, dtype=bool)
+    for a, b in blocks(len(step), block):
+        present[dense(a, b)] = True
+    u = np.flatnonzero(present)
+    lut = np.cumsum(present, dtype=np.int64) - 1
+    codes = np.zeros(len(keep), dtype=int_dtype_for(0, len(u)))
+    for a, b in blocks(len(step), block):
+        codes[a:b][keep[a:b]] = lut[dense(a, b)]
+    return (ranks[u // width], u % width + lo_s), codes
 
 
 def pair_codes(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
@@ -80,15 +134,16 @@ def temporal_breakdown(table: EventTable, per_step: bool = True, ops: pd.DataFra
     compute = compute_mask(ops["category"])
     ts = ops["ts_ns"].to_numpy()
     end = ops["end_ns"].to_numpy()
-    rank_idx = np.searchsorted(ranks, ops["rank"].to_numpy())
+    rank_idx = rank_index(ranks, ops["rank"].to_numpy())
     whole = breakdown(rank_idx, ts, end, compute, len(ranks))
     whole.insert(0, "step", -1)
     whole.insert(0, "rank", ranks)
     parts = [whole]
-    if per_step and (ops["step"] >= 0).any():
-        sel = (ops["step"] >= 0).to_numpy()
-        (r, s), codes = pair_codes(ops["rank"].to_numpy()[sel], ops["step"].to_numpy()[sel])
-        steps = breakdown(codes, ts[sel], end[sel], compute[sel], len(r))
+    step = ops["step"].to_numpy()
+    sel = step >= 0
+    if per_step and sel.any():
+        (r, s), codes = step_codes(ranks, rank_idx, step, sel)
+        steps = breakdown(codes, ts, end, compute, len(r), where=sel)
         steps.insert(0, "step", s)
         steps.insert(0, "rank", r)
         parts.append(steps)
