@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from analyzers.counting_sort import counting_order
 from analyzers.event_table import EventTable
 from analyzers.intervals import BLOCK, blocks, segmented_cummax
 from analyzers.linking import gpu_ops
@@ -60,7 +61,7 @@ def stream_sort(ops: pd.DataFrame, block: int = BLOCK) -> tuple[np.ndarray, np.n
         u_rank, u_stream = _uniques(rank, block), _uniques(stream, block)
         k = len(u_rank) * len(u_stream)
         if k <= _DENSE_KEYS:
-            return _counting_sort(rank, stream, u_rank, u_stream, index_dt, block)
+            return _counting_sort(rank, stream, u_rank, u_stream, block)
     order = np.lexsort((ts, stream, rank))
     r, s = rank[order], stream[order]
     new = np.ones(n, dtype=bool)
@@ -69,30 +70,15 @@ def stream_sort(ops: pd.DataFrame, block: int = BLOCK) -> tuple[np.ndarray, np.n
 
 
 def _counting_sort(
-    rank: np.ndarray, stream: np.ndarray, u_rank: np.ndarray, u_stream: np.ndarray, index_dt: type, block: int
+    rank: np.ndarray, stream: np.ndarray, u_rank: np.ndarray, u_stream: np.ndarray, block: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """stream_sort of rows in (rank, ts) order: a stable counting sort on the (rank, stream) key."""
-    k = len(u_rank) * len(u_stream)
 
     def key(lo: int, hi: int) -> np.ndarray:
-        code = np.searchsorted(u_rank, rank[lo:hi]) * len(u_stream) + np.searchsorted(u_stream, stream[lo:hi])
-        return code.astype(np.int16 if k <= np.iinfo(np.int16).max else np.int32)  # 16-bit: radix sort
+        return np.searchsorted(u_rank, rank[lo:hi]) * len(u_stream) + np.searchsorted(u_stream, stream[lo:hi])
 
-    counts = np.zeros(k, dtype=np.int64)
-    for lo, hi in blocks(len(rank), block):
-        counts += np.bincount(key(lo, hi), minlength=k)
-    cursor = np.cumsum(counts) - counts  # where each key's next op goes
-    starts = cursor[counts > 0]
-    order: np.ndarray = np.empty(len(rank), dtype=index_dt)
-    for lo, hi in blocks(len(rank), block):
-        kb = key(lo, hi)
-        o = np.argsort(kb, kind="stable")
-        sk = kb[o]
-        here = np.bincount(kb, minlength=k)
-        dest = cursor[sk] + (np.arange(len(kb)) - (np.cumsum(here) - here)[sk])
-        order[dest] = o + lo
-        cursor += here
-    return order, starts
+    order, counts = counting_order(key, len(rank), len(u_rank) * len(u_stream), block)
+    return order, (np.cumsum(counts) - counts)[counts > 0]
 
 
 def stream_blocks(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analyzers.counting_sort import counting_order
 from analyzers.event_table import EventTable, Kind
-from analyzers.intervals import percentile_sorted
+from analyzers.intervals import blocks
 from analyzers.linking import LAUNCH_APIS, gpu_ops
 from analyzers.row_codes import row_codes
 
@@ -37,83 +38,117 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
     graph_op = ops["api"].cat.codes.to_numpy() == LAUNCH_APIS.index("graph")
     if "graph_id" in table.extra and len(table.extra["graph_id"]):  # interned: test the distinct values
-        code = table.extra_codes_at(ops["row"].to_numpy())
-        graph_op |= (code >= 0) & (table.extra["graph_id"] > 0)[np.maximum(code, 0)]
-        del code
-    name_id = ops["name_id"].to_numpy()
-    rank = ops["rank"].to_numpy() if by_rank else np.zeros(len(ops), dtype=np.int8)
-    dur = ops["dur_ns"].to_numpy()
-    order = np.lexsort((dur, name_id, rank))
-    name_id, rank, dur = name_id[order], rank[order], dur[order]
-    start = np.flatnonzero(np.concatenate([[True], (name_id[1:] != name_id[:-1]) | (rank[1:] != rank[:-1])]))
-    counts = np.diff(np.append(start, len(dur)))
-    total = np.add.reduceat(dur, start, dtype=np.int64)
-    graph = np.add.reduceat(graph_op[order], start, dtype=np.int64)
-    del graph_op
-    first = order[start]
+        in_graph, rows = table.extra["graph_id"] > 0, ops["row"].to_numpy()
+        for lo, hi in blocks(len(rows)):
+            code = table.extra_codes_at(rows[lo:hi])
+            graph_op[lo:hi] |= (code >= 0) & in_graph[np.maximum(code, 0)]
+    order, start, counts = _group_order(table, ops, by_rank)
+    n_groups = len(start)
+    ints = np.empty((n_groups, 5), dtype=np.int64)  # total, min, max, graph ops, first op
+    pct = np.empty((n_groups, 2), dtype=np.float64)  # p50, p95
+    dur_all = ops["dur_ns"].to_numpy()
+    for g, (a, n) in enumerate(zip(start.tolist(), counts.tolist(), strict=True)):
+        pos = order[a : a + n]
+        d = dur_all[pos]
+        first = int(pos[int(np.argmin(d))])  # the shortest, the earliest of equals (a stable sort's)
+        d.sort()
+        ints[g] = (int(d.sum(dtype=np.int64)), int(d[0]), int(d[-1]), int(graph_op[pos].sum()), first)
+        pct[g] = (_percentile(d, 0.50), _percentile(d, 0.95))
+    first_op = ints[:, 4]
+    total = ints[:, 0]
     out = pd.DataFrame(
         {
-            "rank": rank[start],
-            "name": table.name_of(name_id[start]),
-            "category": np.asarray(ops["category"].array.take(first), dtype=object),
-            "kind": [_KIND_NAME.get(int(k), "other") for k in ops["kind"].to_numpy()[first]],
+            "rank": ops["rank"].to_numpy()[first_op],
+            "name": table.name_of(ops["name_id"].to_numpy()[first_op]),
+            "category": np.asarray(ops["category"].array.take(first_op), dtype=object),
+            "kind": [_KIND_NAME.get(int(k), "other") for k in ops["kind"].to_numpy()[first_op]],
             "count": counts,
             "total_ns": total,
             "mean_ns": total / counts,
-            "p50_ns": percentile_sorted(dur, start, counts, 0.50),
-            "p95_ns": percentile_sorted(dur, start, counts, 0.95),
-            "min_ns": dur[start].astype(np.int64),
-            "max_ns": dur[start + counts - 1].astype(np.int64),
-            "graph_count": graph,
+            "p50_ns": pct[:, 0],
+            "p95_ns": pct[:, 1],
+            "min_ns": ints[:, 1],
+            "max_ns": ints[:, 2],
+            "graph_count": ints[:, 3],
         }
     )
+    if not by_rank:
+        out["rank"] = np.zeros(n_groups, dtype=np.int8)
     denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
-    del name_id, rank, dur
+    del graph_op
     if all(c in table.extra for c in CONFIG_EXTRA):
-        rows = ops["row"].to_numpy()[order]
-        del order
-        out = pd.concat([out, launch_configs(table, rows, start, counts)], axis=1)
+        out = pd.concat([out, launch_configs(table, ops["row"].to_numpy(), order, start, counts)], axis=1)
         cols += CONFIG_COLUMNS
     out = out.sort_values(["rank", "total_ns"], ascending=[True, False], kind="stable")
     return out[cols].reset_index(drop=True)
 
 
-def launch_configs(table: EventTable, rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
-    """Per group of `rows` (groups: `start` offsets, `counts` rows each): its most frequent
-    launch configuration (ties: the smallest) and how many distinct ones it had.
+def _group_order(table: EventTable, ops: pd.DataFrame, by_rank: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order, start, counts): the ops grouped by name (by rank, then name, with `by_rank`), each
+    group in frame order; `start` and `counts` of the non-empty groups, in (rank, name id) order.
+    A counting sort on a small key computed block by block (no int64 copies of the frame)."""
+    name_id, rank = ops["name_id"].to_numpy(), ops["rank"].to_numpy()
+    seen = np.zeros(len(table.names) + 1, dtype=bool)  # the last: no name (-1)
+    for lo, hi in blocks(len(name_id)):
+        seen[name_id[lo:hi]] = True
+    ids = np.flatnonzero(seen)
+    dense = np.full(len(table.names) + 1, -1, dtype=np.int64)
+    dense[ids] = np.arange(len(ids))  # name id -> its rank among the names the ops have
+    ranks = np.asarray(table.ranks if by_rank else [0], dtype=np.int64)
 
-    Works on the table's interned configurations (a code per row, a few distinct values), so
-    its temporaries are a few integers per row, whatever the number of columns."""
+    def key(lo: int, hi: int) -> np.ndarray:
+        r = np.searchsorted(ranks, rank[lo:hi]) if by_rank else 0
+        return r * len(ids) + dense[name_id[lo:hi]]
+
+    order, counts = counting_order(key, len(name_id), len(ranks) * len(ids))
+    start = np.cumsum(counts) - counts
+    keep = counts > 0
+    return order, start[keep], counts[keep]
+
+
+def _percentile(sorted_values: np.ndarray, q: float) -> float:
+    """numpy's default (linear) percentile of sorted values; percentile_sorted's arithmetic."""
+    pos = q * (len(sorted_values) - 1)
+    lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+    a, b = float(sorted_values[lo]), float(sorted_values[hi])
+    return a + (b - a) * (pos - lo)
+
+
+def launch_configs(table: EventTable, rows: np.ndarray, order: np.ndarray, start: np.ndarray,
+                   counts: np.ndarray) -> pd.DataFrame:
+    """Per group of table `rows` (group i: rows[order[start[i] : start[i] + counts[i]]]): its most
+    frequent launch configuration (ties: the smallest) and how many distinct ones it had.
+
+    Works on the table's interned configurations (a code per row into a few distinct ones),
+    block by block: its temporaries are block-sized, whatever the number of ops."""
     distinct = [np.append(table.extra[c].astype(np.int64), -1) for c in CONFIG_EXTRA]  # last: "none"
     config, first = row_codes(distinct)  # the same configuration under several codes (graph ids) -> one
-    n_codes = len(first)
-    code = table.extra_codes_at(rows)
-    code[code < 0] = len(distinct[0]) - 1
-    code = config[code]  # per row: its configuration, ordered like the values
-    group = np.repeat(np.arange(len(start), dtype=np.int64), counts)
-    group *= n_codes
-    group += code
-    del code
-    pair, pair_n = np.unique(group, return_counts=True)
-    del group
-    g, c = pair // n_codes, pair % n_codes
-    pick = np.lexsort((c, -pair_n, g))
-    best_of = pick[np.concatenate([[True], g[pick][1:] != g[pick][:-1]])]
-    at = first[c[best_of]]
-    best = np.stack([col[at] for col in distinct], axis=1) if len(at) else np.zeros((0, len(distinct)), np.int64)
+    none = len(distinct[0]) - 1
+    best = np.empty(len(start), dtype=np.int64)
+    n_configs = np.empty(len(start), dtype=np.int64)
+    for g, (a, n) in enumerate(zip(start.tolist(), counts.tolist(), strict=True)):
+        tally = np.zeros(len(first), dtype=np.int64)
+        for lo, hi in blocks(n):
+            code = table.extra_codes_at(rows[order[a + lo : a + hi]])
+            code[code < 0] = none
+            tally += np.bincount(config[code], minlength=len(first))
+        best[g] = int(np.argmax(tally))  # the first of the most frequent: the smallest configuration
+        n_configs[g] = int(np.count_nonzero(tally))
+    at = first[best]
+    values = np.stack([col[at] for col in distinct], axis=1) if len(at) else np.zeros((0, len(distinct)), np.int64)
 
     def dims(a: np.ndarray) -> list[str]:
         return ["-" if v[0] < 0 else f"{v[0]}x{v[1]}x{v[2]}" for v in a.tolist()]
 
     return pd.DataFrame(
         {
-            "grid": dims(best[:, 0:3]),
-            "block": dims(best[:, 3:6]),
+            "grid": dims(values[:, 0:3]),
+            "block": dims(values[:, 3:6]),
             # absent (a memcpy, a Kineto kernel): NA, shown as "-" and written as null
-            "registers": _nullable(best[:, 6], best[:, 6] >= 0),
-            "shared_bytes": _nullable(best[:, 7] + np.maximum(best[:, 8], 0), best[:, 7] >= 0),
-            "configs": np.bincount(g, minlength=len(start)),
+            "registers": _nullable(values[:, 6], values[:, 6] >= 0),
+            "shared_bytes": _nullable(values[:, 7] + np.maximum(values[:, 8], 0), values[:, 7] >= 0),
+            "configs": n_configs,
         }
     )
 
@@ -132,18 +167,26 @@ def category_summary(table: EventTable) -> pd.DataFrame:
     ops = gpu_ops(table)
     if ops.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ("category", "count", "total_ns", "share_pct")})
-    out = ops.groupby("category", observed=False).agg(count=("dur_ns", "size"), total_ns=("dur_ns", "sum")).reset_index()
+    cats = ops["category"].cat.categories
+    count = np.zeros(len(cats), dtype=np.int64)
+    total_ns = np.zeros(len(cats), dtype=np.int64)
+    codes, dur = ops["category"].cat.codes.to_numpy(), ops["dur_ns"].to_numpy()
+    total = 0
+    for lo, hi in blocks(len(codes)):  # block sums of float weights stay exact (< 2**53 ns)
+        c, d = codes[lo:hi], dur[lo:hi]
+        total += int(d.sum(dtype=np.int64))
+        known = c >= 0
+        count += np.bincount(c[known], minlength=len(cats))
+        total_ns += np.bincount(c[known], weights=d[known], minlength=len(cats)).astype(np.int64)
+    out = pd.DataFrame({"category": np.asarray(cats, dtype=object).astype(str), "count": count, "total_ns": total_ns})
     out = out[(out["count"] > 0) | (out["category"] == "other")].copy()
-    out["category"] = out["category"].astype(str)
-    total = int(ops["dur_ns"].sum())
     out["share_pct"] = 100.0 * out["total_ns"] / total if total else float("nan")
     return out.sort_values("total_ns", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def other_share_pct(table: EventTable) -> float:
     """Percent of GPU op time in category "other" (NaN without GPU ops or GPU time)."""
-    ops = gpu_ops(table)
-    total = int(ops["dur_ns"].sum()) if len(ops) else 0
-    if not total:
-        return float("nan")
-    return 100.0 * int(ops.loc[(ops["category"] == "other").to_numpy(), "dur_ns"].sum()) / total
+    out = category_summary(table)
+    other = out.loc[out["category"] == "other", "share_pct"] if len(out) else pd.Series(dtype=float)
+    share = float(other.iloc[0]) if len(other) else float("nan")
+    return share if share == share else float("nan")  # NaN when there is no GPU time

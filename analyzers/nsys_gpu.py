@@ -14,7 +14,7 @@ Tables (columns perfkit reads; optional ones default to -1 when an export lacks 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -67,7 +67,7 @@ def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
         "device": ('"deviceId"', np.int32),
         "stream": ('"streamId"', np.int64),
         "correlation": (export.expr(table, "correlationId", -1), np.int64),
-        "process": (export.expr(table, "globalPid", -1), np.int64),
+        "process": (export.expr(table, "globalPid", -1), None),  # interned while read (`Interner`)
     }
 
 
@@ -82,46 +82,71 @@ def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
 
 
 def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
-    """Kernels: DIRECT columns written into `into`; returns process, name_id, and the launch
-    configuration interned (`config`: one value per distinct configuration of KERNEL_CONFIG;
-    `config_code`: each kernel's code into them, None when every kernel keeps its own)."""
+    """Kernels: DIRECT columns and name_id written into `into`; returns `process` and `config`
+    interned (`Interner.result()`: the distinct values and each row's code; `config` holds
+    KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels)."""
     present = [c for c in ("demangledName", "shortName") if export.has(KERNEL, c)]
     if not present:
         export.require(KERNEL, ("demangledName",))
     cols = _base(export, KERNEL)
-    cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', np.int64)
+    cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', None)
     exprs = {extra: export.expr(KERNEL, column, -1) for extra, (column, _) in KERNEL_CONFIG.items()}
     found = export.bounds(KERNEL, list(exprs.values()))  # each value kept in the narrowest dtype
-    config = Interner({k: int_dtype_for(*(b or (-1, -1))) for k, b in zip(exprs, found, strict=True)},
-                      export.count(KERNEL))
+    n = len(into["ts_ns"])
+    config = Interner({k: int_dtype_for(*(b or (-1, -1))) for k, b in zip(exprs, found, strict=True)}, n)
     for extra, expr in exprs.items():
-        cols[extra] = (expr, None)  # fed to the interner chunk by chunk, not stored
-    out = export.read(KERNEL, cols, out={k: into[k] for k in DIRECT},
-                      feed=lambda chunk: config.add([chunk[k] for k in KERNEL_CONFIG]))
+        cols[extra] = (expr, None)
+    process = Interner({"process": np.int64}, n)
+    name_id = _Filler(into["name_id"])
+
+    def feed(chunk: npt.NDArray[Any]) -> None:
+        name_id.add(names.from_string_ids(chunk["name_sid"]))
+        process.add([chunk["process"]])
+        config.add([chunk[k] for k in KERNEL_CONFIG])
+
+    export.read(KERNEL, cols, out={k: into[k] for k in DIRECT}, feed=feed)
     into["kind"][:] = int(Kind.KERNEL)
-    mine = {k: v for k, v in out.items() if k not in DIRECT}
-    mine["name_id"] = names.from_string_ids(mine.pop("name_sid"))
-    return {**mine, **dict(zip(("config", "config_code"), config.result(), strict=True))}
+    return {"process": process.result(), "config": config.result()}
 
 
-def _named(names: Names, codes: npt.NDArray[Any], fmt: Any) -> npt.NDArray[np.int32]:
-    """Name ids for rows described by small integer code tuples (`fmt(code) -> name`)."""
-    if len(codes) == 0:
-        return np.empty(0, dtype=np.int32)
-    uniq, inverse = np.unique(codes, axis=0, return_inverse=True)
-    lut = np.asarray([names.intern(fmt(tuple(int(v) for v in u))) for u in uniq], dtype=np.int32)
-    return lut[np.asarray(inverse).reshape(-1)]
+class _Filler:
+    """Writes consecutive parts into an array."""
+
+    def __init__(self, out: npt.NDArray[Any]) -> None:
+        self.out, self.pos = out, 0
+
+    def add(self, values: npt.NDArray[Any]) -> None:
+        self.out[self.pos : self.pos + len(values)] = values
+        self.pos += len(values)
+
+
+def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], code_cols: dict[str, str],
+                into: Columns, names: Names, fmt: Callable[[tuple[int, ...]], str]) -> dict[str, Any]:
+    """A copy / set table: DIRECT and bytes into `into`, name_id from the interned `code_cols`
+    (named by `fmt` once per distinct combination); returns `process` interned."""
+    n = len(into["ts_ns"])
+    for c, column in code_cols.items():
+        cols[c] = (export.expr(table, column, -1), None)
+    kinds = Interner(dict.fromkeys(code_cols, np.int64), n)
+    process = Interner({"process": np.int64}, n)
+
+    def feed(chunk: npt.NDArray[Any]) -> None:
+        kinds.add([chunk[c] for c in code_cols])
+        process.add([chunk["process"]])
+
+    export.read(table, cols, out={k: into[k] for k in (*DIRECT, "bytes")}, feed=feed)
+    distinct, code = kinds.result()
+    rows = [tuple(r) for r in np.stack(list(distinct.values()), axis=1).tolist()] if distinct else []
+    ids = {r: names.intern(fmt(r)) for r in sorted(set(rows))}  # names numbered in the codes' order
+    lut = np.asarray([ids[r] for r in rows], dtype=np.int32)
+    into["name_id"][:] = lut if code is None else lut[code]
+    return {"process": process.result()}
 
 
 def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
-    """Copies: DIRECT columns and bytes written into `into`; returns process and name_id."""
+    """Copies: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
     cols = _base(export, MEMCPY)
     cols["bytes"] = (export.expr(MEMCPY, "bytes", -1), np.int64)
-    for c in ("copyKind", "srcKind", "dstKind"):
-        cols[c] = (export.expr(MEMCPY, c, -1), np.int64)
-    out = export.read(MEMCPY, cols, out={k: into[k] for k in (*DIRECT, "bytes")})
-    into["kind"][:] = int(Kind.MEMCPY)
-    codes = np.stack([out.pop("copyKind"), out.pop("srcKind"), out.pop("dstKind")], axis=1)
 
     def name(code: tuple[int, ...]) -> str:
         kind = COPY_KINDS.get(code[0], f"kind {code[0]}")
@@ -129,19 +154,19 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
             return f"Memcpy {kind}"
         return f"Memcpy {kind} ({MEM_KINDS.get(code[1], code[1])} -> {MEM_KINDS.get(code[2], code[2])})"
 
-    return {"process": out["process"], "name_id": _named(names, codes, name)}
+    out = _read_named(export, MEMCPY, cols, {"copy": "copyKind", "src": "srcKind", "dst": "dstKind"}, into, names, name)
+    into["kind"][:] = int(Kind.MEMCPY)
+    return out
 
 
 def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
-    """Memsets: DIRECT columns and bytes written into `into`; returns process and name_id."""
+    """Memsets: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
     cols = _base(export, MEMSET)
     cols["bytes"] = (export.expr(MEMSET, "bytes", -1), np.int64)
-    cols["memKind"] = (export.expr(MEMSET, "memKind", -1), np.int64)
-    out = export.read(MEMSET, cols, out={k: into[k] for k in (*DIRECT, "bytes")})
+    out = _read_named(export, MEMSET, cols, {"mem": "memKind"}, into, names,
+                      lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
     into["kind"][:] = int(Kind.MEMSET)
-    codes = out["memKind"].reshape(-1, 1)
-    return {"process": out["process"],
-            "name_id": _named(names, codes, lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")}
+    return out
 
 
 RUNTIME_COLUMNS = {

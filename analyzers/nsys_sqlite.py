@@ -24,7 +24,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import COLUMNS, EventTable, Kind, TraceMeta, int_dtype_for, narrowest
+from analyzers.event_table import (
+    COLUMNS,
+    EventTable,
+    Kind,
+    TraceMeta,
+    int_dtype_for,
+    member,
+    narrowest,
+)
 from analyzers.nsys_gpu import (
     KERNEL,
     MEMCPY,
@@ -44,6 +52,7 @@ from perfkit.core.memory import release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
 _KEY_SHIFT = 40  # join key = process code << 40 | correlationId
+_BLOCK = 1 << 20  # ops per block of the (process, device) count
 
 
 def os_pid(global_id: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -67,37 +76,35 @@ def _check(export: Export) -> None:
 
 
 class _Devices:
-    """Which GPUs each process drove, and the op each (process, correlationId) enqueued."""
+    """Which GPUs each process drove, and, for a process that drove several, the GPU of the op
+    each of its correlationIds enqueued (a process with one GPU needs no such index)."""
 
-    def __init__(self, process: npt.NDArray[np.int64], corr: npt.NDArray[Any], device: npt.NDArray[Any]) -> None:
-        self.procs = np.unique(process)
-        code = np.searchsorted(self.procs, process)
-        key = code << _KEY_SHIFT
-        key |= np.maximum(corr, 0)
-        order = np.argsort(key, kind="stable")
-        self.keys = key[order]
-        del key
-        self.key_device = device[order]
-        del order
-        # (process, device) pairs and how many ops each: one bincount over a small pair code
+    def __init__(self, procs: npt.NDArray[np.int64], code: npt.NDArray[Any], corr: npt.NDArray[Any],
+                 device: npt.NDArray[Any]) -> None:
+        """`procs`: the processes with GPU work, sorted; `code`: each op's index into them."""
+        self.procs = procs
         lo = int(device.min()) if len(device) else 0
         width = (int(device.max()) - lo + 1) if len(device) else 1
-        pair = code * width
-        pair += device
-        pair -= lo
-        del code
-        counts_all = np.bincount(pair, minlength=len(self.procs) * width)
-        del pair
+        counts_all = np.zeros(len(procs) * width, dtype=np.int64)  # ops per (process, device) pair
+        for a in range(0, len(code), _BLOCK):
+            pair = code[a : a + _BLOCK].astype(np.int64) * width
+            pair += device[a : a + _BLOCK]
+            pair -= lo
+            counts_all += np.bincount(pair, minlength=len(counts_all))
         seen = np.flatnonzero(counts_all)
-        pairs = np.stack([seen // width, seen % width + lo], axis=1)
-        counts = counts_all[seen]
         self.devices: dict[int, list[int]] = {}
-        self.primary = np.full(len(self.procs), -1, dtype=np.int64)
-        best = np.zeros(len(self.procs), dtype=np.int64)
-        for (p, d), n in zip(pairs.tolist(), counts.tolist(), strict=True):
+        self.primary = np.full(len(procs), -1, dtype=np.int64)
+        best = np.zeros(len(procs), dtype=np.int64)
+        for p, d, n in zip((seen // width).tolist(), (seen % width + lo).tolist(), counts_all[seen].tolist(), strict=True):
             self.devices.setdefault(p, []).append(d)
             if n > best[p]:
                 best[p], self.primary[p] = n, d
+        multi = [p for p, devs in self.devices.items() if len(devs) > 1]
+        rows = np.flatnonzero(member(code, multi)) if multi else np.empty(0, dtype=np.int64)
+        key = (code[rows].astype(np.int64) << _KEY_SHIFT) | np.maximum(corr[rows], 0)
+        order = np.argsort(key, kind="stable")
+        self.keys = key[order]
+        self.key_device = device[rows][order]
 
     def code(self, process: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Index of each process in `procs`, -1 for a process without GPU work."""
@@ -107,7 +114,8 @@ class _Devices:
         return np.where(self.procs[pos] == process, pos, -1)
 
     def of_calls(self, process: npt.NDArray[np.int64], corr: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Device per API call: its op's, else its process's primary GPU; -1 for none."""
+        """Device per API call: its op's when its process drove several GPUs, else its process's
+        (primary) GPU; -1 for a process without GPU work."""
         code = self.code(process)
         out = np.where(code >= 0, self.primary[np.maximum(code, 0)], -1)
         if len(self.keys) and len(code):
@@ -200,29 +208,43 @@ class _Assembly:
         return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
 
 
-def _read_gpu(export: Export, names: Names, table: _Assembly,
-              rank_offset: int) -> tuple[Columns, npt.NDArray[Any] | None, int, npt.NDArray[np.int64]]:
-    """GPU ops into `table` (kernels first): (kernel launch configurations, each kernel's code
-    into them or None when every kernel keeps its own, how many kernels, process per op)."""
-    processes, n_kernels = [], 0
-    extra: Columns = {}
-    code: npt.NDArray[Any] | None = np.empty(0, dtype=np.int8)
+def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) -> tuple[_Interned, int, _Interned]:
+    """GPU ops into `table` (kernels first): (kernel launch configurations interned, how many
+    kernels, the processes of the ops interned: sorted distinct globalPids and each op's code)."""
+    parts: list[_Interned] = []
+    config: _Interned = ({}, np.empty(0, dtype=np.int8))
+    n_kernels = 0
     for name, reader in GPU_READERS:
         if name not in export.tables:
             continue
         m = export.count(name)
         into = table.view(m)
         mine = reader(export, names, into)
-        into["name_id"][:] = mine.pop("name_id")
-        into["pid"][:] = os_pid(mine["process"])
+        procs, code = mine["process"]
+        pid = os_pid(procs["process"])
+        into["pid"][:] = pid if code is None else pid[code]
         into["tid"][:] = into["stream"]
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
-        processes.append(mine.pop("process"))
-        if name == KERNEL:  # launch configurations interned: a code per kernel, the few distinct ones kept
-            extra, code, n_kernels = mine.pop("config"), mine.pop("config_code"), m
+        parts.append(mine["process"])
+        if name == KERNEL:
+            config, n_kernels = mine["config"], m
         del into
         table.advance(m)
-    return extra, code, n_kernels, np.concatenate(processes) if processes else np.empty(0, dtype=np.int64)
+    return config, n_kernels, _merged(parts)
+
+
+_Interned = tuple[dict[str, npt.NDArray[Any]], npt.NDArray[Any] | None]  # Interner.result()
+
+
+def _merged(parts: list[_Interned]) -> _Interned:
+    """One ({"process": sorted distinct values}, code per row) from several tables' interned processes."""
+    values = [p[0]["process"] for p in parts]
+    procs = np.unique(np.concatenate(values)) if values else np.empty(0, dtype=np.int64)
+    dt = int_dtype_for(0, len(procs))
+    codes = [np.searchsorted(procs, v).astype(dt) for v in values]
+    code = np.concatenate([c if p[1] is None else c[p[1]] for c, p in zip(codes, parts, strict=True)]) if parts else \
+        np.empty(0, dtype=dt)
+    return {"process": procs}, code
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
@@ -240,8 +262,9 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         n_runtime = export.count(RUNTIME) if RUNTIME in export.tables else 0
         n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
         table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
-        extra, config_code, n_kernels, process = _read_gpu(export, names, table, rank_offset)
-        devices = _Devices(process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
+        (extra, config_code), n_kernels, (procs, process) = _read_gpu(export, names, table, rank_offset)
+        assert process is not None
+        devices = _Devices(procs["process"], process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
         del process
         _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
         if any(len(d) > 1 for d in devices.devices.values()):  # ranges repeat per GPU: read them first
