@@ -17,7 +17,7 @@ import pandas as pd
 from analyzers.counting_sort import counting_order
 from analyzers.event_table import EventTable
 from analyzers.intervals import BLOCK, blocks, segmented_cummax
-from analyzers.linking import gpu_ops
+from analyzers.linking import gpu_ops, launch_times, op_ends
 
 CAUSES = ("host_wait", "kernel_wait", "other")
 KERNEL_WAIT_NS = 30_000  # HTA's default: 30 (documented as ns, applied to its us timestamps)
@@ -88,7 +88,7 @@ def stream_blocks(
     of-its-stream flag, prev_end, run). run: running max of ends on the op's stream through the
     op; prev_end: the previous op's run in this order (its stream's earlier ops' max end when
     the op is not its stream's first; 0 at lo). Memory: block-sized temporaries."""
-    end = ops["end_ns"].to_numpy()
+    end = op_ends(ops)
     hi = len(order) if hi is None else hi
     carry = 0
     for a, b in blocks(hi - lo, block):
@@ -108,11 +108,13 @@ def stream_blocks(
         yield a, o, new, prev, run
 
 
-def _gap_causes(ops: pd.DataFrame, o: np.ndarray, same: np.ndarray, prev_end: np.ndarray, kernel_wait_ns: int) -> tuple[np.ndarray, np.ndarray]:
+def _gap_causes(table: EventTable, ops: pd.DataFrame, o: np.ndarray, same: np.ndarray, prev_end: np.ndarray,
+                kernel_wait_ns: int) -> tuple[np.ndarray, np.ndarray]:
     """(gap_ns, cause code) of the ops at positions `o` (a block of the stream order)."""
     ts = ops["ts_ns"].to_numpy()[o]
     gap = np.where(same, np.maximum(ts - prev_end, 0), 0)
-    host = same & (ops["launch_row"].to_numpy()[o] >= 0) & (ops["launch_ts_ns"].to_numpy()[o] > prev_end)
+    launch_ts, _ = launch_times(table, ops, o)
+    host = same & (launch_ts >= 0) & (launch_ts > prev_end)
     del ts
     kernel = same & ~host & (gap < kernel_wait_ns)
     cause = np.full(len(o), 2, dtype=np.int8)
@@ -141,7 +143,7 @@ def idle_gaps(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops: pd.D
     picks, gaps, causes = [np.empty(0, dtype=order.dtype)], [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int8)]
     for _, o, new, prev, _ in stream_blocks(ops, order, starts):
         same = ~new
-        gap, cause = _gap_causes(ops, o, same, prev, kernel_wait_ns)
+        gap, cause = _gap_causes(table, ops, o, same, prev, kernel_wait_ns)
         picks.append(o[same])
         gaps.append(gap[same])
         causes.append(cause[same])
@@ -170,7 +172,7 @@ def idle_breakdown(table: EventTable, kernel_wait_ns: int = KERNEL_WAIT_NS, ops:
     sums = np.zeros((len(CAUSES), len(starts)), dtype=np.int64)
     last = np.full(len(starts), np.iinfo(np.int64).min, dtype=np.int64)
     for a, o, new, prev, run in stream_blocks(ops, order, starts):
-        gap, cause = _gap_causes(ops, o, ~new, prev, kernel_wait_ns)
+        gap, cause = _gap_causes(table, ops, o, ~new, prev, kernel_wait_ns)
         seg = np.flatnonzero(new)
         if not new[0]:
             seg = np.concatenate(([0], seg))

@@ -84,8 +84,33 @@ def blocks(n: int, block: int = BLOCK) -> Iterator[tuple[int, int]]:
         yield lo, min(lo + block, n)
 
 
+class EndsOf:
+    """Interval ends `starts + durations` (int64), computed for the rows asked for: a lazy
+    column, so a table keeping starts and durations need not store ends (8 bytes per row).
+    Indexing (a slice, an index array, a mask) returns an int64 array; np.asarray gives all."""
+
+    def __init__(self, starts: npt.NDArray[Any], durations: npt.NDArray[Any]) -> None:
+        if len(starts) != len(durations):
+            raise ValueError("starts and durations differ in length")
+        self.starts, self.durations = starts, durations
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, key: Any) -> I64:
+        out: I64 = self.starts[key].astype(np.int64)
+        out += self.durations[key]
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> I64:
+        return self[:] if dtype is None else self[:].astype(dtype)
+
+
+Column = npt.NDArray[Any] | EndsOf  # an array, or ends computed per block
+
+
 def _block(
-    groups: npt.NDArray[Any], starts: npt.NDArray[Any], ends: npt.NDArray[Any], where: npt.NDArray[np.bool_] | None, lo: int, hi: int
+    groups: npt.NDArray[Any], starts: npt.NDArray[Any], ends: Column, where: npt.NDArray[np.bool_] | None, lo: int, hi: int
 ) -> tuple[I64, I64, I64]:
     """Rows lo..hi (those `where` keeps) as int64: block-sized copies at most."""
     g, s, e = groups[lo:hi], starts[lo:hi], ends[lo:hi]
@@ -96,9 +121,10 @@ def _block(
 
 
 def _inputs(
-    groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike, where: npt.ArrayLike | None
-) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.bool_] | None]:
-    g, s, e = np.asarray(groups), np.asarray(starts), np.asarray(ends)
+    groups: npt.ArrayLike, starts: npt.ArrayLike, ends: npt.ArrayLike | EndsOf, where: npt.ArrayLike | None
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], Column, npt.NDArray[np.bool_] | None]:
+    g, s = np.asarray(groups), np.asarray(starts)
+    e = ends if isinstance(ends, EndsOf) else np.asarray(ends)
     if not len(g) == len(s) == len(e):
         raise ValueError("groups, starts and ends differ in length")
     w = None if where is None else np.asarray(where, dtype=bool)
@@ -151,7 +177,7 @@ def _block_sorted(g: I64, s: I64, last: tuple[int, int] | None) -> bool:
 def grouped_union_ns(
     groups: npt.ArrayLike,
     starts: npt.ArrayLike,
-    ends: npt.ArrayLike,
+    ends: npt.ArrayLike | EndsOf,
     n_groups: int,
     where: npt.ArrayLike | None = None,
     block: int = BLOCK,
@@ -178,7 +204,7 @@ def grouped_union_ns(
 
 
 def _union_resorted(
-    g: npt.NDArray[Any], s: npt.NDArray[Any], e: npt.NDArray[Any], w: npt.NDArray[np.bool_] | None, n_groups: int, block: int
+    g: npt.NDArray[Any], s: npt.NDArray[Any], e: Column, w: npt.NDArray[np.bool_] | None, n_groups: int, block: int
 ) -> I64:
     """grouped_union_ns of rows not in (group, start) order: a stable sort of the kept rows."""
     if w is not None:
@@ -192,7 +218,7 @@ def _union_resorted(
 def grouped_extent(
     groups: npt.ArrayLike,
     starts: npt.ArrayLike,
-    ends: npt.ArrayLike,
+    ends: npt.ArrayLike | EndsOf,
     n_groups: int,
     where: npt.ArrayLike | None = None,
     block: int = BLOCK,

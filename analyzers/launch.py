@@ -26,7 +26,7 @@ import pandas as pd
 from analyzers.event_table import EventTable
 from analyzers.idle import stream_blocks, stream_sort
 from analyzers.intervals import blocks
-from analyzers.linking import LAUNCH_APIS, gpu_ops
+from analyzers.linking import LAUNCH_APIS, gpu_ops, launch_times
 from analyzers.temporal import temporal_breakdown
 
 SHORT_KERNEL_NS = 10_000
@@ -44,27 +44,27 @@ LAUNCH_COLUMNS = [
 
 
 def _latency_blocks(
-    ops: pd.DataFrame, order: np.ndarray, starts: np.ndarray, lo: int = 0, hi: int | None = None
+    table: EventTable, ops: pd.DataFrame, order: np.ndarray, starts: np.ndarray, lo: int = 0, hi: int | None = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per block of the stream order[lo:hi]: (positions in `ops` of its linked ops, latency_ns,
     queue_ns). Memory: block-sized temporaries."""
     launch_row, ts_col = ops["launch_row"].to_numpy(), ops["ts_ns"].to_numpy()
-    l_ts, l_dur = ops["launch_ts_ns"].to_numpy(), ops["launch_dur_ns"].to_numpy()
     for _, o, new, prev, _ in stream_blocks(ops, order, starts, lo, hi):
         linked = launch_row[o] >= 0
         pos = o[linked]
         ts = ts_col[pos]
-        l_end = l_ts[pos] + l_dur[pos]
+        l_end, l_dur = launch_times(table, ops, pos)
+        l_end += l_dur
         blocker = np.where(~new[linked], np.minimum(prev[linked], ts), np.iinfo(np.int64).min // 2)
         ts -= l_end
         blocker -= l_end
         yield pos, ts, np.maximum(blocker, 0, out=blocker)
 
 
-def _latency(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _latency(table: EventTable, ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions in `ops` of the linked ops in stream order, latency_ns, queue_ns)."""
     order, starts = stream_sort(ops)
-    parts = list(_latency_blocks(ops, order, starts))
+    parts = list(_latency_blocks(table, ops, order, starts))
     if not parts:
         return np.empty(0, dtype=order.dtype), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
@@ -73,11 +73,13 @@ def _latency(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per linked GPU op: rank, stream, name_id, api, step, launch cost and latency split."""
     ops = gpu_ops(table) if ops is None else ops
-    pos, latency, queue = _latency(ops)
+    pos, latency, queue = _latency(table, ops)
     out = pd.DataFrame({c: ops[c].to_numpy()[pos] for c in ("rank", "stream", "name_id")})
     out["api"] = ops["api"].array[pos]
-    for c in ("step", "launch_row", "launch_dur_ns", "dur_ns"):
+    for c in ("step", "launch_row"):
         out[c] = ops[c].to_numpy()[pos]
+    out["launch_dur_ns"] = launch_times(table, ops, pos)[1]
+    out["dur_ns"] = ops["dur_ns"].to_numpy()[pos].astype(np.int64)
     out["latency_ns"], out["queue_ns"], out["overhead_ns"] = latency, queue, latency - queue
     return out
 
@@ -115,7 +117,7 @@ def _rank_launch(
     out: dict[str, float | int] = {"linked_ops": n, "graph_ops": 0}
     for name in ("latency", "queue", "overhead"):
         k = 0
-        for pos, lat, que in _latency_blocks(ops, order, starts, lo, hi):
+        for pos, lat, que in _latency_blocks(table, ops, order, starts, lo, hi):
             values[k : k + len(pos)] = lat if name == "latency" else que if name == "queue" else lat - que
             k += len(pos)
             if name == "latency":

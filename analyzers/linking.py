@@ -20,6 +20,7 @@ import pandas as pd
 
 from analyzers.categories import categorize
 from analyzers.event_table import EventTable, Kind, narrowest
+from analyzers.intervals import EndsOf, blocks
 from analyzers.steps import attribute_steps, step_windows
 from perfkit.core.memory import release_freed
 
@@ -84,12 +85,14 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     """One row per GPU op, sorted by (rank, ts_ns), with its launch and step. Shared: do not mutate.
 
     Columns: row, rank, device, stream, name_id, kind, category (categorical), ts_ns, dur_ns,
-    end_ns, launch_row (-1 none), launch_ts_ns, launch_dur_ns (-1 when unlinked), api (categorical
-    of LAUNCH_APIS, missing when unlinked), step (-1 none), step_row (the ProfilerStep
-    annotation's row, -1 none). Steps are attributed by `analyzers.steps.attribute_steps`.
-    Integer columns are as narrow as their values (rank, device, stream, dur_ns, launch_dur_ns as
-    in the table; step as its values; row numbers int32 below 2**31 rows): cast before arithmetic
-    that could leave their range (ts_ns, end_ns and launch_ts_ns are int64).
+    launch_row (-1 none), api (categorical of LAUNCH_APIS, missing when unlinked), step (-1
+    none), step_row (the ProfilerStep annotation's row, -1 none). Steps are attributed by
+    `analyzers.steps.attribute_steps`. Derived columns are not stored (16-20 bytes per op):
+    `op_ends(ops)` gives end_ns, `launch_times(table, ops, pos)` the launch call's start and
+    duration, for the rows asked for.
+    Integer columns are as narrow as their values (rank, device, stream, name_id, dur_ns as in
+    the table; step and step_row as their values; row numbers int32 below 2**31 rows): cast
+    before arithmetic that could leave their range (ts_ns is int64).
     """
     cached = _CACHE.get(table)
     if cached is not None:
@@ -104,12 +107,12 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     lrow = np.maximum(launch, 0)
     ts = table["ts_ns"][gpu]
     dur = table["dur_ns"][gpu]  # as narrow as the table's (sums promote; ts + dur is int64)
-    l_ts = np.where(linked, table["ts_ns"][lrow], -1)
-    l_dur = table["dur_ns"][lrow]
-    l_dur[~linked] = -1
+    when = table["ts_ns"][lrow]  # the launch call's start, else the op's: what steps are attributed by
+    when[~linked] = ts[~linked]
     del lrow
     rank = table["rank"][gpu]
-    step, step_row = attribute_steps(table, step_windows(table), launch, rank, np.where(linked, l_ts, ts))
+    step, step_row = attribute_steps(table, step_windows(table), launch, rank, when)
+    del when
     step_row = narrowest(step_row)  # all -1 without ProfilerSteps: one byte per op
     step = narrowest(step)
     df = pd.DataFrame(
@@ -123,29 +126,52 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
             "category": category,
             "ts_ns": ts,
             "dur_ns": dur,
-            "end_ns": ts + dur,
             "launch_row": launch,
-            "launch_ts_ns": l_ts,
-            "launch_dur_ns": l_dur,
             "api": pd.Categorical.from_codes(_api_codes(table, launch), categories=pd.Index(list(LAUNCH_APIS))),
             "step": step,
             "step_row": step_row,
         },
         copy=False,
     )
-    del gpu, launch, linked, ts, dur, l_ts, l_dur, step, step_row, category
+    del gpu, launch, linked, ts, dur, step, step_row, category
     release_freed()
     _CACHE[table] = df
     return df
 
 
-def _api_codes(table: EventTable, launch: npt.NDArray[np.int64]) -> npt.NDArray[np.int8]:
-    """Launch API code (index into LAUNCH_APIS) per GPU op, -1 when unlinked."""
+def _api_codes(table: EventTable, launch: npt.NDArray[Any]) -> npt.NDArray[np.int8]:
+    """Launch API code (index into LAUNCH_APIS) per GPU op, -1 when unlinked: each launch name
+    classified once, the ops looked up block by block."""
     index = {api: i for i, api in enumerate(LAUNCH_APIS)}
     out = np.full(len(launch), -1, dtype=np.int8)
-    linked = launch >= 0
-    inverse, uniq = pd.factorize(table["name_id"][launch[linked]])
-    lut = np.asarray([index[launch_api(table.names[i])] for i in uniq], dtype=np.int8)
-    if len(uniq):
-        out[linked] = lut[inverse]
+    name_id, n = table["name_id"], len(table.names)
+    seen = np.zeros(n + 1, dtype=bool)  # the last: name id -1, read as Python reads names[-1]
+    for lo, hi in blocks(len(launch)):
+        rows = launch[lo:hi]
+        seen[name_id[rows[rows >= 0]]] = True
+    lut = np.full(n + 1, -1, dtype=np.int8)
+    for i in np.flatnonzero(seen).tolist():
+        lut[i] = index[launch_api(table.names[i if i < n else -1])]
+    for lo, hi in blocks(len(launch)):
+        rows = launch[lo:hi]
+        linked = rows >= 0
+        out[lo:hi][linked] = lut[name_id[rows[linked]]]
     return out
+
+
+def op_ends(ops: pd.DataFrame) -> EndsOf:
+    """End of each op of a `gpu_ops` frame (ts_ns + dur_ns, int64), computed for the rows asked for."""
+    return EndsOf(ops["ts_ns"].to_numpy(), ops["dur_ns"].to_numpy())
+
+
+def launch_times(table: EventTable, ops: pd.DataFrame, pos: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(start, duration) of the launch call of the ops at positions `pos` of a `gpu_ops` frame
+    of `table`, int64, -1 for an op without one."""
+    row = ops["launch_row"].to_numpy()[pos]
+    linked = row >= 0
+    safe = np.where(linked, row, 0)
+    ts = table["ts_ns"][safe]
+    dur = table["dur_ns"][safe].astype(np.int64)
+    ts[~linked] = -1
+    dur[~linked] = -1
+    return ts, dur

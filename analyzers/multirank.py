@@ -19,7 +19,7 @@ import pandas as pd
 from analyzers.categories import compute_mask
 from analyzers.event_table import EventTable
 from analyzers.intervals import grouped_union_ns
-from analyzers.linking import gpu_ops
+from analyzers.linking import gpu_ops, op_ends
 from analyzers.steps import step_windows
 from analyzers.temporal import breakdown, rank_index, step_codes
 
@@ -39,7 +39,7 @@ def comm_overlap(table: EventTable) -> pd.DataFrame:
     rank_idx = rank_index(ranks, ops["rank"].to_numpy())
     is_comm = (ops["category"] == "communication").to_numpy()
     is_comp = compute_mask(ops["category"])
-    ts, end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    ts, end = ops["ts_ns"].to_numpy(), op_ends(ops)
     comm = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comm)
     comp = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comp)
     either = grouped_union_ns(rank_idx, ts, end, len(ranks), where=is_comm | is_comp)
@@ -68,7 +68,7 @@ def step_table(table: EventTable) -> pd.DataFrame:
     use_steps = not windows.empty and bool((ops["step"] >= 0).any())
     ranks = np.asarray(table.ranks if len(table) else [], dtype=np.int64)
     rank_idx = rank_index(ranks, ops["rank"].to_numpy())
-    ts, end = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    ts, end = ops["ts_ns"].to_numpy(), op_ends(ops)
     comm = (ops["category"] == "communication").to_numpy()
     compute = compute_mask(ops["category"])
     keep = ops["step"].to_numpy() >= 0 if use_steps else None

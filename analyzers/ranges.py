@@ -22,7 +22,7 @@ import pandas as pd
 
 from analyzers.event_table import EventTable, Kind, member
 from analyzers.intervals import grouped_union_ns
-from analyzers.linking import gpu_ops
+from analyzers.linking import gpu_ops, op_ends
 from analyzers.steps import step_name_ids
 
 PROJECTION_COLUMNS = ["gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]
@@ -76,7 +76,7 @@ class Projector:
         table = self.table
         linked = np.flatnonzero(self.ops["launch_row"].to_numpy() >= 0)
         thread, self.ref = _thread_codes(table, self.ops["launch_row"].to_numpy()[linked])
-        l_ts = self.ops["launch_ts_ns"].to_numpy()[linked]
+        l_ts = table["ts_ns"][self.ops["launch_row"].to_numpy()[linked]]
         order = np.lexsort((l_ts, thread))
         self.thread = thread[order]
         del thread
@@ -85,7 +85,7 @@ class Projector:
         pick = linked[order]
         del order, linked
         self.o_ts = self.ops["ts_ns"].to_numpy()[pick]
-        self.o_end = self.ops["end_ns"].to_numpy()[pick]
+        self.o_end = op_ends(self.ops)[pick]
         self.cum_dur = np.zeros(len(pick) + 1, dtype=np.int64)
         np.cumsum(self.ops["dur_ns"].to_numpy()[pick], dtype=np.int64, out=self.cum_dur[1:])
 
@@ -165,7 +165,7 @@ def _project_steps(step_rows: npt.NDArray[np.int64], ops: pd.DataFrame) -> pd.Da
     sel = pos >= 0
     g = pos[sel].astype(np.int64)
     ts = ops["ts_ns"].to_numpy()[sel]
-    end = ops["end_ns"].to_numpy()[sel]
+    end = op_ends(ops)[sel]
     count = np.bincount(g, minlength=n).astype(np.int64)
     time = np.zeros(n, dtype=np.int64)
     np.add.at(time, g, ops["dur_ns"].to_numpy()[sel])

@@ -19,8 +19,8 @@ import pandas as pd
 
 from analyzers.categories import compute_mask
 from analyzers.event_table import EventTable, int_dtype_for
-from analyzers.intervals import BLOCK, blocks, grouped_extent, grouped_union_ns
-from analyzers.linking import gpu_ops
+from analyzers.intervals import BLOCK, Column, blocks, grouped_extent, grouped_union_ns
+from analyzers.linking import gpu_ops, op_ends
 
 TEMPORAL_COLUMNS = [
     "rank", "step", "span_ns", "busy_ns", "idle_ns", "compute_ns", "non_compute_ns",
@@ -31,7 +31,7 @@ TEMPORAL_COLUMNS = [
 def breakdown(
     groups: npt.NDArray[Any],
     ts: npt.NDArray[np.int64],
-    end: npt.NDArray[np.int64],
+    end: Column,
     compute: npt.NDArray[np.bool_],
     n: int,
     where: npt.NDArray[np.bool_] | None = None,
@@ -133,7 +133,7 @@ def temporal_breakdown(table: EventTable, per_step: bool = True, ops: pd.DataFra
     ranks = np.asarray(table.ranks if len(table) else [], dtype=np.int64)
     compute = compute_mask(ops["category"])
     ts = ops["ts_ns"].to_numpy()
-    end = ops["end_ns"].to_numpy()
+    end = op_ends(ops)
     rank_idx = rank_index(ranks, ops["rank"].to_numpy())
     whole = breakdown(rank_idx, ts, end, compute, len(ranks))
     whole.insert(0, "step", -1)

@@ -124,7 +124,8 @@ def _stream_order_ref(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.nda
     """The lexsort-based stream order: (order, same-stream flag, running max of earlier ends)."""
     rank, stream = ops["rank"].to_numpy(), ops["stream"].to_numpy()
     order = np.lexsort((ops["ts_ns"].to_numpy(), stream, rank))
-    rank, stream, end = rank[order], stream[order], ops["end_ns"].to_numpy()[order]
+    rank, stream = rank[order], stream[order]
+    end = (ops["ts_ns"].to_numpy() + ops["dur_ns"].to_numpy())[order]
     same = np.zeros(len(order), dtype=bool)
     same[1:] = (rank[1:] == rank[:-1]) & (stream[1:] == stream[:-1])
     prev_end = np.zeros(len(order), dtype=np.int64)
@@ -143,7 +144,7 @@ def _ops(rng: np.random.Generator, n: int, sort: bool) -> pd.DataFrame:
             "rank": rng.choice(np.array([0, 2, 5], dtype=np.int8), n),
             "stream": rng.choice(np.array([7, 20, 3], dtype=np.int16), n),
             "ts_ns": ts,
-            "end_ns": ts + rng.integers(0, 12, n),
+            "dur_ns": rng.integers(0, 12, n).astype(np.int8),
         }
     )
     return ops.sort_values(["rank", "ts_ns"], kind="stable", ignore_index=True) if sort else ops

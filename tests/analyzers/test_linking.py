@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from analyzers.kineto import load_trace, load_traces
-from analyzers.linking import gpu_ops, launch_api
+from analyzers.linking import gpu_ops, launch_api, launch_times, op_ends
 
 
 @pytest.mark.parametrize(
@@ -39,10 +39,13 @@ def test_every_launch_api_links(kineto, tmp_path: Path) -> None:
         t.kernel(f"k{i}", 10 * i, 2, 10 * i + 5, 1, api=api)
     t.kernel("Memcpy HtoD (Pageable -> Device)", 100, 3, 104, 2, api="cudaMemcpyAsync", cat="gpu_memcpy")
     t.kernel("Memset (Device)", 110, 3, 114, 2, api="cudaMemsetAsync", cat="gpu_memset")
-    ops = gpu_ops(load_trace(t.write(tmp_path / "apis.json")))
+    table = load_trace(t.write(tmp_path / "apis.json"))
+    ops = gpu_ops(table)
     assert (ops["launch_row"] >= 0).all()
     assert ops["api"].tolist() == ["kernel"] * 5 + ["memcpy", "memset"]
-    assert (ops["ts_ns"] - ops["launch_ts_ns"] - ops["launch_dur_ns"]).tolist() == [3000] * 5 + [1000, 1000]
+    l_ts, l_dur = launch_times(table, ops, np.arange(len(ops)))
+    assert (ops["ts_ns"].to_numpy() - l_ts - l_dur).tolist() == [3000] * 5 + [1000, 1000]
+    assert (op_ends(ops)[:] == ops["ts_ns"].to_numpy() + ops["dur_ns"].to_numpy()).all()
 
 
 def test_graph_launch_attributes_every_replayed_kernel(kineto, tmp_path: Path) -> None:
@@ -65,10 +68,13 @@ def test_rocm_graph_and_unlinked_ops(kineto, tmp_path: Path) -> None:
     t.gpu("Cijk_Ailk_Bljk", 20, 5, corr, stream=0)
     t.gpu("Cijk_Ailk_Bljk", 26, 5, corr, stream=0)
     t.gpu("orphan", 40, 5, 999_999, stream=0)  # its launch is outside the trace
-    ops = gpu_ops(load_trace(t.write(tmp_path / "rocm.json")))
+    table = load_trace(t.write(tmp_path / "rocm.json"))
+    ops = gpu_ops(table)
     assert ops["api"].tolist()[:2] == ["graph", "graph"]
     assert ops["api"].isna().tolist() == [False, False, True]
     assert ops["launch_row"].tolist()[2] == -1
+    l_ts, l_dur = launch_times(table, ops, np.arange(3))
+    assert l_ts[0] == l_ts[1] == 0 and l_dur[0] == 10_000 and (l_ts[2], l_dur[2]) == (-1, -1)  # one graph launch
     assert ops["stream"].tolist() == [0, 0, 0]
 
 
@@ -82,4 +88,5 @@ def test_correlation_ids_are_per_rank(kineto, tmp_path: Path) -> None:
     ops = gpu_ops(table)
     launch_rank = table["rank"][ops["launch_row"].to_numpy()]
     assert np.array_equal(launch_rank, ops["rank"].to_numpy())
-    assert (ops["ts_ns"] - ops["launch_ts_ns"] - ops["launch_dur_ns"]).tolist() == [9000, 9000]
+    l_ts, l_dur = launch_times(table, ops, np.arange(len(ops)))
+    assert (ops["ts_ns"].to_numpy() - l_ts - l_dur).tolist() == [9000, 9000]
