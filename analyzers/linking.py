@@ -11,6 +11,7 @@ kernel is attributed to its graph launch (HTA keeps one kernel per correlation).
 from __future__ import annotations
 
 import re
+import sys
 import weakref
 from typing import Any
 
@@ -41,26 +42,30 @@ def launch_api(name: str) -> str:
     return "other"
 
 
-def link_rows(table: EventTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def link_rows(table: EventTable) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     """(gpu_rows, launch_rows): every GPU op row and its runtime call row (-1 when not traced;
-    of several calls with the op's correlation id on its rank, the first).
+    of several calls with the op's correlation id on its rank, the first). Row numbers are
+    int32 below 2**31 rows.
 
     Memory: one rank at a time, keys as narrow as the correlation column (no table-wide int64
-    keys and no np.unique copies: ~30 bytes per runtime call of the rank at the peak)."""
-    gpu = np.flatnonzero(table.gpu_mask())
-    launch = np.full(len(gpu), -1, dtype=np.int64)
+    keys, no np.unique copies: ~17 bytes per runtime call of the rank at the peak)."""
+    index_dt = _index_dtype(table)
+    gpu = np.flatnonzero(table.gpu_mask()).astype(index_dt)
+    launch = np.full(len(gpu), -1, dtype=index_dt)
     corr, rank = table["correlation"], table["rank"]
     calls = table.mask_kind(Kind.RUNTIME)
     calls &= corr > 0
     gpu_rank = rank[gpu]
     for r in np.unique(gpu_rank).tolist():
-        rt = np.flatnonzero(calls & (rank == r))
+        mine_calls = calls & (rank == r)
+        rt = np.flatnonzero(mine_calls).astype(index_dt)
+        del mine_calls
         if len(rt) == 0:
             continue
         keys, first = _first_of_each(corr[rt])
         rt = rt[first]
         del first
-        mine = np.flatnonzero(gpu_rank == r)
+        mine = np.flatnonzero(gpu_rank == r).astype(index_dt)
         gkey = corr[gpu[mine]]
         pos = np.searchsorted(keys, gkey)
         np.minimum(pos, len(keys) - 1, out=pos)
@@ -69,11 +74,29 @@ def link_rows(table: EventTable) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.
     return gpu, launch
 
 
-def _first_of_each(keys: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
-    """(sorted distinct keys, position of each one's first occurrence in `keys`)."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    new = np.ones(len(ordered), dtype=bool)
+def _index_dtype(table: EventTable) -> np.dtype[Any]:
+    """Row numbers' dtype: int32 below 2**31 rows."""
+    return np.dtype(np.int32) if len(table) < np.iinfo(np.int32).max else np.dtype(np.int64)
+
+
+def _first_of_each(keys: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """(sorted distinct keys, position of each one's first occurrence in `keys`).
+
+    One int64 per key sorted in place (key << 32 | position: distinct, so any sort is stable)."""
+    n = len(keys)
+    if n >= 1 << 31 or (n and (int(keys.min()) < 0 or int(keys.max()) >= 1 << 31)):
+        order = np.argsort(keys, kind="stable")  # outside the packed range: the plain way
+        ordered = keys[order]
+    else:
+        packed = keys.astype(np.int64)
+        packed <<= 32
+        for lo in range(0, n, 1 << 20):
+            packed[lo : lo + (1 << 20)] |= np.arange(lo, min(lo + (1 << 20), n), dtype=np.int64)
+        packed.sort()
+        halves = packed.view(np.uint32).reshape(-1, 2)  # (low, high) words of each value
+        lo_word, hi_word = (0, 1) if sys.byteorder == "little" else (1, 0)
+        ordered, order = halves[:, hi_word].view(np.int32), halves[:, lo_word].view(np.int32)  # views: no copies
+    new = np.ones(n, dtype=bool)
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     return ordered[new], order[new]
 
@@ -98,9 +121,8 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     if cached is not None:
         return cached
     gpu, launch = link_rows(table)
-    order = np.lexsort((table["ts_ns"][gpu], table["rank"][gpu]))
-    index_dt = np.int32 if len(table) < np.iinfo(np.int32).max else np.int64  # row numbers
-    gpu, launch = gpu[order].astype(index_dt, copy=False), launch[order].astype(index_dt, copy=False)
+    order = _rank_ts_order(table, gpu)
+    gpu, launch = gpu[order], launch[order]
     del order
     category = categorize(table, gpu)  # first: its temporaries come and go before the columns exist
     linked = launch >= 0
@@ -137,6 +159,22 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     release_freed()
     _CACHE[table] = df
     return df
+
+
+def _rank_ts_order(table: EventTable, gpu: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Positions of `gpu` rows in (rank, ts_ns) order, ties in row order: one rank at a time
+    (temporaries of the rank's ops only)."""
+    rank = table["rank"][gpu]
+    out = np.empty(len(gpu), dtype=_index_dtype(table))
+    at = 0
+    for r in np.unique(rank).tolist():
+        mine = np.flatnonzero(rank == r)
+        ts = table["ts_ns"][gpu[mine]]
+        o = np.argsort(ts, kind="stable")
+        del ts
+        out[at : at + len(mine)] = mine[o]
+        at += len(mine)
+    return out
 
 
 def _api_codes(table: EventTable, launch: npt.NDArray[Any]) -> npt.NDArray[np.int8]:

@@ -48,7 +48,7 @@ from analyzers.nsys_gpu import (
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
-from perfkit.core.memory import release_freed
+from perfkit.core.memory import map_large_blocks, release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
 _KEY_SHIFT = 40  # join key = process code << 40 | correlationId
@@ -253,6 +253,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     Memory: the table's columns are allocated once at their narrow dtypes and every part is
     written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
     path = Path(path)
+    map_large_blocks()
     dropped: dict[str, int] = {}
     warnings: list[str] = []
     with open_export(path) as export:

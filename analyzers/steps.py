@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind
+from analyzers.event_table import EventTable, Kind, member
 
 STEP_RE = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
 WINDOW_COLUMNS = ("rank", "step", "ts_ns", "end_ns", "row", "pid", "tid")
@@ -35,7 +35,7 @@ def step_windows(table: EventTable) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in WINDOW_COLUMNS})
     step_lut = np.full(len(table.names), -1, dtype=np.int64)
     step_lut[list(ids)] = list(ids.values())
-    rows = np.flatnonzero(table.mask_kind(Kind.USER_ANNOTATION) & (step_lut[table["name_id"]] >= 0))
+    rows = np.flatnonzero(table.mask_kind(Kind.USER_ANNOTATION) & member(table["name_id"], list(ids)))
     df = pd.DataFrame(
         {
             "rank": table["rank"][rows].astype(np.int64),
@@ -60,15 +60,16 @@ def _enclosing(starts: npt.NDArray[Any], ends: npt.NDArray[Any], ts: npt.NDArray
 def attribute_steps(
     table: EventTable, windows: pd.DataFrame, launch_rows: npt.NDArray[Any], rank: npt.NDArray[Any], ts_ns: npt.NDArray[Any]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(step number, ProfilerStep row) per GPU op; -1 where no step holds it.
+    """(step number, ProfilerStep row) per GPU op; -1 where no step holds it (int64; int8 when
+    the trace has no ProfilerStep at all).
 
     `launch_rows`: the op's launch call row (-1 when not traced); `ts_ns`: the launch start
     (the op's own start when not traced). See the module docstring for the rule.
     """
     n = len(ts_ns)
+    if windows.empty or n == 0:  # no step anywhere: one byte per op
+        return np.full(n, -1, dtype=np.int8), np.full(n, -1, dtype=np.int8)
     win = np.full(n, -1, dtype=np.int64)
-    if windows.empty or n == 0:
-        return win.copy(), win
     linked = launch_rows >= 0
     lrow = np.maximum(launch_rows, 0)
     l_pid = table["pid"][lrow]

@@ -1,8 +1,11 @@
-"""Give memory the process freed back to the operating system (glibc's `malloc_trim`).
+"""Give memory the process freed back to the operating system (glibc's `malloc_trim`, `mallopt`).
 
 Loading a large trace frees many chunk-sized buffers; glibc keeps freed heap pages mapped,
 so the resident size stays at the loading peak although the memory is free. `release_freed()`
-returns them (a no-op where the C library has no malloc_trim: macOS, musl, Windows).
+returns them; `map_large_blocks()` makes glibc place every block of 1 MiB or more in its own
+mapping, unmapped when freed (glibc otherwise raises that threshold, up to 32 MiB, after the
+first large block is freed, and the arrays of an analysis then pile up in the heap). Both are
+no-ops where the C library lacks them (macOS, musl, Windows).
 """
 
 from __future__ import annotations
@@ -12,16 +15,30 @@ import ctypes.util
 from collections.abc import Callable
 from functools import cache
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BLOCK_BYTES = 1 << 20
+
 
 @cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
+def _libc_function(name: str) -> Callable[..., int] | None:
     try:
-        libc = ctypes.CDLL(name)
-        trim: Callable[[int], int] = libc.malloc_trim
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        function: Callable[..., int] = getattr(libc, name)
     except (OSError, AttributeError, TypeError):
         return None
-    return trim
+    return function
+
+
+def _malloc_trim() -> Callable[..., int] | None:
+    return _libc_function("malloc_trim")
+
+
+@cache
+def map_large_blocks() -> bool:
+    """Blocks of LARGE_BLOCK_BYTES or more each in their own mapping, returned to the OS when
+    freed (once per process); True when the C library could do it."""
+    mallopt = _libc_function("mallopt")
+    return mallopt is not None and mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES) == 1
 
 
 def release_freed() -> bool:
