@@ -56,9 +56,14 @@ def _message(args: dict[str, Any], gloo_name: str | None, world_size: int | None
     return gloo_name, label, nbytes, group
 
 
+CALL_COLUMNS = ["rank", "collective", "dtype", "message_bytes", "group_size", "timed_on", "time_ns"]
+
+
 def collective_calls(table: EventTable) -> pd.DataFrame:
     """One row per collective call: rank, collective, dtype, message_bytes, group_size, timed_on, time_ns."""
     comm = table["comm_id"] >= 0 if len(table) else np.zeros(0, dtype=bool)
+    if not comm.any():  # no collective's args in the trace (an nsys export): no table-wide masks
+        return pd.DataFrame(columns=CALL_COLUMNS)
     cpu_op = comm & (table["kind"] == Kind.CPU_OP)
     rank = table["rank"]
     ranks_with_ops = set(np.unique(rank[cpu_op]).tolist())
@@ -82,7 +87,7 @@ def collective_calls(table: EventTable) -> pd.DataFrame:
         on_gpu = gloo_name is None and (r, int(table["external_id"][row])) in gpu_ns
         t = gpu_ns[(r, int(table["external_id"][row]))] if on_gpu else int(table["dur_ns"][row])
         out.append((r, coll, dtype, nbytes, group, "gpu" if on_gpu else "cpu", t))
-    return pd.DataFrame(out, columns=["rank", "collective", "dtype", "message_bytes", "group_size", "timed_on", "time_ns"])
+    return pd.DataFrame(out, columns=CALL_COLUMNS)
 
 
 def collective_summary(table: EventTable) -> pd.DataFrame:
