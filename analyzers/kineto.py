@@ -54,6 +54,7 @@ from analyzers.kineto_build import CATEGORY_KIND, Builder
 from analyzers.kineto_decode import decode_chunk
 from analyzers.kineto_fields import DROP_REASONS, MAX_WARNINGS, Notes
 from perfkit.core.errors import TraceError
+from perfkit.core.memory import map_large_blocks
 
 __all__ = ["CATEGORY_KIND", "DROP_REASONS", "MAX_WARNINGS", "load_trace", "load_traces"]
 
@@ -88,6 +89,7 @@ def load_trace(
     CPU ops in analyzers.op_cost.OP_COSTS, what the analyses use), "all" CPU ops, or "none".
     `block_bytes` is how much JSON is decoded at a time (memory vs. per-block overhead).
     """
+    map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
     if shapes not in ("supported", "all", "none"):
         raise ValueError(f"shapes must be 'supported', 'all' or 'none', not {shapes!r}")
     path = Path(path)
