@@ -7,7 +7,7 @@ import pandas as pd
 
 from analyzers.counting_sort import counting_order
 from analyzers.event_table import EventTable, Kind
-from analyzers.intervals import blocks
+from analyzers.intervals import blocks, percentile_sorted
 from analyzers.linking import LAUNCH_APIS, gpu_ops
 from analyzers.row_codes import row_codes
 
@@ -43,17 +43,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
             code = table.extra_codes_at(rows[lo:hi])
             graph_op[lo:hi] |= (code >= 0) & in_graph[np.maximum(code, 0)]
     order, start, counts = _group_order(table, ops, by_rank)
-    n_groups = len(start)
-    ints = np.empty((n_groups, 5), dtype=np.int64)  # total, min, max, graph ops, first op
-    pct = np.empty((n_groups, 2), dtype=np.float64)  # p50, p95
-    dur_all = ops["dur_ns"].to_numpy()
-    for g, (a, n) in enumerate(zip(start.tolist(), counts.tolist(), strict=True)):
-        pos = order[a : a + n]
-        d = dur_all[pos]
-        first = int(pos[int(np.argmin(d))])  # the shortest, the earliest of equals (a stable sort's)
-        d.sort()
-        ints[g] = (int(d.sum(dtype=np.int64)), int(d[0]), int(d[-1]), int(graph_op[pos].sum()), first)
-        pct[g] = (_percentile(d, 0.50), _percentile(d, 0.95))
+    ints, pct = _group_stats(ops["dur_ns"].to_numpy(), graph_op, order, start, counts)
     first_op = ints[:, 4]
     total = ints[:, 0]
     out = pd.DataFrame(
@@ -73,7 +63,7 @@ def kernel_summary(table: EventTable, by_rank: bool = False) -> pd.DataFrame:
         }
     )
     if not by_rank:
-        out["rank"] = np.zeros(n_groups, dtype=np.int8)
+        out["rank"] = np.zeros(len(start), dtype=np.int8)
     denom = out.groupby("rank")["total_ns"].transform("sum")
     out["share_pct"] = 100.0 * out["total_ns"] / denom
     del graph_op
@@ -105,6 +95,51 @@ def _group_order(table: EventTable, ops: pd.DataFrame, by_rank: bool) -> tuple[n
     start = np.cumsum(counts) - counts
     keep = counts > 0
     return order, start[keep], counts[keep]
+
+
+BATCH_OPS = 1 << 20  # ops of small groups summarised at once
+LOOP_MIN = 256  # a group this large is summarised on its own (at most n / 256 such groups)
+
+
+def _group_stats(dur: np.ndarray, graph_op: np.ndarray, order: np.ndarray, start: np.ndarray,
+                 counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group (ops order[start : start + count]): ([total, min, max, graph ops, first op],
+    [p50, p95]); the first op is the shortest, the earliest of equals. Large groups one at a
+    time (copies of one group's durations), small ones in batches of BATCH_OPS ops (one
+    vectorised sort each): many-name traces stay fast, one-name millions stay bounded."""
+    ints = np.empty((len(start), 5), dtype=np.int64)
+    pct = np.empty((len(start), 2), dtype=np.float64)
+    big = counts >= LOOP_MIN
+    for g in np.flatnonzero(big).tolist():
+        pos = order[start[g] : start[g] + counts[g]]
+        d = dur[pos]
+        first = int(pos[int(np.argmin(d))])
+        d.sort()
+        ints[g] = (int(d.sum(dtype=np.int64)), int(d[0]), int(d[-1]), int(graph_op[pos].sum()), first)
+        pct[g] = (_percentile(d, 0.50), _percentile(d, 0.95))
+    small = np.flatnonzero(~big)
+    cum = np.cumsum(counts[small])
+    edges = np.searchsorted(cum, np.arange(BATCH_OPS, int(cum[-1]) + 1, BATCH_OPS), side="right") if len(small) \
+        else np.empty(0, dtype=np.int64)
+    for part in np.split(small, np.unique(edges)):
+        if not len(part):
+            continue
+        c = counts[part]
+        offs = np.cumsum(c) - c
+        idx = np.repeat(start[part] - offs, c) + np.arange(int(c.sum()))  # positions in `order`
+        pos = order[idx]
+        grp = np.repeat(np.arange(len(part)), c)
+        d = dur[pos]
+        o = np.lexsort((d, grp))  # by group, then duration; stable: equal durations in frame order
+        d, pos = d[o], pos[o]
+        ints[part, 0] = np.add.reduceat(d, offs, dtype=np.int64)
+        ints[part, 1] = d[offs]
+        ints[part, 2] = d[offs + c - 1]
+        ints[part, 3] = np.add.reduceat(graph_op[pos], offs, dtype=np.int64)
+        ints[part, 4] = pos[offs]
+        pct[part, 0] = percentile_sorted(d, offs, c, 0.50)
+        pct[part, 1] = percentile_sorted(d, offs, c, 0.95)
+    return ints, pct
 
 
 def _percentile(sorted_values: np.ndarray, q: float) -> float:
