@@ -74,10 +74,11 @@ def launch_latency(table: EventTable, ops: pd.DataFrame | None = None) -> pd.Dat
     """One row per linked GPU op: rank, stream, name_id, api, step, launch cost and latency split."""
     ops = gpu_ops(table) if ops is None else ops
     pos, latency, queue = _latency(table, ops)
-    out = pd.DataFrame({c: ops[c].to_numpy()[pos] for c in ("rank", "stream", "name_id")})
+    out = pd.DataFrame({c: ops[c].to_numpy()[pos] for c in ("rank", "stream")})
+    out["name_id"] = ops["name_id"].to_numpy()[pos].astype(np.int32)  # the frame's narrow ids, widened back
     out["api"] = ops["api"].array[pos]
-    for c in ("step", "launch_row"):
-        out[c] = ops[c].to_numpy()[pos]
+    out["step"] = ops["step"].to_numpy()[pos].astype(np.int32 if len(pos) == 0 or int(ops["step"].max()) < 2**31 else np.int64)
+    out["launch_row"] = ops["launch_row"].to_numpy()[pos]
     out["launch_dur_ns"] = launch_times(table, ops, pos)[1]
     out["dur_ns"] = ops["dur_ns"].to_numpy()[pos].astype(np.int64)
     out["latency_ns"], out["queue_ns"], out["overhead_ns"] = latency, queue, latency - queue
