@@ -97,6 +97,7 @@ def _group_order(table: EventTable, ops: pd.DataFrame, by_rank: bool) -> tuple[n
     return order, start[keep], counts[keep]
 
 
+_ZERO = np.zeros(1, dtype=np.int64)  # one group starting at 0
 BATCH_OPS = 1 << 20  # ops of small groups summarised at once
 LOOP_MIN = 256  # a group this large is summarised on its own (at most n / 256 such groups)
 
@@ -116,7 +117,7 @@ def _group_stats(dur: np.ndarray, graph_op: np.ndarray, order: np.ndarray, start
         first = int(pos[int(np.argmin(d))])
         d.sort()
         ints[g] = (int(d.sum(dtype=np.int64)), int(d[0]), int(d[-1]), int(graph_op[pos].sum()), first)
-        pct[g] = (_percentile(d, 0.50), _percentile(d, 0.95))
+        pct[g] = [percentile_sorted(d, _ZERO, np.array([len(d)]), q)[0] for q in (0.50, 0.95)]
     small = np.flatnonzero(~big)
     cum = np.cumsum(counts[small])
     edges = np.searchsorted(cum, np.arange(BATCH_OPS, int(cum[-1]) + 1, BATCH_OPS), side="right") if len(small) \
@@ -140,14 +141,6 @@ def _group_stats(dur: np.ndarray, graph_op: np.ndarray, order: np.ndarray, start
         pct[part, 0] = percentile_sorted(d, offs, c, 0.50)
         pct[part, 1] = percentile_sorted(d, offs, c, 0.95)
     return ints, pct
-
-
-def _percentile(sorted_values: np.ndarray, q: float) -> float:
-    """numpy's default (linear) percentile of sorted values; percentile_sorted's arithmetic."""
-    pos = q * (len(sorted_values) - 1)
-    lo, hi = int(np.floor(pos)), int(np.ceil(pos))
-    a, b = float(sorted_values[lo]), float(sorted_values[hi])
-    return a + (b - a) * (pos - lo)
 
 
 def launch_configs(table: EventTable, rows: np.ndarray, order: np.ndarray, start: np.ndarray,
@@ -223,5 +216,4 @@ def other_share_pct(table: EventTable) -> float:
     """Percent of GPU op time in category "other" (NaN without GPU ops or GPU time)."""
     out = category_summary(table)
     other = out.loc[out["category"] == "other", "share_pct"] if len(out) else pd.Series(dtype=float)
-    share = float(other.iloc[0]) if len(other) else float("nan")
-    return share if share == share else float("nan")  # NaN when there is no GPU time
+    return float(other.iloc[0]) if len(other) else float("nan")  # share_pct is NaN without GPU time
