@@ -22,7 +22,7 @@ import pandas as pd
 
 from analyzers.event_table import EventTable, Kind, member
 from analyzers.intervals import grouped_union_ns
-from analyzers.linking import gpu_ops, op_ends
+from analyzers.linking import gpu_ops, launch_times, op_ends
 from analyzers.steps import step_name_ids
 
 PROJECTION_COLUMNS = ["gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]
@@ -76,7 +76,7 @@ class Projector:
         table = self.table
         linked = np.flatnonzero(self.ops["launch_row"].to_numpy() >= 0)
         thread, self.ref = _thread_codes(table, self.ops["launch_row"].to_numpy()[linked])
-        l_ts = table["ts_ns"][self.ops["launch_row"].to_numpy()[linked]]
+        l_ts, _ = launch_times(table, self.ops, linked)
         order = np.lexsort((l_ts, thread))
         self.thread = thread[order]
         del thread
