@@ -139,11 +139,10 @@ class EventTable:
         lengths = {len(v) for v in self.columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"EventTable columns differ in length: {sorted(lengths)}")
-        n_values = len(self.extra_rows) if self.extra_code is None else None
+        n_values = self.n_extra_values
         if self.extra_code is not None:
             if len(self.extra_code) != len(self.extra_rows):
                 raise ValueError("EventTable extra_code differs in length from extra_rows")
-            n_values = len(next(iter(self.extra.values()))) if self.extra else 0
             if len(self.extra_code) and not 0 <= int(self.extra_code.min()) <= int(self.extra_code.max()) < n_values:
                 raise ValueError("EventTable extra_code points outside the extra values")
         if any(len(v) != n_values for v in self.extra.values()):
@@ -154,6 +153,14 @@ class EventTable:
         odd = [k for k, v in self.columns.items() if v.dtype.kind != "i"]
         if odd:
             raise ValueError(f"EventTable columns {odd} are not signed integers")
+
+    @property
+    def n_extra_values(self) -> int:
+        """How many values each extra column holds (distinct combinations; one per extra row
+        when not interned)."""
+        if self.extra_code is None:
+            return len(self.extra_rows)
+        return len(next(iter(self.extra.values()))) if self.extra else 0
 
     def __len__(self) -> int:
         return len(self.columns["ts_ns"])
@@ -302,7 +309,7 @@ def _concat_extra(tables: list[EventTable]) -> tuple[dict[str, npt.NDArray[Any]]
             dtypes.setdefault(k, v.dtype)
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
     rows = np.concatenate([t.extra_rows.astype(np.int64) + off for t, off in zip(tables, offsets, strict=True)])
-    n_values = [_n_values(t) for t in tables]
+    n_values = [t.n_extra_values for t in tables]
     starts = np.cumsum([0, *n_values[:-1]])
     codes = np.concatenate([
         (np.arange(len(t.extra_rows)) if t.extra_code is None else t.extra_code.astype(np.int64)) + s
@@ -315,9 +322,3 @@ def _concat_extra(tables: list[EventTable]) -> tuple[dict[str, npt.NDArray[Any]]
     }
     return extra, rows, codes
 
-
-def _n_values(t: EventTable) -> int:
-    """How many extra values (distinct combinations) a table holds per extra column."""
-    if t.extra_code is None:
-        return len(t.extra_rows)
-    return len(next(iter(t.extra.values()))) if t.extra else 0

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from analyzers.event_table import Kind, int_dtype_for
 from analyzers.nsys_names import Names, api_name
 from analyzers.nsys_schema import Export
-from analyzers.row_codes import Interner
+from analyzers.row_codes import Interner, per_row
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -139,7 +139,7 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], co
     rows = [tuple(r) for r in np.stack(list(distinct.values()), axis=1).tolist()] if distinct else []
     ids = {r: names.intern(fmt(r)) for r in sorted(set(rows))}  # names numbered in the codes' order
     lut = np.asarray([ids[r] for r in rows], dtype=np.int32)
-    into["name_id"][:] = lut if code is None else lut[code]
+    into["name_id"][:] = per_row(lut, code)
     return {"process": process.result()}
 
 

@@ -18,7 +18,6 @@ import pandas as pd
 from analyzers.nsys_schema import Export
 
 _BATCH = 500
-_ROWS_PER_PASS = 1 << 18
 _API_VERSION = re.compile(r"_v\d{4,}$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel
 
 
@@ -58,14 +57,9 @@ class Names:
     def from_string_ids(self, sids: npt.NDArray[Any], transform: Callable[[str], str] = str) -> npt.NDArray[np.int32]:
         """perfkit name ids for an array of StringIds ids (a missing id reads `<string id N>`).
 
-        Called chunk by chunk: each string id is looked up once. Long arrays are mapped
-        _ROWS_PER_PASS at a time (the hash table of one pass is sized by its rows)."""
-        out = np.empty(len(sids), dtype=np.int32)
-        for a in range(0, len(sids), _ROWS_PER_PASS):
-            part = sids[a : a + _ROWS_PER_PASS]
-            inverse, uniq = pd.factorize(part)
-            out[a : a + len(part)] = self._ids(uniq.tolist(), transform)[inverse]
-        return out
+        Called chunk by chunk (an SQL chunk's ids): each string id is looked up once."""
+        inverse, uniq = pd.factorize(sids)
+        return self._ids(uniq.tolist(), transform)[inverse]
 
     def _ids(self, uniq: list[int], transform: Callable[[str], str]) -> npt.NDArray[np.int32]:
         known = self._resolved

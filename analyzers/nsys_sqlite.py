@@ -48,6 +48,7 @@ from analyzers.nsys_gpu import (
 from analyzers.nsys_names import Names
 from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
 from analyzers.nsys_schema import REEXPORT, Export, open_export
+from analyzers.row_codes import per_row
 from perfkit.core.memory import map_large_blocks, release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -208,9 +209,13 @@ class _Assembly:
         return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
 
 
-def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) -> tuple[_Interned, int, _Interned]:
+_Interned = tuple[dict[str, npt.NDArray[Any]], npt.NDArray[Any] | None]  # Interner.result()
+
+
+def _read_gpu(export: Export, names: Names, table: _Assembly,
+              rank_offset: int) -> tuple[_Interned, int, tuple[npt.NDArray[np.int64], npt.NDArray[Any]]]:
     """GPU ops into `table` (kernels first): (kernel launch configurations interned, how many
-    kernels, the processes of the ops interned: sorted distinct globalPids and each op's code)."""
+    kernels, the processes of the ops: sorted distinct globalPids and each op's code into them)."""
     parts: list[_Interned] = []
     config: _Interned = ({}, np.empty(0, dtype=np.int8))
     n_kernels = 0
@@ -221,8 +226,7 @@ def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) 
         into = table.view(m)
         mine = reader(export, names, into)
         procs, code = mine["process"]
-        pid = os_pid(procs["process"])
-        into["pid"][:] = pid if code is None else pid[code]
+        into["pid"][:] = per_row(os_pid(procs["process"]), code)
         into["tid"][:] = into["stream"]
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
         parts.append(mine["process"])
@@ -233,18 +237,15 @@ def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int) 
     return config, n_kernels, _merged(parts)
 
 
-_Interned = tuple[dict[str, npt.NDArray[Any]], npt.NDArray[Any] | None]  # Interner.result()
-
-
-def _merged(parts: list[_Interned]) -> _Interned:
-    """One ({"process": sorted distinct values}, code per row) from several tables' interned processes."""
+def _merged(parts: list[_Interned]) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+    """(sorted distinct processes, code per row) from several tables' interned processes."""
     values = [p[0]["process"] for p in parts]
     procs = np.unique(np.concatenate(values)) if values else np.empty(0, dtype=np.int64)
     dt = int_dtype_for(0, len(procs))
     codes = [np.searchsorted(procs, v).astype(dt) for v in values]
-    code = np.concatenate([c if p[1] is None else c[p[1]] for c, p in zip(codes, parts, strict=True)]) if parts else \
+    code = np.concatenate([per_row(c, p[1]) for c, p in zip(codes, parts, strict=True)]) if parts else \
         np.empty(0, dtype=dt)
-    return {"process": procs}, code
+    return procs, code
 
 
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
@@ -253,7 +254,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     Memory: the table's columns are allocated once at their narrow dtypes and every part is
     written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
     path = Path(path)
-    map_large_blocks()
+    map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
     dropped: dict[str, int] = {}
     warnings: list[str] = []
     with open_export(path) as export:
@@ -264,8 +265,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
         table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
         (extra, config_code), n_kernels, (procs, process) = _read_gpu(export, names, table, rank_offset)
-        assert process is not None
-        devices = _Devices(procs["process"], process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
+        devices = _Devices(procs, process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
         del process
         _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
         if any(len(d) > 1 for d in devices.devices.values()):  # ranges repeat per GPU: read them first

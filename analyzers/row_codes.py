@@ -96,3 +96,9 @@ class Interner:
         assert self.codes is not None
         n_codes = len(self.index)
         return self.distinct(), self.codes[: self.pos].astype(int_dtype_for(0, n_codes), copy=False)
+
+
+def per_row(values: npt.NDArray[Any], code: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+    """Each row's value from an `Interner.result()` column: values[code], or values itself
+    when interning stopped (code None: row i has values i)."""
+    return values if code is None else values[code]

@@ -20,7 +20,6 @@ from pathlib import Path
 from analyzers.event_table import EventTable, concat_tables
 from analyzers.nsys_schema import is_sqlite
 from perfkit.core.errors import TraceError
-from perfkit.core.memory import map_large_blocks
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 REPORT_SUFFIX = ".nsys-rep"
@@ -55,7 +54,6 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
     """The files of one job in one table (raises TraceError with one line on bad input)."""
     if not paths:
         raise TraceError("no trace files given; pass Kineto traces (.json / .json.gz) or nsys exports (.sqlite)")
-    map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
     formats = [trace_format(p) for p in paths]
     nsys = [f != "kineto" for f in formats]
     if not any(nsys):

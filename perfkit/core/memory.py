@@ -29,10 +29,6 @@ def _libc_function(name: str) -> Callable[..., int] | None:
     return function
 
 
-def _malloc_trim() -> Callable[..., int] | None:
-    return _libc_function("malloc_trim")
-
-
 @cache
 def map_large_blocks() -> bool:
     """Blocks of LARGE_BLOCK_BYTES or more each in their own mapping, returned to the OS when
@@ -43,7 +39,7 @@ def map_large_blocks() -> bool:
 
 def release_freed() -> bool:
     """Return freed heap memory to the OS; True when the C library could do it."""
-    trim = _malloc_trim()
+    trim = _libc_function("malloc_trim")
     if trim is None:
         return False
     trim(0)
