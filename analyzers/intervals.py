@@ -14,6 +14,34 @@ BLOCK = 1 << 16  # rows per block of the streaming functions: 512 KiB per int64 
 _MIN = np.iinfo(np.int64).min
 
 
+def merge(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[I64, I64]:
+    """Disjoint, sorted intervals covering the union of [start, end)."""
+    s = np.asarray(starts, dtype=np.int64)
+    e = np.asarray(ends, dtype=np.int64)
+    if len(s) == 0:
+        return s.copy(), e.copy()
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    run_end = np.maximum.accumulate(e)
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    new[1:] = s[1:] > run_end[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return s[first], run_end[last]
+
+
+def union_ns(starts: npt.ArrayLike, ends: npt.ArrayLike) -> int:
+    ms, me = merge(starts, ends)
+    return int((me - ms).sum())
+
+
+def intersection_ns(a: tuple[I64, I64], b: tuple[I64, I64]) -> int:
+    """Length of the intersection of two unions (each given as merged intervals)."""
+    both = union_ns(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
+    return int((a[1] - a[0]).sum() + (b[1] - b[0]).sum()) - both
+
+
 def segmented_cummax(groups: npt.ArrayLike, values: npt.ArrayLike) -> I64:
     """Running max of `values` restarting at each new group; rows must be sorted by group."""
     g = np.asarray(groups, dtype=np.int64)
