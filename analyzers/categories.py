@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.event_table import EventTable, Kind
 
 CATEGORIES = (
     "GEMM",

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind, member
+from perfkit.analyzers.event_table import EventTable, Kind, member
 
 COLLECTIVE_COLUMNS = [
     "rank", "collective", "dtype", "message_bytes", "group_size", "timed_on",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.intervals import BLOCK, blocks
+from perfkit.analyzers.intervals import BLOCK, blocks
 
 KeyFn = Callable[[int, int], npt.NDArray[Any]]  # (lo, hi) -> the keys (0..k-1) of rows lo..hi-1
 

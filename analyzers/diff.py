@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzers.event_table import EventTable
-from analyzers.kernel_summary import kernel_summary
+from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.kernel_summary import kernel_summary
 
 DIFF_COLUMNS = [
     "name", "category", "status", "count_a", "count_b", "total_a_ns", "total_b_ns", "delta_ns",

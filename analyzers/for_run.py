@@ -1,6 +1,6 @@
 """Analysis tables for a profile run: load the run's traces, analyze, write Parquet.
 
-    from analyzers.for_run import write_run_tables
+    from perfkit.analyzers.for_run import write_run_tables
     artifacts = write_run_tables(run_dir, [run_dir / "traces" / "gemm.json.gz", ...])
     # {"kernels": "analysis/kernels.parquet", ...}
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analyzers.suite import run_analyses
-from analyzers.trace_files import load_trace_file
+from perfkit.analyzers.suite import run_analyses
+from perfkit.analyzers.trace_files import load_trace_file
 from perfkit.core.atomic import write_bytes_atomic
 
 ANALYSIS_DIR = "analysis"

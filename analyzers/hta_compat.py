@@ -20,10 +20,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from analyzers.categories import categorize, compute_mask
-from analyzers.event_table import EventTable, Kind
-from analyzers.steps import step_windows
-from analyzers.temporal import breakdown
+from perfkit.analyzers.categories import categorize, compute_mask
+from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.steps import step_windows
+from perfkit.analyzers.temporal import breakdown
 
 _NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
 

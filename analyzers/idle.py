@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from analyzers.counting_sort import counting_order
-from analyzers.event_table import EventTable
-from analyzers.intervals import BLOCK, blocks, segmented_cummax
-from analyzers.linking import gpu_ops, launch_times, op_ends
+from perfkit.analyzers.counting_sort import counting_order
+from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.intervals import BLOCK, blocks, segmented_cummax
+from perfkit.analyzers.linking import gpu_ops, launch_times, op_ends
 
 CAUSES = ("host_wait", "kernel_wait", "other")
 KERNEL_WAIT_NS = 30_000  # HTA's default: 30 (documented as ns, applied to its us timestamps)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzers.counting_sort import counting_order
-from analyzers.event_table import EventTable, Kind
-from analyzers.intervals import blocks, percentile_sorted
-from analyzers.linking import LAUNCH_APIS, gpu_ops
-from analyzers.row_codes import row_codes
+from perfkit.analyzers.counting_sort import counting_order
+from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.intervals import blocks, percentile_sorted
+from perfkit.analyzers.linking import LAUNCH_APIS, gpu_ops
+from perfkit.analyzers.row_codes import row_codes
 
 SUMMARY_COLUMNS = [
     "name", "category", "kind", "count", "total_ns", "mean_ns", "p50_ns", "p95_ns", "min_ns",

@@ -1,6 +1,6 @@
 """Kineto (torch.profiler) Chrome traces -> `EventTable`.
 
-    from analyzers.kineto import load_trace, load_traces
+    from perfkit.analyzers.kineto import load_trace, load_traces
     table = load_trace("trace.json.gz")            # one file, rank from distributedInfo
     table = load_traces(["rank0.json", "rank1.json"])  # a multi-rank job
 
@@ -48,11 +48,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analyzers.event_table import EventTable, TraceMeta, concat_tables
-from analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
-from analyzers.kineto_build import CATEGORY_KIND, Builder
-from analyzers.kineto_decode import decode_chunk
-from analyzers.kineto_fields import DROP_REASONS, MAX_WARNINGS, Notes
+from perfkit.analyzers.event_table import EventTable, TraceMeta, concat_tables
+from perfkit.analyzers.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
+from perfkit.analyzers.kineto_build import CATEGORY_KIND, Builder
+from perfkit.analyzers.kineto_decode import decode_chunk
+from perfkit.analyzers.kineto_fields import DROP_REASONS, MAX_WARNINGS, Notes
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks
 

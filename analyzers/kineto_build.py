@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import (
+from perfkit.analyzers.event_table import (
     COLUMNS,
     GPU_WORK_KINDS,
     EventTable,
@@ -26,10 +26,10 @@ from analyzers.event_table import (
     int_dtype_for,
     narrow_columns,
 )
-from analyzers.kineto_columns import ARG, GET, ColumnReader, Rows
-from analyzers.kineto_decode import COMM_ARGS
-from analyzers.kineto_fields import Notes
-from analyzers.op_cost import OP_COSTS
+from perfkit.analyzers.kineto_columns import ARG, GET, ColumnReader, Rows
+from perfkit.analyzers.kineto_decode import COMM_ARGS
+from perfkit.analyzers.kineto_fields import Notes
+from perfkit.analyzers.op_cost import OP_COSTS
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
 CATEGORY_KIND: dict[str, Kind | None] = {

@@ -18,9 +18,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.json_numbers import ABSENT, FROM_STRING, NOT_NUMBER, OK, OUT_OF_RANGE, us_to_ns
-from analyzers.kineto_decode import COMM_ARGS, INT_ARGS, PHASES, XL, ArgsL, LooseEvents, X
-from analyzers.kineto_fields import INT64_MAX, MAX_WARNINGS, Notes, as_text, int_value
+from perfkit.analyzers.json_numbers import (
+    ABSENT,
+    FROM_STRING,
+    NOT_NUMBER,
+    OK,
+    OUT_OF_RANGE,
+    us_to_ns,
+)
+from perfkit.analyzers.kineto_decode import COMM_ARGS, INT_ARGS, PHASES, XL, ArgsL, LooseEvents, X
+from perfkit.analyzers.kineto_fields import INT64_MAX, MAX_WARNINGS, Notes, as_text, int_value
 
 GET = {k: operator.attrgetter(k) for k in ("cat", "name", "pid", "tid", "ts", "dur", "args")}
 ARG = {k: operator.attrgetter(k) for k in (*INT_ARGS, "dims", "types", "concrete", *COMM_ARGS)}

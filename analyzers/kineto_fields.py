@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from analyzers.event_table import TraceMeta
-from analyzers.json_numbers import decimal_to_int
-from analyzers.json_stream import StreamResult
-from analyzers.kineto_decode import Unreadable
+from perfkit.analyzers.event_table import TraceMeta
+from perfkit.analyzers.json_numbers import decimal_to_int
+from perfkit.analyzers.json_stream import StreamResult
+from perfkit.analyzers.kineto_decode import Unreadable
 
 MAX_WARNINGS = 5  # located warning lines per file; the rest are only counted
 DROP_REASONS = (

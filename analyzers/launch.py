@@ -23,11 +23,11 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from analyzers.event_table import EventTable
-from analyzers.idle import stream_blocks, stream_sort
-from analyzers.intervals import blocks
-from analyzers.linking import LAUNCH_APIS, gpu_ops, launch_times
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.idle import stream_blocks, stream_sort
+from perfkit.analyzers.intervals import blocks
+from perfkit.analyzers.linking import LAUNCH_APIS, gpu_ops, launch_times
+from perfkit.analyzers.temporal import temporal_breakdown
 
 SHORT_KERNEL_NS = 10_000
 IDLE_PCT_MIN = 20.0

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import Kind, int_dtype_for
-from analyzers.nsys_names import Names, api_name
-from analyzers.nsys_schema import Export
-from analyzers.row_codes import Interner, per_row
+from perfkit.analyzers.event_table import Kind, int_dtype_for
+from perfkit.analyzers.nsys_names import Names, api_name
+from perfkit.analyzers.nsys_schema import Export
+from perfkit.analyzers.row_codes import Interner, per_row
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"

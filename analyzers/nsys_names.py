@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.nsys_schema import Export
+from perfkit.analyzers.nsys_schema import Export
 
 _BATCH = 500
 _API_VERSION = re.compile(r"_v\d{4,}$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel

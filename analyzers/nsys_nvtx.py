@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.nsys_names import Names
-from analyzers.nsys_schema import Export
+from perfkit.analyzers.nsys_names import Names
+from perfkit.analyzers.nsys_schema import Export
 
 NVTX = "NVTX_EVENTS"
 PUSH_POP, START_END, DOMAIN_CREATE = 59, 60, 75

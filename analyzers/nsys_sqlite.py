@@ -1,6 +1,6 @@
 """Nsight Systems SQLite exports (`nsys export --type sqlite`) -> `EventTable`.
 
-    from analyzers.nsys_sqlite import load_nsys
+    from perfkit.analyzers.nsys_sqlite import load_nsys
     table = load_nsys("report.sqlite")
 
 One export holds every GPU of its host. Ranks are GPUs: a GPU op's `rank` is its `deviceId`
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzers.event_table import (
+from perfkit.analyzers.event_table import (
     COLUMNS,
     EventTable,
     Kind,
@@ -33,7 +33,7 @@ from analyzers.event_table import (
     member,
     narrowest,
 )
-from analyzers.nsys_gpu import (
+from perfkit.analyzers.nsys_gpu import (
     KERNEL,
     MEMCPY,
     MEMSET,
@@ -45,10 +45,10 @@ from analyzers.nsys_gpu import (
     read_memset,
     runtime_chunks,
 )
-from analyzers.nsys_names import Names
-from analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
-from analyzers.nsys_schema import REEXPORT, Export, open_export
-from analyzers.row_codes import per_row
+from perfkit.analyzers.nsys_names import Names
+from perfkit.analyzers.nsys_nvtx import NvtxRows, NvtxScan, read_nvtx
+from perfkit.analyzers.nsys_schema import REEXPORT, Export, open_export
+from perfkit.analyzers.row_codes import per_row
 from perfkit.core.memory import map_large_blocks, release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid

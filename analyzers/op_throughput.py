@@ -16,9 +16,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind
-from analyzers.op_cost import OP_COSTS, op_cost
-from analyzers.ranges import project
+from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.op_cost import OP_COSTS, op_cost
+from perfkit.analyzers.ranges import project
 
 OP_COLUMNS = [
     "op", "input_dims", "dtype", "calls", "flop", "bytes", "time_ns", "mean_time_ns",

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.event_table import int_dtype_for
+from perfkit.analyzers.event_table import int_dtype_for
 
 Columns = dict[str, npt.NDArray[Any]]
 

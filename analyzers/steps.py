@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.event_table import EventTable, Kind, member
+from perfkit.analyzers.event_table import EventTable, Kind, member
 
 STEP_RE = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
 WINDOW_COLUMNS = ("rank", "step", "ts_ns", "end_ns", "row", "pid", "tid")

@@ -6,15 +6,15 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from analyzers.collectives import collective_summary
-from analyzers.event_table import EventTable
-from analyzers.idle import idle_breakdown
-from analyzers.kernel_summary import category_summary, kernel_summary
-from analyzers.launch import launch_summary
-from analyzers.multirank import comm_overlap, rank_skew
-from analyzers.op_throughput import op_throughput
-from analyzers.ranges import range_projection
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.collectives import collective_summary
+from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.idle import idle_breakdown
+from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
+from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.multirank import comm_overlap, rank_skew
+from perfkit.analyzers.op_throughput import op_throughput
+from perfkit.analyzers.ranges import range_projection
+from perfkit.analyzers.temporal import temporal_breakdown
 from perfkit.core.memory import release_freed
 
 ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {

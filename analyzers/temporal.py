@@ -3,7 +3,7 @@
 Definition (HTA's): span = end of the last GPU op - start of the first; busy = union of all
 GPU op intervals; idle = span - busy; compute = union of compute ops (every category but
 memcpy, memset and communication); non-compute = busy - compute. Percentages are of the span.
-A step's GPU ops are those `analyzers.steps.attribute_steps` gives it: launched inside the
+A step's GPU ops are those `perfkit.analyzers.steps.attribute_steps` gives it: launched inside the
 ProfilerStep range on the launching thread, or, from a thread with no ProfilerStep of its own
 (autograd's backward thread), launched inside the step's window on the same rank. The ranges
 table's ProfilerStep rows use the same attribution, so both report the same ops per step.
@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analyzers.categories import compute_mask
-from analyzers.event_table import EventTable, int_dtype_for
-from analyzers.intervals import BLOCK, Column, blocks, grouped_extent, grouped_union_ns
-from analyzers.linking import gpu_ops, op_ends
+from perfkit.analyzers.categories import compute_mask
+from perfkit.analyzers.event_table import EventTable, int_dtype_for
+from perfkit.analyzers.intervals import BLOCK, Column, blocks, grouped_extent, grouped_union_ns
+from perfkit.analyzers.linking import gpu_ops, op_ends
 
 TEMPORAL_COLUMNS = [
     "rank", "step", "span_ns", "busy_ns", "idle_ns", "compute_ns", "non_compute_ns",

@@ -1,6 +1,6 @@
 """Load trace files of any supported format into one `EventTable`, chosen by content.
 
-    from analyzers.trace_files import load_trace_file, load_trace_files
+    from perfkit.analyzers.trace_files import load_trace_file, load_trace_files
     table = load_trace_files(["report.sqlite"])            # Nsight Systems export: every GPU
     table = load_trace_files(["rank0.json", "rank1.json"])  # Kineto: one file per rank
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from analyzers.event_table import EventTable, concat_tables
-from analyzers.nsys_schema import is_sqlite
+from perfkit.analyzers.event_table import EventTable, concat_tables
+from perfkit.analyzers.nsys_schema import is_sqlite
 from perfkit.core.errors import TraceError
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -36,10 +36,10 @@ def trace_format(path: str | Path) -> str:
 
 
 def _load_nsys(path: Path, rank_offset: int) -> EventTable:
-    from analyzers.nsys_sqlite import load_nsys
+    from perfkit.analyzers.nsys_sqlite import load_nsys
 
     if trace_format(path) == "nsys-rep":
-        from analyzers.nsys_export import export_report
+        from perfkit.analyzers.nsys_export import export_report
 
         path = export_report(path)
     return load_nsys(path, rank_offset)
@@ -57,7 +57,7 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
     formats = [trace_format(p) for p in paths]
     nsys = [f != "kineto" for f in formats]
     if not any(nsys):
-        from analyzers.kineto import load_traces
+        from perfkit.analyzers.kineto import load_traces
 
         return load_traces(paths)
     if not all(nsys):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzers.event_table import EventTable, Kind, TraceMeta
-from analyzers.kernel_summary import other_share_pct
-from analyzers.linking import gpu_ops
+from perfkit.analyzers.event_table import EventTable, Kind, TraceMeta
+from perfkit.analyzers.kernel_summary import other_share_pct
+from perfkit.analyzers.linking import gpu_ops
 from perfkit.core.units import fmt_num
 
 OTHER_SHARE_NOTE_PCT = 10.0  # note the "other" category from this share of GPU time on

@@ -37,13 +37,13 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
 
     from perfkit.core.record import load_run
-    from roofline.calibrate.detect import detect
-    from roofline.calibrate.run import calibrate
-    from roofline.calibration import load_for, save
-    from roofline.ceilings import roof_labels, roofs_for
-    from roofline.figure import roofline_figure
-    from roofline.place import place_points
-    from roofline.table import placement_text
+    from perfkit.roofline.calibrate.detect import detect
+    from perfkit.roofline.calibrate.run import calibrate
+    from perfkit.roofline.calibration import load_for, save
+    from perfkit.roofline.ceilings import roof_labels, roofs_for
+    from perfkit.roofline.figure import roofline_figure
+    from perfkit.roofline.place import place_points
+    from perfkit.roofline.table import placement_text
 
     cpu = args.device == "cpu"
     threads = 1 if cpu else None

@@ -102,7 +102,7 @@ def main() -> int:
         runs.append(run)
     if args.device != "cpu":
         sys.path.insert(0, str(REPO))
-        from roofline.devices import lookup
+        from perfkit.roofline.devices import lookup
 
         spec = lookup(runs[0]["device"])
         seen = SEEN_ON_GPU.get(spec.key, {}) if spec else {}

@@ -207,7 +207,7 @@ def main() -> None:
         seed(args.db)
     url = sqlite_url(args.db)
     os.environ["PERFKIT_DB"] = url
-    from dashboard import data, figures
+    from perfkit.dashboard import data, figures
 
     clear_caches()
     _, _, gpus, _ = data.metric_facts(url, f"{point_key(0)}:time_s")

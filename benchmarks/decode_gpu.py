@@ -83,7 +83,7 @@ def copy_bandwidth(device: str) -> float:
     import torch
 
     from perfkit.core.timing import TimingConfig
-    from roofline.calibrate.bench import copy_point
+    from perfkit.roofline.calibrate.bench import copy_point
 
     torch.set_num_threads(1)
     nbytes = (1 << 30) if device == "cuda" else (256 << 20)

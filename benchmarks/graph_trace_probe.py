@@ -22,8 +22,8 @@ from typing import Any
 def probe(trace: Path) -> dict[str, Any]:
     import torch
 
-    from profiler.graph_trace import coverage_note, graph_coverage, load_events
-    from profiler.trace_capture import capture_trace
+    from perfkit.profiler.graph_trace import coverage_note, graph_coverage, load_events
+    from perfkit.profiler.trace_capture import capture_trace
 
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)

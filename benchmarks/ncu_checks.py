@@ -45,7 +45,7 @@ def missing_metrics(requested: Iterable[str], known: set[str]) -> list[str]:
 
 
 def check_metrics(chip: str, ncu: str | None = None) -> tuple[bool, dict[str, Any]]:
-    from roofline.ncu import find_ncu, roofline_metrics
+    from perfkit.roofline.ncu import find_ncu, roofline_metrics
 
     exe = ncu or find_ncu()
     if exe is None:
@@ -99,8 +99,8 @@ def flop_rows(expected: dict[str, dict[str, Any]], measured: dict[str, float], d
 
 
 def check_flops(run_dir: Path, dtypes: list[str]) -> tuple[bool, dict[str, Any]]:
-    from roofline.ncu_csv import load_csv
-    from roofline.ncu_kernels import tensor_flop
+    from perfkit.roofline.ncu_csv import load_csv
+    from perfkit.roofline.ncu_kernels import tensor_flop
 
     csv = run_dir / "ncu" / "ncu.csv"
     children = sorted((run_dir / "ncu" / "runs").glob("*/run.json"))  # the ncu pass's own record

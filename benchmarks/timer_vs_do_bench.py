@@ -24,7 +24,7 @@ def run(rounds: int) -> list[dict[str, Any]]:
     import triton.testing
 
     from perfkit.core.timing import TimingConfig
-    from profiler.timer import time_callable
+    from perfkit.profiler.timer import time_callable
 
     torch.backends.cuda.matmul.allow_tf32 = False
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import widgets
+from perfkit.dashboard import widgets
 
 st.set_page_config(page_title="perfkit", page_icon=":material/show_chart:", layout="wide")
 PAGES = [

@@ -241,7 +241,7 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
     The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
     sigma the run-to-run spread the gate uses (perfkit.regression.gate_stats.run_spread) of that GPU's series.
     """
-    from dashboard.series import (
+    from perfkit.dashboard.series import (
         CHANGE_COLUMNS,
         COMMIT_COLUMNS,
         RUN_COLUMNS,
@@ -312,7 +312,7 @@ def run_dir(run_id: str, roots: tuple[str, ...], stored_from: str | None = None)
 
 
 def run_labels(run: Run) -> dict[str, str]:
-    from reports.html_data import point_labels
+    from perfkit.reports.html_data import point_labels
 
     return point_labels(run)
 
@@ -329,7 +329,7 @@ def stored_kernels(url: str, run_id: str) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner="Reading the run's traces ...")
 def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str, ...]) -> tuple[Any, str]:
     """(KernelView | None, why not) for a run, or one point of it (its trace)."""
-    from reports.html_data import analysis_tables, kernel_view, trace_tables
+    from perfkit.reports.html_data import analysis_tables, kernel_view, trace_tables
 
     run = run_record(url, run_id)
     where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
@@ -362,8 +362,8 @@ def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) ->
 
 def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
     """The self-contained HTML report of a stored run (kernels too when its directory is found)."""
-    from reports.html import render_html
-    from reports.html_data import gather
+    from perfkit.reports.html import render_html
+    from perfkit.reports.html_data import gather
 
     run = run_record(url, run_id)
     where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
@@ -373,7 +373,7 @@ def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def roofline(url: str, run_id: str) -> tuple[Any, str]:
     """(reports.html_data.RooflineView | None, why not) of a stored run."""
-    from reports.html_data import roofline_view
+    from perfkit.reports.html_data import roofline_view
 
     return roofline_view(run_record(url, run_id))
 
@@ -409,10 +409,10 @@ def verdict_names(counts: dict[str, int]) -> list[str]:
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
     """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
     from perfkit.regression.gate_compare import compare_runs
+    from perfkit.reports.html_compare import gate_pairs
+    from perfkit.reports.html_data import comparison_rows, verdict_counts
     from perfkit.store import read
     from perfkit.store.selectors import history_lookup, side_from_store
-    from reports.html_compare import gate_pairs
-    from reports.html_data import comparison_rows, verdict_counts
 
     eng = _engine(url)
     with eng.connect() as conn:
@@ -435,8 +435,8 @@ def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
 @st.cache_data(ttl=TTL_S, show_spinner="Diffing kernels ...")
 def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tuple[str, ...]) -> tuple[Any, str]:
     """((diff, totals) | None, why not): analyzers.diff over the two runs' traces of one point."""
-    from analyzers.diff import diff_totals, trace_diff
-    from analyzers.kineto import load_trace
+    from perfkit.analyzers.diff import diff_totals, trace_diff
+    from perfkit.analyzers.kineto import load_trace
 
     paths = []
     for run_id in (base_id, cand_id):
@@ -506,7 +506,7 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
 
 def _change_point_regressions(url: str, run_id: str, gpu: str, branch: str | None) -> list[dict[str, Any]]:
     """Metrics of the run whose latest change point (its GPU and branch) made them worse."""
-    from dashboard.series import gpu_series, history_frame
+    from perfkit.dashboard.series import gpu_series, history_frame
     from perfkit.store import schema
 
     m = schema.metrics

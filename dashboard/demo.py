@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, commit_all, demo_history, init_repo
-from dashboard.demo_runs import profile_commits
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run
+from perfkit.dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, commit_all, demo_history, init_repo
+from perfkit.dashboard.demo_runs import profile_commits
 
 DEMO_VERSION = 2
 DEMO_COMMITS = 12  # the fewest with which a step can be detected at p <= 0.005, 5 commits a side
@@ -78,7 +78,7 @@ class Demo:
 
 
 def default_dir() -> Path:
-    from roofline.calibration import perfkit_home
+    from perfkit.roofline.calibration import perfkit_home
 
     return perfkit_home() / "demo"
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dashboard.demo_repo import BRANCH, fresh_clone, git
 from perfkit.core.errors import StoreError
+from perfkit.dashboard.demo_repo import BRANCH, fresh_clone, git
 
 POLL_S = 0.05
 
@@ -34,7 +34,7 @@ class Job:
 
 def _python_path() -> str:
     """PYTHONPATH for a subprocess started elsewhere: this perfkit first, existing entries absolute."""
-    project = str(Path(__file__).resolve().parents[1])
+    project = str(Path(__file__).absolute().parents[2])  # the folder that holds the perfkit package
     rest = [str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return os.pathsep.join([project, *rest])
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
-from reports.markdown_run import md_text
+from perfkit.dashboard import data
+from perfkit.reports.markdown_run import md_text
 
 RUN_PAGE = "views/run.py"
 COMPARE_PAGE = "views/compare.py"

@@ -124,7 +124,7 @@ def bench(
     extra["threads"]. The remaining options are perfkit.core.timing.TimingConfig's, with its
     defaults and limits (docs/timing.md); one out of range is a ValueError naming it.
     """
-    from profiler.timer import time_callable
+    from perfkit.profiler.timer import time_callable
 
     if not callable(fn):
         raise TypeError(f"perfkit.bench: fn must be callable, got {type(fn).__name__}")

@@ -200,7 +200,7 @@ def _as_cost(cost: Any) -> tuple[float, float] | None:
 
 
 def point_key_of(rec: Recorded) -> str:
-    from workloads.base import point_key
+    from perfkit.workloads.base import point_key
 
     return point_key(KIND, rec.nodeid, {"bench": rec.label})
 
@@ -225,7 +225,7 @@ def build_run(session: PerfSession, status: str) -> Run:
     from perfkit.core.cost import Cost
     from perfkit.core.record import STATUS_OK, PointResult, Run
     from perfkit.pipeline.sweep import device_properties, new_run_id
-    from profiler.env import capture_env
+    from perfkit.profiler.env import capture_env
 
     points = []
     for rec in session.records:

@@ -10,7 +10,7 @@ Thresholds (docs/doctor.md explains each):
 
 from __future__ import annotations
 
-from profiler.doctor_model import FAIL, OK, SKIP, WARN, Check, CpuReadings, Versions
+from perfkit.profiler.doctor_model import FAIL, OK, SKIP, WARN, Check, CpuReadings, Versions
 
 GIB = 1024**3
 BUSY_MIN_CORES = 0.1  # a process below this share of a core is not named

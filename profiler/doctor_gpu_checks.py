@@ -6,8 +6,8 @@ names, so the JSON lists the same checks on every machine.
 
 from __future__ import annotations
 
-from profiler.doctor_model import FAIL, OK, SKIP, WARN, Check, GpuReadings, ToolReading
-from profiler.env import THROTTLE_REASONS
+from perfkit.profiler.doctor_model import FAIL, OK, SKIP, WARN, Check, GpuReadings, ToolReading
+from perfkit.profiler.env import THROTTLE_REASONS
 
 GPU_CHECKS = ("clocks", "persistence", "throttle", "power", "ecc", "mig", "processes", "pcie")
 BENIGN_THROTTLE = {"gpu_idle", "applications_clocks_setting", "display_clock_setting", "sync_boost"}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiler.doctor_model import GpuProcess, GpuReadings, ToolReading
+from perfkit.profiler.doctor_model import GpuProcess, GpuReadings, ToolReading
 
 THROTTLE_FUNCTIONS = ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
 NVIDIA_PARAMS = Path("/proc/driver/nvidia/params")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiler.doctor_model import BusyProcess, CpuReadings, Versions
+from perfkit.profiler.doctor_model import BusyProcess, CpuReadings, Versions
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 PROC = Path("/proc")

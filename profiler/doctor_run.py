@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import os
 
-from profiler.doctor_checks import check_load, check_threads, check_versions, cpu_checks
-from profiler.doctor_gpu_checks import check_tool, gpu_checks, skipped_gpu_checks
-from profiler.doctor_model import FAIL, Check, Readings
+from perfkit.profiler.doctor_checks import check_load, check_threads, check_versions, cpu_checks
+from perfkit.profiler.doctor_gpu_checks import check_tool, gpu_checks, skipped_gpu_checks
+from perfkit.profiler.doctor_model import FAIL, Check, Readings
 
 TOOLS = ("ncu", "nsys")
 
 
 def read_machine(busy_window_s: float = 0.5) -> Readings:
     """Everything the checks need, read from this machine (about busy_window_s + torch import)."""
-    from profiler.doctor_gpu_readings import profiling_admin_only, read_nvml, read_tool
-    from profiler.doctor_readings import read_cpu, read_versions
+    from perfkit.profiler.doctor_gpu_readings import profiling_admin_only, read_nvml, read_tool
+    from perfkit.profiler.doctor_readings import read_cpu, read_versions
 
     nvml = read_nvml()
     return Readings(
@@ -48,7 +48,7 @@ def run_doctor(selftest: bool = False) -> list[Check]:
     readings = read_machine()
     checks = all_checks(readings)
     if selftest:
-        from profiler.doctor_selftest import selftest_checks
+        from perfkit.profiler.doctor_selftest import selftest_checks
 
         on_gpu = bool(readings.gpus) and readings.versions.torch_cuda_available is True
         reason = readings.gpu_reason or ("torch cannot use the GPU" if not on_gpu else None)
@@ -62,7 +62,7 @@ def quick_cpu_warnings(threads: int | None = None) -> list[str]:
     Cheap (no process sampling, no GPU): the load average and the thread count. `threads` is
     the count the run will use (a spec's cpu_threads); None means torch's current one.
     """
-    from profiler.doctor_readings import read_cpu
+    from perfkit.profiler.doctor_readings import read_cpu
 
     cpu = read_cpu(busy_window_s=0, threads=threads)
     failed = [c for c in (check_load(cpu), check_threads(cpu)) if c.status == FAIL]

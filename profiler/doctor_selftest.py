@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiler.doctor_model import FAIL, OK, SKIP, WARN, Check
-from profiler.timer import TimerConfig, capture_graph, time_callable
+from perfkit.profiler.doctor_model import FAIL, OK, SKIP, WARN, Check
+from perfkit.profiler.timer import TimerConfig, capture_graph, time_callable
 
 CPU_TOLERANCE = 0.05  # ok within 5% on the CPU, warn within 4x that, else fail
 GPU_TOLERANCE = 0.02
@@ -83,7 +83,7 @@ def timer_gpu() -> Check:
 def trace(device: str) -> Check:
     import torch
 
-    from profiler.trace_capture import capture_trace
+    from perfkit.profiler.trace_capture import capture_trace
 
     name = f"selftest.trace_{'gpu' if device.startswith('cuda') else 'cpu'}"
     x = torch.randn(64, 64, device=device)
@@ -101,7 +101,7 @@ def trace(device: str) -> Check:
 
 
 def nvtx_ranges(on_gpu: bool) -> Check:
-    from profiler.nvtx_ranges import nvtx_range
+    from perfkit.profiler.nvtx_ranges import nvtx_range
 
     name = "selftest.nvtx"
     try:

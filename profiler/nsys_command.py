@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from analyzers.nsys_export import export_command
+from perfkit.analyzers.nsys_export import export_command
 from perfkit.core.errors import DeviceError
 
 TRACE = "cuda,nvtx,osrt"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiler.stderr_filter import filtered_native_stderr
+from perfkit.profiler.stderr_filter import filtered_native_stderr
 
 
 def profiler_activities(device: str) -> list[Any]:

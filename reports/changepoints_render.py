@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.regression.gate_types import HIGHER
-from reports.gate_text import shorten
+from perfkit.reports.gate_text import shorten
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"

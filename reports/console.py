@@ -13,7 +13,7 @@ from rich.table import Table
 from perfkit.core.measurement import STOP_BUDGET
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_num, fmt_percent, fmt_time
-from reports.point_cells import point_cells
+from perfkit.reports.point_cells import point_cells
 
 
 def varying_params(run: Run) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Comparison, Verdict
-from reports.gate_format import (
+from perfkit.reports.gate_format import (
     counts_text,
     fmt_change,
     fmt_interval,

@@ -1,7 +1,7 @@
 """The self-contained HTML report of a run (`perfkit report RUN --format html`).
 
 One file that opens offline: plotly.js is inlined once in the head and every figure is an
-inline div. Every string from the run, its spec or a trace is escaped (`reports.html_text`):
+inline div. Every string from the run, its spec or a trace is escaped (`perfkit.reports.html_text`):
 a kernel named `<script>...` renders as text. Sections: summary, comparison with a baseline
 (when given), points, roofline, kernels, failures, environment and spec.
 """
@@ -29,10 +29,22 @@ from perfkit.core.units import (
     fmt_value,
 )
 from perfkit.core.version import __version__
-from reports.html_data import ReportData, describe_commit, failures, finite, records, verdict_counts
-from reports.html_figures import VERDICT_COLORS, comparison_figure, kernels_figure, samples_figure
-from reports.html_text import esc, plot_text
-from reports.point_cells import point_cells
+from perfkit.reports.html_data import (
+    ReportData,
+    describe_commit,
+    failures,
+    finite,
+    records,
+    verdict_counts,
+)
+from perfkit.reports.html_figures import (
+    VERDICT_COLORS,
+    comparison_figure,
+    kernels_figure,
+    samples_figure,
+)
+from perfkit.reports.html_text import esc, plot_text
+from perfkit.reports.point_cells import point_cells
 
 TOP_KERNELS = 25
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -175,8 +187,8 @@ def roofline_section(data: ReportData) -> Html:
     view = data.roofline
     if view is None:
         return section("roofline", "Roofline", [not_available(data.notes.get("roofline", "no placement"))])
-    from roofline.ceilings import roof_labels
-    from roofline.figure import roofline_figure
+    from perfkit.roofline.ceilings import roof_labels
+    from perfkit.roofline.figure import roofline_figure
 
     shown = view.placed.copy()
     for column in ("key", "workload", "name"):

@@ -19,8 +19,8 @@ import pandas as pd
 
 from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
-from reports.console import varying_params
-from reports.html_compare import metric_suffix
+from perfkit.reports.console import varying_params
+from perfkit.reports.html_compare import metric_suffix
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
@@ -143,10 +143,10 @@ def verdict_counts(comparisons: pd.DataFrame | None) -> dict[str, int]:
 
 def roofline_view(run: Run) -> tuple[RooflineView | None, str]:
     """Placement of the run's points against its device's measured and datasheet roofs."""
-    from roofline.calibration import load_for
-    from roofline.ceilings import UnknownDeviceWarning, roofs_for
-    from roofline.place import place_points
-    from roofline.snapshot import calibration_from_run, device_info_from_run
+    from perfkit.roofline.calibration import load_for
+    from perfkit.roofline.ceilings import UnknownDeviceWarning, roofs_for
+    from perfkit.roofline.place import place_points
+    from perfkit.roofline.snapshot import calibration_from_run, device_info_from_run
 
     info = device_info_from_run(run)
     cal = calibration_from_run(run) or (load_for(info) if info is not None else None)
@@ -214,11 +214,11 @@ def trace_points(run: Run, run_dir: Path) -> list[tuple[str, Path]]:
 
 def trace_tables(trace: Path) -> KernelView:
     """Kernel summary, launch overhead and idle breakdown of one trace file (analyzers/)."""
-    from analyzers.idle import idle_breakdown
-    from analyzers.kernel_summary import kernel_summary
-    from analyzers.kineto import load_trace
-    from analyzers.launch import launch_summary
-    from analyzers.linking import gpu_ops
+    from perfkit.analyzers.idle import idle_breakdown
+    from perfkit.analyzers.kernel_summary import kernel_summary
+    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.launch import launch_summary
+    from perfkit.analyzers.linking import gpu_ops
 
     table = load_trace(trace)
     ops = gpu_ops(table)

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import D3_SI, fmt_change, fmt_interval, fmt_time
-from reports.html_text import plot_text
+from perfkit.reports.html_text import plot_text
 
 MAX_SAMPLES_DRAWN = 400  # per point; more are summarised by evenly spaced quantiles
 LABEL_CHARS = 60

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from perfkit.core.units import fmt_p
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Verdict
-from reports.gate_format import fmt_change, fmt_interval, row_name
+from perfkit.reports.gate_format import fmt_change, fmt_interval, row_name
 
 
 def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from perfkit.core.units import fmt_p
 from perfkit.regression.gate_compare import GateResult
 from perfkit.regression.gate_types import Comparison, Verdict
-from reports.gate_format import (
+from perfkit.reports.gate_format import (
     SYMBOL,
     counts_text,
     fmt_change,

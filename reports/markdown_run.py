@@ -11,9 +11,9 @@ from typing import Any
 
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
-from reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
-from reports.html_text import shorten
-from reports.point_cells import point_cells
+from perfkit.reports.html_data import ReportData, describe_commit, failures, records, verdict_counts
+from perfkit.reports.html_text import shorten
+from perfkit.reports.point_cells import point_cells
 
 TOP_KERNELS = 10
 MAX_ROWS = 50

@@ -20,7 +20,7 @@ from typing import Any
 
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.errors import StoreError
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.device_info import DeviceInfo
 
 SCHEMA_VERSION = 1
 MAX_AGE_DAYS = 30.0

@@ -7,9 +7,9 @@ another process, thermal throttling), not that the device is that slow. Pure.
 
 from __future__ import annotations
 
-from roofline.calibration import KIND_MEMORY, Calibration
-from roofline.devices import DeviceSpec
-from roofline.units import format_bytes_per_s, format_flop_per_s
+from perfkit.roofline.calibration import KIND_MEMORY, Calibration
+from perfkit.roofline.devices import DeviceSpec
+from perfkit.roofline.units import format_bytes_per_s, format_flop_per_s
 
 FAR_BELOW = 0.5
 

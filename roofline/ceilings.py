@@ -11,11 +11,11 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from roofline.calibration import Calibration, load_for
-from roofline.device_info import DeviceInfo
-from roofline.devices import DeviceSpec, lookup
-from roofline.model import Roof
-from roofline.units import normalize_dtype
+from perfkit.roofline.calibration import Calibration, load_for
+from perfkit.roofline.device_info import DeviceInfo
+from perfkit.roofline.devices import DeviceSpec, lookup
+from perfkit.roofline.model import Roof
+from perfkit.roofline.units import normalize_dtype
 
 MEASURED = "measured"
 DATASHEET = "datasheet"
@@ -103,7 +103,7 @@ def for_device(device: str, dtype: str) -> Ceiling:
     Prefers this device's stored calibration (`perfkit calibrate`), falls back to the datasheet;
     fields are None when neither knows them. Detecting the device imports torch.
     """
-    from roofline.calibrate.detect import detect
+    from perfkit.roofline.calibrate.detect import detect
 
     info = detect(device)
     return ceiling_for_info(info, dtype)

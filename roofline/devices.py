@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from perfkit.core.errors import DeviceError
-from roofline.units import UnitError, normalize_dtype, parse_quantity
+from perfkit.roofline.units import UnitError, normalize_dtype, parse_quantity
 
 DEVICES_FILE = "devices.yaml"
 CPU_KEY = "cpu"
@@ -135,7 +135,7 @@ def _parse_entry(key: str, entry: Any, origin: str) -> DeviceSpec:
 @functools.lru_cache(maxsize=1)
 def device_table() -> dict[str, DeviceSpec]:
     """The shipped table (package data), parsed once."""
-    text = resources.files("roofline").joinpath(DEVICES_FILE).read_text(encoding="utf-8")
+    text = resources.files("perfkit.roofline").joinpath(DEVICES_FILE).read_text(encoding="utf-8")
     return parse_table(yaml.safe_load(text))
 
 
@@ -161,6 +161,6 @@ def lookup(name: str, kind: str | None = None) -> DeviceSpec | None:
 
 def current_device_name(device: str) -> str:
     """Runtime name of `device` ("cpu", "cuda", "cuda:1"): GPU name or the CPU model string."""
-    from roofline.calibrate.detect import detect
+    from perfkit.roofline.calibrate.detect import detect
 
     return detect(device).name

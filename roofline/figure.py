@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from roofline.ceilings import roof_labels
-from roofline.model import LEVEL_LABELS, LEVELS, Roof
-from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
+from perfkit.roofline.ceilings import roof_labels
+from perfkit.roofline.model import LEVEL_LABELS, LEVELS, Roof
+from perfkit.roofline.units import format_bytes_per_s, format_flop_per_s, format_si
 
 DASH = {"measured": "solid", "datasheet": "dash"}
 LEVEL_COLORS = {"dram": "#444444", "l2": "#7f7f7f", "l1": "#b0b0b0"}

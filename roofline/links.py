@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.record import STATUS_OK, Run
-from roofline.devices import DeviceSpec
+from perfkit.roofline.devices import DeviceSpec
 
 COLLECTIVE_KIND = "collectives"
 REGIME_LATENCY = "latency"

@@ -23,7 +23,7 @@ import pandas as pd
 from perfkit.core.atomic import write_bytes_atomic, write_json_atomic
 from perfkit.core.cuda_tools import find_cuda_tool
 from perfkit.core.errors import DeviceError
-from roofline.ncu_csv import load_csv as _load_csv
+from perfkit.roofline.ncu_csv import load_csv as _load_csv
 
 CLOCK_CONTROLS = ("base", "none")
 TIME_AND_BYTES = (

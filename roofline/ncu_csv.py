@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.errors import TraceError
-from roofline.units import UnitError, ncu_unit_scale, parse_ncu_number
+from perfkit.roofline.units import UnitError, ncu_unit_scale, parse_ncu_number
 
 IDENTITY_COLUMNS = (
     "ID",

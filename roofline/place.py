@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.record import STATUS_OK, Run
-from roofline.model import LEVELS, Roof, intensity
-from roofline.units import UnitError, normalize_dtype
+from perfkit.roofline.model import LEVELS, Roof, intensity
+from perfkit.roofline.units import UnitError, normalize_dtype
 
 DTYPE_PARAM_KEYS: tuple[str, ...] = ("dtype", "compute_dtype", "weight_dtype", "precision")
 DEFAULT_DTYPE = "fp32"

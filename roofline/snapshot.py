@@ -13,8 +13,8 @@ from typing import Any
 
 from perfkit.core.env import DeviceProperties, Env, GpuState
 from perfkit.core.record import Run
-from roofline.calibration import Calibration, load_for, staleness
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.calibration import Calibration, load_for, staleness
+from perfkit.roofline.device_info import DeviceInfo
 
 
 def snapshot(device: str, threads: int | None = None) -> dict[str, Any]:
@@ -23,7 +23,7 @@ def snapshot(device: str, threads: int | None = None) -> dict[str, Any]:
     Detects the device (imports torch); CPU threads default to torch's current setting, which
     is what the profile runs with.
     """
-    from roofline.calibrate.detect import detect
+    from perfkit.roofline.calibrate.detect import detect
 
     info = detect(device, threads=threads)
     cal = load_for(info)
@@ -63,7 +63,7 @@ def device_info_from_run(run: Run) -> DeviceInfo | None:
 
 
 def _from_env(env: Env, device: str) -> DeviceInfo | None:
-    """profiler.env's fields: env.device (torch properties), env.gpus (NVML), env.cpu."""
+    """perfkit.profiler.env's fields: env.device (torch properties), env.gpus (NVML), env.cpu."""
     torch_version = env.versions.torch
     if device.startswith("cuda"):
         props = env.device or DeviceProperties()

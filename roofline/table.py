@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.units import fmt_num, fmt_time
-from roofline.calibration import KIND_MEMORY, Calibration
-from roofline.devices import DeviceSpec
-from roofline.units import format_bytes_per_s, format_flop_per_s, format_si
+from perfkit.roofline.calibration import KIND_MEMORY, Calibration
+from perfkit.roofline.devices import DeviceSpec
+from perfkit.roofline.units import format_bytes_per_s, format_flop_per_s, format_si
 
 
 def _fmt_pct(value: Any) -> str:  # a value already in percent

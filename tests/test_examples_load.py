@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.pipeline.spec import load_spec
-from workloads.models.presets import PRESETS
+from perfkit.workloads.models.presets import PRESETS
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.yaml"))
 

@@ -138,8 +138,8 @@ def test_ncu_search_matches_perfkits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver looks for ncu where perfkit does, without importing perfkit (no wheels yet)."""
     monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks.gpu_validate_machine import NCU_SEARCH, find_ncu
-    from roofline.ncu import NCU_SEARCH as PERFKIT_NCU_SEARCH
-    from roofline.ncu import find_ncu as perfkit_find_ncu
+    from perfkit.roofline.ncu import NCU_SEARCH as PERFKIT_NCU_SEARCH
+    from perfkit.roofline.ncu import find_ncu as perfkit_find_ncu
 
     assert NCU_SEARCH == PERFKIT_NCU_SEARCH
     assert find_ncu() == perfkit_find_ncu()

@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from perfkit.roofline.calibration import perfkit_home
 from perfkit.store.url import default_db_url
-from roofline.calibration import perfkit_home
 
 
 def test_perfkit_home_and_default_store_are_temporary() -> None:

@@ -1,28 +1,35 @@
-"""The house's structure (DESIGN.md): package groups import each other in one direction only.
+"""The house's structure (DESIGN.md), read from the import statements of every file.
 
-A package group is `perfkit.<sub>` (perfkit/core, perfkit/store, ...; perfkit/cli.py counts as
-`perfkit.cli`) or a top-level folder (profiler, workloads, ...). Every import counts, also one
-inside a function: a lazy import is still a dependency.
+perfkit installs one import name. The repository's top-level folders profiler/, workloads/,
+analyzers/, roofline/, reports/ and dashboard/ are the subpackages perfkit.<folder> (perfkit/<folder>
+is a link to ../<folder>). A package group is one of those folders or `perfkit.<sub>` (perfkit/core,
+perfkit/store, ...; perfkit/cli.py counts as `perfkit.cli`). Every import counts, also one inside a
+function or under TYPE_CHECKING: a lazy import is still a dependency, and one that closes a circle
+between two files hides that circle rather than removing it.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPS = ("perfkit", "profiler", "workloads", "analyzers", "roofline", "reports", "dashboard")
+FOLDERS = ("profiler", "workloads", "analyzers", "roofline", "reports", "dashboard")
+OLD_NAMES = FOLDERS  # top-level import names perfkit no longer installs
 
 # Lowest first. A group may import only groups of a lower rank (and itself).
 RANK = {
     "perfkit.core": 0,
     "perfkit.regression": 1,
+    "perfkit.store": 1,
     "analyzers": 1,
-    "perfkit.store": 2,
-    "profiler": 3,
-    "roofline": 4,
-    "workloads": 5,
+    "profiler": 2,
+    "roofline": 3,
+    "workloads": 4,
+    "perfkit.comparison": 5,
     "reports": 6,
     "perfkit.pipeline": 7,
     "dashboard": 7,
@@ -34,39 +41,99 @@ RANK = {
     "perfkit.__main__": 11,
 }
 
+# Third-party packages that only some places may import (DESIGN.md): the prefix of the importing
+# module that may.
+RESTRICTED = {
+    "sqlalchemy": ("perfkit.store",),
+    "streamlit": ("perfkit.dashboard",),
+    "torch": ("perfkit.workloads", "perfkit.profiler", "perfkit.roofline.calibrate", "perfkit.pipeline",
+              "perfkit.pytest_plugin", "perfkit.api"),
+    "triton": ("perfkit.workloads", "perfkit.profiler", "perfkit.roofline.calibrate", "perfkit.pipeline"),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    src: str  # importing module
+    target: str  # imported module (a perfkit module, or a third-party top-level name)
+    line: int
+    lazy: bool  # inside a function (or class body): runs later than the module's own import
+
+
+def source_files() -> Iterator[tuple[str, Path]]:
+    """(module name, file) for every module of the perfkit package, folders included once."""
+    for path in sorted((ROOT / "perfkit").rglob("*.py")):
+        rel = path.relative_to(ROOT / "perfkit")
+        if rel.parts[0] in FOLDERS:  # the links; walked below from the real folder
+            continue
+        yield module_name(("perfkit", *rel.with_suffix("").parts)), path
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT / folder)
+            yield module_name(("perfkit", folder, *rel.with_suffix("").parts)), path
+
+
+def module_name(parts: tuple[str, ...]) -> str:
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = dict(source_files())
+PACKAGES = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+
+
+def resolve(src: str, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = src.split(".") if src in PACKAGES else src.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(src: str, path: Path) -> list[Import]:
+    tree = ast.parse(path.read_text(), str(path))
+    out: list[Import] = []
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Import):
+                out.extend(Import(src, a.name, child.lineno, lazy) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                module = resolve(src, child)
+                names = [f"{module}.{a.name}" for a in child.names]
+                subs = [n for n in names if n in MODULES]  # `from pkg import module`
+                out.extend(Import(src, t, child.lineno, lazy) for t in (subs or [module]))
+                if subs and len(subs) < len(names):
+                    out.append(Import(src, module, child.lineno, lazy))
+            visit(child, inner)
+
+    visit(tree, False)
+    return out
+
+
+ALL_IMPORTS = [imp for src, path in MODULES.items() for imp in imports_of(src, path)]
+PROJECT_IMPORTS = [i for i in ALL_IMPORTS if i.target.split(".")[0] == "perfkit"]
+
 
 def group(module: str) -> str:
     parts = module.split(".")
-    return f"perfkit.{parts[1]}" if parts[0] == "perfkit" and len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return "perfkit"
+    return parts[1] if parts[1] in FOLDERS else f"perfkit.{parts[1]}"
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
-    name = ".".join(rel.parts)
-    return name[: -len(".__init__")] if name.endswith(".__init__") else name
-
-
-def import_edges() -> dict[tuple[str, str], list[str]]:
-    """(importing group, imported group) -> the 'module -> module' lines that make the edge."""
+def group_edges() -> dict[tuple[str, str], list[str]]:
+    """(importing group, imported group) -> the 'module:line -> module' lines that make the edge."""
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for top in TOPS:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            src = module_name(path)
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Import):
-                    targets = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    targets = [node.module]
-                else:
-                    continue
-                for target in targets:
-                    if target.split(".")[0] in TOPS and group(target) != group(src):
-                        edges[(group(src), group(target))].append(f"{src} -> {target}")
+    for imp in PROJECT_IMPORTS:
+        a, b = group(imp.src), group(imp.target)
+        if a != b:
+            edges[(a, b)].append(f"{imp.src}:{imp.line} -> {imp.target}")
     return edges
 
 
 def cycles(edges: dict[tuple[str, str], list[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one group (Tarjan)."""
+    """Strongly connected components of more than one node (Tarjan)."""
     adj: dict[str, set[str]] = defaultdict(set)
     for a, b in edges:
         adj[a].add(b)
@@ -100,29 +167,72 @@ def cycles(edges: dict[tuple[str, str], list[str]]) -> list[list[str]]:
     return out
 
 
+def file_edges() -> dict[tuple[str, str], list[str]]:
+    """Module -> module edges (lazy imports included), a package's __init__ left out as a target
+    when it only re-exports nothing (an import of pkg.mod runs pkg/__init__ first, which is fine)."""
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for imp in PROJECT_IMPORTS:
+        target = imp.target
+        while target not in MODULES and "." in target:  # `from module import name`
+            target = target.rsplit(".", 1)[0]
+        if target != imp.src and target in MODULES:
+            edges[(imp.src, target)].append(f"{imp.src}:{imp.line}{' (lazy)' if imp.lazy else ''}")
+    return edges
+
+
 def test_no_import_cycle_between_package_groups() -> None:
-    assert cycles(import_edges()) == []
+    assert cycles(group_edges()) == []
+
+
+def test_no_import_cycle_between_files_lazy_imports_included() -> None:
+    edges = file_edges()
+    found = cycles(edges)
+    detail = [" <-> ".join(c) + ": " + "; ".join(
+        line for (a, b), lines in edges.items() if a in c and b in c for line in lines) for c in found]
+    assert found == [], "file-level import circles:\n" + "\n".join(detail)
 
 
 def test_every_group_has_a_rank() -> None:
-    groups = {g for edge in import_edges() for g in edge}
+    groups = {g for edge in group_edges() for g in edge}
     assert groups <= set(RANK), f"give these groups a layer in RANK: {sorted(groups - set(RANK))}"
 
 
 def test_imports_point_down_the_layers() -> None:
-    upward = [line for (a, b), lines in import_edges().items() if RANK[b] >= RANK[a] for line in lines]
+    upward = [line for (a, b), lines in group_edges().items() if RANK[b] >= RANK[a] for line in lines]
     assert upward == [], "imports from a layer to one not below it:\n" + "\n".join(upward)
 
 
 def test_nothing_below_the_cli_imports_it() -> None:
     allowed = {"perfkit.cli", "perfkit.commands", "perfkit.__main__"}
-    bad = [line for (a, b), lines in import_edges().items()
+    bad = [line for (a, b), lines in group_edges().items()
            if b in ("perfkit.cli", "perfkit.commands") and a not in allowed for line in lines]
     assert bad == []
 
 
 def test_core_imports_nothing_else_of_the_project() -> None:
-    assert [edge for edge in import_edges() if edge[0] == "perfkit.core"] == []
+    assert [edge for edge in group_edges() if edge[0] == "perfkit.core"] == []
+
+
+def test_the_store_imports_only_core() -> None:
+    assert [lines for (a, b), lines in group_edges().items()
+            if a == "perfkit.store" and b != "perfkit.core"] == []
+
+
+def test_restricted_packages_only_where_allowed() -> None:
+    bad = [f"{i.src}:{i.line} imports {i.target}" for i in ALL_IMPORTS
+           if (top := i.target.split(".")[0]) in RESTRICTED
+           and not any(i.src == p or i.src.startswith(p + ".") for p in RESTRICTED[top])]
+    assert bad == [], "\n".join(bad)
+
+
+def test_no_old_top_level_import_name() -> None:
+    """perfkit installs one import name: nothing imports `profiler`, `reports`, ... directly."""
+    tests_and_benchmarks = [(str(p), p) for d in ("tests", "benchmarks", "examples")
+                            for p in sorted((ROOT / d).rglob("*.py"))]
+    bad = [f"{i.src}:{i.line} imports {i.target}"
+           for src, path in [*MODULES.items(), *tests_and_benchmarks] for i in imports_of(src, path)
+           if i.target.split(".")[0] in OLD_NAMES]
+    assert bad == [], "\n".join(bad)
 
 
 def test_the_checker_sees_a_cycle() -> None:
@@ -130,12 +240,18 @@ def test_the_checker_sees_a_cycle() -> None:
     assert cycles(fake) == [["a", "b"]]
 
 
+def test_the_checker_sees_a_lazy_import(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("import os\n\ndef f():\n    from perfkit.core import errors\n    return errors\n")
+    found = imports_of("perfkit.x.m", path)
+    assert [(i.target, i.lazy) for i in found] == [("os", False), ("perfkit.core.errors", True)]
+
+
 def test_one_writer_each_for_run_json_and_run_partial_json() -> None:
     """Only perfkit/pipeline/run_files.py names the record files in a write."""
     writers = []
-    for top in TOPS:
-        for path in (ROOT / top).rglob("*.py"):
-            text = path.read_text()
-            if "write_json_atomic(" in text and ("RUN_FILE" in text or "PARTIAL_FILE" in text):
-                writers.append(str(path.relative_to(ROOT)))
+    for path in MODULES.values():
+        text = path.read_text()
+        if "write_json_atomic(" in text and ("RUN_FILE" in text or "PARTIAL_FILE" in text):
+            writers.append(str(path.relative_to(ROOT)))
     assert sorted(writers) == ["perfkit/pipeline/run_files.py"]

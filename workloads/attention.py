@@ -19,16 +19,21 @@ import torch
 from torch import Tensor
 
 from perfkit.core.cost import Cost
-from workloads.attention_cost import (
+from perfkit.workloads.attention_cost import (
     decode_attention_cost,
     padded_kv_bytes,
     prefill_attention_cost,
     unfused_extra_bytes,
 )
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.dtypes import DTYPE_BYTES, torch_dtype
-from workloads.numerics import compare
-from workloads.sdpa_backends import backend_context, gqa_sdpa, run_and_detect, sdpa_has_native_gqa
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.dtypes import DTYPE_BYTES, torch_dtype
+from perfkit.workloads.numerics import compare
+from perfkit.workloads.sdpa_backends import (
+    backend_context,
+    gqa_sdpa,
+    run_and_detect,
+    sdpa_has_native_gqa,
+)
 
 # Relative Frobenius error vs the float32 reference that a correct kernel stays under
 # (low-precision kernels round P to the input dtype before P V).

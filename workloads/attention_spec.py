@@ -22,9 +22,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, field_validator, model_validator
 
-from workloads.dtypes import dtype_axis
-from workloads.models.spec import ModelWorkloadSpec
-from workloads.sweep import BoolAxis, IntAxis, StrAxis, cartesian
+from perfkit.workloads.dtypes import dtype_axis
+from perfkit.workloads.models.spec import ModelWorkloadSpec
+from perfkit.workloads.sweep import BoolAxis, IntAxis, StrAxis, cartesian
 
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 
@@ -72,7 +72,7 @@ class AttentionSpec(ModelWorkloadSpec):
     gqa: StrAxis = ("native",)
     dtypes: DTypeAxis | None = None
 
-    runner: ClassVar[str] = "workloads.attention:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.attention:prepare"
 
     @field_validator("phase")
     @classmethod

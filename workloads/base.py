@@ -2,7 +2,7 @@
 
 A workload kind is two modules: `<kind>_spec.py` (a pydantic model, no torch; validated from
 model.yaml) and a runner module (imports torch) with `prepare(point, ctx) -> Prepared`.
-`workloads.registry.KINDS` maps the YAML `kind:` to the spec class.
+`perfkit.workloads.registry.KINDS` maps the YAML `kind:` to the spec class.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from typing import Any
 
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import Numerics
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.collectives_cost import (
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.collectives_cost import (
     REDUCING,
     algbw_bytes_per_s,
     bus_factor,
@@ -22,7 +22,7 @@ from workloads.collectives_cost import (
     collective_cost,
     message_elements,
 )
-from workloads.collectives_spec import COLLECTIVE_DTYPES
+from perfkit.workloads.collectives_spec import COLLECTIVE_DTYPES
 
 
 def _torch_dtype(name: str) -> Any:

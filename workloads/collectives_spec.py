@@ -10,9 +10,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, model_validator
 
-from workloads.base import WorkloadSpec
-from workloads.collectives_cost import OPS
-from workloads.sweep import IntAxis, cartesian, str_axis
+from perfkit.workloads.base import WorkloadSpec
+from perfkit.workloads.collectives_cost import OPS
+from perfkit.workloads.sweep import IntAxis, cartesian, str_axis
 
 # name -> bytes per element; the values the check uses are small integers, exact in each.
 COLLECTIVE_DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2, "int32": 4, "fp64": 8}
@@ -45,7 +45,7 @@ class CollectivesSpec(WorkloadSpec):
     elements: IntAxis | None = None  # or the size in elements of the dtype
     dtypes: Annotated[tuple[str, ...], BeforeValidator(_dtypes)] = ("fp32",)
 
-    runner: ClassVar[str] = "workloads.collectives:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.collectives:prepare"
 
     @model_validator(mode="after")
     def _one_size_axis(self) -> CollectivesSpec:

@@ -24,8 +24,8 @@ from typing import Any, cast
 
 from perfkit.core.cost import Cost
 from perfkit.core.record import Numerics
-from workloads.base import Point, Prepared, RunContext
-from workloads.custom_entry import (
+from perfkit.workloads.base import Point, Prepared, RunContext
+from perfkit.workloads.custom_entry import (
     EntryError,
     call_ref,
     import_module,
@@ -34,9 +34,9 @@ from workloads.custom_entry import (
     short_error,
     triton_objects,
 )
-from workloads.custom_spec import CustomSpec
-from workloads.dtypes import REL_TOL, canonical
-from workloads.expr import ExprError, evaluate_number, parse_expr
+from perfkit.workloads.custom_spec import CustomSpec
+from perfkit.workloads.dtypes import REL_TOL, canonical
+from perfkit.workloads.expr import ExprError, evaluate_number, parse_expr
 
 DEFAULT_TOL = 1e-4
 INTERPRET_ENV = "TRITON_INTERPRET"
@@ -210,7 +210,7 @@ def compare_outputs(out: Any, expected: Any, tol: float, name: str, where: str) 
     """Compare tensors (or equal-length tuples/lists of tensors) in float64; worst part wins."""
     import torch
 
-    from workloads.numerics import compare
+    from perfkit.workloads.numerics import compare
 
     if out is None:
         raise EntryError(f"{where}: the kernel returned None; return its output so it can be "

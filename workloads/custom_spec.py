@@ -33,9 +33,9 @@ from pydantic import (
 )
 
 from perfkit.core.errors import located
-from workloads.base import FrozenModel, WorkloadSpec
-from workloads.expr import CONSTANTS, FUNCTIONS, ExprError, evaluate, parse_expr
-from workloads.sweep import cartesian, int_axis
+from perfkit.workloads.base import FrozenModel, WorkloadSpec
+from perfkit.workloads.expr import CONSTANTS, FUNCTIONS, ExprError, evaluate, parse_expr
+from perfkit.workloads.sweep import cartesian, int_axis
 
 RESERVED_PARAMS = frozenset({"device", "seed"})  # passed to factories by perfkit itself
 _REF_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -133,7 +133,7 @@ class CustomSpec(WorkloadSpec):
     cost: Annotated[CostSpec | None, BeforeValidator(_cost_shorthand)] = None
     triton: bool | None = None  # None: detected from the entry module (Triton kernels in it)
 
-    runner: ClassVar[str] = "workloads.custom:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.custom:prepare"
 
     # "entry" / "reference" / "cost" -> "FILE:LINE:COL" of the key in model.yaml (when loaded
     # from a file); not part of the spec's dump or hash.

@@ -29,10 +29,10 @@ from torch import Tensor
 from perfkit.core.cost import Cost
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import Numerics
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.decode_metrics import decode_metrics, tp_decode_metrics
-from workloads.decode_spec import DecodeSpec, tp_problem
-from workloads.decode_tp import (
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.decode_metrics import decode_metrics, tp_decode_metrics
+from perfkit.workloads.decode_spec import DecodeSpec, tp_problem
+from perfkit.workloads.decode_tp import (
     TPState,
     all_reduce_sum,
     build_shard,
@@ -41,18 +41,18 @@ from workloads.decode_tp import (
     local_config,
     shard_model,
 )
-from workloads.dtypes import DTYPE_BYTES
-from workloads.models.build import build_model
-from workloads.models.config import ModelConfig
-from workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
-from workloads.models.fit import check_fits, device_memory, refusal
-from workloads.models.generate import generate, prefill
-from workloads.models.model import Transformer
-from workloads.models.moe_layer import MoEFeedForward
-from workloads.models.ranges import DECODE_STEP, PREFILL, layer_range, phase
-from workloads.models.stepper import Stepper, compile_mode, mode_problem
-from workloads.numerics import compare
-from workloads.sdpa_backends import backends_seen, recording
+from perfkit.workloads.dtypes import DTYPE_BYTES
+from perfkit.workloads.models.build import build_model
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
+from perfkit.workloads.models.fit import check_fits, device_memory, refusal
+from perfkit.workloads.models.generate import generate, prefill
+from perfkit.workloads.models.model import Transformer
+from perfkit.workloads.models.moe_layer import MoEFeedForward
+from perfkit.workloads.models.ranges import DECODE_STEP, PREFILL, layer_range, phase
+from perfkit.workloads.models.stepper import Stepper, compile_mode, mode_problem
+from perfkit.workloads.numerics import compare
+from perfkit.workloads.sdpa_backends import backends_seen, recording
 
 # Logits of the cached decode path vs a full recompute, relative Frobenius error. Low-precision
 # runs differ by kernel choice and accumulation order over every layer.
@@ -79,7 +79,7 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
             return "decode_attention varlen needs bf16 / fp16 on compute capability >= 8.0"
         if importlib.util.find_spec("torch.nn.attention.varlen") is None:
             return f"torch {torch.__version__} has no torch.nn.attention.varlen; use sdpa"
-        from workloads.models.model import varlen_parameters
+        from perfkit.workloads.models.model import varlen_parameters
 
         if p["batch"] > 1 and "seqused_k" not in varlen_parameters():
             return (f"torch {torch.__version__}'s varlen_attn has no seqused_k, needed for batch > 1; "
@@ -102,7 +102,7 @@ def fresh_compile_state() -> None:
 def device_ceiling(device: str, dtype: str) -> tuple[Any, str | None]:
     """(roofline Ceiling, None) or (None, why there is none)."""
     try:
-        from roofline.ceilings import for_device
+        from perfkit.roofline.ceilings import for_device
 
         return for_device(device, dtype), None
     except Exception as exc:  # a missing calibration or device table must not fail the point

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from workloads.models.cost import StepCost
+from perfkit.workloads.models.cost import StepCost
 
 DEFINITIONS: dict[str, str] = {
     "ttft_s": "time to first token: first output token ready (on the device) minus the start of "

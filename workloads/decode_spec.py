@@ -24,10 +24,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from workloads.dtypes import dtype_axis
-from workloads.models.config import ModelConfig
-from workloads.models.spec import MODEL_DTYPES, ModelWorkloadSpec
-from workloads.sweep import IntAxis, StrAxis, cartesian
+from perfkit.workloads.dtypes import dtype_axis
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.spec import MODEL_DTYPES, ModelWorkloadSpec
+from perfkit.workloads.sweep import IntAxis, StrAxis, cartesian
 
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 MODES = ("eager", "compile", "cuda_graph")
@@ -71,7 +71,7 @@ class DecodeSpec(ModelWorkloadSpec):
     # none = every rank builds only its shard, no check; auto = full when the whole model fits one device
     tp_reference: Literal["auto", "full", "none"] = "auto"
 
-    runner: ClassVar[str] = "workloads.decode:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.decode:prepare"
 
     @field_validator("mode")
     @classmethod

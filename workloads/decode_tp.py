@@ -24,11 +24,11 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from workloads.dtypes import torch_dtype
-from workloads.models.blocked_init import fill_blocked
-from workloads.models.config import ModelConfig
-from workloads.models.model import Block, Transformer
-from workloads.models.moe_layer import FeedForward
+from perfkit.workloads.dtypes import torch_dtype
+from perfkit.workloads.models.blocked_init import fill_blocked
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.model import Block, Transformer
+from perfkit.workloads.models.moe_layer import FeedForward
 
 
 @dataclass
@@ -146,11 +146,11 @@ def collective_share(paths: Sequence[str | Path], label: str) -> dict[str, Any]:
     """
     import numpy as np
 
-    from analyzers.categories import category_of
-    from analyzers.event_table import Kind
-    from analyzers.intervals import intersection_ns, merge
-    from analyzers.kineto import load_traces
-    from analyzers.steps import step_windows
+    from perfkit.analyzers.categories import category_of
+    from perfkit.analyzers.event_table import Kind
+    from perfkit.analyzers.intervals import intersection_ns, merge
+    from perfkit.analyzers.kineto import load_traces
+    from perfkit.analyzers.steps import step_windows
 
     table = load_traces(list(paths))
     steps = step_windows(table)

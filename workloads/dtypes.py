@@ -38,7 +38,7 @@ def canonical(name: str) -> str:
 
 
 def dtype_axis(value: Any) -> tuple[str, ...]:
-    from workloads.sweep import str_axis
+    from perfkit.workloads.sweep import str_axis
 
     return tuple(canonical(v) for v in str_axis(value))
 

@@ -43,7 +43,7 @@ def _cdiv(a: Any, b: Any) -> int:
 
 def _sizeof(dtype: Any) -> int:
     """Bytes per element of a dtype name (fp32, bf16, fp16, fp8, fp64, int8, ...)."""
-    from workloads.dtypes import DTYPE_BYTES, canonical
+    from perfkit.workloads.dtypes import DTYPE_BYTES, canonical
 
     if not isinstance(dtype, str):
         raise ExprError(f"sizeof() takes a dtype name, got {dtype!r}")

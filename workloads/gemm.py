@@ -15,9 +15,9 @@ from typing import Any
 import torch
 
 from perfkit.core.cost import Cost
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
-from workloads.numerics import compare
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
+from perfkit.workloads.numerics import compare
 
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 

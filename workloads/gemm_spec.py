@@ -6,9 +6,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator
 
-from workloads.base import WorkloadSpec
-from workloads.dtypes import dtype_axis
-from workloads.sweep import BoolAxis, IntAxis, cartesian
+from perfkit.workloads.base import WorkloadSpec
+from perfkit.workloads.dtypes import dtype_axis
+from perfkit.workloads.sweep import BoolAxis, IntAxis, cartesian
 
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 
@@ -23,7 +23,7 @@ class GemmSpec(WorkloadSpec):
     transpose_a: BoolAxis = (False,)
     transpose_b: BoolAxis = (False,)
 
-    runner: ClassVar[str] = "workloads.gemm:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.gemm:prepare"
 
     def sweep(self) -> list[dict[str, Any]]:
         return cartesian(

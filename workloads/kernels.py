@@ -13,10 +13,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
-from workloads.kernels_cost import kernel_cost
-from workloads.numerics import compare
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
+from perfkit.workloads.kernels_cost import kernel_cost
+from perfkit.workloads.numerics import compare
 
 EPS = 1e-5
 

@@ -15,10 +15,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, field_validator
 
-from workloads.base import WorkloadSpec
-from workloads.dtypes import dtype_axis
-from workloads.kernels_cost import OPS
-from workloads.sweep import IntAxis, StrAxis, cartesian
+from perfkit.workloads.base import WorkloadSpec
+from perfkit.workloads.dtypes import dtype_axis
+from perfkit.workloads.kernels_cost import OPS
+from perfkit.workloads.sweep import IntAxis, StrAxis, cartesian
 
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 IMPLS = ("eager", "compile")
@@ -40,7 +40,7 @@ class KernelsSpec(WorkloadSpec):
     dtypes: DTypeAxis = ("fp32",)
     impl: StrAxis = ("eager",)
 
-    runner: ClassVar[str] = "workloads.kernels:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.kernels:prepare"
 
     @field_validator("op")
     @classmethod

@@ -17,13 +17,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
-from workloads.models.build import init_weights
-from workloads.models.fit import WouldNotFit, device_memory
-from workloads.models.moe_layer import MoEFeedForward
-from workloads.moe_cost import MoEShape, moe_cost, moe_memory_bytes
-from workloads.numerics import compare
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
+from perfkit.workloads.models.build import init_weights
+from perfkit.workloads.models.fit import WouldNotFit, device_memory
+from perfkit.workloads.models.moe_layer import MoEFeedForward
+from perfkit.workloads.moe_cost import MoEShape, moe_cost, moe_memory_bytes
+from perfkit.workloads.numerics import compare
 
 CHECK_TOKENS = 64
 HEADROOM = 0.9
@@ -73,7 +73,7 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
 def prepare(point: Point, ctx: RunContext) -> Prepared:
     p = point.params
     if p.get("ep", 1) > 1:  # expert parallel over the ranks of `launch`
-        from workloads.moe_ep_run import prepare_ep
+        from perfkit.workloads.moe_ep_run import prepare_ep
 
         return prepare_ep(point, ctx)
     dtype, dev = p["dtype"], ctx.device

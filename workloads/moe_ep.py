@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from workloads.models.moe_layer import MoEFeedForward
+from perfkit.workloads.models.moe_layer import MoEFeedForward
 
 
 @dataclass(frozen=True)

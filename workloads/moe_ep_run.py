@@ -17,13 +17,19 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
-from workloads.models.fit import WouldNotFit, device_memory
-from workloads.moe import CHECK_TOKENS, HEADROOM, build_layer, loop_reference, support_problem
-from workloads.moe_cost import MoEShape, ep_cost, moe_memory_bytes
-from workloads.moe_ep import ep_forward
-from workloads.numerics import compare
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
+from perfkit.workloads.models.fit import WouldNotFit, device_memory
+from perfkit.workloads.moe import (
+    CHECK_TOKENS,
+    HEADROOM,
+    build_layer,
+    loop_reference,
+    support_problem,
+)
+from perfkit.workloads.moe_cost import MoEShape, ep_cost, moe_memory_bytes
+from perfkit.workloads.moe_ep import ep_forward
+from perfkit.workloads.numerics import compare
 
 
 def rank_batch(tokens: int, dim: int, seed: int, rank: int, dtype: str, device: str) -> Tensor:

@@ -20,9 +20,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from workloads.dtypes import dtype_axis
-from workloads.models.spec import ModelWorkloadSpec
-from workloads.sweep import IntAxis, NonNegIntAxis, StrAxis, cartesian
+from perfkit.workloads.dtypes import dtype_axis
+from perfkit.workloads.models.spec import ModelWorkloadSpec
+from perfkit.workloads.sweep import IntAxis, NonNegIntAxis, StrAxis, cartesian
 
 DTypeAxis = Annotated[tuple[str, ...], BeforeValidator(dtype_axis)]
 MOE_IMPLS = ("grouped", "gather", "dense")
@@ -49,7 +49,7 @@ class MoESpec(ModelWorkloadSpec):
     dtypes: DTypeAxis | None = None
     ep: int | None = Field(None, ge=1, le=1024)  # expert parallel over this many ranks (None: 1)
 
-    runner: ClassVar[str] = "workloads.moe:prepare"
+    runner: ClassVar[str] = "perfkit.workloads.moe:prepare"
 
     @field_validator("impl")
     @classmethod

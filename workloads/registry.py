@@ -6,16 +6,16 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workloads.base import WorkloadSpec
+    from perfkit.workloads.base import WorkloadSpec
 
 KINDS: dict[str, str] = {
-    "gemm": "workloads.gemm_spec:GemmSpec",
-    "custom": "workloads.custom_spec:CustomSpec",
-    "attention": "workloads.attention_spec:AttentionSpec",
-    "kernels": "workloads.kernels_spec:KernelsSpec",
-    "moe": "workloads.moe_spec:MoESpec",
-    "decode": "workloads.decode_spec:DecodeSpec",
-    "collectives": "workloads.collectives_spec:CollectivesSpec",
+    "gemm": "perfkit.workloads.gemm_spec:GemmSpec",
+    "custom": "perfkit.workloads.custom_spec:CustomSpec",
+    "attention": "perfkit.workloads.attention_spec:AttentionSpec",
+    "kernels": "perfkit.workloads.kernels_spec:KernelsSpec",
+    "moe": "perfkit.workloads.moe_spec:MoESpec",
+    "decode": "perfkit.workloads.decode_spec:DecodeSpec",
+    "collectives": "perfkit.workloads.collectives_spec:CollectivesSpec",
 }
 
 

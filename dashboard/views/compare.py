@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import data, widgets
-from reports.html_data import comparison_display
-from reports.html_figures import comparison_figure
+from perfkit.dashboard import data, widgets
+from perfkit.reports.html_data import comparison_display
+from perfkit.reports.html_figures import comparison_figure
 
 st.title("Compare")
 url = widgets.store_url()

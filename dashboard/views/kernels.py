@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import data, widgets
-from reports.html_figures import kernels_figure
+from perfkit.dashboard import data, widgets
+from perfkit.reports.html_figures import kernels_figure
 
 PERFETTO = """\
 Open a trace in Perfetto: go to https://ui.perfetto.dev, choose "Open trace file" and pick the

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, widgets
-from reports.markdown_run import md_text
+from perfkit.dashboard import data, widgets
+from perfkit.reports.markdown_run import md_text
 
 MAX_LINKS = 5  # open regressions offered for Compare, largest first
 

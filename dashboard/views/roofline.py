@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import data, widgets
-from reports.html_text import plot_text
+from perfkit.dashboard import data, widgets
+from perfkit.reports.html_text import plot_text
 
 st.title("Roofline")
 url = widgets.store_url()
@@ -18,8 +18,8 @@ view, why = data.roofline(url, run_id)
 if view is None:
     widgets.not_available(why)
     st.stop()
-from roofline.ceilings import roof_labels  # noqa: E402
-from roofline.figure import roofline_figure  # noqa: E402
+from perfkit.roofline.ceilings import roof_labels  # noqa: E402
+from perfkit.roofline.figure import roofline_figure  # noqa: E402
 
 shown = view.placed.copy()
 for column in ("key", "workload"):

@@ -50,13 +50,13 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
 
 def render(result: Any, fmt: str) -> str:
     if fmt == "json":
-        from reports.gate_text import render_json
+        from perfkit.reports.gate_text import render_json
 
         return render_json(result) + "\n"
     if fmt == "md":
-        from reports.markdown_gate import render_markdown
+        from perfkit.reports.markdown_gate import render_markdown
 
         return render_markdown(result)
-    from reports.gate_text import render_table
+    from perfkit.reports.gate_text import render_table
 
     return render_table(result)

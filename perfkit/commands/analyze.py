@@ -57,9 +57,9 @@ class Result:
 
 
 def _analyze(args: argparse.Namespace) -> Result:
-    from analyzers.suite import ANALYSES, run_analyses
-    from analyzers.trace_files import load_trace_files
-    from analyzers.trace_notes import empty_reason, trace_notes
+    from perfkit.analyzers.suite import ANALYSES, run_analyses
+    from perfkit.analyzers.trace_files import load_trace_files
+    from perfkit.analyzers.trace_notes import empty_reason, trace_notes
     from perfkit.core.errors import SpecError
 
     names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(ANALYSES)
@@ -68,7 +68,7 @@ def _analyze(args: argparse.Namespace) -> Result:
         raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
     table = load_trace_files(args.traces)
     if args.vs is not None:
-        from analyzers.diff import diff_totals, trace_diff
+        from perfkit.analyzers.diff import diff_totals, trace_diff
 
         base = load_trace_files([args.vs])
         diff = trace_diff(base, table)  # A = the baseline (before), B = TRACE (after)
@@ -78,7 +78,7 @@ def _analyze(args: argparse.Namespace) -> Result:
         return Result(tables, notes, {n: why for n, df in tables.items() if df.empty})
     tables = run_analyses(table, [n for n in names if n != "ranges"])
     if "ranges" in names:
-        from analyzers.ranges import range_projection
+        from perfkit.analyzers.ranges import range_projection
 
         tables["ranges"] = range_projection(table, args.range_pattern)
         tables = {n: tables[n] for n in names}
@@ -87,7 +87,7 @@ def _analyze(args: argparse.Namespace) -> Result:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analyzers.render import format_table, to_csv, to_json_obj
+    from perfkit.analyzers.render import format_table, to_csv, to_json_obj
     from perfkit.core.atomic import write_bytes_atomic
 
     result = _analyze(args)

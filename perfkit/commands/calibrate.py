@@ -42,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from perfkit.core.timing import DEFAULT_CPU_THREADS
-    from roofline import calibration as store
-    from roofline.calibrate.detect import detect, resolve_device
-    from roofline.calibrate.run import calibrate
-    from roofline.calibration_checks import datasheet_flags
-    from roofline.devices import lookup
-    from roofline.table import calibration_text, flags_text
+    from perfkit.roofline import calibration as store
+    from perfkit.roofline.calibrate.detect import detect, resolve_device
+    from perfkit.roofline.calibrate.run import calibrate
+    from perfkit.roofline.calibration_checks import datasheet_flags
+    from perfkit.roofline.devices import lookup
+    from perfkit.roofline.table import calibration_text, flags_text
 
     device = resolve_device(args.device)
     threads = args.threads if args.threads is not None or device != "cpu" else DEFAULT_CPU_THREADS

@@ -46,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def streamlit_command(host: str, port: int) -> list[str]:
-    app = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+    app = Path(__file__).parents[1] / "dashboard" / "app.py"  # perfkit/dashboard/app.py
     return [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", host,
             "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none", "--client.toolbarMode", "viewer"]  # no "Deploy" button
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     label = None
     db_url = normalize_db_url(args.db)
     if args.demo:
-        from dashboard.demo import build
+        from perfkit.dashboard.demo import build
 
         demo = build(args.demo_dir, rebuild=args.rebuild_demo)
         db_url, label = demo.db_url, demo.label

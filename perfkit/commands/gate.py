@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, StoreError
     from perfkit.regression.gate_types import Verdict
-    from reports.junit import render_junit
-    from reports.markdown_gate import render_markdown
+    from perfkit.reports.junit import render_junit
+    from perfkit.reports.markdown_gate import render_markdown
 
     if args.junit:
         args.junit = checked_out_file("--junit", Path(args.junit), "gate-junit.xml", (".xml",))

@@ -60,12 +60,12 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
     from perfkit.regression.changepoint import ChangePointOptions, detect_change_points
+    from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
     from perfkit.store.api import open_existing_store
     from perfkit.store.engine import describe
     from perfkit.store.series import commit_series
     from perfkit.store.url import normalize_db_url
-    from reports import changepoints_render as cr
 
     if not 0 < args.max_p < 1 or args.min_magnitude < 0 or args.min_size < 1:
         raise SpecError("--max-p must be in (0, 1), --min-magnitude >= 0, --min-size >= 1")

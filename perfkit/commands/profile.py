@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ncu and not args.ncu_pass:  # ncu profiles only what lies in perfkit's NVTX ranges
         _refuse_ncu_without_nvtx()
     if args.nsys and not args.nsys_pass:
-        from analyzers.nsys_export import find_nsys
+        from perfkit.analyzers.nsys_export import find_nsys
         from perfkit.core.errors import DeviceError
 
         if find_nsys() is None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     show = not args.quiet
     child = args.ncu_pass or args.nsys_pass
     if show and not child:  # `perfkit doctor`'s load / thread checks, before a long sweep
-        from profiler.doctor_run import quick_cpu_warnings
+        from perfkit.profiler.doctor_run import quick_cpu_warnings
 
         for line in quick_cpu_warnings(threads=spec.cpu_threads):
             print(f"perfkit: warning: {line}", file=sys.stderr)
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     for message in outcome.messages if show else []:
         print(f"perfkit: {message}")
     if show and not child:
-        from reports.console import noise_summary
+        from perfkit.reports.console import noise_summary
 
         noise = noise_summary(outcome.run)
         if noise:
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 def _refuse_ncu_without_nvtx() -> None:
     """Before the sweep: without working NVTX ranges the ncu pass would profile nothing."""
     from perfkit.core.errors import DeviceError
-    from profiler.nvtx_ranges import nvtx_problem
+    from perfkit.profiler.nvtx_ranges import nvtx_problem
 
     problem = nvtx_problem()
     if problem:
@@ -140,7 +140,7 @@ def _hooks() -> ProfileHooks:
     def sweep_done(run: Run) -> None:
         from rich.console import Console
 
-        from reports.console import SUMMARY_WIDTH, summary_table
+        from perfkit.reports.console import SUMMARY_WIDTH, summary_table
 
         width = None if sys.stdout.isatty() else SUMMARY_WIDTH  # a terminal: its own width, the table fits 80
         Console(soft_wrap=False, width=width).print(summary_table(run))

@@ -42,17 +42,17 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
-    from roofline.calibration import Calibration, load_file, load_for, staleness
-    from roofline.calibration_checks import datasheet_flags
-    from roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
-    from roofline.devices import lookup
-    from roofline.figure import roofline_figure
-    from roofline.links import place_collectives
-    from roofline.ncu import load_csv, load_meta
-    from roofline.ncu_kernels import kernel_table
-    from roofline.place import place_kernels, place_points
-    from roofline.snapshot import calibration_from_run, device_info_from_run
-    from roofline.table import flags_text
+    from perfkit.roofline.calibration import Calibration, load_file, load_for, staleness
+    from perfkit.roofline.calibration_checks import datasheet_flags
+    from perfkit.roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
+    from perfkit.roofline.devices import lookup
+    from perfkit.roofline.figure import roofline_figure
+    from perfkit.roofline.links import place_collectives
+    from perfkit.roofline.ncu import load_csv, load_meta
+    from perfkit.roofline.ncu_kernels import kernel_table
+    from perfkit.roofline.place import place_kernels, place_points
+    from perfkit.roofline.snapshot import calibration_from_run, device_info_from_run
+    from perfkit.roofline.table import flags_text
 
     run_ = load_run(args.run_dir)
     run_dir = Path(args.run_dir) if Path(args.run_dir).is_dir() else Path(args.run_dir).parent
@@ -150,8 +150,8 @@ def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
 
 
 def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, links: Any) -> None:
-    from roofline.table import collectives_text, placement_text
-    from roofline.units import format_bytes_per_s
+    from perfkit.roofline.table import collectives_text, placement_text
+    from perfkit.roofline.units import format_bytes_per_s
 
     if fmt == "csv":
         print(placed.to_csv(index=False), end="")

@@ -21,7 +21,7 @@ from typing import Any
 
 from perfkit.core.measurement import Measurement
 from perfkit.core.timing import TimingConfig
-from profiler.timer import stop_reason
+from perfkit.profiler.timer import stop_reason
 
 BATCH_TARGET_S = 0.05  # time of one batch of samples between two gathers
 MAX_WARMUP_REPS = 10_000

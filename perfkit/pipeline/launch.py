@@ -31,7 +31,7 @@ from perfkit.pipeline.rank_markers import LaunchLog, describe
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import ProfileOptions, ProgressFn, close_sweep
-from workloads.base import Point
+from perfkit.workloads.base import Point
 
 LAUNCH_FAILED = "launch_failed"  # artifacts key: why torchrun could not run the sweep
 LAUNCH_EXIT = "launch_exit"  # artifacts key: torchrun failed on the way out, after every point ran

@@ -19,13 +19,13 @@ from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
-from profiler.env import gpu_reader
-from profiler.graph_trace import coverage_note, graph_coverage, load_events
-from profiler.nvtx_ranges import nvtx_range
-from profiler.timer import time_callable
-from profiler.trace_capture import capture_trace
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.registry import runner_for
+from perfkit.profiler.env import gpu_reader
+from perfkit.profiler.graph_trace import coverage_note, graph_coverage, load_events
+from perfkit.profiler.nvtx_ranges import nvtx_range
+from perfkit.profiler.timer import time_callable
+from perfkit.profiler.trace_capture import capture_trace
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.registry import runner_for
 
 
 @dataclass(frozen=True)

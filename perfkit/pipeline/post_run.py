@@ -33,7 +33,7 @@ class PostRunOptions:
 
 
 def analysis_step(run_dir: Path, traces: list[Path], messages: list[str]) -> dict[str, Any]:
-    from analyzers.for_run import write_run_tables
+    from perfkit.analyzers.for_run import write_run_tables
 
     try:
         tables = write_run_tables(run_dir, traces)
@@ -51,11 +51,11 @@ def ncu_child_command(run: Run, run_dir: Path) -> list[str]:
 
 
 def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> dict[str, Any]:
-    from analyzers.for_run import parquet_bytes
+    from perfkit.analyzers.for_run import parquet_bytes
     from perfkit.core.atomic import write_bytes_atomic
-    from roofline.ncu import ncu_available, profile
-    from roofline.ncu_csv import load_csv
-    from roofline.ncu_kernels import kernel_table
+    from perfkit.roofline.ncu import ncu_available, profile
+    from perfkit.roofline.ncu_csv import load_csv
+    from perfkit.roofline.ncu_kernels import kernel_table
 
     if not run.device.startswith("cuda"):
         messages.append("--ncu: skipped, the run is on cpu (Nsight Compute profiles CUDA kernels)")
@@ -89,9 +89,9 @@ def nsys_child_command(run: Run, run_dir: Path) -> list[str]:
 
 def nsys_step(run: Run, run_dir: Path, messages: list[str]) -> dict[str, Any]:
     """Run the sweep again under nsys, export SQLite, write nsys/analysis/<analysis>.parquet."""
-    from analyzers.for_run import write_run_tables
-    from analyzers.nsys_export import find_nsys
-    from profiler.nsys_command import run_nsys
+    from perfkit.analyzers.for_run import write_run_tables
+    from perfkit.analyzers.nsys_export import find_nsys
+    from perfkit.profiler.nsys_command import run_nsys
 
     if not run.device.startswith("cuda"):
         messages.append("--nsys: skipped, the run is on cpu (perfkit reads the CUDA work of an nsys report)")

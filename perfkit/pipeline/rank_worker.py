@@ -36,9 +36,9 @@ from perfkit.pipeline.rank_markers import done_line, fail_line, start_line
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import plan_for
-from profiler.trace_capture import capture_trace
-from workloads.base import Point, Prepared, RunContext, Unsupported
-from workloads.registry import runner_for
+from perfkit.profiler.trace_capture import capture_trace
+from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.registry import runner_for
 
 GRACE_S = 3.0  # a rank that only waited on another lets the culprit report first
 EXIT_RANK_FAILED = 3

@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from perfkit.core.errors import SpecError
 from perfkit.core.yaml_source import YamlDoc, load_yaml
-from workloads.base import FrozenModel, Point, TimingSpec, WorkloadSpec
-from workloads.models.spec import ModelSpec
-from workloads.registry import KINDS, spec_class
+from perfkit.workloads.base import FrozenModel, Point, TimingSpec, WorkloadSpec
+from perfkit.workloads.models.spec import ModelSpec
+from perfkit.workloads.registry import KINDS, spec_class
 
 
 class ProfilePlan(FrozenModel):

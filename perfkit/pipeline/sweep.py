@@ -27,8 +27,8 @@ from perfkit.core.record import (
 from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
-from profiler.env import capture_env, sample_gpus
-from workloads.base import Point, RunContext
+from perfkit.profiler.env import capture_env, sample_gpus
+from perfkit.workloads.base import Point, RunContext
 
 QUICK_TIMER_SCALE = 0.2
 QUICK_MIN_TARGET_REL_CI = 0.03
@@ -82,7 +82,7 @@ def device_properties(device: str) -> DeviceProperties:
 
 def roofline_snapshot(device: str) -> dict[str, Any]:
     """The device as the roofline sees it and the calibration in force (perfkit calibrate)."""
-    from roofline.snapshot import snapshot
+    from perfkit.roofline.snapshot import snapshot
 
     try:
         return snapshot(device)

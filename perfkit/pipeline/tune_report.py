@@ -19,7 +19,7 @@ from typing import Any
 from perfkit.core.atomic import write_bytes_atomic
 from perfkit.core.record import Run
 from perfkit.pipeline.spec import RunSpec
-from workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
+from perfkit.workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
 
 TUNE_JSON = "tune.json"
 TUNE_CSV = "tune.csv"
@@ -27,7 +27,7 @@ TUNE_SCHEMA_VERSION = 1
 
 
 def tuned_workloads(spec: RunSpec) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    from workloads.custom_spec import CustomSpec
+    from perfkit.workloads.custom_spec import CustomSpec
 
     return {
         w.label: (w.shape_names, w.config_names)
@@ -102,7 +102,7 @@ def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) 
     from rich.table import Table
 
     from perfkit.core.units import fmt_time
-    from reports.console import SUMMARY_WIDTH
+    from perfkit.reports.console import SUMMARY_WIDTH
 
     table = Table(title="tune: best configuration per shape", box=box.SIMPLE_HEAD, collapse_padding=True,
                   pad_edge=False)

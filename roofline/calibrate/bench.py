@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from perfkit.core.timing import TimingConfig
-from profiler.timer import time_callable
-from roofline.calibration import SweepPoint
+from perfkit.profiler.timer import time_callable
+from perfkit.roofline.calibration import SweepPoint
 
 # A ceiling is what the device sustains at its best: the 10th percentile of the sample times
 # (ERT reports the best trial); it also shrugs off other processes slowing some samples.
@@ -73,7 +73,7 @@ def copy_point(device: str, nbytes: int, config: TimingConfig, repeat: int = 1) 
     fn: Callable[[], Any] = copies
     with _on(device):
         if repeat > 1:
-            from profiler.timer import capture_graph
+            from perfkit.profiler.timer import capture_graph
 
             fn = capture_graph(copies)
         return _point(numel * 4, work, repeat, fn, device, config, "torch.copy_")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.errors import DeviceError
-from profiler.env import cpu_model
-from roofline.device_info import DeviceInfo
+from perfkit.profiler.env import cpu_model
+from perfkit.roofline.device_info import DeviceInfo
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from perfkit.core.errors import DeviceError
 from perfkit.core.timing import TimingConfig
-from roofline.calibrate.rounds import EXTRA_ROUNDS, confirmed_best, judge_rounds
-from roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
-from roofline.calibration import (
+from perfkit.roofline.calibrate.rounds import EXTRA_ROUNDS, confirmed_best, judge_rounds
+from perfkit.roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
+from perfkit.roofline.calibration import (
     KIND_COMPUTE,
     KIND_MEMORY,
     UNSTABLE,
@@ -28,8 +28,8 @@ from roofline.calibration import (
     SweepPoint,
     utc_now_iso,
 )
-from roofline.device_info import DeviceInfo
-from roofline.units import normalize_dtype
+from perfkit.roofline.device_info import DeviceInfo
+from perfkit.roofline.units import normalize_dtype
 
 GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 CPU_DTYPES = ("fp32", "bf16")
@@ -131,8 +131,8 @@ def calibrate(
     """
     import torch
 
-    from roofline.calibrate import bench
-    from roofline.calibrate.detect import detect, resolve_device
+    from perfkit.roofline.calibrate import bench
+    from perfkit.roofline.calibrate.detect import detect, resolve_device
 
     say = progress or (lambda _msg: None)
     before = torch.get_num_threads()
@@ -237,7 +237,7 @@ def _note_rounds(ceiling: MeasuredCeiling, rounds: int) -> MeasuredCeiling:
 
 
 def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> tuple[MeasuredCeiling, list[int]]:
-    from roofline.calibrate import bench
+    from perfkit.roofline.calibrate import bench
 
     def measure(size: int) -> Any:
         point = bench.copy_point(info.device, size, plan.copy_timer)
@@ -258,7 +258,7 @@ def _dram(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> tuple[Mea
 
 
 def _l2(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCeiling:
-    from roofline.calibrate import bench
+    from perfkit.roofline.calibrate import bench
 
     points = []
     for size in plan.l2_sizes:
@@ -272,7 +272,7 @@ def _l2(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCei
 
 
 def _gemm(info: DeviceInfo, plan: Plan, dtype: str, sizes: Sequence[int], say: Callable[[str], None]) -> MeasuredCeiling:
-    from roofline.calibrate import bench
+    from perfkit.roofline.calibrate import bench
 
     points = []
     for n in sizes:

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from roofline.calibration import SweepPoint
+from perfkit.roofline.calibration import SweepPoint
 
 MiB = 1024 * 1024
 

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import analyzers.temporal as temporal
-from analyzers.idle import stream_order, stream_sort
-from analyzers.intervals import grouped_extent, grouped_union_ns
-from analyzers.temporal import pair_codes, rank_index, step_codes
+import perfkit.analyzers.temporal as temporal
+from perfkit.analyzers.idle import stream_order, stream_sort
+from perfkit.analyzers.intervals import grouped_extent, grouped_union_ns
+from perfkit.analyzers.temporal import pair_codes, rank_index, step_codes
 
 BLOCKS = (1, 2, 3, 7, 1 << 17)
 

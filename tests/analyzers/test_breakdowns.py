@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzers.idle import idle_breakdown, idle_gaps
-from analyzers.kineto import load_trace
-from analyzers.launch import launch_latency, launch_summary
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.idle import idle_breakdown, idle_gaps
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.launch import launch_latency, launch_summary
+from perfkit.analyzers.temporal import temporal_breakdown
 
 US = 1000
 

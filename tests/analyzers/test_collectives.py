@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
-from analyzers.kineto import load_trace
-from analyzers.suite import run_analyses
+from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.suite import run_analyses
 
 NCCL = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces" / "hta_nccl_data_a100.json.gz"
 SIZE = {"Float": 4, "Long": 8, "Byte": 1}

@@ -16,8 +16,8 @@ def test_example_trace_has_provenance_and_licence() -> None:
 
 
 def test_example_trace_runs_every_table() -> None:
-    from analyzers.kineto import load_trace
-    from analyzers.suite import run_analyses
+    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.suite import run_analyses
 
     table = load_trace(EXAMPLE)
     tables = run_analyses(table)

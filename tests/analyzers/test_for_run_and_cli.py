@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analyzers.for_run import write_run_tables
-from analyzers.suite import ANALYSES
+from perfkit.analyzers.for_run import write_run_tables
+from perfkit.analyzers.suite import ANALYSES
 from perfkit.cli import main
 from perfkit.core.errors import TraceError
 

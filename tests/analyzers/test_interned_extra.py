@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analyzers.row_codes as row_codes_mod
-from analyzers.event_table import EventTable, Kind, concat_tables, empty_columns
-from analyzers.kernel_summary import kernel_summary
-from analyzers.nsys_gpu import KERNEL_CONFIG
-from analyzers.nsys_sqlite import load_nsys
-from analyzers.row_codes import Interner, row_codes
+import perfkit.analyzers.row_codes as row_codes_mod
+from perfkit.analyzers.event_table import EventTable, Kind, concat_tables, empty_columns
+from perfkit.analyzers.kernel_summary import kernel_summary
+from perfkit.analyzers.nsys_gpu import KERNEL_CONFIG
+from perfkit.analyzers.nsys_sqlite import load_nsys
+from perfkit.analyzers.row_codes import Interner, row_codes
 
 NSYS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "nsys"
 EXPORTS = ("h100_2gpu_1s.sqlite", "mfu_2gpu_before.sqlite")

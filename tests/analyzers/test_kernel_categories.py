@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.categories import CATEGORIES, RULES, category_of, name_head
-from analyzers.event_table import Kind
-from analyzers.kernel_summary import category_summary, other_share_pct
-from analyzers.kineto import load_trace
+from perfkit.analyzers.categories import CATEGORIES, RULES, category_of, name_head
+from perfkit.analyzers.event_table import Kind
+from perfkit.analyzers.kernel_summary import category_summary, other_share_pct
+from perfkit.analyzers.kineto import load_trace
 
 DATA = Path(__file__).parent / "data" / "kernel_names.csv"
 ROWS = list(csv.DictReader(DATA.open(newline="")))

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzers.categories import category_of
-from analyzers.event_table import Kind
-from analyzers.kernel_summary import category_summary, kernel_summary
-from analyzers.kineto import load_trace
+from perfkit.analyzers.categories import category_of
+from perfkit.analyzers.event_table import Kind
+from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
+from perfkit.analyzers.kineto import load_trace
 
 
 @pytest.mark.parametrize(

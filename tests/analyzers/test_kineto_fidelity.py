@@ -14,12 +14,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzers.event_table import Kind
-from analyzers.json_numbers import ABSENT, FROM_STRING, NOT_NUMBER, OK, OUT_OF_RANGE, us_to_ns
-from analyzers.kernel_summary import kernel_summary
-from analyzers.kineto import DROP_REASONS, MAX_WARNINGS, load_trace
-from analyzers.launch import launch_summary
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.event_table import Kind
+from perfkit.analyzers.json_numbers import (
+    ABSENT,
+    FROM_STRING,
+    NOT_NUMBER,
+    OK,
+    OUT_OF_RANGE,
+    us_to_ns,
+)
+from perfkit.analyzers.kernel_summary import kernel_summary
+from perfkit.analyzers.kineto import DROP_REASONS, MAX_WARNINGS, load_trace
+from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.temporal import temporal_breakdown
 from perfkit.core.errors import TraceError
 
 _WIDE = Context(prec=80)

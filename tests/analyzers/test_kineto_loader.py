@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzers.event_table import Kind
-from analyzers.kineto import load_trace, load_traces
+from perfkit.analyzers.event_table import Kind
+from perfkit.analyzers.kineto import load_trace, load_traces
 from perfkit.core.errors import TraceError
 
 

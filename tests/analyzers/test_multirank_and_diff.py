@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.diff import diff_totals, trace_diff
-from analyzers.kineto import load_trace, load_traces
-from analyzers.multirank import comm_overlap, rank_skew, step_table
+from perfkit.analyzers.diff import diff_totals, trace_diff
+from perfkit.analyzers.kineto import load_trace, load_traces
+from perfkit.analyzers.multirank import comm_overlap, rank_skew, step_table
 
 US = 1000
 

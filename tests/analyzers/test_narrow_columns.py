@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import analyzers.ranges as ranges_mod
-from analyzers.event_table import (
+import perfkit.analyzers.ranges as ranges_mod
+from perfkit.analyzers.event_table import (
     COLUMNS,
     EventTable,
     Kind,
@@ -25,11 +25,11 @@ from analyzers.event_table import (
     narrow_columns,
     narrowest,
 )
-from analyzers.kernel_summary import category_summary, kernel_summary
-from analyzers.launch import launch_latency
-from analyzers.ranges import range_instances, range_projection
-from analyzers.suite import run_analyses
-from analyzers.trace_files import load_trace_files
+from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
+from perfkit.analyzers.launch import launch_latency
+from perfkit.analyzers.ranges import range_instances, range_projection
+from perfkit.analyzers.suite import run_analyses
+from perfkit.analyzers.trace_files import load_trace_files
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO.parent / "shared" / "bench"

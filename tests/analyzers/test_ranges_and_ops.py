@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.kineto import load_trace
-from analyzers.op_cost import op_cost
-from analyzers.op_throughput import op_calls, op_throughput
-from analyzers.ranges import range_instances, range_projection
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.op_cost import op_cost
+from perfkit.analyzers.op_throughput import op_calls, op_throughput
+from perfkit.analyzers.ranges import range_instances, range_projection
 
 US = 1000
 

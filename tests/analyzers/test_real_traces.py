@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from analyzers.hta_compat import hta_temporal_breakdown
-from analyzers.idle import idle_breakdown
-from analyzers.kineto import load_trace
-from analyzers.launch import launch_summary
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.hta_compat import hta_temporal_breakdown
+from perfkit.analyzers.idle import idle_breakdown
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.temporal import temporal_breakdown
 
 REFERENCE = json.loads((Path(__file__).parent / "hta_reference.json").read_text())
 TRACES = sorted(REFERENCE["traces"])

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from analyzers.kineto import load_trace
-from analyzers.suite import run_analyses
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.suite import run_analyses
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = (REPO.parent / "shared" / "bench" / "traces", REPO / "examples" / "traces")

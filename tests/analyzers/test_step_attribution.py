@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analyzers.kineto import load_trace
-from analyzers.ranges import range_instances, range_projection
-from analyzers.temporal import temporal_breakdown
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.ranges import range_instances, range_projection
+from perfkit.analyzers.temporal import temporal_breakdown
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces"
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -97,7 +97,7 @@ def test_constructed_threads(kineto, tmp_path: Path) -> None:
 
 
 def test_ranks_do_not_mix(kineto, tmp_path: Path) -> None:
-    from analyzers.kineto import load_traces
+    from perfkit.analyzers.kineto import load_traces
 
     paths = []
     for rank in (0, 1):

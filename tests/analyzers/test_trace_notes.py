@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from analyzers.event_table import EventTable
-from analyzers.kineto import load_trace
-from analyzers.suite import run_analyses
-from analyzers.trace_notes import empty_reason, trace_notes
+from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.suite import run_analyses
+from perfkit.analyzers.trace_notes import empty_reason, trace_notes
 from perfkit.cli import main
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces"

@@ -74,7 +74,7 @@ def test_summary_table_shows_decode_headline() -> None:
 
     from rich.console import Console
 
-    from reports.console import headline, summary_table
+    from perfkit.reports.console import headline, summary_table
 
     run = _run()
     decode = replace(run.points[0], key="decode/d/batch=1", workload="d",

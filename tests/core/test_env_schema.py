@@ -180,7 +180,7 @@ def test_codec_layout_names_every_field() -> None:
 
 
 def test_profiler_env_is_typed(tmp_path: Path) -> None:
-    from profiler.env import capture_env, sample_gpus
+    from perfkit.profiler.env import capture_env, sample_gpus
 
     env = capture_env(tmp_path)  # not a git repository: git fields unknown, nothing raises
     assert isinstance(env, Env) and env.git == GitState(repo=str(tmp_path))

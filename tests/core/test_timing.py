@@ -14,7 +14,7 @@ from perfkit.api import bench
 from perfkit.core.errors import SpecError
 from perfkit.core.timing import DEFAULT_TIMING, TimingConfig, limits
 from perfkit.pipeline.spec import load_spec
-from workloads.base import TimingOverride, TimingSpec
+from perfkit.workloads.base import TimingOverride, TimingSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [f.name for f in dataclasses.fields(TimingConfig)]

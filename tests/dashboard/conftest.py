@@ -100,7 +100,7 @@ def derive(template: dict, run_id: str, created: datetime, commit: str, branch: 
 
 
 def build_seeded(tmp: Path) -> Seeded:
-    from analyzers.for_run import write_run_tables
+    from perfkit.analyzers.for_run import write_run_tables
     from perfkit.store.api import store_run
     from perfkit.store.url import sqlite_url
 
@@ -185,7 +185,7 @@ class DemoStore:
 def demo_store(tmp_path_factory: pytest.TempPathFactory, seeded: Seeded) -> DemoStore:
     """The real demo (dashboard.demo.build, default commits), built once per session, with one
     seeded H100 run standing in for benchmarks/results/."""
-    from dashboard.demo import build
+    from perfkit.dashboard.demo import build
 
     root = tmp_path_factory.mktemp("demo")
     results = root / "results"

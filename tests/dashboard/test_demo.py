@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from dashboard.demo import build
-from dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, FAST_BODY, SLOW_BODY, demo_history
 from perfkit.cli import main
 from perfkit.core.errors import StoreError
+from perfkit.dashboard.demo import build
+from perfkit.dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, FAST_BODY, SLOW_BODY, demo_history
 from perfkit.store.api import open_store
 from perfkit.store.read import get_run, load_run
 

@@ -143,7 +143,7 @@ def test_a_regression_too_new_for_a_change_point_is_open_too(seeded: Any, tmp_pa
 def test_verdicts_a_newer_gate_adds_get_their_own_count() -> None:
     import pandas as pd
 
-    from dashboard.data import VERDICTS, verdict_names, without_derived
+    from perfkit.dashboard.data import VERDICTS, verdict_names, without_derived
 
     assert verdict_names({"regressed": 1, "tie": 2, "inconclusive": 3}) == [*VERDICTS, "tie"]
     table = pd.DataFrame({"key": ["a", "a", "a", "b"], "metric": ["time_s", "flop_per_s", "bytes_per_s",
@@ -274,7 +274,7 @@ def test_dashboard_never_writes_the_store(store: Any) -> None:
         app(page)
     from sqlalchemy import text
 
-    from dashboard import data
+    from perfkit.dashboard import data
 
     eng = data.engine(store.url)
     assert eng is not None

@@ -15,8 +15,8 @@ pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
 from perfkit.cli import main
 from perfkit.core.record import STATUS_OK, load_run
 from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
-from reports.console import rate_scale
-from reports.point_cells import point_cells
+from perfkit.reports.console import rate_scale
+from perfkit.reports.point_cells import point_cells
 from tests.dashboard.test_pages import app, frame
 
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*(?:e[-+]\d+)?)")
@@ -34,7 +34,7 @@ def significant(text: str) -> int:
 def terminal(run: Any) -> str:
     from rich.console import Console
 
-    from reports.console import summary_table
+    from perfkit.reports.console import summary_table
 
     console = Console(width=400, record=True)
     console.print(summary_table(run))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dashboard.series import commit_values, history_frame, run_locations
+from perfkit.dashboard.series import commit_values, history_frame, run_locations
 from perfkit.store import read
 from perfkit.store.api import open_store
 from perfkit.store.series import commit_series, run_location

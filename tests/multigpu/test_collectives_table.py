@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.collectives import ALL_RANKS, collective_summary
-from analyzers.kineto import load_traces
+from perfkit.analyzers.collectives import ALL_RANKS, collective_summary
+from perfkit.analyzers.kineto import load_traces
 from perfkit.core.errors import EXIT_OK
 from perfkit.core.record import load_run
 

@@ -94,6 +94,6 @@ def test_a_post_step_on_a_full_disk_drops_only_that_step(tmp_path: Path) -> None
 
 
 def test_step_outputs_name_the_folders_the_steps_write() -> None:
-    from analyzers.for_run import ANALYSIS_DIR
+    from perfkit.analyzers.for_run import ANALYSIS_DIR
 
     assert pipeline.STEP_OUTPUTS["analysis"] == (ANALYSIS_DIR,)

@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
-import profiler.doctor_gpu_readings as gpu_readings
-from profiler.doctor_gpu_readings import profiling_admin_only, read_nvml, read_tool, version_text
-from profiler.doctor_readings import (
+import perfkit.profiler.doctor_gpu_readings as gpu_readings
+from perfkit.profiler.doctor_gpu_readings import (
+    profiling_admin_only,
+    read_nvml,
+    read_tool,
+    version_text,
+)
+from perfkit.profiler.doctor_readings import (
     busy_from_ticks,
     busy_processes,
     governors,
@@ -27,7 +32,7 @@ from profiler.doctor_readings import (
     turbo,
     usable_cores,
 )
-from profiler.doctor_run import quick_cpu_warnings
+from perfkit.profiler.doctor_run import quick_cpu_warnings
 
 
 def _write(root: Path, rel: str, text: str) -> None:

@@ -19,9 +19,9 @@ from perfkit.core.record import PointResult, Run, load_run
 from perfkit.core.timing import TimingConfig
 from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_final
-from profiler.env import gpu_reader, sample_gpu
-from workloads.base import Point, RunContext
-from workloads.gemm_spec import GemmSpec
+from perfkit.profiler.env import gpu_reader, sample_gpu
+from perfkit.workloads.base import Point, RunContext
+from perfkit.workloads.gemm_spec import GemmSpec
 
 FAST = TimingConfig(warmup_s=0.001, budget_s=0.02, min_reps=3, max_reps=20)
 

@@ -45,7 +45,7 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_metric_names_checked_against_the_chip(checks: Any) -> None:
-    from roofline.ncu import roofline_metrics
+    from perfkit.roofline.ncu import roofline_metrics
 
     known = checks.known_metrics(QUERY)
     assert "dram__bytes_read" in known and "sm__ops_path_tensor_src_fp8" in known

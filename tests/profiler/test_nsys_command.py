@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzers.nsys_export import export_command, sqlite_beside
+from perfkit.analyzers.nsys_export import export_command, sqlite_beside
 from perfkit.core.errors import DeviceError
-from profiler.nsys_command import profile_command, report_paths, run_nsys
+from perfkit.profiler.nsys_command import profile_command, report_paths, run_nsys
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.nvtx_ranges import nvtx_problem, nvtx_range
+from perfkit.profiler.nvtx_ranges import nvtx_problem, nvtx_range
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import torch
 
 from perfkit.core.measurement import STOP_BUDGET, STOP_CONVERGED, STOP_MAX_REPS
 from perfkit.core.timing import TimingConfig
-from profiler.timer import adaptive_sample, stop_reason, time_callable
+from perfkit.profiler.timer import adaptive_sample, stop_reason, time_callable
 
 
 def test_stop_reason_rules() -> None:

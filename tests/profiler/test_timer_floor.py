@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from perfkit.core.timing import TimingConfig
-from profiler.timer import (
+from perfkit.profiler.timer import (
     FLOOR_FACTOR,
     MAX_CALLS_PER_SAMPLE,
     calls_per_sample_for,

@@ -11,7 +11,7 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run
-from reports.console import SUMMARY_WIDTH, point_label, rate_scale, summary_table
+from perfkit.reports.console import SUMMARY_WIDTH, point_label, rate_scale, summary_table
 
 
 def _point(workload: str, i: int, status: str = "ok", **extra: object) -> PointResult:

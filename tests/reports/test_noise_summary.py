@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from perfkit.core.record import load_run
-from reports.console import noise_summary
+from perfkit.reports.console import noise_summary
 
 REPO = Path(__file__).resolve().parents[2]
 

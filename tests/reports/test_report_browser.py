@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from perfkit.core.record import load_run
-from reports.html import render_html
-from reports.html_data import gather
+from perfkit.reports.html import render_html
+from perfkit.reports.html_data import gather
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

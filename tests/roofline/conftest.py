@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from roofline.calibration import KIND_COMPUTE, KIND_MEMORY, Calibration, MeasuredCeiling, SweepPoint
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.calibration import (
+    KIND_COMPUTE,
+    KIND_MEMORY,
+    Calibration,
+    MeasuredCeiling,
+    SweepPoint,
+)
+from perfkit.roofline.device_info import DeviceInfo
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.timing import TimingConfig
-from roofline.calibrate.detect import detect, last_level_cache_bytes, parse_cache_size
-from roofline.calibrate.run import Plan, calibrate, plan_for
-from roofline.calibrate.sweep import MiB, geometric_sizes, settled, sweep_until_plateau
-from roofline.calibration import SweepPoint, load_for, save
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.calibrate.detect import detect, last_level_cache_bytes, parse_cache_size
+from perfkit.roofline.calibrate.run import Plan, calibrate, plan_for
+from perfkit.roofline.calibrate.sweep import MiB, geometric_sizes, settled, sweep_until_plateau
+from perfkit.roofline.calibration import SweepPoint, load_for, save
+from perfkit.roofline.device_info import DeviceInfo
 
 
 def _fake_bandwidth(size: int) -> SweepPoint:
@@ -168,7 +168,7 @@ def test_rounds_keep_the_best_another_round_confirms(perfkit_home: Path) -> None
 
     import torch
 
-    from roofline.calibrate.rounds import confirmed_best
+    from perfkit.roofline.calibrate.rounds import confirmed_best
 
     torch.set_num_threads(1)
     cal = calibrate("cpu", threads=1, plan=replace(SMALL, rounds=2))

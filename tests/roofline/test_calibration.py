@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import StoreError
-from roofline.calibration import (
+from perfkit.roofline.calibration import (
     Calibration,
     calibration_dir,
     list_calibrations,
@@ -19,7 +19,7 @@ from roofline.calibration import (
     save,
     staleness,
 )
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.device_info import DeviceInfo
 
 NOW = datetime(2025, 1, 20, tzinfo=timezone.utc)
 

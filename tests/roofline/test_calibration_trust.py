@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
-from roofline.calibrate.rounds import REPEAT_TOL, confirmed_best, judge_rounds
-from roofline.calibration import (
+from perfkit.roofline.calibrate.rounds import REPEAT_TOL, confirmed_best, judge_rounds
+from perfkit.roofline.calibration import (
     KIND_COMPUTE,
     KIND_MEMORY,
     UNSTABLE,
@@ -17,9 +17,9 @@ from roofline.calibration import (
     MeasuredCeiling,
     staleness,
 )
-from roofline.calibration_checks import datasheet_flags
-from roofline.device_info import DeviceInfo
-from roofline.devices import lookup
+from perfkit.roofline.calibration_checks import datasheet_flags
+from perfkit.roofline.device_info import DeviceInfo
+from perfkit.roofline.devices import lookup
 
 
 def test_a_lone_high_round_is_not_a_roof() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.calibration import Calibration, save
-from roofline.ceilings import (
+from perfkit.roofline.calibration import Calibration, save
+from perfkit.roofline.ceilings import (
     DATASHEET,
     MEASURED,
     UnknownDeviceWarning,
@@ -18,7 +18,7 @@ from roofline.ceilings import (
     roof_from_calibration,
     roofs_for,
 )
-from roofline.device_info import DeviceInfo
+from perfkit.roofline.device_info import DeviceInfo
 
 
 def test_roofs_for_known_gpu(h100_info: DeviceInfo, h100_calibration: Calibration) -> None:
@@ -73,8 +73,8 @@ def test_ceiling_for_info_reads_the_store(perfkit_home: Path, h100_info: DeviceI
 
 
 def test_for_device_on_this_cpu(perfkit_home: Path) -> None:
-    from roofline.calibrate.detect import detect
-    from roofline.calibration import KIND_COMPUTE, KIND_MEMORY, MeasuredCeiling, utc_now_iso
+    from perfkit.roofline.calibrate.detect import detect
+    from perfkit.roofline.calibration import KIND_COMPUTE, KIND_MEMORY, MeasuredCeiling, utc_now_iso
 
     c = for_device("cpu", "fp32")
     assert c.peak_flop_per_s is None and c.bandwidth_bytes_per_s is None  # no datasheet for a CPU

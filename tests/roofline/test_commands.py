@@ -15,8 +15,8 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import CpuState, DeviceProperties, Env, GpuClocks, GpuState, Versions
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_OK, PointResult, Run
-from roofline.calibration import Calibration, save
-from roofline.snapshot import snapshot_of
+from perfkit.roofline.calibration import Calibration, save
+from perfkit.roofline.snapshot import snapshot_of
 
 TESTS = Path(__file__).parent
 
@@ -92,8 +92,8 @@ def test_roofline_cpu_run_with_embedded_calibration_and_ncu(
 ) -> None:
     from dataclasses import replace
 
-    from roofline.calibration import KIND_COMPUTE, KIND_MEMORY, MeasuredCeiling
-    from roofline.device_info import DeviceInfo
+    from perfkit.roofline.calibration import KIND_COMPUTE, KIND_MEMORY, MeasuredCeiling
+    from perfkit.roofline.device_info import DeviceInfo
 
     info = DeviceInfo(kind="cpu", name="Test CPU 9000", sm_count=2, threads=1)
     cal = replace(

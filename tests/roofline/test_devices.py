@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from perfkit.core.errors import DeviceError
-from roofline.devices import device_table, lookup, parse_table
+from perfkit.roofline.devices import device_table, lookup, parse_table
 
 
 def test_every_number_has_a_source() -> None:

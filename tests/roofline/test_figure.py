@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from roofline.calibration import Calibration
-from roofline.ceilings import roofs_for
-from roofline.figure import axis_range, roofline_figure
-from roofline.place import place_kernels
+from perfkit.roofline.calibration import Calibration
+from perfkit.roofline.ceilings import roofs_for
+from perfkit.roofline.figure import axis_range, roofline_figure
+from perfkit.roofline.place import place_kernels
 
 
 def _placed(h100_calibration: Calibration) -> tuple[pd.DataFrame, dict]:

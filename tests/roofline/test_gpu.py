@@ -12,8 +12,8 @@ pytestmark = pytest.mark.gpu
 
 
 def test_calibrate_cuda_quick_is_near_the_datasheet() -> None:
-    from roofline.calibrate.run import calibrate
-    from roofline.devices import lookup
+    from perfkit.roofline.calibrate.run import calibrate
+    from perfkit.roofline.devices import lookup
 
     cal = calibrate("cuda", dtypes=["bf16", "fp32"], quick=True)
     dram, l2, bf16 = cal.ceiling("dram"), cal.ceiling("l2"), cal.ceiling("gemm.bf16")
@@ -29,8 +29,8 @@ def test_calibrate_cuda_quick_is_near_the_datasheet() -> None:
 def test_ncu_report_of_a_bf16_gemm(tmp_path: Path) -> None:
     import torch
 
-    from roofline import ncu
-    from roofline.ncu_kernels import kernel_table
+    from perfkit.roofline import ncu
+    from perfkit.roofline.ncu_kernels import kernel_table
 
     if not ncu.ncu_available():
         pytest.skip("ncu is not installed")

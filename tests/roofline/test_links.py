@@ -18,9 +18,15 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import CpuState, DeviceProperties, Env, Versions
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
-from roofline.calibration import Calibration, save
-from roofline.devices import device_table, lookup
-from roofline.links import REGIME_BANDWIDTH, REGIME_LATENCY, link_roof, place_collectives, regimes
+from perfkit.roofline.calibration import Calibration, save
+from perfkit.roofline.devices import device_table, lookup
+from perfkit.roofline.links import (
+    REGIME_BANDWIDTH,
+    REGIME_LATENCY,
+    link_roof,
+    place_collectives,
+    regimes,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 LATENCY_S = 20e-6

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from roofline.model import (
+from perfkit.roofline.model import (
     BOUND_COMPUTE,
     BOUND_MEMORY,
     Roof,

@@ -8,11 +8,17 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import TraceError
-from roofline.calibration import Calibration
-from roofline.ceilings import MEASURED, roofs_for
-from roofline.ncu import build_command, build_import_command, load_csv, load_meta, roofline_metrics
-from roofline.ncu_kernels import kernel_table
-from roofline.place import place_kernels
+from perfkit.roofline.calibration import Calibration
+from perfkit.roofline.ceilings import MEASURED, roofs_for
+from perfkit.roofline.ncu import (
+    build_command,
+    build_import_command,
+    load_csv,
+    load_meta,
+    roofline_metrics,
+)
+from perfkit.roofline.ncu_kernels import kernel_table
+from perfkit.roofline.place import place_kernels
 
 IDENT = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC"'
 METRICS = [

@@ -11,9 +11,9 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
-from roofline.calibration import Calibration
-from roofline.ceilings import DATASHEET, MEASURED, roofs_for
-from roofline.place import place_kernels, place_points, point_dtype
+from perfkit.roofline.calibration import Calibration
+from perfkit.roofline.ceilings import DATASHEET, MEASURED, roofs_for
+from perfkit.roofline.place import place_kernels, place_points, point_dtype
 
 
 def _measurement(median_s: float) -> Measurement:

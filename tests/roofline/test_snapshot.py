@@ -8,9 +8,14 @@ from pathlib import Path
 from perfkit.core.env import CpuState, DeviceProperties, Env, GpuClocks, GpuState, Versions
 from perfkit.core.migrate import load_env
 from perfkit.core.record import Run
-from roofline.calibration import Calibration, save
-from roofline.device_info import DeviceInfo
-from roofline.snapshot import calibration_from_run, device_info_from_run, snapshot, snapshot_of
+from perfkit.roofline.calibration import Calibration, save
+from perfkit.roofline.device_info import DeviceInfo
+from perfkit.roofline.snapshot import (
+    calibration_from_run,
+    device_info_from_run,
+    snapshot,
+    snapshot_of,
+)
 
 PROFILER_ENV_GPU = Env(  # the fields profiler/env.py and the sweep write
     cpu=CpuState(model="AMD EPYC 9454 48-Core Processor", cores=16, threads=16),
@@ -76,7 +81,7 @@ def test_snapshot_of_this_cpu(perfkit_home: Path) -> None:
     assert snap["calibration"] is None
     assert snap["flags"] == ["no calibration: run `perfkit calibrate`"]
     info = DeviceInfo.from_dict(snap["device"])
-    from roofline.calibration import KIND_MEMORY, MeasuredCeiling, utc_now_iso
+    from perfkit.roofline.calibration import KIND_MEMORY, MeasuredCeiling, utc_now_iso
 
     save(Calibration(info, utc_now_iso(), (MeasuredCeiling("dram", KIND_MEMORY, 1e10, "copy", level="dram"),)))
     again = snapshot("cpu", threads=1)

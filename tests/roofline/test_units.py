@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from roofline.units import (
+from perfkit.roofline.units import (
     UnitError,
     format_bytes_per_s,
     format_flop_per_s,

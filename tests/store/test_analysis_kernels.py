@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analyzers.for_run import write_run_tables
+from perfkit.analyzers.for_run import write_run_tables
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.store.api import open_store, store_run
@@ -34,7 +34,7 @@ def test_profile_kernel_table_is_stored(tmp_path: Path, shared_traces: Path) -> 
     from perfkit.store.api import load_stored_run
 
     assert load_stored_run("with-kernels", db).artifacts["stored_from"] == str(run_dir.resolve())
-    from dashboard.data import run_dir as find_run_dir
+    from perfkit.dashboard.data import run_dir as find_run_dir
 
     assert find_run_dir("with-kernels", (str(tmp_path / "elsewhere"),), str(run_dir.resolve())) == str(run_dir.resolve())
     assert find_run_dir("with-kernels", (str(tmp_path / "elsewhere"),), None) is None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.pipeline.spec import load_spec
-from workloads.custom_spec import CustomSpec
+from perfkit.workloads.custom_spec import CustomSpec
 
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("triton")
@@ -37,7 +37,7 @@ def test_kernel_numerics_under_the_interpreter() -> None:
         torch.set_num_threads(1)
         from examples.triton_rmsnorm.kernel import rmsnorm, rmsnorm_kernel
         from examples.triton_rmsnorm.reference import rmsnorm_fp64
-        from workloads.numerics import compare
+        from perfkit.workloads.numerics import compare
         assert type(rmsnorm_kernel).__name__ == "InterpretedFunction", type(rmsnorm_kernel)
         torch.manual_seed(0)
         cases = [((4, 64), torch.float32, None, 1e-6),     # one pass, BLOCK = n
@@ -136,10 +136,10 @@ def test_kernel_module_imported_before_the_interpreter_is_a_clear_error() -> Non
         from perfkit.pipeline.spec import parse_spec
         from perfkit.core.yaml_source import YamlDoc
         from perfkit.core.timing import TimingConfig
-        from workloads.base import Point, RunContext
-        from workloads.custom import prepare
-        from workloads.custom_entry import EntryError
-        from workloads.custom_spec import CustomSpec
+        from perfkit.workloads.base import Point, RunContext
+        from perfkit.workloads.custom import prepare
+        from perfkit.workloads.custom_entry import EntryError
+        from perfkit.workloads.custom_spec import CustomSpec
         spec = CustomSpec.model_validate({"kind": "custom",
             "entry": "examples.triton_rmsnorm.triton_op:rmsnorm_case", "params": {"m": 2}})
         try:

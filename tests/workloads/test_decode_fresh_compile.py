@@ -7,9 +7,9 @@ import torch
 from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
 from perfkit.pipeline.spec import RunSpec
-from workloads.base import RunContext
-from workloads.decode import fresh_compile_state, prepare
-from workloads.decode_spec import DecodeSpec
+from perfkit.workloads.base import RunContext
+from perfkit.workloads.decode import fresh_compile_state, prepare
+from perfkit.workloads.decode_spec import DecodeSpec
 
 
 def _double(x: torch.Tensor) -> torch.Tensor:

@@ -6,11 +6,11 @@ import resource
 
 import pytest
 
-from roofline.ceilings import Ceiling
-from workloads.decode_metrics import DEFINITIONS, decode_metrics, distribution, latencies
-from workloads.models.cost import MemoryEstimate, decode_step_cost, memory_estimate
-from workloads.models.fit import WouldNotFit, check_fits, parse_meminfo, refusal
-from workloads.models.presets import PRESETS
+from perfkit.roofline.ceilings import Ceiling
+from perfkit.workloads.decode_metrics import DEFINITIONS, decode_metrics, distribution, latencies
+from perfkit.workloads.models.cost import MemoryEstimate, decode_step_cost, memory_estimate
+from perfkit.workloads.models.fit import WouldNotFit, check_fits, parse_meminfo, refusal
+from perfkit.workloads.models.presets import PRESETS
 
 
 def test_latencies_follow_the_vllm_definitions() -> None:

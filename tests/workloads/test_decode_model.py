@@ -7,12 +7,12 @@ import itertools
 import pytest
 import torch
 
-from workloads.models.build import build_model
-from workloads.models.config import ModelConfig
-from workloads.models.generate import generate, prefill
-from workloads.models.model import cached_attention
-from workloads.models.presets import PRESETS
-from workloads.models.stepper import Stepper, mode_problem
+from perfkit.workloads.models.build import build_model
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.generate import generate, prefill
+from perfkit.workloads.models.model import cached_attention
+from perfkit.workloads.models.presets import PRESETS
+from perfkit.workloads.models.stepper import Stepper, mode_problem
 
 MQA = ModelConfig(name="tiny-mqa", vocab_size=300, dim=48, n_layers=2, n_heads=6, n_kv_heads=1,
                   head_dim=8, ffn_dim=96, attention_bias=True, tie_embeddings=True)
@@ -114,7 +114,7 @@ def test_modes_on_cpu() -> None:
 def test_cuda_modes_match_eager(name: str, attention: str) -> None:
     """Same greedy tokens from eager and CUDA-graph replays; compiled logits within bf16 noise;
     every mode's cached decode equals the full recompute."""
-    from workloads.models.model import varlen_parameters
+    from perfkit.workloads.models.model import varlen_parameters
 
     if attention == "varlen" and "seqused_k" not in varlen_parameters():  # batch 2 below
         pytest.skip(f"torch {torch.__version__}'s varlen_attn has no seqused_k (batch > 1)")

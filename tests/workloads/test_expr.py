@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from workloads.expr import (
+from perfkit.workloads.expr import (
     MAX_EXPONENT,
     MAX_NODES,
     MAX_SOURCE_CHARS,

@@ -7,10 +7,10 @@ import torch
 
 from perfkit.core.timing import TimingConfig
 from perfkit.pipeline.spec import RunSpec
-from workloads.base import Point, RunContext, Unsupported
-from workloads.gemm import gemm_cost, prepare
-from workloads.gemm_spec import GemmSpec
-from workloads.numerics import compare
+from perfkit.workloads.base import Point, RunContext, Unsupported
+from perfkit.workloads.gemm import gemm_cost, prepare
+from perfkit.workloads.gemm_spec import GemmSpec
+from perfkit.workloads.numerics import compare
 
 
 def _point(**params: object) -> Point:
@@ -93,7 +93,7 @@ def test_tf32_would_fail_fp32_tolerance() -> None:
         return torch.ldexp(torch.round(m * 2**bits) / 2**bits, e)
 
     tf32_like = round_mantissa(a, 11) @ round_mantissa(b, 11)
-    from workloads.dtypes import REL_TOL
+    from perfkit.workloads.dtypes import REL_TOL
 
     assert not compare(tf32_like, a @ b, REL_TOL["fp32"], "t").ok
     assert compare(tf32_like, a @ b, REL_TOL["tf32"], "t").ok

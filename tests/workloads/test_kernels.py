@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from perfkit.core.timing import TimingConfig
-from workloads.base import Point, RunContext
-from workloads.kernels import IMPLEMENTATIONS, REFERENCES, flat, make_inputs, prepare
-from workloads.kernels_cost import OPS, kernel_cost
-from workloads.kernels_spec import KernelsSpec
+from perfkit.workloads.base import Point, RunContext
+from perfkit.workloads.kernels import IMPLEMENTATIONS, REFERENCES, flat, make_inputs, prepare
+from perfkit.workloads.kernels_cost import OPS, kernel_cost
+from perfkit.workloads.kernels_spec import KernelsSpec
 
 T, H = 128, 4096
 E = T * H

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from workloads.models.config import ModelConfig
-from workloads.models.cost import (
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.cost import (
     decode_step_cost,
     experts_touched_bound,
     memory_estimate,
     prefill_cost,
 )
-from workloads.models.presets import PRESETS, SOURCES
+from perfkit.workloads.models.presets import PRESETS, SOURCES
 
 LLAMA8B = PRESETS["llama-3.1-8b"]
 

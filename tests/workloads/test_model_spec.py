@@ -11,9 +11,9 @@ import pytest
 
 from perfkit.core.errors import SpecError
 from perfkit.pipeline.spec import load_spec
-from workloads.models.hf_config import fields_from_hf
-from workloads.models.presets import PRESETS
-from workloads.models.spec import ModelSpec
+from perfkit.workloads.models.hf_config import fields_from_hf
+from perfkit.workloads.models.presets import PRESETS
+from perfkit.workloads.models.spec import ModelSpec
 
 LLAMA_31_8B = {  # meta-llama/Llama-3.1-8B config.json (shape keys)
     "architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",

@@ -18,8 +18,8 @@ from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run, load_run
 from perfkit.pipeline.tune_report import csv_rows, tune_json
-from workloads.base import point_key
-from workloads.tune import pick_best, triton_config, tune_results
+from perfkit.workloads.base import point_key
+from perfkit.workloads.tune import pick_best, triton_config, tune_results
 
 TUNED = {"k": (("n",), ("BLOCK_SIZE", "num_warps"))}
 

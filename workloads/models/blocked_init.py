@@ -17,7 +17,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from workloads.models.config import ModelConfig
+from perfkit.workloads.models.config import ModelConfig
 
 INIT_STD = 0.02
 

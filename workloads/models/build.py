@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import torch
 
-from workloads.dtypes import torch_dtype
-from workloads.models.blocked_init import INIT_STD, fill_blocked
-from workloads.models.config import ModelConfig
-from workloads.models.model import Transformer
+from perfkit.workloads.dtypes import torch_dtype
+from perfkit.workloads.models.blocked_init import INIT_STD, fill_blocked
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.model import Transformer
 
 __all__ = ["INIT_STD", "build_model", "init_weights"]
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from perfkit.core.cost import Cost
-from workloads.models.config import ModelConfig
+from perfkit.workloads.models.config import ModelConfig
 
 LOGIT_BYTES = 4  # logits are produced in float32 for sampling
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.core.errors import DeviceError
-from workloads.models.cost import MemoryEstimate
+from perfkit.workloads.models.cost import MemoryEstimate
 
 HEADROOM = 0.95  # leave 5% of the free memory to the allocator, the CUDA context and Python
 GB = 1e9

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from workloads.models.model import Transformer
-from workloads.models.ranges import DECODE_STEP, PREFILL, phase
-from workloads.models.stepper import Stepper
+from perfkit.workloads.models.model import Transformer
+from perfkit.workloads.models.ranges import DECODE_STEP, PREFILL, phase
+from perfkit.workloads.models.stepper import Stepper
 
 
 class TokenClock:

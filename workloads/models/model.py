@@ -24,10 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from workloads.decode_spec import DECODE_ATTENTION
-from workloads.models.config import ModelConfig
-from workloads.models.moe_layer import FeedForward, MoEFeedForward
-from workloads.sdpa_backends import gqa_sdpa
+from perfkit.workloads.decode_spec import DECODE_ATTENTION
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.moe_layer import FeedForward, MoEFeedForward
+from perfkit.workloads.sdpa_backends import gqa_sdpa
 
 
 class KVCache(nn.Module):

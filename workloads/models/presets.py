@@ -7,7 +7,7 @@ What the family leaves out (and why it barely moves decode cost) is listed per p
 
 from __future__ import annotations
 
-from workloads.models.config import ModelConfig
+from perfkit.workloads.models.config import ModelConfig
 
 PRESETS: dict[str, ModelConfig] = {
     # Tiny models for CPU runs and tests: two layers, d = 64, GQA 4:2.

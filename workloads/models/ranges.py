@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from profiler.nvtx_ranges import nvtx_range
+from perfkit.profiler.nvtx_ranges import nvtx_range
 
 PREFILL = "prefill"
 DECODE_STEP = "decode_step"

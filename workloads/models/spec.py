@@ -18,11 +18,11 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from workloads.base import FrozenModel, WorkloadSpec
-from workloads.dtypes import canonical
-from workloads.models.config import ModelConfig
-from workloads.models.hf_config import load_hf_fields
-from workloads.models.presets import PRESETS
+from perfkit.workloads.base import FrozenModel, WorkloadSpec
+from perfkit.workloads.dtypes import canonical
+from perfkit.workloads.models.config import ModelConfig
+from perfkit.workloads.models.hf_config import load_hf_fields
+from perfkit.workloads.models.presets import PRESETS
 
 MODEL_DTYPES = ("fp32", "bf16", "fp16")
 SPEC_DIR = "spec_dir"  # validation-context key: the folder of the model.yaml being loaded

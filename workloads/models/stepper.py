@@ -19,8 +19,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from workloads.decode_spec import MODES
-from workloads.models.model import Transformer
+from perfkit.workloads.decode_spec import MODES
+from perfkit.workloads.models.model import Transformer
 
 
 def compile_mode(device: str) -> str:
