@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfkit.analyzers.loaders.trace_files import load_trace_file
 from perfkit.analyzers.suite import run_analyses
-from perfkit.analyzers.trace_files import load_trace_file
 from perfkit.core.atomic import write_bytes_atomic
 
 ANALYSIS_DIR = "analysis"

@@ -53,8 +53,8 @@ def _child_perfkit(trace: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     from perfkit.analyzers.idle import idle_breakdown
     from perfkit.analyzers.kernel_summary import kernel_summary
-    from perfkit.analyzers.kineto import load_trace
     from perfkit.analyzers.launch import launch_summary
+    from perfkit.analyzers.loaders.kineto.load import load_trace
     from perfkit.analyzers.temporal import temporal_breakdown
 
     t1 = time.perf_counter()
@@ -76,7 +76,7 @@ def _child_perfkit(trace: str) -> dict[str, Any]:
 def _child_check(trace: str) -> dict[str, Any]:
     """Untimed: HTA's temporal breakdown reproduced by perfkit (analyzers.hta_compat)."""
     from perfkit.analyzers.hta_compat import hta_temporal_breakdown
-    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.loaders.kineto.load import load_trace
 
     row = hta_temporal_breakdown(load_trace(trace)).iloc[0]
     return {"hta_def_idle_pct": float(row["idle_pct"]), "hta_def_compute_pct": float(row["compute_pct"])}

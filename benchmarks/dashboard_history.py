@@ -97,7 +97,7 @@ def seed(db: Path) -> None:
 def clear_caches() -> None:
     import streamlit as st
 
-    from perfkit.regression.changepoint import null_maxima
+    from perfkit.regression.changepoint.detect import null_maxima
 
     st.cache_data.clear()
     st.cache_resource.clear()

@@ -4,7 +4,7 @@
     .venv-bench/bin/python -m benchmarks.gate_quality            # full (~8-12 min on 2 cores)
     .venv-bench/bin/python -m benchmarks.gate_quality --quick    # smoke (~30 s)
 
-Part 1, the two-sample gate (perfkit/regression/gate_stats.py, default policy: max_p 0.05, min_effect 1%):
+Part 1, the two-sample gate (perfkit/regression/gate/stats.py, default policy: max_p 0.05, min_effect 1%):
 for each noise model of benchmarks/gate_noise.py and n = 5, 10, 30 samples per run, 20 earlier
 runs of the same code form the history, the last of them is the baseline, and the candidate is
 the next run with a true slowdown of 0, 1, 2, 5 or 10%. Reported: the share of trials the gate
@@ -15,7 +15,7 @@ Benjamini-Hochberg correction, and the gate with NO history (a single baseline r
 candidate run, each with its own between-run offset: the store is empty) for the gaussian,
 bimodal and between-run-offset models: regression-call rate and share of "noisy" verdicts.
 
-Part 2, change points (perfkit/regression/changepoint.py, defaults: max_p 0.005, min_magnitude 0.5%):
+Part 2, change points (perfkit/regression/changepoint/detect.py, defaults: max_p 0.005, min_magnitude 0.5%):
 series of 400 commits (one run of 10 samples per commit, its median) with 0-4 steps of
 +-1, 2, 5 or 10% at least 30 commits apart; a detection within +-5 commits of a true step is a
 hit (one-to-one). Reported per model: precision, recall, F1 and false alarms per 1000 commits,
@@ -56,9 +56,9 @@ if str(REPO) not in sys.path:
 
 from benchmarks import gate_scale  # noqa: E402
 from benchmarks.gate_noise import MODELS, commit_series, run_offsets, run_samples  # noqa: E402
-from perfkit.regression.changepoint import detect_change_points  # noqa: E402
-from perfkit.regression.gate_stats import compare_samples, correct, summarize_run  # noqa: E402
-from perfkit.regression.gate_types import LOWER, Verdict  # noqa: E402
+from perfkit.regression.changepoint.detect import detect_change_points  # noqa: E402
+from perfkit.regression.gate.stats import compare_samples, correct, summarize_run  # noqa: E402
+from perfkit.regression.gate.types import LOWER, Verdict  # noqa: E402
 
 EFFECTS = (0.0, 0.01, 0.02, 0.05, 0.10)
 SIZES = (5, 10, 30)

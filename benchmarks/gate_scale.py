@@ -7,7 +7,7 @@ candidate, the other 97% are unchanged. Each metric's noise is scaled by its own
 (log-uniform 0.5-2x: the points of a sweep differ in noise).
 
 Three rules judge the same data:
-- perfkit: perfkit.regression.gate_compare.compare_runs with the default policy (the whole
+- perfkit: perfkit.regression.gate.compare.compare_runs with the default policy (the whole
   gate: one test per metric against its history, moderated variances, Benjamini-Hochberg);
 - Conbench-style z-score: the candidate run's mean against the history of per-run means,
   regression when z = (mean - mean(history)) / sd(history) > 5 (needs history);
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.gate_noise import SCALE_MODELS, scale_levels, scale_samples
-from perfkit.regression.gate_compare import RunSide, compare_runs
-from perfkit.regression.gate_robust import summarize_rows
-from perfkit.regression.gate_types import LOWER, RunSummary, Verdict
+from perfkit.regression.gate.compare import RunSide, compare_runs
+from perfkit.regression.gate.robust import summarize_rows
+from perfkit.regression.gate.types import LOWER, RunSummary, Verdict
 
 EFFECTS = (0.02, 0.05, 0.10)
 SIZES = (1, 3, 5, 10)

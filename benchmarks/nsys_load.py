@@ -34,7 +34,7 @@ SHARED = REPO.parent / "shared" / "bench" / "nsys"
 CHILD = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from perfkit.analyzers.trace_files import load_trace_files
+from perfkit.analyzers.loaders.trace_files import load_trace_files
 from perfkit.analyzers.suite import run_analyses
 t1 = time.perf_counter()
 import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,7 +1,7 @@
 """The dashboard's one data module: every read of the store, runs and traces, cached.
 
 Pages call these and draw; nothing here draws and nothing computes statistics of its own:
-comparisons are the gate's (perfkit.regression.gate_compare via perfkit.store.selectors), change points
+comparisons are the gate's (perfkit.regression.gate.compare via perfkit.store.selectors), change points
 and the run-to-run spread are analyzers', series are the store's (perfkit.store.series), kernel
 tables and roofline placement come through reports.html_data. The store is opened read-only
 (SQLite `query_only`, PostgreSQL read-only transactions) and never created or migrated here.
@@ -239,7 +239,7 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
 
     Run and commit values and change points are `perfkit history`'s (see dashboard.series).
     The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
-    sigma the run-to-run spread the gate uses (perfkit.regression.gate_stats.run_spread) of that GPU's series.
+    sigma the run-to-run spread the gate uses (perfkit.regression.gate.stats.run_spread) of that GPU's series.
     """
     from perfkit.dashboard.series import (
         CHANGE_COLUMNS,
@@ -312,7 +312,7 @@ def run_dir(run_id: str, roots: tuple[str, ...], stored_from: str | None = None)
 
 
 def run_labels(run: Run) -> dict[str, str]:
-    from perfkit.reports.html_data import point_labels
+    from perfkit.reports.html.data import point_labels
 
     return point_labels(run)
 
@@ -329,7 +329,7 @@ def stored_kernels(url: str, run_id: str) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner="Reading the run's traces ...")
 def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str, ...]) -> tuple[Any, str]:
     """(KernelView | None, why not) for a run, or one point of it (its trace)."""
-    from perfkit.reports.html_data import analysis_tables, kernel_view, trace_tables
+    from perfkit.reports.html.data import analysis_tables, kernel_view, trace_tables
 
     run = run_record(url, run_id)
     where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
@@ -362,8 +362,8 @@ def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) ->
 
 def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
     """The self-contained HTML report of a stored run (kernels too when its directory is found)."""
-    from perfkit.reports.html import render_html
-    from perfkit.reports.html_data import gather
+    from perfkit.reports.html.data import gather
+    from perfkit.reports.html.page import render_html
 
     run = run_record(url, run_id)
     where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
@@ -373,7 +373,7 @@ def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def roofline(url: str, run_id: str) -> tuple[Any, str]:
     """(reports.html_data.RooflineView | None, why not) of a stored run."""
-    from perfkit.reports.html_data import roofline_view
+    from perfkit.reports.html.data import roofline_view
 
     return roofline_view(run_record(url, run_id))
 
@@ -408,9 +408,9 @@ def verdict_names(counts: dict[str, int]) -> list[str]:
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
     """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
-    from perfkit.regression.gate_compare import compare_runs
-    from perfkit.reports.html_compare import gate_pairs
-    from perfkit.reports.html_data import comparison_rows, verdict_counts
+    from perfkit.regression.gate.compare import compare_runs
+    from perfkit.reports.html.compare import gate_pairs
+    from perfkit.reports.html.data import comparison_rows, verdict_counts
     from perfkit.store import read
     from perfkit.store.selectors import history_lookup, side_from_store
 
@@ -436,7 +436,7 @@ def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
 def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tuple[str, ...]) -> tuple[Any, str]:
     """((diff, totals) | None, why not): analyzers.diff over the two runs' traces of one point."""
     from perfkit.analyzers.diff import diff_totals, trace_diff
-    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.loaders.kineto.load import load_trace
 
     paths = []
     for run_id in (base_id, cand_id):

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from perfkit.core.units import fmt_change, fmt_p, fmt_value
-from perfkit.reports.html_text import plot_text
+from perfkit.reports.html.text import plot_text
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 GL_THRESHOLD = 300  # WebGL markers above this many runs per GPU

@@ -3,9 +3,9 @@
 
 The numbers are those of `perfkit history`: a run's value is perfkit.store.series.run_location
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
-perfkit.regression.gate_stats.trimmed_mean_rows), a commit's value is the median over its runs, commits in
+perfkit.regression.gate.stats.trimmed_mean_rows), a commit's value is the median over its runs, commits in
 time order (perfkit.store.series.commit_series; tests check both agree). Change points come from
-perfkit.regression.changepoint and the band's sigma from perfkit.regression.gate_stats.run_spread. No streamlit.
+perfkit.regression.changepoint.detect and the band's sigma from perfkit.regression.gate.stats.run_spread. No streamlit.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.nda
     `sample_ids` must be sorted (samples of one metric row together). Rows with fewer than 3
     samples or a non-positive sample keep their stored value (the median), as run_location does.
     """
-    from perfkit.regression.gate_stats import trimmed_mean_rows
+    from perfkit.regression.gate.stats import trimmed_mean_rows
 
     uniq, start, count = np.unique(sample_ids, return_index=True, return_counts=True)
     loc = np.array(stored, dtype=np.float64, copy=True)
@@ -111,9 +111,9 @@ def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
 def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], float]:
     """One GPU's commits (value, segment level, noise band) and change points; and its sigma."""
-    from perfkit.regression.changepoint import detect_change_points
-    from perfkit.regression.gate_stats import run_spread
-    from perfkit.regression.gate_types import HIGHER, RunSummary
+    from perfkit.regression.changepoint.detect import detect_change_points
+    from perfkit.regression.gate.stats import run_spread
+    from perfkit.regression.gate.types import HIGHER, RunSummary
 
     series = commit_values(runs)
     values = series["value"].to_numpy(np.float64)

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.dashboard import data
-from perfkit.reports.markdown_run import md_text
+from perfkit.reports.markdown.run import md_text
 
 RUN_PAGE = "views/run.py"
 COMPARE_PAGE = "views/compare.py"

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perfkit.analyzers.nsys_export import export_command
+from perfkit.analyzers.loaders.nsys.export import export_command
 from perfkit.core.errors import DeviceError
 
 TRACE = "cuda,nvtx,osrt"

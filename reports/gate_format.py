@@ -6,8 +6,8 @@ import math
 
 from perfkit.core import units
 from perfkit.core.units import fmt_rate, fmt_time
-from perfkit.regression.gate_compare import GateResult, suffix
-from perfkit.regression.gate_types import Comparison, Verdict
+from perfkit.regression.gate.compare import GateResult, suffix
+from perfkit.regression.gate.types import Comparison, Verdict
 
 # Most important first: what a reader must act on, then what needs a look.
 VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE, Verdict.IMPROVED,

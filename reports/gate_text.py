@@ -12,8 +12,8 @@ import json
 import textwrap
 from typing import Any
 
-from perfkit.regression.gate_compare import GateResult
-from perfkit.regression.gate_types import Comparison, Verdict
+from perfkit.regression.gate.compare import GateResult
+from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
     counts_text,
     fmt_change,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from perfkit.core.units import fmt_p
-from perfkit.regression.gate_compare import GateResult
-from perfkit.regression.gate_types import Verdict
+from perfkit.regression.gate.compare import GateResult
+from perfkit.regression.gate.types import Verdict
 from perfkit.reports.gate_format import fmt_change, fmt_interval, row_name
 
 

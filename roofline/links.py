@@ -1,6 +1,6 @@
 """Collectives placed against the inter-GPU link: busbw / link bandwidth, and the regime.
 
-A `kind: collectives` point records nccl-tests' two bandwidths (workloads/collectives_cost.py):
+A `kind: collectives` point records nccl-tests' two bandwidths (workloads/collectives/cost.py):
 algbw = message bytes / time and busbw = algbw x the op's bus factor (2(n-1)/n for all_reduce,
 ...). busbw is a per-direction number: what each rank moves over its link in one direction, so
 it is compared with the link bandwidth of one GPU PER DIRECTION (devices.yaml `link`: half the

@@ -62,9 +62,9 @@ def test_every_name_is_defined_where_the_doc_says() -> None:
 
 
 def test_the_checker_catches_a_wrong_path() -> None:
-    text = ("see `perfkit/nope.py` and `runs/<id>/` and `workloads/<kind>_spec.py`\n"
+    text = ("see `perfkit/nope.py` and `runs/<id>/` and `workloads/<kind>/spec.py`\n"
             "```\nperfkit/cli.py, roofline/   the top\n```\n")
     assert repo_paths(text) == [
-        "perfkit/nope.py", "workloads/<kind>_spec.py", "perfkit/cli.py", "roofline"]
+        "perfkit/nope.py", "workloads/<kind>/spec.py", "perfkit/cli.py", "roofline"]
     assert not exists("perfkit/nope.py")
-    assert exists("workloads/<kind>_spec.py")
+    assert exists("workloads/<kind>/spec.py")

@@ -9,13 +9,13 @@ if TYPE_CHECKING:
     from perfkit.workloads.base import WorkloadSpec
 
 KINDS: dict[str, str] = {
-    "gemm": "perfkit.workloads.gemm_spec:GemmSpec",
-    "custom": "perfkit.workloads.custom_spec:CustomSpec",
-    "attention": "perfkit.workloads.attention_spec:AttentionSpec",
-    "kernels": "perfkit.workloads.kernels_spec:KernelsSpec",
-    "moe": "perfkit.workloads.moe_spec:MoESpec",
-    "decode": "perfkit.workloads.decode_spec:DecodeSpec",
-    "collectives": "perfkit.workloads.collectives_spec:CollectivesSpec",
+    "gemm": "perfkit.workloads.gemm.spec:GemmSpec",
+    "custom": "perfkit.workloads.custom.spec:CustomSpec",
+    "attention": "perfkit.workloads.attention.spec:AttentionSpec",
+    "kernels": "perfkit.workloads.kernels.spec:KernelsSpec",
+    "moe": "perfkit.workloads.moe.spec:MoESpec",
+    "decode": "perfkit.workloads.decode.spec:DecodeSpec",
+    "collectives": "perfkit.workloads.collectives.spec:CollectivesSpec",
 }
 
 

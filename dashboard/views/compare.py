@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, widgets
-from perfkit.reports.html_data import comparison_display
-from perfkit.reports.html_figures import comparison_figure
+from perfkit.reports.html.data import comparison_display
+from perfkit.reports.html.figures import comparison_figure
 
 st.title("Compare")
 url = widgets.store_url()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, figures, widgets
-from perfkit.regression.changepoint import ChangePointOptions
-from perfkit.reports.markdown_run import md_text
+from perfkit.regression.changepoint.detect import ChangePointOptions
+from perfkit.reports.markdown.run import md_text
 
 DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)
 MAX_LINKS = 5  # change points offered for Compare, newest first

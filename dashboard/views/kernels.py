@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, widgets
-from perfkit.reports.html_figures import kernels_figure
+from perfkit.reports.html.figures import kernels_figure
 
 PERFETTO = """\
 Open a trace in Perfetto: go to https://ui.perfetto.dev, choose "Open trace file" and pick the

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.dashboard import data, widgets
-from perfkit.reports.markdown_run import md_text
+from perfkit.reports.markdown.run import md_text
 
 MAX_LINKS = 5  # open regressions offered for Compare, largest first
 

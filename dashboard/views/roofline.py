@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, widgets
-from perfkit.reports.html_text import plot_text
+from perfkit.reports.html.text import plot_text
 
 st.title("Roofline")
 url = widgets.store_url()

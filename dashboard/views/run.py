@@ -10,7 +10,7 @@ import streamlit as st
 from perfkit.core.codec import to_builtins
 from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
 from perfkit.dashboard import data, widgets
-from perfkit.reports.html_data import failures
+from perfkit.reports.html.data import failures
 
 st.title("Run")
 url = widgets.store_url()

@@ -32,8 +32,8 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
     """Resolve both runs, look up history, compare every metric: a GateResult."""
-    from perfkit.regression.gate_compare import compare_runs
-    from perfkit.regression.gate_policy import load_policy
+    from perfkit.regression.gate.compare import compare_runs
+    from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
     from perfkit.store.selectors import history_lookup, resolve_pair
 
@@ -54,7 +54,7 @@ def render(result: Any, fmt: str) -> str:
 
         return render_json(result) + "\n"
     if fmt == "md":
-        from perfkit.reports.markdown_gate import render_markdown
+        from perfkit.reports.markdown.gate import render_markdown
 
         return render_markdown(result)
     from perfkit.reports.gate_text import render_table

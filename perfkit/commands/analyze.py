@@ -57,8 +57,8 @@ class Result:
 
 
 def _analyze(args: argparse.Namespace) -> Result:
+    from perfkit.analyzers.loaders.trace_files import load_trace_files
     from perfkit.analyzers.suite import ANALYSES, run_analyses
-    from perfkit.analyzers.trace_files import load_trace_files
     from perfkit.analyzers.trace_notes import empty_reason, trace_notes
     from perfkit.core.errors import SpecError
 

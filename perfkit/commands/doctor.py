@@ -80,8 +80,8 @@ def summary_line(checks: list[Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfkit.profiler.doctor_model import exit_code
-    from perfkit.profiler.doctor_run import run_doctor
+    from perfkit.profiler.doctor.model import exit_code
+    from perfkit.profiler.doctor.run import run_doctor
 
     if args.selftest and args.format == "table" and sys.stderr.isatty():
         print("doctor: reading the machine and running the selftest (a few seconds)...", file=sys.stderr)

@@ -43,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.commands._store_args import compare_from_args, render
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, StoreError
-    from perfkit.regression.gate_types import Verdict
+    from perfkit.regression.gate.types import Verdict
     from perfkit.reports.junit import render_junit
-    from perfkit.reports.markdown_gate import render_markdown
+    from perfkit.reports.markdown.gate import render_markdown
 
     if args.junit:
         args.junit = checked_out_file("--junit", Path(args.junit), "gate-junit.xml", (".xml",))

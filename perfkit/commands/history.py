@@ -2,7 +2,7 @@
 
 METRIC is a stored metric name or a glob ("gemm/*:time_s"). Each commit's value is the median
 over its runs of each run's location; change points come from rank-based binary segmentation
-with a permutation test and a minimum magnitude (perfkit/regression/changepoint.py). Reported per change
+with a permutation test and a minimum magnitude (perfkit/regression/changepoint/detect.py). Reported per change
 point: the previous commit (the last at the old level), the commit (the first at the new level),
 the magnitude (relative change of the level) and p-value. Exit 0; 2 on bad input.
 """
@@ -17,7 +17,7 @@ from perfkit.commands._store_args import add_db, add_format
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from perfkit.regression.changepoint_options import ChangePointOptions
+    from perfkit.regression.changepoint.options import ChangePointOptions
 
     d = ChangePointOptions()
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
-    from perfkit.regression.changepoint import ChangePointOptions, detect_change_points
+    from perfkit.regression.changepoint.detect import ChangePointOptions, detect_change_points
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
     from perfkit.store.api import open_existing_store

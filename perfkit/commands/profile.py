@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ncu and not args.ncu_pass:  # ncu profiles only what lies in perfkit's NVTX ranges
         _refuse_ncu_without_nvtx()
     if args.nsys and not args.nsys_pass:
-        from perfkit.analyzers.nsys_export import find_nsys
+        from perfkit.analyzers.loaders.nsys.export import find_nsys
         from perfkit.core.errors import DeviceError
 
         if find_nsys() is None:
@@ -75,14 +75,14 @@ def run(args: argparse.Namespace) -> int:
     if args.rank_worker is not None and args.nproc is None:  # torchrun takes any --nproc* as its own
         args.nproc = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     spec = load_spec(args.spec, args.nproc)
-    if args.rank_worker is not None:  # started by torchrun (perfkit.pipeline.launch)
-        from perfkit.pipeline.rank_worker import work
+    if args.rank_worker is not None:  # started by torchrun (perfkit.pipeline.ranks.launch)
+        from perfkit.pipeline.ranks.worker import work
 
         return work(spec, args.rank_worker, args.quick, args.device or "cpu")
     show = not args.quiet
     child = args.ncu_pass or args.nsys_pass
     if show and not child:  # `perfkit doctor`'s load / thread checks, before a long sweep
-        from perfkit.profiler.doctor_run import quick_cpu_warnings
+        from perfkit.profiler.doctor.run import quick_cpu_warnings
 
         for line in quick_cpu_warnings(threads=spec.cpu_threads):
             print(f"perfkit: warning: {line}", file=sys.stderr)

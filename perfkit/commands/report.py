@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.commands._out_file import checked_out_file
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
-    from perfkit.reports.html_data import gather, run_directory
+    from perfkit.reports.html.data import gather, run_directory
 
     if args.out is not None:
         kind = (".md", ".markdown", ".txt") if args.format == "md" else (".html", ".htm")
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         base, pairs, note = _compare(args)
     data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
     if args.format == "md":
-        from perfkit.reports.markdown_run import render_markdown
+        from perfkit.reports.markdown.run import render_markdown
 
         text = render_markdown(data)
         if args.out is None:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             write_bytes_atomic(args.out, text.encode("utf-8"))
             print(args.out)
         return EXIT_OK
-    from perfkit.reports.html import render_html
+    from perfkit.reports.html.page import render_html
 
     out = args.out or cand_dir / "report.html"
     write_bytes_atomic(out, render_html(data).encode("utf-8"))
@@ -79,7 +79,7 @@ def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]
     """The baseline Run, the gate's (key, Comparison) pairs and a note on what was not compared."""
     from perfkit.commands._store_args import compare_from_args
     from perfkit.core.record import load_run
-    from perfkit.reports.html_compare import gate_pairs
+    from perfkit.reports.html.compare import gate_pairs
     from perfkit.store.api import load_stored_run
     from perfkit.store.selectors import is_run_path
 

@@ -90,7 +90,7 @@ def nsys_child_command(run: Run, run_dir: Path) -> list[str]:
 def nsys_step(run: Run, run_dir: Path, messages: list[str]) -> dict[str, Any]:
     """Run the sweep again under nsys, export SQLite, write nsys/analysis/<analysis>.parquet."""
     from perfkit.analyzers.for_run import write_run_tables
-    from perfkit.analyzers.nsys_export import find_nsys
+    from perfkit.analyzers.loaders.nsys.export import find_nsys
     from perfkit.profiler.nsys_command import run_nsys
 
     if not run.device.startswith("cuda"):

@@ -94,7 +94,7 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
         if spec.nproc > 1 and not (ncu_pass or nsys_pass):  # several ranks under torchrun (docs/multi-gpu.md)
-            from perfkit.pipeline.launch import execute_launched
+            from perfkit.pipeline.ranks.launch import execute_launched
 
             run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show)
         else:

@@ -27,7 +27,7 @@ TUNE_SCHEMA_VERSION = 1
 
 
 def tuned_workloads(spec: RunSpec) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    from perfkit.workloads.custom_spec import CustomSpec
+    from perfkit.workloads.custom.spec import CustomSpec
 
     return {
         w.label: (w.shape_names, w.config_names)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from perfkit.core.env import Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError, located
-from perfkit.regression.gate_types import DIRECTIONS
+from perfkit.regression.gate.types import DIRECTIONS
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_CSV, StoredRun, iso_utc, parse_time
 

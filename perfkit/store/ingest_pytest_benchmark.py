@@ -15,7 +15,7 @@ from typing import Any
 
 from perfkit.core.env import CpuState, Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError
-from perfkit.regression.gate_types import LOWER
+from perfkit.regression.gate.types import LOWER
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_PYTEST_BENCHMARK, StoredRun, iso_utc
 

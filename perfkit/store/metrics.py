@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
-from perfkit.regression.gate_types import HIGHER, LOWER
+from perfkit.regression.gate.types import HIGHER, LOWER
 
 
 @dataclass(frozen=True)

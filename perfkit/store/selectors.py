@@ -17,9 +17,9 @@ from sqlalchemy import Connection, Engine, exists, select
 from perfkit.core.codec import to_builtins
 from perfkit.core.errors import StoreError
 from perfkit.core.record import RUN_FILE, Run, load_run
-from perfkit.regression.gate_compare import RunSide, history_summary
-from perfkit.regression.gate_robust import summarize_rows
-from perfkit.regression.gate_types import RunSummary
+from perfkit.regression.gate.compare import RunSide, history_summary
+from perfkit.regression.gate.robust import summarize_rows
+from perfkit.regression.gate.types import RunSummary
 from perfkit.store import read, schema
 from perfkit.store.metrics import run_metrics
 from perfkit.store.records import parse_time

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from perfkit.analyzers.idle import idle_breakdown, idle_gaps
-from perfkit.analyzers.kineto import load_trace
 from perfkit.analyzers.launch import launch_latency, launch_summary
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.temporal import temporal_breakdown
 
 US = 1000

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu, rankdata
 
-from perfkit.regression.changepoint import (
+from perfkit.regression.changepoint.detect import (
     ChangePointOptions,
     detect_change_points,
     null_maxima,

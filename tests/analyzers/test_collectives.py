@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 
 NCCL = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces" / "hta_nccl_data_a100.json.gz"

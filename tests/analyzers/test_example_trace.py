@@ -16,7 +16,7 @@ def test_example_trace_has_provenance_and_licence() -> None:
 
 
 def test_example_trace_runs_every_table() -> None:
-    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.loaders.kineto.load import load_trace
     from perfkit.analyzers.suite import run_analyses
 
     table = load_trace(EXAMPLE)

@@ -12,10 +12,10 @@ import pytest
 
 from perfkit.core.env import Env, GpuClocks, GpuState
 from perfkit.core.errors import SpecError
-from perfkit.regression.gate_comparability import point_reasons, run_reasons
-from perfkit.regression.gate_paired import compare_paired, sign_flip_p_value
-from perfkit.regression.gate_policy import load_policy
-from perfkit.regression.gate_types import LOWER, Verdict
+from perfkit.regression.gate.comparability import point_reasons, run_reasons
+from perfkit.regression.gate.paired import compare_paired, sign_flip_p_value
+from perfkit.regression.gate.policy import load_policy
+from perfkit.regression.gate.types import LOWER, Verdict
 
 
 def test_sign_flip_exact_p_value() -> None:

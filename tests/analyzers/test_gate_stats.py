@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perfkit.regression.gate_stats import (
+from perfkit.regression.gate.stats import (
     adjust_p_values,
     biweight_midvariance,
     compare_samples,
@@ -20,7 +20,7 @@ from perfkit.regression.gate_stats import (
     trimmed_mean_se,
     winsorized_sd,
 )
-from perfkit.regression.gate_types import HIGHER, LOWER, MetricPolicy, RunSummary, Verdict
+from perfkit.regression.gate.types import HIGHER, LOWER, MetricPolicy, RunSummary, Verdict
 
 
 def _run(level: float, n: int, rng: np.random.Generator, cv: float = 0.01) -> np.ndarray:

@@ -12,13 +12,13 @@ import pytest
 
 from perfkit.core.env import Env
 from perfkit.core.errors import SpecError
-from perfkit.regression.gate_compare import RunSide, compare_runs
-from perfkit.regression.gate_groups import measurement_groups, point_labels
-from perfkit.regression.gate_history import fit_history, fit_rows
-from perfkit.regression.gate_moderate import fit_prior, moderate
-from perfkit.regression.gate_policy import load_policy
-from perfkit.regression.gate_stats import compare_samples, rank_test_min_p, summarize_run
-from perfkit.regression.gate_types import HIGHER, LOWER, RunSummary, Verdict
+from perfkit.regression.gate.compare import RunSide, compare_runs
+from perfkit.regression.gate.groups import measurement_groups, point_labels
+from perfkit.regression.gate.history import fit_history, fit_rows
+from perfkit.regression.gate.moderate import fit_prior, moderate
+from perfkit.regression.gate.policy import load_policy
+from perfkit.regression.gate.stats import compare_samples, rank_test_min_p, summarize_run
+from perfkit.regression.gate.types import HIGHER, LOWER, RunSummary, Verdict
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import pytest
 import perfkit.analyzers.row_codes as row_codes_mod
 from perfkit.analyzers.event_table import EventTable, Kind, concat_tables, empty_columns
 from perfkit.analyzers.kernel_summary import kernel_summary
-from perfkit.analyzers.nsys_gpu import KERNEL_CONFIG
-from perfkit.analyzers.nsys_sqlite import load_nsys
+from perfkit.analyzers.loaders.nsys.gpu import KERNEL_CONFIG
+from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
 from perfkit.analyzers.row_codes import Interner, row_codes
 
 NSYS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "nsys"

@@ -16,7 +16,7 @@ import pytest
 from perfkit.analyzers.categories import CATEGORIES, RULES, category_of, name_head
 from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.kernel_summary import category_summary, other_share_pct
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 
 DATA = Path(__file__).parent / "data" / "kernel_names.csv"
 ROWS = list(csv.DictReader(DATA.open(newline="")))

@@ -12,7 +12,7 @@ import pytest
 import perfkit.analyzers.kernel_summary as ks
 from perfkit.analyzers.event_table import EventTable, Kind, empty_columns, narrow_columns
 from perfkit.analyzers.kernel_summary import kernel_summary
-from perfkit.analyzers.trace_files import load_trace_files
+from perfkit.analyzers.loaders.trace_files import load_trace_files
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO.parent / "shared" / "bench"

@@ -10,7 +10,7 @@ import pytest
 from perfkit.analyzers.categories import category_of
 from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 
 
 @pytest.mark.parametrize(

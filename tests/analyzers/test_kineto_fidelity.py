@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from perfkit.analyzers.event_table import Kind
-from perfkit.analyzers.json_numbers import (
+from perfkit.analyzers.kernel_summary import kernel_summary
+from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.loaders.kineto.json_numbers import (
     ABSENT,
     FROM_STRING,
     NOT_NUMBER,
@@ -23,9 +25,7 @@ from perfkit.analyzers.json_numbers import (
     OUT_OF_RANGE,
     us_to_ns,
 )
-from perfkit.analyzers.kernel_summary import kernel_summary
-from perfkit.analyzers.kineto import DROP_REASONS, MAX_WARNINGS, load_trace
-from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.loaders.kineto.load import DROP_REASONS, MAX_WARNINGS, load_trace
 from perfkit.analyzers.temporal import temporal_breakdown
 from perfkit.core.errors import TraceError
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from perfkit.analyzers.event_table import Kind
-from perfkit.analyzers.kineto import load_trace, load_traces
+from perfkit.analyzers.loaders.kineto.load import load_trace, load_traces
 from perfkit.core.errors import TraceError
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfkit.analyzers.kineto import load_trace, load_traces
 from perfkit.analyzers.linking import gpu_ops, launch_api, launch_times, op_ends
+from perfkit.analyzers.loaders.kineto.load import load_trace, load_traces
 
 
 @pytest.mark.parametrize(

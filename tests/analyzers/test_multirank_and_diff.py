@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.analyzers.diff import diff_totals, trace_diff
-from perfkit.analyzers.kineto import load_trace, load_traces
+from perfkit.analyzers.loaders.kineto.load import load_trace, load_traces
 from perfkit.analyzers.multirank import comm_overlap, rank_skew, step_table
 
 US = 1000

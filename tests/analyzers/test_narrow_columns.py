@@ -27,9 +27,9 @@ from perfkit.analyzers.event_table import (
 )
 from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
 from perfkit.analyzers.launch import launch_latency
+from perfkit.analyzers.loaders.trace_files import load_trace_files
 from perfkit.analyzers.ranges import range_instances, range_projection
 from perfkit.analyzers.suite import run_analyses
-from perfkit.analyzers.trace_files import load_trace_files
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO.parent / "shared" / "bench"

@@ -21,11 +21,11 @@ import pytest
 from perfkit.analyzers.event_table import EventTable, Kind, concat_tables
 from perfkit.analyzers.kernel_summary import kernel_summary
 from perfkit.analyzers.launch import launch_summary
-from perfkit.analyzers.nsys_sqlite import load_nsys
+from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
+from perfkit.analyzers.loaders.trace_files import load_trace_files
 from perfkit.analyzers.ranges import range_instances, range_projection
 from perfkit.analyzers.suite import run_analyses
 from perfkit.analyzers.temporal import temporal_breakdown
-from perfkit.analyzers.trace_files import load_trace_files
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = REPO.parent / "shared" / "bench" / "nsys"
@@ -156,7 +156,7 @@ def test_two_exports_are_numbered_one_after_another() -> None:
 
 
 def test_extra_columns_survive_concat_with_a_kineto_table(cpu_trace: Path) -> None:
-    from perfkit.analyzers.kineto import load_trace
+    from perfkit.analyzers.loaders.kineto.load import load_trace
 
     nsys = load_nsys(_path(EXPORTS[0]))
     kineto = load_trace(cpu_trace)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.op_cost import op_cost
 from perfkit.analyzers.op_throughput import op_calls, op_throughput
 from perfkit.analyzers.ranges import range_instances, range_projection

@@ -18,8 +18,8 @@ import pytest
 
 from perfkit.analyzers.hta_compat import hta_temporal_breakdown
 from perfkit.analyzers.idle import idle_breakdown
-from perfkit.analyzers.kineto import load_trace
 from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.temporal import temporal_breakdown
 
 REFERENCE = json.loads((Path(__file__).parent / "hta_reference.json").read_text())

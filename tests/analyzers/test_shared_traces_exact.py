@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.ranges import range_instances, range_projection
 from perfkit.analyzers.temporal import temporal_breakdown
 
@@ -97,7 +97,7 @@ def test_constructed_threads(kineto, tmp_path: Path) -> None:
 
 
 def test_ranks_do_not_mix(kineto, tmp_path: Path) -> None:
-    from perfkit.analyzers.kineto import load_traces
+    from perfkit.analyzers.loaders.kineto.load import load_traces
 
     paths = []
     for rank in (0, 1):

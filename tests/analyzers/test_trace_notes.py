@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from perfkit.analyzers.event_table import EventTable
-from perfkit.analyzers.kineto import load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 from perfkit.analyzers.trace_notes import empty_reason, trace_notes
 from perfkit.cli import main

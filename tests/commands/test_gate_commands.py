@@ -268,7 +268,7 @@ def test_history_options_default_to_the_detector_options() -> None:
     import argparse
 
     from perfkit.commands import history
-    from perfkit.regression.changepoint_options import ChangePointOptions
+    from perfkit.regression.changepoint.options import ChangePointOptions
 
     sub = argparse.ArgumentParser().add_subparsers()
     args = history.add_parser(sub).parse_args(["m"])

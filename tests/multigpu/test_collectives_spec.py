@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import SpecError
-from perfkit.pipeline.launch import torchrun_command
-from perfkit.pipeline.rank_markers import LaunchLog, describe, done_line, fail_line, start_line
+from perfkit.pipeline.ranks.launch import torchrun_command
+from perfkit.pipeline.ranks.markers import LaunchLog, describe, done_line, fail_line, start_line
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.collectives_cost import bus_factor, busbw_bytes_per_s, message_elements
+from perfkit.workloads.collectives.cost import bus_factor, busbw_bytes_per_s, message_elements
 
 REPO = Path(__file__).resolve().parents[2]
 

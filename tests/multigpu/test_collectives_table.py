@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.analyzers.collectives import ALL_RANKS, collective_summary
-from perfkit.analyzers.kineto import load_traces
+from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.core.errors import EXIT_OK
 from perfkit.core.record import load_run
 

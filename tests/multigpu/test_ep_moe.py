@@ -14,16 +14,16 @@ import torch
 from perfkit.core.errors import EXIT_OK, SpecError
 from perfkit.core.record import load_run
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.moe import build_layer
-from perfkit.workloads.moe_cost import MoEShape
-from perfkit.workloads.moe_ep import (
+from perfkit.workloads.moe.cost import MoEShape
+from perfkit.workloads.moe.ep import (
     combine,
     owned_experts,
     plan_send,
     recv_layout,
     run_local_experts,
 )
-from perfkit.workloads.moe_ep_run import ep_traffic, rank_batch
+from perfkit.workloads.moe.ep_run import ep_traffic, rank_batch
+from perfkit.workloads.moe.runner import build_layer
 
 REPO = Path(__file__).resolve().parents[2]
 

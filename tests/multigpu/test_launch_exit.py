@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import perfkit.pipeline.launch as launch
+import perfkit.pipeline.ranks.launch as launch
 from perfkit.core.record import RUN_COMPLETE, STATUS_OK, PointResult
-from perfkit.pipeline.rank_markers import LaunchLog
+from perfkit.pipeline.ranks.markers import LaunchLog
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions, start_run

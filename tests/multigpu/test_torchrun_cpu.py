@@ -17,7 +17,7 @@ import pytest
 
 from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run
-from perfkit.pipeline.rank_worker import TEST_FAULT_ENV
+from perfkit.pipeline.ranks.worker import TEST_FAULT_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("torch.distributed")

@@ -15,7 +15,7 @@ import torch
 from perfkit.core.errors import EXIT_OK, SpecError
 from perfkit.core.record import load_run
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.decode_tp import collective_share, local_config, qkv_rows, shard_model
+from perfkit.workloads.decode.tp import collective_share, local_config, qkv_rows, shard_model
 from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.model import Block
 from perfkit.workloads.models.presets import PRESETS
@@ -144,7 +144,7 @@ def test_cpu_example_two_ranks_tokens_equal_one_rank(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("tp", "dtype"), [(2, "fp32"), (4, "bf16")])
 def test_a_shard_built_alone_equals_the_slice_of_the_full_model(tp: int, dtype: str) -> None:
-    from perfkit.workloads.decode_tp import build_shard
+    from perfkit.workloads.decode.tp import build_shard
 
     cfg = PRESETS["tiny"]
     if cfg.n_kv_heads % tp:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from perfkit.profiler.doctor_checks import (
+from perfkit.profiler.doctor.checks import (
     check_governor,
     check_load,
     check_memory,
@@ -18,7 +18,7 @@ from perfkit.profiler.doctor_checks import (
     cpu_checks,
     parse_cuda,
 )
-from perfkit.profiler.doctor_model import (
+from perfkit.profiler.doctor.model import (
     FAIL,
     OK,
     SKIP,

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from perfkit.commands.doctor import footnotes, render_table, summary_line
-from perfkit.profiler.doctor_model import FAIL, OK, SKIP, STATUSES, WARN, Check
-from perfkit.profiler.doctor_selftest import guarded, selftest_checks, timer_ratio_check
+from perfkit.profiler.doctor.model import FAIL, OK, SKIP, STATUSES, WARN, Check
+from perfkit.profiler.doctor.selftest import guarded, selftest_checks, timer_ratio_check
 
 REPO = Path(__file__).resolve().parents[2]
 

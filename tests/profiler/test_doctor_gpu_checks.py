@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from perfkit.profiler.doctor_checks import cpu_checks
-from perfkit.profiler.doctor_gpu_checks import (
+from perfkit.profiler.doctor.checks import cpu_checks
+from perfkit.profiler.doctor.gpu_checks import (
     GPU_CHECKS,
     check_clocks,
     check_ecc,
@@ -22,7 +22,7 @@ from perfkit.profiler.doctor_gpu_checks import (
     check_tool,
     gpu_checks,
 )
-from perfkit.profiler.doctor_model import (
+from perfkit.profiler.doctor.model import (
     FAIL,
     OK,
     SKIP,
@@ -35,7 +35,7 @@ from perfkit.profiler.doctor_model import (
     Versions,
     exit_code,
 )
-from perfkit.profiler.doctor_run import all_checks
+from perfkit.profiler.doctor.run import all_checks
 
 # An H100 SXM, idle, clocks locked at 1980 MHz, persistence on, nothing else running.
 TUNED = GpuReadings(

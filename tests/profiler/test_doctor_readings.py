@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-import perfkit.profiler.doctor_gpu_readings as gpu_readings
-from perfkit.profiler.doctor_gpu_readings import (
+import perfkit.profiler.doctor.gpu_readings as gpu_readings
+from perfkit.profiler.doctor.gpu_readings import (
     profiling_admin_only,
     read_nvml,
     read_tool,
     version_text,
 )
-from perfkit.profiler.doctor_readings import (
+from perfkit.profiler.doctor.readings import (
     busy_from_ticks,
     busy_processes,
     governors,
@@ -32,7 +32,7 @@ from perfkit.profiler.doctor_readings import (
     turbo,
     usable_cores,
 )
-from perfkit.profiler.doctor_run import quick_cpu_warnings
+from perfkit.profiler.doctor.run import quick_cpu_warnings
 
 
 def _write(root: Path, rel: str, text: str) -> None:

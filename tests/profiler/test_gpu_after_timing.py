@@ -21,7 +21,7 @@ from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_final
 from perfkit.profiler.env import gpu_reader, sample_gpu
 from perfkit.workloads.base import Point, RunContext
-from perfkit.workloads.gemm_spec import GemmSpec
+from perfkit.workloads.gemm.spec import GemmSpec
 
 FAST = TimingConfig(warmup_s=0.001, budget_s=0.02, min_reps=3, max_reps=20)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analyzers.nsys_export import export_command, sqlite_beside
+from perfkit.analyzers.loaders.nsys.export import export_command, sqlite_beside
 from perfkit.core.errors import DeviceError
 from perfkit.profiler.nsys_command import profile_command, report_paths, run_nsys
 

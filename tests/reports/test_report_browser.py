@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from perfkit.core.record import load_run
-from perfkit.reports.html import render_html
-from perfkit.reports.html_data import gather
+from perfkit.reports.html.data import gather
+from perfkit.reports.html.page import render_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

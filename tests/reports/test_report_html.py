@@ -13,8 +13,8 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.core.record import load_run
-from perfkit.reports.html import render_html
-from perfkit.reports.html_data import gather
+from perfkit.reports.html.data import gather
+from perfkit.reports.html.page import render_html
 
 
 class Doc(HTMLParser):

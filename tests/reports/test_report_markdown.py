@@ -10,8 +10,8 @@ from markdown_it import MarkdownIt
 
 from perfkit.cli import main
 from perfkit.core.record import load_run
-from perfkit.reports.html_data import gather
-from perfkit.reports.markdown_run import md_text, render_markdown
+from perfkit.reports.html.data import gather
+from perfkit.reports.markdown.run import md_text, render_markdown
 
 # CommonMark with raw HTML allowed (as GitHub would pass it to its sanitizer): any escape we
 # missed shows up as a tag in the rendered output.

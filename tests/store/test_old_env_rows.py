@@ -17,7 +17,7 @@ from sqlalchemy import Engine, text
 from perfkit.core.env import CpuState, Env, GitState, GpuClocks, GpuState, Source
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run as load_run_dir
-from perfkit.regression.gate_compare import compare_runs
+from perfkit.regression.gate.compare import compare_runs
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run, store_stored_run
 from perfkit.store.ingest_csv import parse_csv

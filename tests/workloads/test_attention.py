@@ -9,16 +9,16 @@ import pytest
 import torch
 
 from perfkit.core.timing import TimingConfig
-from perfkit.workloads.attention import prepare, reference_attention
-from perfkit.workloads.attention_cost import (
+from perfkit.workloads.attention.cost import (
     decode_attention_cost,
     padded_kv_bytes,
     prefill_attention_cost,
     unfused_extra_bytes,
 )
-from perfkit.workloads.attention_spec import AttentionSpec
+from perfkit.workloads.attention.runner import prepare, reference_attention
+from perfkit.workloads.attention.sdpa_backends import run_and_detect
+from perfkit.workloads.attention.spec import AttentionSpec
 from perfkit.workloads.base import Point, RunContext, Unsupported
-from perfkit.workloads.sdpa_backends import run_and_detect
 
 
 def test_prefill_cost_hand_computed() -> None:

@@ -10,7 +10,7 @@ import pytest
 from perfkit.cli import main
 from perfkit.core.errors import SpecError
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.custom_spec import CustomSpec
+from perfkit.workloads.custom.spec import CustomSpec
 
 HEADER = "name: t\ndevice: cpu\nworkloads:\n"
 

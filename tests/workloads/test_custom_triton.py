@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.custom_spec import CustomSpec
+from perfkit.workloads.custom.spec import CustomSpec
 
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("triton")
@@ -137,9 +137,9 @@ def test_kernel_module_imported_before_the_interpreter_is_a_clear_error() -> Non
         from perfkit.core.yaml_source import YamlDoc
         from perfkit.core.timing import TimingConfig
         from perfkit.workloads.base import Point, RunContext
-        from perfkit.workloads.custom import prepare
-        from perfkit.workloads.custom_entry import EntryError
-        from perfkit.workloads.custom_spec import CustomSpec
+        from perfkit.workloads.custom.runner import prepare
+        from perfkit.workloads.custom.entry import EntryError
+        from perfkit.workloads.custom.spec import CustomSpec
         spec = CustomSpec.model_validate({"kind": "custom",
             "entry": "examples.triton_rmsnorm.triton_op:rmsnorm_case", "params": {"m": 2}})
         try:

@@ -8,8 +8,8 @@ from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.base import RunContext
-from perfkit.workloads.decode import fresh_compile_state, prepare
-from perfkit.workloads.decode_spec import DecodeSpec
+from perfkit.workloads.decode.runner import fresh_compile_state, prepare
+from perfkit.workloads.decode.spec import DecodeSpec
 
 
 def _double(x: torch.Tensor) -> torch.Tensor:

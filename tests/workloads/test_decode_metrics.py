@@ -7,7 +7,7 @@ import resource
 import pytest
 
 from perfkit.roofline.ceilings import Ceiling
-from perfkit.workloads.decode_metrics import DEFINITIONS, decode_metrics, distribution, latencies
+from perfkit.workloads.decode.metrics import DEFINITIONS, decode_metrics, distribution, latencies
 from perfkit.workloads.models.cost import MemoryEstimate, decode_step_cost, memory_estimate
 from perfkit.workloads.models.fit import WouldNotFit, check_fits, parse_meminfo, refusal
 from perfkit.workloads.models.presets import PRESETS

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.record import load_run
-from perfkit.workloads.decode_metrics import DEFINITIONS
+from perfkit.workloads.decode.metrics import DEFINITIONS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ import torch
 from perfkit.core.timing import TimingConfig
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.base import Point, RunContext, Unsupported
-from perfkit.workloads.gemm import gemm_cost, prepare
-from perfkit.workloads.gemm_spec import GemmSpec
+from perfkit.workloads.gemm.runner import gemm_cost, prepare
+from perfkit.workloads.gemm.spec import GemmSpec
 from perfkit.workloads.numerics import compare
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import torch
 
-from perfkit.workloads.gemm import _prepare_fp8, gemm_cost, scaled_mm_output
+from perfkit.workloads.gemm.runner import _prepare_fp8, gemm_cost, scaled_mm_output
 
 
 def test_output_of_both_forms() -> None:

@@ -7,9 +7,9 @@ import torch
 
 from perfkit.core.timing import TimingConfig
 from perfkit.workloads.base import Point, RunContext
-from perfkit.workloads.kernels import IMPLEMENTATIONS, REFERENCES, flat, make_inputs, prepare
-from perfkit.workloads.kernels_cost import OPS, kernel_cost
-from perfkit.workloads.kernels_spec import KernelsSpec
+from perfkit.workloads.kernels.cost import OPS, kernel_cost
+from perfkit.workloads.kernels.runner import IMPLEMENTATIONS, REFERENCES, flat, make_inputs, prepare
+from perfkit.workloads.kernels.spec import KernelsSpec
 
 T, H = 128, 4096
 E = T * H

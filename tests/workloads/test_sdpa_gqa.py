@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import perfkit.workloads.sdpa_backends as sb
+import perfkit.workloads.attention.sdpa_backends as sb
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -1,6 +1,6 @@
 """Seeded random weights generated in blocks, so that a tensor-parallel rank can build its shard alone.
 
-Every weight matrix that tensor parallelism splits (workloads/decode_tp.py) is generated as
+Every weight matrix that tensor parallelism splits (workloads/decode/tp.py) is generated as
 `g` blocks along the split dimension, g = gcd(n_heads, n_kv_heads, ffn_dim) (every valid tp
 divides g, so every rank's shard is a run of whole blocks): the fused wqkv as g row blocks of
 its q rows, then of its k rows, then of its v rows; wo and w2 as g column blocks; w1 and w3 as

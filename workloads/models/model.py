@@ -24,10 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from perfkit.workloads.decode_spec import DECODE_ATTENTION
+from perfkit.workloads.attention.sdpa_backends import gqa_sdpa
+from perfkit.workloads.decode.spec import DECODE_ATTENTION
 from perfkit.workloads.models.config import ModelConfig
 from perfkit.workloads.models.moe_layer import FeedForward, MoEFeedForward
-from perfkit.workloads.sdpa_backends import gqa_sdpa
 
 
 class KVCache(nn.Module):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from perfkit.workloads.decode_spec import MODES
+from perfkit.workloads.decode.spec import MODES
 from perfkit.workloads.models.model import Transformer
 
 

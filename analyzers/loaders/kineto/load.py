@@ -1,0 +1,139 @@
+"""Kineto (torch.profiler) Chrome traces -> `EventTable`.
+
+    from perfkit.analyzers.loaders.kineto.load import load_trace, load_traces
+    table = load_trace("trace.json.gz")            # one file, rank from distributedInfo
+    table = load_traces(["rank0.json", "rank1.json"])  # a multi-rank job
+
+Events are decoded with msgspec typed structs that keep only the fields the analyses need
+(ph, cat, name, pid, tid, ts, dur and from args: correlation, stream, device, External id,
+bytes, Input Dims, Input type, Concrete Inputs); everything else is skipped by the decoder.
+The array is read block by block (analyzers.json_stream), so memory holds one block of
+decoded events at a time plus the growing columns (~90 bytes per kept event).
+
+Timestamps are microseconds in the file, integers (torch < 2.3) or decimals with nanosecond
+digits; their text is read exactly (analyzers.json_numbers) into int64 nanoseconds (`ts_ns`,
+`dur_ns`), sub-nanosecond digits rounded half to even: `1712195495519695.812` us is
+1712195495519695812 ns, where a float64 would keep 0.25 us.
+Kept: complete events (ph X) except the profiler's own span (cat Trace) and python_function
+events (Python stacks, often the bulk of a `with_stack` trace and unused by the analyses).
+
+One odd field never loses the trace. A block whose events do not all match the typed structs
+is decoded again with every field read as whatever JSON value it holds (and, if a number is
+beyond float range, event by event); then, counted in `TraceMeta.coerced`:
+- a string or integral float where an integer is needed (args.bytes "32768") is read as that
+  integer; anything else there (null, "n/a", 1.5, a list) becomes -1;
+- a name or cat that is not a string becomes its JSON text; args that is not an object is
+  ignored; a string pid / tid names its row (as Kineto's "Spans" does);
+- ts / dur given as a string holding a number are read exactly.
+Dropped, counted by reason in `TraceMeta.dropped` (reasons in DROP_REASONS): an X event with no
+ts, a ts or dur that is not a number (null, NaN, "abc"), beyond int64 nanoseconds (1.5e300),
+no dur, a negative dur, ts + dur beyond int64; a traceEvents item that is not an object, has no
+ph or an unknown ph. `TraceMeta.warnings` locates the first few (`path: traceEvents[i] 'name':
+...`, at most MAX_WARNINGS a file, drops first); `TraceMeta.unknown_categories` counts the X
+events whose cat perfkit does not read (kept as Kind.OTHER; "(none)" when cat is absent).
+Repairs of the bytes themselves (a byte-order mark, invalid UTF-8, NaN literals) are in
+analyzers.json_stream and counted in `coerced` too.
+
+The loader's parts: analyzers.kineto_decode (a block of JSON -> event structs: the strict fast
+path, the loose fallbacks), analyzers.kineto_columns (a block's X events and their fields read
+into checked columns), analyzers.kineto_fields (one value coerced; `Notes`: the counts and
+located warnings of one file), analyzers.kineto_build (`Builder`: category -> Kind, interned
+names and shapes, the table's columns). This module reads the files and the header.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perfkit.analyzers.event_table import EventTable, TraceMeta, concat_tables
+from perfkit.analyzers.loaders.kineto.build import CATEGORY_KIND, Builder
+from perfkit.analyzers.loaders.kineto.decode import decode_chunk
+from perfkit.analyzers.loaders.kineto.fields import DROP_REASONS, MAX_WARNINGS, Notes
+from perfkit.analyzers.loaders.kineto.json_stream import (
+    BLOCK_BYTES,
+    StreamResult,
+    iter_event_chunks,
+)
+from perfkit.core.errors import TraceError
+from perfkit.core.memory import map_large_blocks
+
+__all__ = ["CATEGORY_KIND", "DROP_REASONS", "MAX_WARNINGS", "load_trace", "load_traces"]
+
+
+def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: int) -> TraceMeta:
+    dist = info.get("distributedInfo")
+    dist = dist if isinstance(dist, dict) else {}
+    file_rank = dist.get("rank")
+    devices = tuple(
+        str(d.get("name", "")) for d in (info.get("deviceProperties") or []) if isinstance(d, dict)
+    )
+    base = info.get("baseTimeNanoseconds")
+    world = dist.get("world_size")
+    return TraceMeta(
+        path=str(path),
+        rank=rank if rank is not None else (int(file_rank) if isinstance(file_rank, int) else 0),
+        world_size=int(world) if isinstance(world, int) else None,
+        backend=str(dist["backend"]) if isinstance(dist.get("backend"), str) else None,
+        devices=devices,
+        base_time_ns=int(base) if isinstance(base, int) else None,
+        events_read=events_read,
+        rank_in_file=int(file_rank) if isinstance(file_rank, int) else None,
+    )
+
+
+def load_trace(
+    path: str | Path, rank: int | None = None, block_bytes: int = BLOCK_BYTES, shapes: str = "supported"
+) -> EventTable:
+    """Load one Kineto trace (.json or .json.gz). `rank` overrides distributedInfo.rank.
+
+    `shapes`: whose `Input Dims` / `Input type` / `Concrete Inputs` to keep: "supported" (the
+    CPU ops in analyzers.op_cost.OP_COSTS, what the analyses use), "all" CPU ops, or "none".
+    `block_bytes` is how much JSON is decoded at a time (memory vs. per-block overhead).
+    """
+    map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
+    if shapes not in ("supported", "all", "none"):
+        raise ValueError(f"shapes must be 'supported', 'all' or 'none', not {shapes!r}")
+    path = Path(path)
+    result: StreamResult[Any] = StreamResult()
+    notes = Notes(str(path))
+    builder = Builder(shapes, notes)
+    was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived structs: the cyclic collector only costs time here
+    try:
+        for events in iter_event_chunks(path, decode_chunk, result, block_bytes):
+            builder.add(events, result.events_read - len(events))
+            del events
+    finally:
+        if was_enabled:
+            gc.enable()
+    info = {**result.trailer, **result.header}
+    return builder.table(notes.meta(_meta_from(path, info, rank, result.events_read), result))
+
+
+def load_traces(paths: Sequence[str | Path]) -> EventTable:
+    """Load the rank files of one job into one table (column `rank`).
+
+    Ranks come from each file's distributedInfo; files without one take their position in
+    `paths`. Two files claiming the same rank are an error (compare runs with `--vs` instead).
+    """
+    if not paths:
+        raise TraceError("no trace files given; pass one .json / .json.gz per rank")
+    tables = [load_trace(p) for p in paths]
+    if len(tables) == 1:
+        return tables[0]
+    named = [t.meta[0] for t in tables]
+    if all(m.rank_in_file is None for m in named):
+        tables = [t.with_rank(i) for i, t in enumerate(tables)]
+    else:
+        seen: dict[int, str] = {}
+        for m in named:
+            if m.rank in seen:
+                raise TraceError(
+                    f"{m.path}: rank {m.rank} is also the rank of {seen[m.rank]}; give one file per "
+                    "rank (use --vs to compare two runs)"
+                )
+            seen[m.rank] = m.path
+    return concat_tables(tables)

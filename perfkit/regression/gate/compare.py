@@ -1,0 +1,211 @@
+"""Compare every measurement of a baseline run with a candidate run: comparability first, then
+one test per measurement (a point's time, flop/s and bytes/s are one, gate_groups.py) against
+the metric's history, run-to-run variances moderated across the gate's metrics, then the
+false-discovery-rate adjustment over the tests. Pure: the caller supplies runs and a history
+lookup."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from perfkit.core.env import Env
+from perfkit.regression.gate.comparability import point_reasons, run_reasons
+from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.evidence import Evidence, Item, evidences
+from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
+from perfkit.regression.gate.moderate import moderate
+from perfkit.regression.gate.multiple import correct
+from perfkit.regression.gate.policy import GatePolicy
+from perfkit.regression.gate.robust import summarize_run
+from perfkit.regression.gate.stats import finish, incomparable
+from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
+
+
+class MetricLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def point_key(self) -> str | None: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def direction(self) -> str: ...
+    @property
+    def samples(self) -> tuple[float, ...]: ...
+
+
+@dataclass(frozen=True)
+class RunSide:
+    run_id: str
+    label: str  # as the user named it (run id, directory, BRANCH@GPU)
+    gpu: str
+    env: Env
+    metrics: tuple[MetricLike, ...]
+    points: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> {workload, params, measurement}
+    commit: str | None = None
+    branch: str | None = None
+    created_epoch: float = math.nan
+
+
+@dataclass(frozen=True)
+class GateResult:
+    base: RunSide
+    cand: RunSide
+    comparisons: tuple[Comparison, ...]  # every metric; derived ones carry same_as
+    only_base: tuple[str, ...]
+    only_cand: tuple[str, ...]
+    run_reasons: tuple[str, ...]
+    policy: GatePolicy
+
+    @property
+    def rows(self) -> tuple[Comparison, ...]:
+        """One comparison per measurement (a point's time_s, with flop/s and bytes/s folded in)."""
+        return tuple(c for c in self.comparisons if not c.same_as)
+
+    def count(self, verdict: Verdict) -> int:
+        """Measurements (rows) with this verdict."""
+        return sum(1 for c in self.rows if c.verdict == verdict)
+
+    @property
+    def regressed(self) -> bool:
+        return self.count(Verdict.REGRESSED) > 0
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The verdicts of the policy's fail_on that occur (the gate fails when any does)."""
+        return tuple(v for v in self.policy.fail_on if self.count(Verdict(v)))
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failing)
+
+
+def history_summary(samples: Sequence[float], value: float, run_id: str = "") -> RunSummary | None:
+    """A stored run's summary for the run-to-run spread (None when unusable)."""
+    if samples and all(s > 0 and math.isfinite(s) for s in samples):
+        return summarize_run(samples, run_id)
+    if value > 0 and math.isfinite(value):
+        return RunSummary(log_loc=math.log(value), se=math.nan, n=max(len(samples), 1), run_id=run_id)
+    return None
+
+
+def _moderated(evs: list[Evidence]) -> list[Evidence]:
+    """The evidences with history, their run-to-run variances moderated across all of them."""
+    idx = [i for i, e in enumerate(evs) if math.isfinite(e.s2)]
+    if not idx:
+        return evs
+    s2, df, _, _ = moderate(np.array([evs[i].s2 for i in idx]), np.array([evs[i].s2_df for i in idx]))
+    out = list(evs)
+    for j, i in enumerate(idx):
+        out[i] = replace(evs[i], s2=float(s2[j]), s2_df=float(df[j]))
+    return out
+
+
+def compare_runs(
+    base: RunSide,
+    cand: RunSide,
+    history_for: Callable[[str], Sequence[RunSummary]],
+    policy: GatePolicy | None = None,
+    seed: int = 0,
+    metric_glob: str | None = None,
+) -> GateResult:
+    """Every measurement of `cand` against `base` (metrics matching `metric_glob`), each tested
+    on its primary metric with `history_for(metric)` (earlier runs, oldest first; a lookup with
+    a `prefetch(names)` method is asked for all names at once first)."""
+    pol = policy or GatePolicy()
+    reasons = run_reasons(base.env, cand.env, base.gpu, cand.gpu)
+
+    def in_scope(name: str) -> bool:
+        return metric_glob is None or fnmatch.fnmatchcase(name, metric_glob)
+
+    cand_by_name = {m.name: m for m in cand.metrics}
+    pairs = [(bm, cand_by_name[bm.name]) for bm in base.metrics
+             if bm.name in cand_by_name and in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
+    groups = measurement_groups(pairs)
+    prefetch = getattr(history_for, "prefetch", None)
+    if callable(prefetch):
+        prefetch([pairs[g.primary][0].name for g in groups])
+    labels = point_labels({**cand.points, **base.points})
+    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels) for g in groups]
+    items = [h for h in heads if isinstance(h, Item)]
+    done_items = iter(evidences(items))
+    staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
+    evs = _moderated([h for h in staged if isinstance(h, Evidence)])
+    seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
+    done = iter(finish(evs, len(evs), seeds=seeds, decided=False))
+    comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
+    out = _expand(groups, comps, pairs, pol)
+    base_names = {m.name for m in base.metrics}
+    only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
+    only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
+    return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol)
+
+
+def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],
+          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str]
+          ) -> Item | Comparison:
+    """What a group's primary metric is tested on, or why it cannot be compared."""
+    bm, cm = pair
+    mpol = pol.for_metric(bm.name)
+    label = label_of(bm, labels)
+    why = list(reasons)
+    if bm.point_key is not None:
+        why += point_reasons(base.points.get(bm.point_key), cand.points.get(bm.point_key))
+    if bm.direction != cm.direction:
+        why.append(f"direction differs: {bm.direction} vs {cm.direction}")
+    if bm.unit != cm.unit:
+        why.append(f"unit differs: {bm.unit} vs {cm.unit}")
+    if why:
+        return incomparable(bm.name, bm.direction, bm.samples, cm.samples, "; ".join(why), mpol, bm.unit,
+                            bm.point_key, label)
+    return Item(bm.name, bm.direction, bm.unit, mpol, bm.samples, cm.samples, history_for(bm.name), base.run_id,
+                bm.point_key, label)
+
+
+def label_of(m: MetricLike, labels: dict[str, str]) -> str:
+    """The point's short label; for a metric without a point, its name up to the last ':'."""
+    if m.point_key is not None:
+        return labels.get(m.point_key, m.point_key)
+    return m.name.rsplit(":", 1)[0] if ":" in m.name else m.name
+
+
+def _expand(groups: Sequence[Group], comps: Sequence[Comparison], pairs: Sequence[tuple[MetricLike, MetricLike]],
+            pol: GatePolicy) -> list[Comparison]:
+    """Each group's comparison, followed by its derived metrics."""
+    out: list[Comparison] = []
+    for g, head in zip(groups, comps, strict=True):
+        out.append(head)
+        for i, power in g.members:
+            out.append(_member(head, pairs[g.primary], pairs[i], power, pol))
+    return out
+
+
+def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tuple[MetricLike, MetricLike],
+            power: float, pol: GatePolicy) -> Comparison:
+    """A metric measured by the same samples as `head` (member = const * primary ** power)."""
+    bm, cm = member
+    if head.verdict == Verdict.INCOMPARABLE or not math.isfinite(head.ratio):
+        return replace(head, metric=bm.name, unit=bm.unit, direction=bm.direction, same_as=head.metric,
+                       base_value=float(np.median(bm.samples)), cand_value=float(np.median(cm.samples)))
+
+    def const(m: MetricLike, ref: MetricLike) -> float:
+        return float(np.exp(np.mean(np.log(m.samples) - power * np.log(ref.samples))))
+
+    kb, kc = const(bm, primary[0]), const(cm, primary[1])
+    mpol = pol.for_metric(bm.name)
+    scale = kc / kb
+    lo, hi = sorted((head.ci_low**power, head.ci_high**power)) if math.isfinite(head.ci_low) else (math.nan,) * 2
+    c = replace(head, metric=bm.name, unit=bm.unit, direction=mpol.direction or bm.direction, policy=mpol,
+                ratio=head.ratio**power * scale, ci_low=lo * scale, ci_high=hi * scale,
+                base_value=kb * head.base_value**power, cand_value=kc * head.cand_value**power, same_as=head.metric)
+    return decide(c, head.p_value)
+
+
+__all__ = ["GateResult", "MetricLike", "RunSide", "compare_runs", "history_summary", "label_of", "suffix"]

@@ -1,0 +1,183 @@
+"""What a metric's stored history says about the baseline: its level and how far runs scatter.
+
+Given the locations of earlier runs (time order; the baseline among them or appended):
+
+1. the history is cut where its level shifted (an earlier regression or improvement): the
+   split x[:j] | x[j:] with the largest two-sample t statistic (pooled sd of both sides,
+   k - 2 df), kept when its p-value times the k - 1 positions is <= SPLIT_P, recursively;
+   Each side holds MIN_SEGMENT runs or more, except that the latest run may stand alone: the
+   baseline may be the first run at a new level (a regression merged just before);
+2. the reference level is the mean of the (up to REF_RUNS latest) runs of the baseline's
+   segment: the level the candidate is tested against, known to sigma / sqrt(k);
+3. the scale s2 is the pooled variance of the runs about their segment means, with
+   runs - segments degrees of freedom: the run-to-run spread of ONE run's location (the quantity
+   Conbench thresholds on), the steps of the history taken out.
+
+The split test is an exact t test under Gaussian noise, so a false split (which biases s2 low)
+happens in about SPLIT_P of the histories of unchanged code. A disturbed run is not left out:
+it widens s2 (fewer detections), where leaving it out would make two-state (bimodal) noise look
+quieter than it is (false alarms). Vectorised over the metrics of a gate (rows); a row whose
+history has a step takes the recursive path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from perfkit.regression.gate.robust import biweight_midvariance
+from perfkit.regression.gate.types import RunSummary
+
+MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
+REF_RUNS = 12  # latest runs of the baseline's segment that make its level
+SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
+MIN_SEGMENT = 2  # runs on each side of a split, but the last run may stand alone
+MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
+
+
+@dataclass(frozen=True)
+class HistoryFit:
+    ref_log: float  # level of the baseline's segment (log scale)
+    ref_runs: int  # runs averaged into it
+    s2: float  # variance of one run's location about its segment's level (log scale)
+    df: float  # degrees of freedom of s2
+    runs: int  # runs the scale was measured on
+    mean_se2: float  # their mean within-run se^2 (NaN when a run had < 3 samples)
+    segments: int
+
+
+def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
+    """Upper tail of Student's t (df may be inf)."""
+    return np.asarray(special.stdtr(df, -np.asarray(t, dtype=np.float64)))
+
+
+def best_shift(x: np.ndarray, last_alone: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of x (m, k): the best split position j (x[:j] | x[j:]) and its p-value
+    (two-sample t with the pooled sd, k - 2 df, times the positions tried). Each side holds at
+    least MIN_SEGMENT runs, except that the last run may stand alone when `last_alone` (the
+    baseline may be the first run at a new level)."""
+    m, k = x.shape
+    lo, hi = MIN_SEGMENT, k - (1 if last_alone else MIN_SEGMENT)
+    if k < 4 or hi < lo:
+        return np.ones(m, dtype=np.int64), np.ones(m)
+    xc = x - x.mean(axis=1, keepdims=True)
+    c1, c2 = np.cumsum(xc, axis=1), np.cumsum(xc * xc, axis=1)
+    j = np.arange(1, k, dtype=np.float64)
+    sl, ql = c1[:, :-1], c2[:, :-1]
+    sr, qr = c1[:, -1:] - sl, c2[:, -1:] - ql
+    ml, mr = sl / j, sr / (k - j)
+    s2 = np.maximum((ql - sl * ml) + (qr - sr * mr), 0.0) / (k - 2)
+    diff = np.abs(mr - ml)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(s2 > 0, diff / np.sqrt(s2 * (1.0 / j + 1.0 / (k - j))), np.where(diff > 0, np.inf, 0.0))
+    t = t[:, lo - 1 : hi]  # allowed positions j = lo .. hi
+    best = np.argmax(t, axis=1)
+    tb = t[np.arange(m), best]
+    return best + lo, np.minimum(1.0, t.shape[1] * 2.0 * t_sf(tb, k - 2))
+
+
+def segment_bounds(x: np.ndarray) -> list[int]:
+    """Start indices of the segments of constant level of one history (0 first)."""
+    cuts: list[int] = []
+    stack = [(0, x.size)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 4:
+            continue
+        at, p = best_shift(x[None, a:b], last_alone=b == x.size)
+        if p[0] <= SPLIT_P:
+            cuts.append(a + int(at[0]))
+            stack += [(a, a + int(at[0])), (a + int(at[0]), b)]
+    return [0, *sorted(cuts)]
+
+
+def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int) -> HistoryFit | None:
+    """One history's fit from its locations, their residuals about their segment means, the
+    reference runs and the number of segments."""
+    df = float(x.size - segments)
+    if df < 1:
+        return None
+    return HistoryFit(ref_log=float(x[ref].mean()), ref_runs=int(ref.sum()),
+                      s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
+                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments)
+
+
+def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
+    """The fits of histories without a level shift (one segment each), all rows at once."""
+    m, k = x.shape
+    s2 = np.maximum(np.var(x, axis=1, ddof=1), MIN_REL_SD**2)
+    ref_n = min(k, REF_RUNS)
+    ref_log = x[:, k - ref_n :].mean(axis=1)
+    mean_se2 = se2.mean(axis=1)  # NaN when a run had < 3 samples
+    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1)
+            for j in range(m)]
+
+
+def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:
+    """The recursive path for one history with at least one level shift."""
+    bounds = [*segment_bounds(x), x.size]
+    resid = np.zeros(x.size)
+    ref = np.zeros(x.size, dtype=bool)
+    for lo, hi in itertools.pairwise(bounds):
+        resid[lo:hi] = x[lo:hi] - x[lo:hi].mean()
+        if lo <= at < hi:
+            ref[max(lo, hi - REF_RUNS) : hi] = True
+    return _fit(x, resid, se2, ref, len(bounds) - 1)
+
+
+def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]:
+    """fit_history of many metrics at once: rows of x (locations, m x k, time order), their
+    within-run se^2, the baseline at column `at` of every row."""
+    m, k = x.shape
+    if k < MIN_HISTORY:
+        return [None] * m
+    _, p = best_shift(x)
+    out: list[HistoryFit | None] = [None] * m
+    flat = np.flatnonzero(~(p <= SPLIT_P))
+    if flat.size:
+        for i, fit in zip(flat, _flat_fits(x[flat], se2[flat]), strict=True):
+            out[i] = fit
+    for i in np.flatnonzero(p <= SPLIT_P):
+        out[i] = _segmented(x[i], se2[i], at)
+    return out
+
+
+def with_baseline(history: Sequence[RunSummary], base: RunSummary) -> tuple[list[RunSummary], int]:
+    """The history with the baseline in it (appended as the latest when it is not stored)."""
+    runs = list(history)
+    for i, h in enumerate(runs):
+        if base.run_id and h.run_id == base.run_id:
+            return runs, i
+    return [*runs, base], len(runs)
+
+
+def fit_history(history: Sequence[RunSummary], base: RunSummary) -> HistoryFit | None:
+    """The baseline's level and the run-to-run scale; None with fewer than MIN_HISTORY runs."""
+    runs, at = with_baseline(history, base)
+    x = np.array([[h.log_loc for h in runs]], dtype=np.float64)
+    se2 = np.array([[h.se for h in runs]], dtype=np.float64) ** 2
+    return fit_rows(x, se2, at)[0]
+
+
+def run_spread(history: Sequence[RunSummary]) -> tuple[float, float, bool]:
+    """Run-to-run sigma of the location beyond within-run noise: (sigma, df, within_included).
+
+    From the successive differences of the history's locations (time order), so a step in the
+    history moves one difference, which the biweight ignores. When the runs carry no within-run
+    standard error (single values) the sigma is the total spread of a run's value and
+    `within_included` is True. sigma is NaN below MIN_HISTORY runs. (The dashboard's noise band.)
+    """
+    if len(history) < MIN_HISTORY:
+        return math.nan, 0.0, False
+    locs = np.array([h.log_loc for h in history], dtype=np.float64)
+    var_loc = biweight_midvariance(np.diff(locs)) / 2.0
+    ses = np.array([h.se for h in history], dtype=np.float64)
+    df = max(1.0, 0.55 * (len(history) - 1))  # successive differences: correlated, biweight ~85%
+    if not bool(np.all(np.isfinite(ses))):
+        return math.sqrt(max(var_loc, 0.0)), df, True
+    return math.sqrt(max(var_loc - float(np.mean(ses**2)), 0.0)), df, False

@@ -1,0 +1,200 @@
+"""The test of one measurement: candidate run vs baseline, with or without the store's history.
+
+With history (MIN_HISTORY or more runs, gate_history.py): the candidate run's location is
+tested against the level of the baseline's segment of history (k runs), with the run-to-run
+variance s2 of one run's location measured there:
+
+    d = loc(candidate) - level,   var(d) = s2 (1 + 1/k) [+ the candidate's extra within-run var]
+
+a t test with the df of s2 (moderated across the gate's metrics, gate_moderate.py). This is the
+quantity Conbench thresholds on (candidate vs the history of run means), with a p-value, so a
+false-discovery-rate procedure can run over many metrics at once (gate_multiple.py).
+
+Without history: the two runs' within-run standard errors (Tukey-McLaughlin) plus a prior
+run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach the
+significance the gate needs (max_p / tests), a permutation test of the trimmed means on the raw
+samples must reject too. With fewer than 3 samples on a side nothing measures the noise: no
+test, the verdict is inconclusive. (The inputs: gate_evidence.py.)
+
+Intervals are t intervals of the same variance, so "the interval excludes 1" and "p <= max_p"
+say the same thing. All on the log scale; pure functions, seeded RNG.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from scipy import special
+
+from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.evidence import Evidence, Item, assumed_spread, evidences
+from perfkit.regression.gate.history import MIN_HISTORY, run_spread
+from perfkit.regression.gate.multiple import adjust_p_values, correct, detectable_changes
+from perfkit.regression.gate.robust import (
+    TRIM,
+    biweight_midvariance,
+    log_values,
+    summarize_run,
+    trimmed_mean,
+    trimmed_mean_rows,
+    trimmed_mean_se,
+    winsorized_sd,
+)
+from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
+
+__all__ = [
+    "MIN_HISTORY", "N_BOOT", "N_PERM", "TRIM", "Evidence", "Item", "adjust_p_values", "assumed_spread",
+    "biweight_midvariance", "compare_samples", "correct", "decide", "evidence", "evidences", "finish", "incomparable",
+    "log_values", "permutation_p_value", "rank_test_min_p", "run_spread", "summarize_run", "trimmed_mean",
+    "trimmed_mean_rows", "trimmed_mean_se", "winsorized_sd",
+]
+
+N_BOOT = 2000
+N_PERM = 2000
+
+
+def rank_test_min_p(nb: int, nc: int, n_perm: int = N_PERM) -> float:
+    """Smallest p-value permutation_p_value can return for nb vs nc samples."""
+    total = math.comb(nb + nc, nb)
+    if total <= n_perm:
+        return (2.0 if nb == nc else 1.0) / total
+    return 1.0 / (1.0 + n_perm)
+
+
+def permutation_p_value(
+    base_log: np.ndarray, cand_log: np.ndarray, rng: np.random.Generator, n_perm: int = N_PERM
+) -> float | None:
+    """Two-sided permutation p-value of the difference of trimmed means (raw samples pooled).
+
+    Exact (every split) when there are at most n_perm splits, else n_perm seeded random
+    permutations with the (1 + hits) / (1 + n_perm) estimate. None with fewer than 3 a side.
+    """
+    nb, nc = base_log.size, cand_log.size
+    if nb < 3 or nc < 3:
+        return None
+    pooled = np.concatenate([base_log, cand_log])
+    observed = abs(trimmed_mean(cand_log) - trimmed_mean(base_log))
+    tol = 1e-12 * max(1.0, abs(observed))
+    if math.comb(nb + nc, nb) <= n_perm:
+        idx = np.array(list(itertools.combinations(range(nb + nc), nb)), dtype=np.int64)
+        mask = np.zeros((idx.shape[0], nb + nc), dtype=bool)
+        np.put_along_axis(mask, idx, True, axis=1)
+        b_rows = pooled[np.nonzero(mask)[1].reshape(-1, nb)]
+        c_rows = pooled[np.nonzero(~mask)[1].reshape(-1, nc)]
+        stat = np.abs(trimmed_mean_rows(c_rows) - trimmed_mean_rows(b_rows))
+        return float(np.mean(stat >= observed - tol))
+    perm = np.argsort(rng.random((n_perm, nb + nc)), axis=1)
+    rows = pooled[perm]
+    stat = np.abs(trimmed_mean_rows(rows[:, nb:]) - trimmed_mean_rows(rows[:, :nb]))
+    return float((1 + np.count_nonzero(stat >= observed - tol)) / (1 + n_perm))
+
+
+def evidence(
+    metric: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    direction: str,
+    history: Sequence[RunSummary] = (),
+    policy: MetricPolicy | None = None,
+    unit: str = "",
+    base_run_id: str = "",
+) -> Evidence | Comparison:
+    """The test's inputs for one metric, or a finished Comparison when there is nothing to test."""
+    return evidences([Item(metric, direction, unit, policy or MetricPolicy(), base, cand, history, base_run_id)])[0]
+
+
+def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequence[int] | None = None,
+           decided: bool = True) -> list[Comparison]:
+    """Comparisons of many evidences at once (verdict at the raw p-value unless decided=False:
+    then the caller decides, e.g. after adjusting over the tests): t tests and intervals
+    vectorised; the rank test where it can reach max_p / tests."""
+    if not evs:
+        return []
+    d = np.array([e.d for e in evs])
+    a = np.array([e.s2 * e.s2_mult if math.isfinite(e.s2) else 0.0 for e in evs])
+    b = np.array([e.var_fixed for e in evs])
+    df_a = np.array([e.s2_df for e in evs])
+    df_b = np.array([e.df_fixed for e in evs])
+    var = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = np.where(np.isfinite(df_a), a * a / df_a, 0.0) + np.where(np.isfinite(df_b), b * b / df_b, 0.0)
+        df = np.where(den > 0, var * var / den, np.inf)
+        sd = np.sqrt(var)
+        t = np.abs(d) / sd
+    p = np.where(var > 0, 2.0 * special.stdtr(df, -t), np.where(d == 0, 1.0, 0.0))
+    alpha = np.array([e.item.policy.max_p for e in evs])
+    half = -special.stdtrit(df, alpha / 2.0) * sd
+    out = []
+    for i, e in enumerate(evs):
+        p_rank = _rank_p(e, tests, seeds[i] if seeds is not None else seed)
+        p_raw = max(float(p[i]), p_rank) if p_rank is not None else float(p[i])
+        it = e.item
+        raw = Comparison(
+            metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=math.exp(e.d),
+            ci_low=math.exp(e.d - half[i]), ci_high=math.exp(e.d + half[i]), confidence=1.0 - it.policy.max_p,
+            p_value=p_raw, p_raw=p_raw, p_run=float(p[i]), p_rank=p_rank, n_base=len(it.base), n_cand=len(it.cand),
+            base_value=math.exp(e.base_log), cand_value=math.exp(e.cand_log), unit=it.unit,
+            run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
+            note=e.note, policy=it.policy, baseline_runs=e.baseline_runs, df=float(df[i]), se_log=float(sd[i]),
+            tests=tests, point_key=it.point_key, label=it.label)
+        out.append(decide(raw, p_raw) if decided else raw)
+    return out
+
+
+def _rank_p(e: Evidence, tests: int, seed: int) -> float | None:
+    """The permutation test's p-value, when it is run (no history) and can reach max_p / tests."""
+    if e.rank_samples is None:
+        return None
+    lb, lc = e.rank_samples
+    if lb.size < 3 or lc.size < 3 or rank_test_min_p(lb.size, lc.size) > e.item.policy.max_p / max(tests, 1):
+        return None
+    return permutation_p_value(lb, lc, np.random.default_rng(seed))
+
+
+def compare_samples(
+    metric: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    direction: str,
+    history: Sequence[RunSummary] = (),
+    policy: MetricPolicy | None = None,
+    seed: int = 0,
+    unit: str = "",
+) -> Comparison:
+    """Compare one metric of a baseline run with a candidate run (both: raw samples, > 0)."""
+    ev = evidence(metric, base, cand, direction, history, policy, unit)
+    if isinstance(ev, Comparison):
+        return decide(ev, ev.p_raw)
+    (c,) = finish([ev], 1, seed, decided=False)
+    mde = float(detectable_changes(np.array([c.se_log]), np.array([c.df]), np.array([c.policy.max_p]))[0])
+    return decide(replace(c, detectable=mde), c.p_raw)
+
+
+def incomparable(
+    metric: str,
+    direction: str,
+    base: Sequence[float],
+    cand: Sequence[float],
+    reason: str,
+    policy: MetricPolicy | None = None,
+    unit: str = "",
+    point_key: str | None = None,
+    label: str = "",
+) -> Comparison:
+    """A Comparison that declines to compare (no samples, bad values, environment or spec
+    differ), with the reason."""
+    pol = policy or MetricPolicy()
+    b = np.asarray(base, dtype=np.float64)
+    c = np.asarray(cand, dtype=np.float64)
+    nan = math.nan
+    return Comparison(
+        metric=metric, verdict=Verdict.INCOMPARABLE, direction=direction, ratio=nan, ci_low=nan, ci_high=nan,
+        confidence=1.0 - pol.max_p, p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size),
+        n_cand=int(c.size), base_value=float(np.median(b)) if b.size else nan,
+        cand_value=float(np.median(c)) if c.size else nan, unit=unit, reason=reason, policy=pol,
+        point_key=point_key, label=label,
+    )

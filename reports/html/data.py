@@ -1,0 +1,298 @@
+"""What a run report shows, gathered once for both renderers (HTML and Markdown) and the
+dashboard: the run, the optional baseline comparison, roofline placement and kernel tables.
+
+Nothing here computes statistics or trace analyses: comparisons come from the gate, placement
+from roofline/, kernel tables from analyzers/ (or the Parquet tables `perfkit profile` wrote
+into `RUN/analysis/`). A part that is not available carries a one-line reason instead.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from perfkit.core.record import STATUS_OK, Run
+from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
+from perfkit.reports.console import varying_params
+from perfkit.reports.html.compare import metric_suffix
+
+COMPARE_COLUMNS = [
+    "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
+    "ci_low", "ci_high", "p_value", "verdict", "reason",
+]  # fmt: skip
+VERDICT_ORDER = {"regressed": 0, "incomparable": 1, "noisy": 2, "inconclusive": 3, "improved": 4, "unchanged": 5}
+ANALYSIS_DIR = "analysis"
+# Table -> file names `perfkit profile` may have written under RUN/analysis/ (first found wins).
+ANALYSIS_FILES: dict[str, tuple[str, ...]] = {
+    "summary": ("kernel_summary.parquet", "kernels.parquet"),
+    "launch": ("launch_summary.parquet", "launch.parquet"),
+    "idle": ("idle_breakdown.parquet", "idle.parquet"),
+}
+
+
+@dataclass(frozen=True)
+class RooflineView:
+    placed: pd.DataFrame  # roofline.place columns, one row per placed point
+    roofs: Mapping[str, Any]  # label -> roofline.model.Roof
+    device: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KernelView:
+    """Kernel tables of a run: top GPU ops, launch overhead and idle breakdown (per point)."""
+
+    summary: pd.DataFrame  # analyzers.kernel_summary columns (+ "point" when from several traces)
+    launch: pd.DataFrame  # analyzers.launch.launch_summary columns (+ "point")
+    idle: pd.DataFrame  # analyzers.idle.idle_breakdown columns (+ "point")
+    source: str  # where the tables came from
+
+
+@dataclass(frozen=True)
+class ReportData:
+    run: Run
+    run_dir: Path | None
+    labels: dict[str, str]  # point key -> display label
+    base: Run | None = None
+    comparisons: pd.DataFrame | None = None  # COMPARE_COLUMNS, worst verdict first
+    roofline: RooflineView | None = None
+    kernels: KernelView | None = None
+    notes: dict[str, str] = field(default_factory=dict)  # section -> why it is not available
+
+
+def point_labels(run: Run) -> dict[str, str]:
+    """Point key -> `workload p=v ...` naming only the parameters that vary within the workload."""
+    shown = varying_params(run)
+    out: dict[str, str] = {}
+    for p in run.points:
+        names = shown.get(p.workload) or []
+        params = " ".join(f"{k}={p.params[k]}" for k in names if k in p.params)
+        out[p.key] = f"{p.workload} {params}".strip()
+    if len(set(out.values())) < len(out):  # two workloads share a name: fall back to keys
+        return {p.key: p.key for p in run.points}
+    return out
+
+
+def describe_commit(run: Run) -> str:
+    """'<commit[:10]> (dirty) on <branch>' of a run's git fields ('no commit' when unknown)."""
+    git = run.env.git
+    commit = (git.commit or "")[:10] or "no commit"
+    branch = git.branch or ""
+    dirty = " (dirty)" if git.dirty else ""
+    return f"{commit}{dirty}" + (f" on {branch}" if branch else "")
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts with str keys (for the renderers' table rows)."""
+    return [{str(k): v for k, v in row.items()} for row in df.to_dict("records")]
+
+
+def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str]) -> pd.DataFrame:
+    """A table of (point key, perfkit.regression.gate.types.Comparison) pairs, worst verdict first."""
+    rows = []
+    for key, c in pairs:
+        verdict = getattr(c.verdict, "value", str(c.verdict))
+        rows.append(
+            {
+                "label": labels.get(key, key),
+                "key": key,
+                "metric": metric_suffix(c.metric, key),
+                "unit": c.unit,
+                "direction": c.direction,
+                "base_value": c.base_value,
+                "cand_value": c.cand_value,
+                "ratio": c.ratio,
+                "ci_low": c.ci_low,
+                "ci_high": c.ci_high,
+                "p_value": c.p_value,
+                "verdict": verdict,
+                "reason": c.reason,
+            }
+        )
+    df = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    if df.empty:
+        return df
+    order = df["verdict"].map(VERDICT_ORDER).fillna(9)
+    return df.assign(_o=order).sort_values(["_o", "label"], kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+def comparison_display(df: pd.DataFrame) -> pd.DataFrame:
+    """The comparison table as display strings: point, metric, baseline, candidate, change,
+    interval of the change, p, verdict, why."""
+    rows = [{"point": r["label"], "metric": r["metric"], "baseline": fmt_value(r["base_value"], r["unit"]),
+             "candidate": fmt_value(r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
+             "interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_p(r["p_value"]),
+             "verdict": r["verdict"], "why": r["reason"], "key": r["key"]}
+            for r in df.to_dict("records")]
+    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "interval",
+                                       "p", "verdict", "why", "key"])
+
+
+def verdict_counts(comparisons: pd.DataFrame | None) -> dict[str, int]:
+    if comparisons is None or comparisons.empty:
+        return {}
+    counts = comparisons["verdict"].value_counts()
+    return {v: int(counts[v]) for v in sorted(counts.index, key=lambda v: VERDICT_ORDER.get(v, 9))}
+
+
+def roofline_view(run: Run) -> tuple[RooflineView | None, str]:
+    """Placement of the run's points against its device's measured and datasheet roofs."""
+    from perfkit.roofline.calibration import load_for
+    from perfkit.roofline.ceilings import UnknownDeviceWarning, roofs_for
+    from perfkit.roofline.place import place_points
+    from perfkit.roofline.snapshot import calibration_from_run, device_info_from_run
+
+    info = device_info_from_run(run)
+    cal = calibration_from_run(run) or (load_for(info) if info is not None else None)
+    if info is None and cal is not None:
+        info = cal.device
+    if info is None:
+        return None, "the run records no device name and carries no calibration"
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownDeviceWarning)
+        roofs = roofs_for(info, cal)
+    notes += [str(w.message) for w in caught if issubclass(w.category, UnknownDeviceWarning)]
+    if cal is None:
+        notes.append(f"no measured roof for {info.name}: run `perfkit calibrate` on that device")
+    elif cal.stale_flags:
+        notes += [f"measured roof: {f}" for f in cal.stale_flags]
+    if not roofs:
+        notes.append(f"no datasheet roof for {info.name}: points are shown without ceilings")
+    placed = place_points(run, roofs)
+    if placed.empty:
+        return None, "no point has both an analytic cost and a measured time"
+    return RooflineView(placed=placed, roofs=roofs, device=info.name, notes=tuple(notes)), ""
+
+
+def run_directory(path: str | Path) -> Path:
+    p = Path(path)
+    return p if p.is_dir() else p.parent
+
+
+def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> KernelView | None:
+    """The kernel tables `perfkit profile` stored under RUN/analysis/, when it did.
+
+    Their `trace` column (the trace path relative to the run directory) becomes `point`.
+    """
+    folder = run_dir / ANALYSIS_DIR
+    if not folder.is_dir():
+        return None
+    by_trace = {p.trace: labels.get(p.key, p.key) for p in run.points if p.trace}
+    found: dict[str, pd.DataFrame] = {}
+    for table, names in ANALYSIS_FILES.items():
+        for name in names:
+            if (folder / name).is_file():
+                df = pd.read_parquet(folder / name)
+                if "trace" in df.columns:
+                    point = df["trace"].map(lambda t: by_trace.get(t, t))
+                    df = df.drop(columns="trace")
+                    df.insert(0, "point", point)
+                found[table] = df
+                break
+    if "summary" not in found or found["summary"].empty:
+        return None
+    empty = pd.DataFrame()
+    summary = found["summary"].sort_values("total_ns", ascending=False, kind="stable").reset_index(drop=True)
+    return KernelView(summary, found.get("launch", empty), found.get("idle", empty), f"{ANALYSIS_DIR}/")
+
+
+def trace_points(run: Run, run_dir: Path) -> list[tuple[str, Path]]:
+    """(point key, trace path) of every point whose trace file exists."""
+    out = []
+    for p in run.points:
+        if p.trace and (run_dir / p.trace).is_file():
+            out.append((p.key, run_dir / p.trace))
+    return out
+
+
+def trace_tables(trace: Path) -> KernelView:
+    """Kernel summary, launch overhead and idle breakdown of one trace file (analyzers/)."""
+    from perfkit.analyzers.idle import idle_breakdown
+    from perfkit.analyzers.kernel_summary import kernel_summary
+    from perfkit.analyzers.launch import launch_summary
+    from perfkit.analyzers.linking import gpu_ops
+    from perfkit.analyzers.loaders.kineto.load import load_trace
+
+    table = load_trace(trace)
+    ops = gpu_ops(table)
+    return KernelView(
+        summary=kernel_summary(table),
+        launch=launch_summary(table, ops=ops),
+        idle=idle_breakdown(table, ops=ops),
+        source=trace.name,
+    )
+
+
+def kernel_view(run: Run, run_dir: Path | None, labels: Mapping[str, str]) -> tuple[KernelView | None, str]:
+    """Stored analysis tables, else the analyzers over every point's trace (tagged by point)."""
+    if run_dir is None:
+        return None, "no run directory: kernel tables need its traces"
+    stored = analysis_tables(run, run_dir, labels)
+    if stored is not None:
+        return stored, ""
+    traces = trace_points(run, run_dir)
+    if not traces:
+        return None, "the run has no trace files (profile with `profile.torch_profiler: true`)"
+    parts: dict[str, list[pd.DataFrame]] = {"summary": [], "launch": [], "idle": []}
+    for key, path in traces:
+        view = trace_tables(path)
+        for name, df in (("summary", view.summary), ("launch", view.launch), ("idle", view.idle)):
+            if not df.empty:
+                parts[name].append(df.assign(point=labels.get(key, key))[["point", *df.columns]])
+    if not parts["summary"]:
+        return None, f"no GPU kernels in the {len(traces)} trace(s) of this run (a CPU run records CPU ops only)"
+    summary = pd.concat(parts["summary"], ignore_index=True).sort_values("total_ns", ascending=False, kind="stable")
+    launch = pd.concat(parts["launch"], ignore_index=True) if parts["launch"] else pd.DataFrame()
+    idle = pd.concat(parts["idle"], ignore_index=True) if parts["idle"] else pd.DataFrame()
+    return KernelView(summary.reset_index(drop=True), launch, idle, f"{len(traces)} trace(s) under traces/"), ""
+
+
+def failures(run: Run) -> list[tuple[str, str, str]]:
+    """(point key, status, error) of every point that did not run ok, and of numerics misses."""
+    out = []
+    for p in run.points:
+        if p.status != STATUS_OK:
+            out.append((p.key, p.status, p.error or ""))
+        elif p.numerics is not None and not p.numerics.ok:
+            n = p.numerics
+            out.append((p.key, "numerics", f"rel err {fmt_num(n.rel_err)} > tol {fmt_num(n.tol)} vs {n.reference}"))
+    return out
+
+
+def finite(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def gather(
+    run: Run,
+    run_dir: Path | None,
+    *,
+    base: Run | None = None,
+    comparisons: Iterable[tuple[str, Any]] | None = None,
+    compare_note: str = "",
+    with_roofline: bool = True,
+    with_kernels: bool = True,
+) -> ReportData:
+    """Everything a report of `run` shows (compared with `base` when comparisons are given)."""
+    labels = point_labels(run)
+    notes: dict[str, str] = {}
+    table = comparison_rows(comparisons, labels) if comparisons is not None else None
+    if base is not None and compare_note:
+        notes["compare"] = compare_note
+    roof, why = roofline_view(run) if with_roofline else (None, "not requested")
+    if why:
+        notes["roofline"] = why
+    kern, why = kernel_view(run, run_dir, labels) if with_kernels else (None, "not requested")
+    if why:
+        notes["kernels"] = why
+    return ReportData(run, run_dir, labels, base, table, roof, kern, notes)

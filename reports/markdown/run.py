@@ -1,0 +1,138 @@
+"""The Markdown summary of a run for CI (`perfkit report RUN --format md`): GitHub-flavoured,
+short enough for a PR comment or `$GITHUB_STEP_SUMMARY`. Every string from the run or a trace
+is escaped (`md_text`): a kernel named `<script>` or `a|b` shows as text and keeps tables whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from perfkit.core.record import Run
+from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
+from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
+from perfkit.reports.html.text import shorten
+from perfkit.reports.point_cells import point_cells
+
+TOP_KERNELS = 10
+MAX_ROWS = 50
+NAME_CHARS = 120
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "inconclusive": "🟡", "unchanged": "⚪"}
+
+
+def md_text(value: Any) -> str:
+    """Text safe in GitHub Markdown and inside table cells: no HTML, no emphasis, no links."""
+    s = "" if value is None else str(value)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return s.replace("\r", " ").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Sequence[int] = ()) -> str:
+    """A pipe table; cells are escaped unless they are `Md` (already Markdown)."""
+    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
+             "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(v if isinstance(v, Md) else md_text(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+class Md(str):
+    """A cell that is already Markdown (built here from escaped parts)."""
+
+
+def device_text(run: Run) -> str:
+    gpus = [g.name for g in run.env.gpus if g.name]
+    if run.device.startswith("cuda") and gpus:
+        return gpus[0]
+    return run.env.cpu.model or run.device
+
+
+def render_markdown(data: ReportData) -> str:
+    run = data.run
+    c = run.counts
+    out = [
+        f"## perfkit run {md_text(run.run_id)}",
+        "",
+        f"{md_text(device_text(run))} · {md_text(describe_commit(run))} · {md_text(run.created)} · "
+        f"**{c.get('ok', 0)} ok**, {c.get('failed', 0)} failed, {c.get('skipped', 0)} skipped"
+        + ("" if run.status == "complete" else f" · status **{md_text(run.status)}**"),
+        "",
+    ]
+    if data.base is not None:
+        out += compare_lines(data)
+    out += points_lines(data)
+    out += kernel_lines(data)
+    out += failure_lines(data)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def compare_lines(data: ReportData) -> list[str]:
+    assert data.base is not None
+    df = data.comparisons
+    counts = verdict_counts(df)
+    out = [f"### Compared with {md_text(data.base.run_id)} ({md_text(describe_commit(data.base))})", ""]
+    if "compare" in data.notes:
+        out += [f"> {md_text(data.notes['compare'])}", ""]
+    if df is None or df.empty:
+        return [*out, "No point appears in both runs.", ""]
+    out += [" · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), ""]
+    changed = df[df["verdict"] != "unchanged"]
+    rows = [
+        [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
+         fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
+         fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
+        for r in records(changed.head(MAX_ROWS))
+    ]
+    headers = ["point", "metric", "baseline", "candidate", "change", "interval", "p", "verdict"]
+    if rows:
+        out += [md_table(headers, rows, right=(2, 3, 4, 5, 6)), ""]
+        if len(changed) > MAX_ROWS:
+            out += [f"... and {len(changed) - MAX_ROWS} more changed metrics.", ""]
+    else:
+        out += ["No metric changed.", ""]
+    return out
+
+
+def verdict_mark(verdict: str) -> str:
+    return f"{VERDICT_MARK.get(verdict, '')} {md_text(verdict)}".strip()
+
+
+def points_lines(data: ReportData) -> list[str]:
+    rows = []
+    for p in data.run.points[:MAX_ROWS]:
+        c = point_cells(p)
+        rows.append([data.labels.get(p.key, p.key), p.status, c.median, c.ci, c.flop_per_s, c.bytes_per_s,
+                     c.rel_err + ("" if p.numerics is None or p.numerics.ok else " ✗")])
+    out = ["<details><summary>Points</summary>", "",
+           md_table(["point", "status", "median", "95% CI", "flop/s", "bytes/s", "rel err"], rows, right=(2, 3, 4, 5, 6)),
+           ""]
+    if len(data.run.points) > MAX_ROWS:
+        out += [f"... and {len(data.run.points) - MAX_ROWS} more points (see the HTML report).", ""]
+    return [*out, "</details>", ""]
+
+
+def kernel_lines(data: ReportData) -> list[str]:
+    view = data.kernels
+    if view is None:
+        return []
+    has_point = "point" in view.summary.columns
+    rows = []
+    for r in view.summary.head(TOP_KERNELS).to_dict("records"):
+        rows.append(([r["point"]] if has_point else [])
+                    + [shorten(str(r["name"]), NAME_CHARS), r["count"],
+                       fmt_time(r["total_ns"] / 1e9), fmt_percent(float(r["share_pct"]) / 100)])
+    headers = (["point"] if has_point else []) + ["kernel", "count", "total", "share"]
+    off = 1 if has_point else 0
+    return [f"### Top kernels ({md_text(view.source)})", "",
+            md_table(headers, rows, right=tuple(i + off for i in (1, 2, 3))), ""]
+
+
+def failure_lines(data: ReportData) -> list[str]:
+    rows = failures(data.run)
+    if not rows:
+        return []
+    table = md_table(["point", "status", "error"], [[data.labels.get(k, k), s, e] for k, s, e in rows[:MAX_ROWS]])
+    return [f"### Failed, skipped or inexact points ({len(rows)})", "", table, ""]

@@ -1,0 +1,59 @@
+"""`kind: collectives` — torch.distributed collectives over message sizes and dtypes.
+
+Runs only under `launch: {nproc: N}` with N >= 2 (perfkit.pipeline.spec refuses it otherwise):
+every rank calls the collective, the slowest rank's time counts (docs/multi-gpu.md).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, model_validator
+
+from perfkit.workloads.base import WorkloadSpec
+from perfkit.workloads.collectives.cost import OPS
+from perfkit.workloads.sweep import IntAxis, cartesian, str_axis
+
+# name -> bytes per element; the values the check uses are small integers, exact in each.
+COLLECTIVE_DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2, "int32": 4, "fp64": 8}
+_ALIASES = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float64": "fp64",
+            "int": "int32"}
+
+
+def _dtypes(value: Any) -> tuple[str, ...]:
+    out = []
+    for v in str_axis(value):
+        key = _ALIASES.get(v.strip().lower(), v.strip().lower())
+        if key not in COLLECTIVE_DTYPES:
+            raise ValueError(f"unknown dtype '{v}'; use one of {', '.join(COLLECTIVE_DTYPES)}")
+        out.append(key)
+    return tuple(out)
+
+
+def _ops(value: Any) -> tuple[str, ...]:
+    out = str_axis(value)
+    for v in out:
+        if v not in OPS:
+            raise ValueError(f"unknown collective '{v}'; use one of {', '.join(OPS)}")
+    return out
+
+
+class CollectivesSpec(WorkloadSpec):
+    kind: Literal["collectives"]
+    ops: Annotated[tuple[str, ...], BeforeValidator(_ops)] = OPS
+    size_bytes: IntAxis | None = None  # the message size S as nccl-tests counts it
+    elements: IntAxis | None = None  # or the size in elements of the dtype
+    dtypes: Annotated[tuple[str, ...], BeforeValidator(_dtypes)] = ("fp32",)
+
+    runner: ClassVar[str] = "perfkit.workloads.collectives.runner:prepare"
+
+    @model_validator(mode="after")
+    def _one_size_axis(self) -> CollectivesSpec:
+        if (self.size_bytes is None) == (self.elements is None):
+            raise ValueError("give exactly one of 'size_bytes' or 'elements', "
+                             "e.g. size_bytes: {start: 8, stop: 1048576, mul: 2}")
+        return self
+
+    def sweep(self) -> list[dict[str, Any]]:
+        size_key, sizes = ("size_bytes", self.size_bytes) if self.size_bytes is not None else ("elements", self.elements)
+        return cartesian({"op": self.ops, "dtype": self.dtypes, size_key: sizes or ()})
