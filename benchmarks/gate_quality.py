@@ -45,6 +45,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         runs = [run_samples(model, n, levels[i], rng) for i in range(HISTORY)]
         cand = run_samples(model, n, levels[HISTORY] + math.log1p(effect), rng)
         hist = [summarize_run(r) for r in runs[:-1]]  # the baseline (runs[-1]) joins as the latest
-        c = compare_samples("m", runs[-1], cand, LOWER, hist, seed=t)
+        c = compare_samples("m", runs[-1].tolist(), cand.tolist(), LOWER, hist, seed=t)
         hits += c.verdict == Verdict.REGRESSED
         naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
     return {"model": model, "n": n, "effect": effect, "trials": trials,
@@ -102,7 +103,7 @@ def no_history_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         levels = run_offsets(model, 2, rng)
         base = run_samples(model, n, levels[0], rng)
         cand = run_samples(model, n, levels[1] + math.log1p(effect), rng)
-        c = compare_samples("m", base, cand, LOWER, (), seed=t)
+        c = compare_samples("m", base.tolist(), cand.tolist(), LOWER, (), seed=t)
         hits += c.verdict == Verdict.REGRESSED
         noisy += c.verdict == Verdict.NOISY
     return {"model": model, "n": n, "effect": effect, "trials": trials,
@@ -120,7 +121,7 @@ def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
             levels = run_offsets(model, HISTORY + 1, rng)
             runs = [run_samples(model, 10, levels[i], rng) for i in range(HISTORY)]
             cand = run_samples(model, 10, levels[HISTORY], rng)
-            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs[:-1]],
+            comps.append(compare_samples(f"m{k}", runs[-1].tolist(), cand.tolist(), LOWER, [summarize_run(r) for r in runs[:-1]],
                                          seed=k))
         without += any(c.verdict == Verdict.REGRESSED for c in comps)
         with_bh += any(c.verdict == Verdict.REGRESSED for c in correct(comps, "bh"))
@@ -171,29 +172,38 @@ def match(truth: Sequence[int], found: Sequence[int], tol: int = TOLERANCE) -> i
     return hits
 
 
+@dataclass
+class Tally:
+    """One detector's counts over a model's series: true positives, detections, seconds spent."""
+
+    tp: int = 0
+    found: int = 0
+    seconds: float = 0.0
+
+
 def cp_model(args: tuple[str, int, int]) -> dict[str, Any]:
     model, n_series, n_commits = args
     dets = detectors()
-    tally = {name: {"tp": 0, "found": 0, "seconds": 0.0} for name in dets}
+    tally = {name: Tally() for name in dets}
     true_total = 0
     for s in range(n_series):
         y, truth = make_series(model, s, n_commits)
         true_total += len(truth)
         for name, fn in dets.items():
             t0 = time.perf_counter()
-            found = sorted(set(fn(y)))
-            tally[name]["seconds"] += time.perf_counter() - t0
-            tally[name]["tp"] += match(truth, found)
-            tally[name]["found"] += len(found)
+            detected = sorted(set(fn(y)))
+            tally[name].seconds += time.perf_counter() - t0
+            tally[name].tp += match(truth, detected)
+            tally[name].found += len(detected)
     commits = n_series * n_commits
     out: dict[str, Any] = {"model": model, "series": n_series, "commits": commits, "true": true_total}
     for name, t in tally.items():
-        tp, found = t["tp"], t["found"]
+        tp, found = t.tp, t.found
         prec = tp / found if found else 1.0
         rec = tp / true_total if true_total else 1.0
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
         out[name] = {"precision": prec, "recall": rec, "f1": f1, "false_alarms_per_1000": 1000.0 * (found - tp) / commits,
-                     "seconds": t["seconds"]}
+                     "seconds": t.seconds}
     return out
 
 
