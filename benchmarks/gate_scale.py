@@ -169,9 +169,9 @@ def meets_target(row: dict[str, Any], sds: float = 2.0) -> bool:
     return True
 
 
-def jobs(trials_100: int, trials_1000: int) -> list[tuple[str, int, int, bool, int]]:
+def jobs(trials_100: int, trials_1000: int, metrics: Sequence[int] = METRICS) -> list[tuple[str, int, int, bool, int]]:
     return [(model, m, n, h, trials_100 if m == 100 else trials_1000)
-            for model in SCALE_MODELS for m in METRICS for n in SIZES for h in (True, False)]
+            for model in SCALE_MODELS for m in metrics for n in SIZES for h in (True, False)]
 
 
 def _cell(r: dict[str, Any] | None) -> str:
