@@ -51,7 +51,7 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
     "dashboard_history": Smoke(
-        ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s \(\s*[\d.]+ x target\)",),
+        ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
     "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math'),
                         slow=True),
