@@ -7,10 +7,15 @@ statistics and idle breakdown produce. Setup and run (from the repository root):
 
     python3 -m venv .venv-bench && .venv-bench/bin/pip install HolisticTraceAnalysis
     .venv-bench/bin/python benchmarks/analyzer_hta_reference.py
+    python -m benchmarks.analyzer_hta_reference --smoke --out FILE   # the smallest trace only
+
+Without HTA installed it says so and exits 0 (nothing to record).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import logging
 import sys
@@ -43,17 +48,26 @@ def reference(path: Path) -> dict[str, object]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="the JSON to write (default: %(default)s)")
+    parser.add_argument("--smoke", action="store_true", help="the smallest trace only (checks the script)")
+    args = parser.parse_args()
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     if not TRACES.is_dir():
         sys.exit(f"{TRACES} is absent")
+    if importlib.util.find_spec("hta") is None:
+        print("analyzer_hta_reference: skipped: HolisticTraceAnalysis is not installed in this Python "
+              "(install it in .venv-bench, see the docstring)")
+        return
+    traces = sorted(TRACES.glob("*.json.gz"), key=lambda p: p.stat().st_size if args.smoke else 0)
     result = {
         "tool": f"HolisticTraceAnalysis {version('HolisticTraceAnalysis')}",
         "pandas": version("pandas"),
-        "traces": {p.name: reference(p) for p in sorted(TRACES.glob("*.json.gz"))},
+        "traces": {p.name: reference(p) for p in sorted(traces[:1] if args.smoke else traces)},
     }
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {OUT}")
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ Run:
     OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.analyzer_speed            # 1M vs HTA, 5M perfkit only
     .venv/bin/python -m benchmarks.analyzer_speed --events 1000000 --runs 3 --hta-max-events 1500000
 
+    .venv/bin/python -m benchmarks.analyzer_speed --smoke --dir TMP   # smallest shared trace, one run, no write
+
 Results go to benchmarks/results/analyzer_speed.{md,json}. Targets: perfkit >= 10x faster and
 <= 1/3 of HTA's peak RSS at 1M events; a 5M-event trace within 2 GB.
 """
@@ -39,6 +41,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SOURCE = REPO.parent / "shared" / "bench" / "traces" / "hta_negqueue_rank0_a100.json.gz"
+SMOKE_SOURCE = DEFAULT_SOURCE.with_name("hta_cp_alexnet_a100.json.gz")
+SMOKE_EVENTS = 20_000
 BENCH_PYTHON = REPO / ".venv-bench" / "bin" / "python"
 RESULTS = REPO / "benchmarks" / "results"
 SPEED_TARGET = 10.0
@@ -168,6 +172,8 @@ def benchmark(source: Path, sizes: list[int], runs: int, hta_max: int, folder: P
         ).stdout.split()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         results["hta_version"] = None
+        print(f"HTA skipped: no HolisticTraceAnalysis in {BENCH_PYTHON} (see the setup above); perfkit alone",
+              flush=True)
     for events in sizes:
         trace = _ensure_trace(source, events, folder)
         sides = ["perfkit"] + (["hta"] if events <= hta_max and results["hta_version"] else [])
@@ -255,7 +261,12 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "perfkit-analyzer-bench")
     parser.add_argument("--no-write", action="store_true", help="print, do not update benchmarks/results")
     parser.add_argument("--tag", default="", help="results file suffix: analyzer_speed-TAG.{md,json}")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest shared trace, 20k events, one run, nothing written to results")
     args = parser.parse_args()
+    if args.smoke:
+        args.source = SMOKE_SOURCE if args.source == DEFAULT_SOURCE else args.source
+        args.events, args.runs, args.no_write = [SMOKE_EVENTS], 1, True
     if args.child:
         child = {"perfkit": _child_perfkit, "hta": _child_hta, "check": _child_check}[args.child]
         result = child(args.trace)

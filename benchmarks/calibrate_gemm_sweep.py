@@ -2,6 +2,8 @@
 
 Run:  PYTHONPATH=. python -m benchmarks.calibrate_gemm_sweep [--device cpu|cuda] [--spec FILE]
       [--recalibrate] [--figure FILE.html]
+      PYTHONPATH=. python -m benchmarks.calibrate_gemm_sweep --smoke --out FILE   (a quick calibration,
+      two fp32 points: checks the script end to end; $PERFKIT_HOME holds the calibration)
 
 1. the device's stored calibration (this machine's `perfkit calibrate`; measured when absent or
    with --recalibrate; CPU: one thread, as the CPU spec runs);
@@ -33,6 +35,7 @@ def main() -> int:
     parser.add_argument("--recalibrate", action="store_true")
     parser.add_argument("--figure", default=None, help="also write the roofline figure (HTML, ~5 MB)")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--smoke", action="store_true", help="quick calibration (not stored), two fp32 points")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
 
@@ -48,17 +51,18 @@ def main() -> int:
     cpu = args.device == "cpu"
     threads = 1 if cpu else None
     info = detect(args.device, threads=threads)
-    cal = None if args.recalibrate else load_for(info)
+    cal = None if args.recalibrate or args.smoke else load_for(info)
     if cal is None:
         print(f"calibrating {info.name} ...", file=sys.stderr)
-        cal = calibrate(args.device, threads=threads)
-        save(cal)
-    spec = args.spec or str(REPO / "examples" / ("gemm-cpu.yaml" if cpu else "gemm-h100.yaml"))
+        cal = calibrate(args.device, threads=threads, dtypes=["fp32"] if args.smoke else None, quick=args.smoke)
+        if not args.smoke:
+            save(cal)
     with tempfile.TemporaryDirectory() as tmp:
+        spec = args.spec or _default_spec(cpu, args.smoke, Path(tmp))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), "OMP_NUM_THREADS": "1" if cpu else os.environ.get("OMP_NUM_THREADS", "")}
-        cmd = [sys.executable, "-m", "perfkit", "profile", spec, "--out", tmp, "--quiet", "--device", args.device]
+        cmd = [sys.executable, "-m", "perfkit", "profile", spec, "--out", f"{tmp}/runs", "--quiet", "--device", args.device]
         subprocess.run(cmd, check=True, cwd=REPO, env=env)
-        run_dir = next(Path(tmp).iterdir())
+        run_dir = next(Path(tmp, "runs").iterdir())
         run = load_run(run_dir)
     roofs = roofs_for(info, cal)
     labels = roof_labels(roofs)
@@ -70,6 +74,8 @@ def main() -> int:
     summary = _summary(placed, labels, roofs)
     for line in summary["lines"]:
         print(line)
+    if args.smoke and not args.out:
+        return 0  # a smoke run's numbers are not results
     out = Path(args.out) if args.out else REPO / "benchmarks" / "results" / f"calibrate_gemm_sweep_{args.device.replace(':', '')}.json"
     record = {
         "device": info.to_dict(),
@@ -87,6 +93,26 @@ def main() -> int:
         Path(args.figure).write_text(fig.to_html(include_plotlyjs=True))
         print(f"figure: {args.figure}")
     return 0
+
+
+SMOKE_SPEC = """\
+name: gemm-smoke
+device: cpu
+seed: 0
+cpu_threads: 1
+timing: {warmup_s: 0.01, budget_s: 0.05, min_reps: 5, target_rel_ci: 0.1}
+profile: {torch_profiler: false}
+workloads:
+  - {kind: gemm, name: square, m: [64, 128], n: 128, k: 128, dtypes: [fp32]}
+"""
+
+
+def _default_spec(cpu: bool, smoke: bool, tmp: Path) -> str:
+    if smoke:
+        path = tmp / "gemm-smoke.yaml"
+        path.write_text(SMOKE_SPEC.replace("device: cpu", "device: cpu" if cpu else "device: cuda"))
+        return str(path)
+    return str(REPO / "examples" / ("gemm-cpu.yaml" if cpu else "gemm-h100.yaml"))
 
 
 def _summary(placed: Any, labels: list[str], roofs: Any) -> dict[str, Any]:

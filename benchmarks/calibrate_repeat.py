@@ -1,6 +1,8 @@
 """`perfkit calibrate`: wall time and run-to-run spread, and its ceilings against a baseline.
 
 Run:  PYTHONPATH=. python -m benchmarks.calibrate_repeat [--device cpu|cuda] [--runs 3] [--out FILE]
+      PYTHONPATH=. python -m benchmarks.calibrate_repeat --smoke --out FILE   (one `--quick --dtypes fp32`
+      calibration and a 16 MiB numpy baseline: checks the script end to end; targets not judged)
 
 Each run is a fresh `perfkit calibrate --no-save --json` process (import, detection, sweeps).
 Targets (issue 5): on a 2-core CPU each run under 60 s, every ceiling within 10% across the runs
@@ -30,14 +32,14 @@ SEEN_ON_GPU = {  # REFERENCE.md: measured on these devices
     "h200-sxm": {"dram": 4.3e12, "gemm.bf16": 790e12},
 }
 NUMPY_BASELINE = r"""
-import json, time, numpy as np
+import json, sys, time, numpy as np
 def best(fn, reps):
     out = []
     for _ in range(reps):
         t0 = time.perf_counter(); fn(); out.append(time.perf_counter() - t0)
     out.sort()
     return out[max(len(out) // 10, 0)]
-n = 512 * 1024 * 1024 // 4
+n = int(sys.argv[1]) // 4
 src = np.ones(n, dtype=np.float32); dst = np.zeros(n, dtype=np.float32)
 np.copyto(dst, src)
 copy_s = best(lambda: np.copyto(dst, src), 12)
@@ -52,8 +54,14 @@ print(json.dumps(res))
 """
 
 
-def one_run(device: str, threads: int) -> dict[str, Any]:
+COPY_BYTES = 512 * 1024 * 1024
+SMOKE_COPY_BYTES = 16 * 1024 * 1024
+SMOKE_ARGS = ["--quick", "--dtypes", "fp32"]
+
+
+def one_run(device: str, threads: int, smoke: bool = False) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "perfkit", "calibrate", "--device", device, "--no-save", "--json", "--quiet"]
+    cmd += SMOKE_ARGS if smoke else []
     if device == "cpu":
         cmd += ["--threads", str(threads)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), "OMP_NUM_THREADS": str(threads)}
@@ -72,10 +80,11 @@ def one_run(device: str, threads: int) -> dict[str, Any]:
     }
 
 
-def numpy_baseline(threads: int) -> dict[str, float]:
+def numpy_baseline(threads: int, copy_bytes: int = COPY_BYTES) -> dict[str, float]:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads),
            "MKL_NUM_THREADS": str(threads)}
-    proc = subprocess.run([sys.executable, "-c", NUMPY_BASELINE], capture_output=True, text=True, env=env, check=True)
+    proc = subprocess.run([sys.executable, "-c", NUMPY_BASELINE, str(copy_bytes)], capture_output=True, text=True,
+                          env=env, check=True)
     return {k: float(v) for k, v in json.loads(proc.stdout).items()}
 
 
@@ -89,15 +98,18 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="CPU threads (default 1, as every CPU benchmark)")
     parser.add_argument("--out", default=None, help="results JSON (default benchmarks/results/calibrate_repeat_<device>.json)")
+    parser.add_argument("--smoke", action="store_true", help="one quick fp32 calibration, small baseline; exit 0")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 1
 
     runs, baselines = [], []
     baseline_name = "numpy" if args.device == "cpu" else "REFERENCE.md"
     for _ in range(args.runs):  # interleaved: the baseline sees the same machine load as each run
         load_before = os.getloadavg()[0]
         if args.device == "cpu":
-            baselines.append(numpy_baseline(args.threads))
-        run = one_run(args.device, args.threads)
+            baselines.append(numpy_baseline(args.threads, SMOKE_COPY_BYTES if args.smoke else COPY_BYTES))
+        run = one_run(args.device, args.threads, args.smoke)
         run["load_avg_1min"] = [load_before, os.getloadavg()[0]]
         runs.append(run)
     if args.device != "cpu":
@@ -133,11 +145,13 @@ def main() -> int:
         print(f"{name:10} {fmt(name, med):>16} {spread:6.1%}  {base_s:>16} {bspread_s:>7} {ratio_s:>6}")
     summary["targets_met"] = ok
     print("targets (each run < 60 s, spread <= 10%):", "met" if ok else "NOT met")
+    if args.smoke and not args.out:
+        return 0  # a smoke run's numbers are not results
     out = Path(args.out) if args.out else REPO / "benchmarks" / "results" / f"calibrate_repeat_{args.device.replace(':', '')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1) + "\n")
     print(f"results: {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
-    return 0 if ok else 1
+    return 0 if ok or args.smoke else 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python -m benchmarks.dashboard_history                 # seed /tmp/perfkit-bench-history.db once, then time
     python -m benchmarks.dashboard_history --repeats 5 --db /path/store.db
+    python -m benchmarks.dashboard_history --smoke --db TMP/store.db   # 40 commits, one repeat (reseeds)
 
 The store is seeded through the store's own writer (perfkit.store.write.insert_run): 4 GPUs x
 2,500 commits of one branch, 50 metrics per run (16 GEMM points x time_s / flop_per_s /
@@ -38,6 +39,7 @@ import numpy as np
 TARGET_S = 3.0
 GPUS = ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S")
 COMMITS = 2500
+SMOKE_COMMITS = 40
 POINTS = 16
 SAMPLES = 10
 APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
@@ -47,8 +49,9 @@ def point_key(i: int) -> str:
     return f"gemm/bench/m={128 * (i + 1)},n=4096,k=4096,batch=1,dtype=bf16,transpose_a=False,transpose_b=False"
 
 
-def seed(db: Path) -> None:
-    """10,000 runs x 50 metrics x 10 samples, written in transactions of 250 runs."""
+def seed(db: Path, commits: int = COMMITS) -> None:
+    """commits x 4 GPUs runs (10,000 by default) x 50 metrics x 10 samples, written in
+    transactions of 250 runs."""
     from perfkit.core.env import Env, GpuState
     from perfkit.store.api import open_store
     from perfkit.store.engine import write_tx
@@ -63,8 +66,8 @@ def seed(db: Path) -> None:
     t0 = 1_760_000_000.0
     batch: list[StoredRun] = []
     started = time.perf_counter()
-    for c in range(COMMITS):
-        step = (1.08 if c >= COMMITS // 2 else 1.0) * (0.95 if c >= COMMITS * 4 // 5 else 1.0)
+    for c in range(commits):
+        step = (1.08 if c >= commits // 2 else 1.0) * (0.95 if c >= commits * 4 // 5 else 1.0)
         for g, gpu in enumerate(GPUS):
             metrics: list[MetricRecord] = []
             level = math.exp(rng.normal(0.0, 0.01))  # run-to-run
@@ -84,7 +87,7 @@ def seed(db: Path) -> None:
                                    status="complete", source="perfkit", env=Env(gpus=(GpuState(name=gpu),)),
                                    metrics=tuple(metrics), commit=f"{c:05d}" + "ab" * 16, branch="main",
                                    spec={"name": "bench"}))
-        if len(batch) >= 250 or c == COMMITS - 1:
+        if len(batch) >= 250 or c == commits - 1:
             with write_tx(engine) as conn:
                 for run in batch:
                     insert_run(conn, run)
@@ -198,13 +201,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--reseed", action="store_true")
     parser.add_argument("--browser", action="store_true", help="also time the page end to end in chromium")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"a fresh store of {SMOKE_COMMITS} commits, one repeat (checks the script)")
     args = parser.parse_args()
+    commits = SMOKE_COMMITS if args.smoke else COMMITS
+    if args.smoke:
+        args.repeats, args.reseed = 1, True
     from perfkit.store.url import sqlite_url
 
     if args.reseed or not args.db.exists():
         for suffix in ("", "-wal", "-shm"):
             Path(f"{args.db}{suffix}").unlink(missing_ok=True)
-        seed(args.db)
+        seed(args.db, commits)
     url = sqlite_url(args.db)
     os.environ["PERFKIT_DB"] = url
     from perfkit.dashboard import data, figures
@@ -234,7 +242,7 @@ def main() -> None:
         times = browser_times(url, args.repeats)
         results["browser: page load (URL) -> chart drawn, new metric"] = times["load"]
         results["browser: change the point filter -> chart drawn"] = times["filter"]
-    print(f"\nHistory page, 10,000 runs x 50 metrics, median of {args.repeats} (target {TARGET_S:.1f} s):")
+    print(f"\nHistory page, {commits * len(GPUS):,} runs x 50 metrics, median of {args.repeats} (target {TARGET_S:.1f} s):")
     for name, values in results.items():
         med = statistics.median(values)
         print(f"  {name:52s} {med:7.3f} s  ({med / TARGET_S:5.2f} x target)  "

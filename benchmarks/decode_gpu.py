@@ -145,7 +145,8 @@ def summarize(run: dict[str, Any], copy_bw: float) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU (checks the script)")
-    parser.add_argument("--out", type=Path, default=None, help="results JSON (default: benchmarks/results/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results JSON (default: benchmarks/results/; --smoke: the scratch folder)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/perfkit-decode-gpu"), help="scratch folder")
     args = parser.parse_args()
     import torch
@@ -157,7 +158,7 @@ def main() -> None:
     copy_bw = copy_bandwidth(device)
     run = profile(SMOKE_SPEC if args.smoke else GPU_SPEC, args.work)
     result = {"device": name, "torch": torch.__version__, **summarize(run, copy_bw)}
-    out = args.out or REPO / "benchmarks" / "results" / f"decode_gpu_{name}.json"
+    out = args.out or (args.work if args.smoke else REPO / "benchmarks" / "results") / f"decode_gpu_{name}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     if "mbu_target_met" in result:

@@ -1,13 +1,15 @@
 """Wall time of a whole `perfkit gate` command at scale, against a real SQLite store.
 
     .venv/bin/python -m benchmarks.gate_cli_speed            # ~2 min on 2 cores
+    .venv/bin/python -m benchmarks.gate_cli_speed --smoke    # tiny store, one run, writes no results
 
 Builds a store of 12 runs of `main` (one per commit) and a candidate run directory, each with
 POINTS points of SAMPLES timed samples, and times `python -m perfkit gate --baseline main@cpu
 --candidate DIR` (process start, imports, store reads, statistics, rendering) with
 /usr/bin/time, REPEAT times; prints the median. Two shapes: 1000 points with time_s only
 (1000 metrics, 1000 tests) and 334 points with time_s, flop_per_s and bytes_per_s (1002 metrics,
-334 tests). Writes benchmarks/results/gate_cli_speed-<machine>.md.
+334 tests). Writes benchmarks/results/gate_cli_speed-<machine>.md (--smoke: 20 and 7 points, one
+run each, printed only unless --out is given).
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ if str(REPO) not in sys.path:
 
 from benchmarks.gate_quality import machine  # noqa: E402
 from perfkit.core.atomic import write_json_atomic  # noqa: E402
+from perfkit.core.codec import to_builtins  # noqa: E402
 from perfkit.core.cost import Cost  # noqa: E402
+from perfkit.core.env import CpuState, Env, GitState  # noqa: E402
 from perfkit.core.measurement import Measurement  # noqa: E402
 from perfkit.core.record import STATUS_OK, PointResult, Run  # noqa: E402
 from perfkit.store.api import store_run  # noqa: E402
 
 SAMPLES = 10
 HISTORY = 12
+SHAPES = ((1000, False), (334, True))  # (points, with flop_per_s and bytes_per_s)
+SMOKE_SHAPES = ((20, False), (7, True))
 
 
 def make_run(run_id: str, day: int, points: int, with_cost: bool, rng: np.random.Generator) -> Run:
@@ -48,7 +54,7 @@ def make_run(run_id: str, day: int, points: int, with_cost: bool, rng: np.random
             measurement=Measurement(samples_s=tuple(float(s) for s in samples), warmup_reps=1,
                                     stop_reason="converged", timer="perf_counter", target_rel_ci=0.01),
             cost=Cost(flop=2e9, bytes=6e6) if with_cost else None))
-    env = {"gpus": [], "cpu": {"model": "cpu"}, "git": {"commit": f"c{day:02d}", "branch": "main", "dirty": False}}
+    env = Env(cpu=CpuState(model="cpu"), git=GitState(commit=f"c{day:02d}", branch="main", dirty=False))
     created = f"2026-01-{day:02d}T00:00:00Z"
     return Run(run_id=run_id, created=created, status="complete", spec={"name": "speed"}, spec_hash="s",
                spec_path="speed.yaml", device="cpu", env=env, points=tuple(pts), finished=created, artifacts={})
@@ -60,7 +66,7 @@ def build(where: Path, points: int, with_cost: bool) -> tuple[str, Path]:
     for i in range(HISTORY):
         store_run(make_run(f"main{i:02d}", i + 1, points, with_cost, rng), url)
     cand = where / "cand"
-    write_json_atomic(cand / "run.json", make_run("cand", 20, points, with_cost, rng).to_dict())
+    write_json_atomic(cand / "run.json", to_builtins(make_run("cand", 20, points, with_cost, rng)))
     return url, cand
 
 
@@ -80,16 +86,20 @@ def time_gate(url: str, cand: Path, repeat: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per shape (default 5; --smoke 1)")
+    ap.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results; "
+                    "--smoke: none)")
+    ap.add_argument("--smoke", action="store_true", help="tiny stores, one run: checks the script end to end")
     args = ap.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.smoke else 5)
+    out_dir = args.out or (None if args.smoke else REPO / "benchmarks" / "results")
     lines = ["# `perfkit gate` at scale (benchmarks/gate_cli_speed.py)", "",
              f"Machine: {machine()}; load average at the start {os.getloadavg()[0]:.1f}. A SQLite store of "
              f"{HISTORY} runs of main, a candidate run directory, {SAMPLES} samples per point; the whole command "
              f"(`python -m perfkit gate --baseline main@cpu --candidate DIR`) timed with /usr/bin/time, "
              f"{args.repeat} runs.", "",
              "| points | metrics | tests | median s | all runs (s) |", "|---:|---:|---:|---:|---|"]
-    for points, with_cost in ((1000, False), (334, True)):
+    for points, with_cost in SMOKE_SHAPES if args.smoke else SHAPES:
         with tempfile.TemporaryDirectory() as tmp:
             url, cand = build(Path(tmp), points, with_cost)
             secs = time_gate(url, cand, args.repeat)
@@ -99,9 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     print(text)
-    tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"gate_cli_speed-{tag}.md").write_text(text)
+    if out_dir is not None:
+        tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"gate_cli_speed-{tag}.md").write_text(text)
     return 0
 
 

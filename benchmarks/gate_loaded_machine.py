@@ -1,6 +1,7 @@
 """The gate without history on real runs of an unchanged micro-benchmark on this machine.
 
     .venv/bin/python -m benchmarks.gate_loaded_machine --runs 16 --gap-s 20    # ~6 min
+    .venv/bin/python -m benchmarks.gate_loaded_machine --smoke                 # 3 runs, no gap, no write
 
 Runs `sorted(100 floats)` (30 rounds of 2000 calls, us per call) in --runs separate processes,
 --gap-s seconds apart, the same code every time: every difference between the runs is the
@@ -64,8 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=16)
     ap.add_argument("--gap-s", type=float, default=20.0)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    ap.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results; --smoke: none)")
+    ap.add_argument("--smoke", action="store_true", help="3 runs, no gap: checks the script; writes no results")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.runs, args.gap_s = 3, 0.0
+    out_dir = args.out or (None if args.smoke else REPO / "benchmarks" / "results")
     runs: list[list[float]] = []
     for r in range(args.runs):
         if r:
@@ -89,10 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{alarms} ({alarms / pairs:.1%}) |")
     text = "\n".join(lines) + "\n"
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if out_dir is None:
+        return 0
+    out_dir.mkdir(parents=True, exist_ok=True)
     tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
-    (args.out / f"gate_loaded_machine-{tag}.md").write_text(text)
-    (args.out / f"gate_loaded_machine-{tag}.json").write_text(json.dumps(
+    (out_dir / f"gate_loaded_machine-{tag}.md").write_text(text)
+    (out_dir / f"gate_loaded_machine-{tag}.json").write_text(json.dumps(
         {"runs_s": runs, "fixed_prior": fixed, "default_prior": prior, "gap_s": args.gap_s}, indent=1))
     return 0
 

@@ -2,7 +2,8 @@
 
     python3 -m venv .venv-bench && .venv-bench/bin/pip install apache-otava asv   # once
     .venv-bench/bin/python -m benchmarks.gate_quality            # full (~8-12 min on 2 cores)
-    .venv-bench/bin/python -m benchmarks.gate_quality --quick    # smoke (~30 s)
+    .venv-bench/bin/python -m benchmarks.gate_quality --quick    # few trials (~30 s)
+    .venv/bin/python -m benchmarks.gate_quality --smoke          # tiny: the script end to end (seconds)
 
 Part 1, the two-sample gate (perfkit/regression/gate/stats.py, default policy: max_p 0.05, min_effect 1%):
 for each noise model of benchmarks/gate_noise.py and n = 5, 10, 30 samples per run, 20 earlier
@@ -45,6 +46,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +83,7 @@ def gate_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         runs = [run_samples(model, n, levels[i], rng) for i in range(HISTORY)]
         cand = run_samples(model, n, levels[HISTORY] + math.log1p(effect), rng)
         hist = [summarize_run(r) for r in runs[:-1]]  # the baseline (runs[-1]) joins as the latest
-        c = compare_samples("m", runs[-1], cand, LOWER, hist, seed=t)
+        c = compare_samples("m", runs[-1].tolist(), cand.tolist(), LOWER, hist, seed=t)
         hits += c.verdict == Verdict.REGRESSED
         naive += mannwhitneyu(cand, runs[-1], alternative="greater").pvalue < 0.05
     return {"model": model, "n": n, "effect": effect, "trials": trials,
@@ -102,7 +104,7 @@ def no_history_cell(args: tuple[str, int, float, int]) -> dict[str, Any]:
         levels = run_offsets(model, 2, rng)
         base = run_samples(model, n, levels[0], rng)
         cand = run_samples(model, n, levels[1] + math.log1p(effect), rng)
-        c = compare_samples("m", base, cand, LOWER, (), seed=t)
+        c = compare_samples("m", base.tolist(), cand.tolist(), LOWER, (), seed=t)
         hits += c.verdict == Verdict.REGRESSED
         noisy += c.verdict == Verdict.NOISY
     return {"model": model, "n": n, "effect": effect, "trials": trials,
@@ -120,7 +122,7 @@ def whole_gate(args: tuple[str, int, int]) -> dict[str, Any]:
             levels = run_offsets(model, HISTORY + 1, rng)
             runs = [run_samples(model, 10, levels[i], rng) for i in range(HISTORY)]
             cand = run_samples(model, 10, levels[HISTORY], rng)
-            comps.append(compare_samples(f"m{k}", runs[-1], cand, LOWER, [summarize_run(r) for r in runs[:-1]],
+            comps.append(compare_samples(f"m{k}", runs[-1].tolist(), cand.tolist(), LOWER, [summarize_run(r) for r in runs[:-1]],
                                          seed=k))
         without += any(c.verdict == Verdict.REGRESSED for c in comps)
         with_bh += any(c.verdict == Verdict.REGRESSED for c in correct(comps, "bh"))
@@ -171,29 +173,38 @@ def match(truth: Sequence[int], found: Sequence[int], tol: int = TOLERANCE) -> i
     return hits
 
 
+@dataclass
+class Tally:
+    """One detector's counts over a model's series: true positives, detections, seconds spent."""
+
+    tp: int = 0
+    found: int = 0
+    seconds: float = 0.0
+
+
 def cp_model(args: tuple[str, int, int]) -> dict[str, Any]:
     model, n_series, n_commits = args
     dets = detectors()
-    tally = {name: {"tp": 0, "found": 0, "seconds": 0.0} for name in dets}
+    tally = {name: Tally() for name in dets}
     true_total = 0
     for s in range(n_series):
         y, truth = make_series(model, s, n_commits)
         true_total += len(truth)
         for name, fn in dets.items():
             t0 = time.perf_counter()
-            found = sorted(set(fn(y)))
-            tally[name]["seconds"] += time.perf_counter() - t0
-            tally[name]["tp"] += match(truth, found)
-            tally[name]["found"] += len(found)
+            detected = sorted(set(fn(y)))
+            tally[name].seconds += time.perf_counter() - t0
+            tally[name].tp += match(truth, detected)
+            tally[name].found += len(detected)
     commits = n_series * n_commits
     out: dict[str, Any] = {"model": model, "series": n_series, "commits": commits, "true": true_total}
     for name, t in tally.items():
-        tp, found = t["tp"], t["found"]
+        tp, found = t.tp, t.found
         prec = tp / found if found else 1.0
         rec = tp / true_total if true_total else 1.0
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
         out[name] = {"precision": prec, "recall": rec, "f1": f1, "false_alarms_per_1000": 1000.0 * (found - tp) / commits,
-                     "seconds": t["seconds"]}
+                     "seconds": t.seconds}
     return out
 
 
@@ -295,11 +306,95 @@ def _cp_report(cps: list[dict[str, Any]]) -> list[str]:
 
 
 PARTS = ("gate", "changepoints", "scale")
+BASELINES_HINT = ("run: python3 -m venv .venv-bench && .venv-bench/bin/pip install apache-otava asv, then "
+                  ".venv-bench/bin/python -m benchmarks.gate_quality (or --part scale)")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much each part runs: trials per gate cell, change-point series per model, gates per
+    at-scale scenario (100 and 1000 metrics), gates per needs cell, and the at-scale metric counts."""
+
+    trials: int
+    whole_trials: int
+    series: int
+    scale_100: int
+    scale_1000: int
+    needs: int
+    metrics: tuple[int, ...] = gate_scale.METRICS
+
+
+def sizes(args: argparse.Namespace) -> Sizes:
+    if args.smoke:  # the script end to end in seconds; the numbers mean nothing
+        return Sizes(trials=args.trials or 2, whole_trials=1, series=args.series or 1,
+                     scale_100=args.scale_trials or 1, scale_1000=1, needs=1, metrics=(100,))
+    trials = args.trials or (30 if args.quick else 400)
+    scale_trials = args.scale_trials or (20 if args.quick else 400)
+    return Sizes(trials=trials, whole_trials=max(trials // 4, 10), series=args.series or (6 if args.quick else 50),
+                 scale_100=scale_trials, scale_1000=max(scale_trials // 10, 2), needs=max(scale_trials // 4, 10))
+
+
+def missing_baselines() -> str | None:
+    """Why Apache Otava and asv (the change-point baselines) cannot be imported, or None."""
+    try:
+        detectors()
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+def run_parts(parts: Sequence[str], size: Sizes, workers: int) -> dict[str, Any]:
+    """Each chosen part's rows, computed in a pool of `workers` processes."""
+    data: dict[str, Any] = {}
+    with mp.get_context("fork").Pool(workers) as pool:
+        if "gate" in parts:
+            data["gate"] = pool.map(gate_cell, [(m, n, e, size.trials) for m in MODELS for n in SIZES
+                                                for e in EFFECTS], chunksize=1)
+            data["no_history"] = pool.map(no_history_cell, [(m, n, e, size.trials) for m in NO_HISTORY_MODELS
+                                                            for n in SIZES for e in NO_HISTORY_EFFECTS], chunksize=1)
+            data["whole_gate"] = pool.map(whole_gate, [(m, 50, size.whole_trials)
+                                                       for m in ("gaussian", "bimodal", "offset")])
+        if "changepoints" in parts:
+            data["change_points"] = pool.map(cp_model, [(m, size.series, 400) for m in MODELS])
+        if "scale" in parts:
+            data["scale"] = pool.map(gate_scale.scenario,
+                                     gate_scale.jobs(size.scale_100, size.scale_1000, size.metrics), chunksize=1)
+            data["needs"] = pool.map(gate_scale.need_cell, gate_scale.need_jobs(size.needs), chunksize=1)
+    return data
+
+
+def update_meta(data: dict[str, Any], parts: Sequence[str], size: Sizes, quick: bool, seconds: float) -> None:
+    import resource
+
+    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for f in ("ru_utime", "ru_stime"))
+    meta = dict(data.get("meta") or {})
+    meta.update({"machine": machine(), "load_avg": os.getloadavg()[0], "quick": quick})
+    meta.setdefault("seconds", 0.0)
+    meta.setdefault("cpu_seconds", 0.0)
+    meta.setdefault("parts_seconds", {})
+    for part in parts:
+        meta["parts_seconds"][part] = seconds
+    meta["seconds"] = sum(meta["parts_seconds"].values())
+    meta["cpu_seconds"] = cpu if set(parts) == set(PARTS) else meta["cpu_seconds"] + cpu
+    if "gate" in parts:
+        meta["trials"] = size.trials
+    if "changepoints" in parts:
+        meta.update(series=size.series, commits=400)
+    if "scale" in parts:
+        meta["scale_trials"] = f"{size.scale_100} / {size.scale_1000}"
+    meta.setdefault("trials", size.trials)
+    meta.setdefault("series", size.series)
+    meta.setdefault("commits", 400)
+    data["meta"] = meta
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="few trials: a smoke test of the benchmark")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes, seconds: checks the script end to end (change points skipped without "
+                         "the baselines); writes no results")
     ap.add_argument("--part", choices=PARTS, action="append", help="run only these parts (default: all)")
     ap.add_argument("--trials", type=int, default=None, help="trials per gate cell (default 400; quick 30)")
     ap.add_argument("--series", type=int, default=None, help="change-point series per model (default 50; quick 6)")
@@ -309,63 +404,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = ap.parse_args(argv)
     parts = args.part or list(PARTS)
-    if {"gate", "changepoints"} & set(parts):
-        try:
-            detectors()
-        except ImportError as exc:
-            print(f"gate_quality: baselines missing ({exc}); run: python3 -m venv .venv-bench && "
-                  ".venv-bench/bin/pip install apache-otava asv, then .venv-bench/bin/python -m benchmarks.gate_quality"
-                  " (or --part scale)", file=sys.stderr)
-            return 2
-    trials = args.trials or (30 if args.quick else 400)
-    series = args.series or (6 if args.quick else 50)
-    scale_trials = args.scale_trials or (20 if args.quick else 400)
+    missing = missing_baselines() if {"gate", "changepoints"} & set(parts) else None
+    if missing and not args.smoke:
+        print(f"gate_quality: baselines missing ({missing}); {BASELINES_HINT}", file=sys.stderr)
+        return 2
+    if missing and "changepoints" in parts:  # smoke: the gate needs only scipy
+        print(f"gate_quality: change points skipped: baselines missing ({missing})", flush=True)
+        parts = [p for p in parts if p != "changepoints"]
+    size = sizes(args)
+    writes = not (args.quick or args.smoke)
     tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
     json_path = args.out / f"gate_quality-{tag}.json"
-    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.exists() and not args.quick else {}
+    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.exists() and writes else {}
     t0 = time.time()
-    ctx = mp.get_context("fork")
-    with ctx.Pool(args.workers) as pool:
-        if "gate" in parts:
-            data["gate"] = pool.map(gate_cell, [(m, n, e, trials) for m in MODELS for n in SIZES for e in EFFECTS],
-                                    chunksize=1)
-            data["no_history"] = pool.map(no_history_cell, [(m, n, e, trials) for m in NO_HISTORY_MODELS
-                                                            for n in SIZES for e in NO_HISTORY_EFFECTS], chunksize=1)
-            data["whole_gate"] = pool.map(whole_gate, [(m, 50, max(trials // 4, 10))
-                                                       for m in ("gaussian", "bimodal", "offset")])
-        if "changepoints" in parts:
-            data["change_points"] = pool.map(cp_model, [(m, series, 400) for m in MODELS])
-        if "scale" in parts:
-            data["scale"] = pool.map(gate_scale.scenario, gate_scale.jobs(scale_trials, max(scale_trials // 10, 2)),
-                                     chunksize=1)
-            data["needs"] = pool.map(gate_scale.need_cell, gate_scale.need_jobs(max(scale_trials // 4, 10)),
-                                     chunksize=1)
-    import resource
-
-    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-              for f in ("ru_utime", "ru_stime"))
-    meta = dict(data.get("meta") or {})
-    meta.update({"machine": machine(), "load_avg": os.getloadavg()[0], "quick": args.quick})
-    meta.setdefault("seconds", 0.0)
-    meta.setdefault("cpu_seconds", 0.0)
-    meta.setdefault("parts_seconds", {})
-    for part in parts:
-        meta["parts_seconds"][part] = time.time() - t0
-    meta["seconds"] = sum(meta["parts_seconds"].values())
-    meta["cpu_seconds"] = cpu if set(parts) == set(PARTS) else meta["cpu_seconds"] + cpu
-    if "gate" in parts:
-        meta["trials"] = trials
-    if "changepoints" in parts:
-        meta.update(series=series, commits=400)
-    if "scale" in parts:
-        meta["scale_trials"] = f"{scale_trials} / {max(scale_trials // 10, 2)}"
-    meta.setdefault("trials", trials)
-    meta.setdefault("series", series)
-    meta.setdefault("commits", 400)
-    data["meta"] = meta
+    data.update(run_parts(parts, size, args.workers))
+    update_meta(data, parts, size, args.quick, time.time() - t0)
     text = report(data)
     print(text)
-    if not args.quick:
+    if writes:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"gate_quality-{tag}.md").write_text(text)
         json_path.write_text(json.dumps(data, indent=1))

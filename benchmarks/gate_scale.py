@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.gate_noise import SCALE_MODELS, scale_levels, scale_samples
+from perfkit.core.env import Env
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.robust import summarize_rows
 from perfkit.regression.gate.types import LOWER, RunSummary, Verdict
@@ -53,7 +54,7 @@ class Rec:
 
 def _side(run_id: str, names: Sequence[str], x: np.ndarray) -> RunSide:
     metrics = tuple(Rec(nm, None, "s", LOWER, tuple(map(float, x[i]))) for i, nm in enumerate(names))
-    return RunSide(run_id=run_id, label=run_id, gpu="sim", env={}, metrics=metrics)
+    return RunSide(run_id=run_id, label=run_id, gpu="sim", env=Env(), metrics=metrics)
 
 
 def _history(hist: np.ndarray, names: Sequence[str]) -> dict[str, list[RunSummary]]:
@@ -168,9 +169,9 @@ def meets_target(row: dict[str, Any], sds: float = 2.0) -> bool:
     return True
 
 
-def jobs(trials_100: int, trials_1000: int) -> list[tuple[str, int, int, bool, int]]:
+def jobs(trials_100: int, trials_1000: int, metrics: Sequence[int] = METRICS) -> list[tuple[str, int, int, bool, int]]:
     return [(model, m, n, h, trials_100 if m == 100 else trials_1000)
-            for model in SCALE_MODELS for m in METRICS for n in SIZES for h in (True, False)]
+            for model in SCALE_MODELS for m in metrics for n in SIZES for h in (True, False)]
 
 
 def _cell(r: dict[str, Any] | None) -> str:
@@ -237,8 +238,7 @@ def need_cell(args: tuple[float, float, int, int, int]) -> dict[str, Any]:
         x = 1e-3 * np.exp(levels)[:, :, None] * (1.0 + within * rng.standard_normal((runs, NEED_METRICS, n)))
         x[-1, : len(NEED_STEPS)] *= (1.0 + np.array(NEED_STEPS))[:, None]
         hist = _history(x[:-1], names)
-        result = compare_runs(_side(f"r{runs - 2}", names, x[-2]), _side("cand", names, x[-1]),
-                              lambda nm, h=hist: h[nm])
+        result = compare_runs(_side(f"r{runs - 2}", names, x[-2]), _side("cand", names, x[-1]), hist.__getitem__)
         hits += [c.verdict == Verdict.REGRESSED for c in result.comparisons[: len(NEED_STEPS)]]
     return {"within": within, "between": between, "n": n, "history": history, "trials": trials,
             "recall": [float(h / trials) for h in hits]}

@@ -12,6 +12,8 @@ flops    a `perfkit profile --ncu` run directory: per GEMM dtype, the tensor-cor
 Run: python -m benchmarks.ncu_checks metrics [--chip gh100] [--details FILE]
      python -m benchmarks.ncu_checks flops RUN_DIR [--dtypes bf16,fp8] [--details FILE]
 Exit 0 when every check holds, 1 when one does not, 2 when there is nothing to check.
+     python -m benchmarks.ncu_checks metrics --smoke    # without ncu: the metrics perfkit would ask
+                                                        # for, the skip reason, exit 0
 """
 
 from __future__ import annotations
@@ -114,17 +116,33 @@ def check_flops(run_dir: Path, dtypes: list[str]) -> tuple[bool, dict[str, Any]]
                                         "tolerance": FLOP_TOLERANCE, "rows": rows}
 
 
+def smoke_metrics(chip: str) -> int:
+    """The metrics check where ncu exists; elsewhere the metrics perfkit would request and why not."""
+    from perfkit.roofline.ncu import find_ncu, roofline_metrics
+
+    if find_ncu() is not None:
+        ok, details = check_metrics(chip)
+        print(f"ncu metrics for {chip}: missing: {', '.join(details.get('missing', [])) or 'none'}")
+        return 0 if ok else 1
+    print(f"ncu metrics for {chip}: {len(roofline_metrics(CHIP_CC[chip]))} requested; check skipped: ncu not "
+          "found on PATH or in /usr/local/cuda/bin")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ncu_checks", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="check", required=True)
     m = sub.add_parser("metrics", help="perfkit's ncu metrics exist for a chip")
     m.add_argument("--chip", default="gh100", choices=sorted(CHIP_CC))
+    m.add_argument("--smoke", action="store_true", help="without ncu: list the requested metrics, exit 0")
     f = sub.add_parser("flops", help="ncu's tensor-core flop vs 2 M N K")
     f.add_argument("run_dir", type=Path, help="a `perfkit profile --ncu` run directory")
     f.add_argument("--dtypes", default="bf16,fp8", help="GEMM dtypes to check (default bf16,fp8)")
     for p in (m, f):
         p.add_argument("--details", type=Path, help="write the findings as JSON here")
     args = parser.parse_args(argv)
+    if args.check == "metrics" and args.smoke:
+        return smoke_metrics(args.chip)
     if args.check == "metrics":
         ok, details = check_metrics(args.chip)
         print(f"ncu metrics for {args.chip}: {len(details.get('requested', []))} requested, "

@@ -9,7 +9,8 @@ export (analyzers.trace_files.load_trace_files) and runs every table of analyzer
 it prints its own load and analysis times and its RSS after the imports (the interpreter,
 numpy, pandas: what any export costs), the parent reads the child's peak RSS from `os.wait4`.
 Two shapes: exports with torch's NVTX ranges (most rows are ranges) and CUDA-only ones
-(`--no-nvtx`: kernels and API calls only, the densest in GPU ops per byte). The synthetic export is built by benchmarks.nsys_scale_export from the real one
+(`--no-nvtx`: kernels and API calls only, the densest in GPU ops per byte). `--smoke`: one run
+of the shared export and of a 2-copy synthetic one of each shape (checks the script). The synthetic export is built by benchmarks.nsys_scale_export from the real one
 into a temporary directory (deleted afterwards).
 """
 
@@ -92,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="kernels of each synthetic CUDA-only export (default: ~1.0 GB of export)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--out", type=Path)
+    p.add_argument("--smoke", action="store_true", help="one run, two copies of each shape")
     args = p.parse_args(argv)
+    if args.smoke:
+        with sqlite3.connect(f"{args.source.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            base = conn.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        args.kernels, args.cuda_only_kernels, args.runs = [2 * base], [2 * base], 1
     load = os.getloadavg()[0]
     lines = [
         "# Nsight Systems export: load + every analysis table (benchmarks/nsys_load.py)",

@@ -21,6 +21,8 @@ subprocesses (one thread: OMP/MKL/OpenBLAS pinned to 1), medians of --runs:
 The .pyc files are written (PYTHONDONTWRITEBYTECODE is cleared for the children) and one
 warm-up run of each precedes the timed ones, as on a user's machine after the first run.
 
+`--smoke`: one run of each, no callgrind, nothing written unless --out (checks the script).
+
 Goal: < 50 ms added. Writes benchmarks/results/pytest_plugin_import-<machine>.md and .json.
 """
 
@@ -275,13 +277,18 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="output path without suffix (default benchmarks/results/"
                          "pytest_plugin_import-<machine>)")
+    ap.add_argument("--smoke", action="store_true", help="one run each, no results written unless --out")
     args = ap.parse_args()
-    if args.runs < 7:
+    if args.smoke:
+        args.runs, args.callgrind = 1, False
+    elif args.runs < 7:
         ap.error("--runs must be >= 7")
     result = measure(args.runs, args.callgrind)
     text = markdown(result)
     print(text)
     tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
+    if args.smoke and not args.out:
+        return 0 if not result["heavy_modules_added"] else 1
     out = args.out or REPO / "benchmarks" / "results" / f"pytest_plugin_import-{tag}"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".md").write_text(text)

@@ -1,0 +1,137 @@
+"""Every benchmark in benchmarks/ runs: each one's tiny mode as a subprocess, as a user runs it.
+
+`python -m benchmarks.<name> <smoke args>` from the repository root (PYTHONPATH the root, one
+thread), with PERFKIT_HOME and the store in tmp_path; it must exit 0, print its comparison (or,
+where it needs a GPU, ncu or a baseline that is absent here, the reason it skipped that part)
+and leave benchmarks/results/ as it was. A module in benchmarks/ with neither a smoke entry nor
+a helper entry fails test_every_benchmark_has_a_smoke_entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = REPO / "benchmarks"
+RESULTS = BENCHMARKS / "results"
+SHARED = REPO.parent / "shared" / "bench"
+SMALL_TRACE = SHARED / "traces" / "hta_cp_alexnet_a100.json.gz"
+NSYS_EXPORT = SHARED / "nsys" / "mfu_2gpu_before.sqlite"
+RUN_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Smoke:
+    args: tuple[str, ...]  # "{tmp}" is replaced by the test's tmp_path
+    prints: tuple[str, ...]  # regular expressions the output must each match
+    slow: bool = False  # takes more than ~3 s
+    needs: Path | None = None  # shared input data (the test skips where it is absent)
+    out_env: bool = False  # OUT={tmp}/out (gpu_validate's reports)
+
+
+SMOKE: dict[str, Smoke] = {
+    "analyzer_hta_reference": Smoke(
+        ("--smoke", "--out", "{tmp}/hta.json"),
+        (r"skipped: HolisticTraceAnalysis is not installed|wrote .*hta\.json",), needs=SMALL_TRACE),
+    "analyzer_speed": Smoke(
+        ("--smoke", "--dir", "{tmp}"),
+        (r"HTA skipped: no HolisticTraceAnalysis|x faster", r"20,000 events(, perfkit alone|: perfkit is)"),
+        slow=True, needs=SMALL_TRACE),
+    "analyzer_tiled_trace": Smoke(
+        (str(SMALL_TRACE), "{tmp}/tiled.json", "--events", "5000"), (r"tiled\.json: \d{4,} events",),
+        needs=SMALL_TRACE),
+    "calibrate_gemm_sweep": Smoke(("--smoke",), (r"measured: 2 placed", r"% measured"), slow=True),
+    "calibrate_repeat": Smoke(
+        ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
+    "dashboard_history": Smoke(
+        ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
+        slow=True),
+    "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math'),
+                        slow=True),
+    "gate_cli_speed": Smoke(("--smoke",), (r"\| 20 \| 20 \| 20 \| [\d.]+ \|", r"\| 7 \| 21 \| 7 \| [\d.]+ \|"), slow=True),
+    "gate_loaded_machine": Smoke(("--smoke",), (r"\| default: max\(1%, 2 x sample spread\) \| \d+ \|",), slow=True),
+    "gate_quality": Smoke(
+        ("--smoke", "--workers", "1"),
+        (r"change points skipped: baselines missing|## Change points", r"## Gate: share of trials",
+         r"Target met in \*\*\d+ of 20\*\*", r"## Samples and history needed"), slow=True),
+    "gpu_validate": Smoke(
+        ("--dry-run", "env", "gemm"), (r"env: ok", r"gemm: skipped .*: dry run: needs a CUDA GPU"), slow=True,
+        out_env=True),
+    "graph_trace_probe": Smoke(("--smoke",), (r"no CUDA device: nothing to probe|graph launches",), slow=True),
+    "ncu_checks": Smoke(
+        ("metrics", "--smoke"), (r"ncu metrics for gh100: (\d+ requested; check skipped: ncu not found|missing)",)),
+    "nsys_load": Smoke(("--smoke",), (r"x2: peak RSS \d+ MiB", r"x2, no NVTX: peak RSS \d+ MiB"), slow=True,
+                       needs=NSYS_EXPORT),
+    "nsys_scale_export": Smoke(
+        (str(NSYS_EXPORT), "{tmp}/scaled.sqlite", "--kernels", "1"), (r"CUPTI_ACTIVITY_KIND_KERNEL \d+",),
+        needs=NSYS_EXPORT),
+    "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
+    "timer_floor": Smoke(("--smoke",), (r"paired ratio", r"all within target: (True|False)"), slow=True),
+    "timer_vs_do_bench": Smoke(
+        ("--smoke",), (r"needs a CUDA device; nothing to compare|worst \|ratio - 1\|",), slow=True),
+}
+
+# Modules that are no benchmark of their own: each is run by the smoke run of the one named.
+HELPERS = {
+    "gate_noise": "gate_quality",
+    "gate_scale": "gate_quality",
+    "gpu_validate_machine": "gpu_validate",
+    "gpu_validate_report": "gpu_validate",
+    "gpu_validate_steps": "gpu_validate",
+}
+
+
+def _modules() -> set[str]:
+    return {p.stem for p in BENCHMARKS.glob("*.py") if p.stem != "__init__"}
+
+
+def _results_state() -> dict[str, int]:
+    """benchmarks/results/ and the default store ./perfkit.db, each file with its mtime."""
+    files = [*RESULTS.rglob("*"), *REPO.glob("perfkit.db*")]
+    return {str(p.relative_to(REPO)): p.stat().st_mtime_ns for p in files}
+
+
+def test_every_benchmark_has_a_smoke_entry() -> None:
+    missing = _modules() - set(SMOKE) - set(HELPERS)
+    assert not missing, f"benchmarks without a smoke entry in {__file__}: {sorted(missing)}"
+    assert not (set(SMOKE) | set(HELPERS)) - _modules(), "entries for modules that are gone"
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_helpers_are_run_by_their_benchmark(helper: str) -> None:
+    text = (BENCHMARKS / f"{helper}.py").read_text()
+    assert '__name__ == "__main__"' not in text, f"{helper} runs on its own: give it a smoke entry"
+    user = (BENCHMARKS / f"{HELPERS[helper]}.py").read_text()
+    assert re.search(rf"from benchmarks(\.{helper} import| import {helper}\b)", user), (helper, HELPERS[helper])
+
+
+def _params() -> list[object]:
+    return [pytest.param(name, marks=[pytest.mark.slow] if case.slow else [], id=name)
+            for name, case in sorted(SMOKE.items())]
+
+
+@pytest.mark.parametrize("name", _params())
+def test_benchmark_smoke_run(name: str, tmp_path: Path) -> None:
+    case = SMOKE[name]
+    if case.needs is not None and not case.needs.exists():
+        pytest.skip(f"{case.needs} is absent")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1",
+           "PERFKIT_HOME": str(tmp_path / "home"), "PERFKIT_DB": f"sqlite:///{tmp_path / 'perfkit.db'}"}
+    if case.out_env:
+        env["OUT"] = str(tmp_path / "out")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in case.args]
+    before = _results_state()
+    proc = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-3000:]
+    for pattern in case.prints:
+        assert re.search(pattern, output), f"{pattern!r} not in the output of {name}:\n{output[-3000:]}"
+    assert _results_state() == before, "a smoke run wrote into benchmarks/results/ or ./perfkit.db"
