@@ -111,9 +111,10 @@ def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
 def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], float]:
     """One GPU's commits (value, segment level, noise band) and change points; and its sigma."""
+    from perfkit.core.direction import HIGHER
     from perfkit.regression.changepoint.detect import detect_change_points
     from perfkit.regression.gate.stats import run_spread
-    from perfkit.regression.gate.types import HIGHER, RunSummary
+    from perfkit.regression.gate.types import RunSummary
 
     series = commit_values(runs)
     values = series["value"].to_numpy(np.float64)

@@ -20,7 +20,8 @@ from perfkit.regression.gate.stats import (
     trimmed_mean_se,
     winsorized_sd,
 )
-from perfkit.regression.gate.types import HIGHER, LOWER, MetricPolicy, RunSummary, Verdict
+from perfkit.core.direction import HIGHER, LOWER
+from perfkit.regression.gate.types import MetricPolicy, RunSummary, Verdict
 
 
 def _run(level: float, n: int, rng: np.random.Generator, cv: float = 0.01) -> np.ndarray:
