@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from perfkit.core.direction import HIGHER, LOWER
 from perfkit.regression.gate.stats import (
     adjust_p_values,
     biweight_midvariance,
@@ -20,7 +21,6 @@ from perfkit.regression.gate.stats import (
     trimmed_mean_se,
     winsorized_sd,
 )
-from perfkit.core.direction import HIGHER, LOWER
 from perfkit.regression.gate.types import MetricPolicy, RunSummary, Verdict
 
 

@@ -14,6 +14,8 @@ import pytest
 from perfkit_test_factory import make_run
 from sqlalchemy import Engine, text
 
+from perfkit.comparison.selectors import resolve
+from perfkit.comparison.sides import side_from_run
 from perfkit.core.env import CpuState, Env, GitState, GpuClocks, GpuState, Source
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run as load_run_dir
@@ -22,7 +24,6 @@ from perfkit.store import read
 from perfkit.store.api import open_store, store_run, store_stored_run
 from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
-from perfkit.store.selectors import resolve, side_from_run
 
 DATA = Path(__file__).parent / "data"
 OLD_RUN_DIR = Path(__file__).parents[1] / "core" / "data" / "run-v1"
