@@ -184,7 +184,7 @@ def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
 class History:
     runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location), x
     commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high, x
-    changes: pd.DataFrame  # perfkit.comparison.history_frame.CHANGE_COLUMNS (commit, previous_commit, base_run, first_run, ...), x
+    changes: pd.DataFrame  # comparison.history_frame.CHANGE_COLUMNS (commit, previous_commit, base_run, ...), x
     # x: position of the commit in the time order of all commits shown
     unit: str
     direction: str
