@@ -33,8 +33,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.gate_quality import machine  # noqa: E402
+from perfkit.core.direction import LOWER  # noqa: E402
 from perfkit.regression.gate.stats import compare_samples, trimmed_mean, winsorized_sd  # noqa: E402
-from perfkit.regression.gate.types import LOWER, MetricPolicy, Verdict  # noqa: E402
+from perfkit.regression.gate.types import MetricPolicy, Verdict  # noqa: E402
 
 CHILD = """
 import json, random, time

@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.gate_noise import SCALE_MODELS, scale_levels, scale_samples
+from perfkit.core.direction import LOWER
 from perfkit.core.env import Env
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.robust import summarize_rows
-from perfkit.regression.gate.types import LOWER, RunSummary, Verdict
+from perfkit.regression.gate.types import RunSummary, Verdict
 
 EFFECTS = (0.02, 0.05, 0.10)
 SIZES = (1, 3, 5, 10)

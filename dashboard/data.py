@@ -1,10 +1,12 @@
 """The dashboard's one data module: every read of the store, runs and traces, cached.
 
 Pages call these and draw; nothing here draws and nothing computes statistics of its own:
-comparisons are the gate's (perfkit.regression.gate.compare via perfkit.store.selectors), change points
-and the run-to-run spread are analyzers', series are the store's (perfkit.store.series), kernel
-tables and roofline placement come through reports.html_data. The store is opened read-only
-(SQLite `query_only`, PostgreSQL read-only transactions) and never created or migrated here.
+comparisons are the gate's (perfkit.regression.gate.compare, the runs' sides from
+perfkit.comparison), series and change points are the comparison layer's
+(perfkit.comparison.history_frame), every table query is the store's (perfkit.store), kernel
+tables and roofline placement come through reports.html.data. The store is opened read-only
+(perfkit.store.read_only: SQLite `query_only`, PostgreSQL read-only transactions) and never
+created or migrated here.
 
 Configuration comes from the environment, set by `perfkit dashboard`:
 PERFKIT_DB (the store), PERFKIT_RUNS (run directory roots, os.pathsep-separated; where traces
@@ -13,7 +15,6 @@ and analysis tables are looked up by run id), PERFKIT_DASHBOARD_DEMO (a demo-dat
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -23,9 +24,9 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from sqlalchemy import Engine, event, func, select
 
 from perfkit.core.record import RUN_FILE, Run
+from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
 RUNS_ENV = "PERFKIT_RUNS"
@@ -66,41 +67,15 @@ class StoreState:
 @st.cache_resource(show_spinner=False)
 def engine(url: str) -> Engine | None:
     """A read-only engine on the store, or None when the SQLite file does not exist."""
-    from perfkit.store.engine import open_engine
-    from perfkit.store.url import normalize_db_url, sqlite_path
+    from perfkit.store.read_only import open_read_only
 
-    full = normalize_db_url(url)
-    path = sqlite_path(full)
-    if path is not None and not path.exists():
-        return None
-    eng = open_engine(full, read_only=True)
-    _read_only(eng)
-    return eng
-
-
-_READ_ONLY_SQL = {"sqlite": "PRAGMA query_only = ON",
-                  "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"}
-
-
-def _read_only(eng: Engine) -> None:
-    sql = _READ_ONLY_SQL.get(eng.dialect.name)
-    if sql is None:
-        return
-    postgres = eng.dialect.name == "postgresql"
-
-    @event.listens_for(eng, "connect")
-    def _set_read_only(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute(sql)
-        cur.close()
-        if postgres:  # psycopg opened a transaction for the SET; end it so the setting holds
-            dbapi_conn.commit()
+    return open_read_only(url)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def store_state(url: str) -> StoreState:
     from perfkit.core.errors import PerfkitError
-    from perfkit.store import schema
+    from perfkit.store import read
     from perfkit.store.engine import describe
     from perfkit.store.migrations import SCHEMA_VERSION, current_version
 
@@ -121,7 +96,7 @@ def store_state(url: str) -> StoreState:
         if version != SCHEMA_VERSION:
             return StoreState(shown, False, 0, f"store schema version {version}; this dashboard reads "
                               f"{SCHEMA_VERSION}: run any writing command (`perfkit ingest`) to migrate it")
-        n = int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
+        n = read.count_runs(conn)
     return StoreState(shown, n > 0, n, "" if n else "the store holds no runs yet")
 
 
@@ -137,32 +112,18 @@ def _engine(url: str) -> Engine:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def runs(url: str) -> pd.DataFrame:
     """One row per stored run, newest first, with its spec name and point counts."""
-    from perfkit.store import schema
+    from perfkit.store.run_list import run_listing
 
-    r, p = schema.runs, schema.points
     with _engine(url).connect() as conn:
-        rows = conn.execute(select(r.c.run_id, r.c.created, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu,
-                                   r.c.device, r.c.status, r.c.source, r.c.dirty, r.c.spec_json)).all()
-        counts = conn.execute(select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)).all()
-    df = pd.DataFrame(rows, columns=["run_id", "created", "created_epoch", "commit", "branch", "gpu", "device",
-                                     "status", "source", "dirty", "spec_json"])
-    df["spec"] = [_spec_name(s) for s in df.pop("spec_json")]
-    tally = pd.DataFrame(counts, columns=["run_id", "pstatus", "n"]).pivot_table(
-        index="run_id", columns="pstatus", values="n", aggfunc="sum", fill_value=0)
+        listing = run_listing(conn)
+    columns = ["run_id", "created", "created_epoch", "commit", "branch", "gpu", "device", "status", "source",
+               "dirty", "spec"]
+    df = pd.DataFrame([[getattr(x, c) for c in columns] for x in listing], columns=columns)
     for status in ("ok", "failed", "skipped"):
-        col = tally[status] if status in tally.columns else pd.Series(dtype="int64")
-        df[status] = df["run_id"].map(col).fillna(0).astype("int64")
+        df[status] = pd.Series([x.points.get(status, 0) for x in listing], index=df.index, dtype="int64")
     df["commit_short"] = df["commit"].fillna("").str.slice(0, 10)
     df["created_at"] = pd.to_datetime(df["created_epoch"], unit="s", utc=True)
     return df.sort_values(["created_epoch", "run_id"], ascending=False, kind="stable").reset_index(drop=True)
-
-
-def _spec_name(text: str | None) -> str:
-    try:
-        spec = json.loads(text or "{}")
-    except json.JSONDecodeError:
-        return ""
-    return str(spec.get("name") or "") if isinstance(spec, dict) else ""
 
 
 # ----------------------------------------------------------------------------- metric catalog
@@ -207,16 +168,13 @@ def catalog(url: str) -> pd.DataFrame:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
     """(unit, direction, GPUs, branches) of a metric."""
-    from perfkit.store import read, schema
+    from perfkit.store import read
 
-    m, r = schema.metrics, schema.runs
     with _engine(url).connect() as conn:
-        row = conn.execute(select(m.c.unit, m.c.direction).where(m.c.name == name).limit(1)).first()
+        unit, direction = read.metric_unit_direction(conn, name)
         gpus = read.metric_gpus(conn, name)
-        branches = conn.execute(select(r.c.branch).join(m, m.c.run_id == r.c.run_id)
-                                .where(m.c.name == name).distinct()).scalars().all()
-    unit, direction = (row.unit, row.direction) if row else ("", "lower")
-    return unit, direction, gpus, sorted(b for b in branches if b)
+        branches = read.metric_branches(conn, name)
+    return unit, direction, gpus, branches
 
 
 # ----------------------------------------------------------------------------- history
@@ -226,7 +184,7 @@ def metric_facts(url: str, name: str) -> tuple[str, str, list[str], list[str]]:
 class History:
     runs: pd.DataFrame  # run_id, gpu, created_at, commit, branch, value (the run's location), x
     commits: pd.DataFrame  # gpu, commit, created_at, value, runs, level, band_low, band_high, x
-    changes: pd.DataFrame  # dashboard.series.CHANGE_COLUMNS (commit, previous_commit, base_run, first_run, ...), x
+    changes: pd.DataFrame  # comparison.history_frame.CHANGE_COLUMNS (commit, previous_commit, base_run, ...), x
     # x: position of the commit in the time order of all commits shown
     unit: str
     direction: str
@@ -237,11 +195,11 @@ class History:
 def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band_sigmas: float = 2.0) -> History:
     """A metric over commits per GPU: run values, commit values with the noise band, change points.
 
-    Run and commit values and change points are `perfkit history`'s (see dashboard.series).
+    Run and commit values and change points are `perfkit history`'s (see perfkit.comparison.history_frame).
     The band is each segment's level (between change points) times exp(+-band_sigmas * sigma),
-    sigma the run-to-run spread the gate uses (perfkit.regression.gate.stats.run_spread) of that GPU's series.
+    sigma the run-to-run spread the gate uses (perfkit.regression.gate.history.run_spread) of that GPU's series.
     """
-    from perfkit.dashboard.series import (
+    from perfkit.comparison.history_frame import (
         CHANGE_COLUMNS,
         COMMIT_COLUMNS,
         RUN_COLUMNS,
@@ -408,11 +366,12 @@ def verdict_names(counts: dict[str, int]) -> list[str]:
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
     """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
+    from perfkit.comparison.gate_history import history_lookup
+    from perfkit.comparison.sides import side_from_store
     from perfkit.regression.gate.compare import compare_runs
     from perfkit.reports.html.compare import gate_pairs
     from perfkit.reports.html.data import comparison_rows, verdict_counts
     from perfkit.store import read
-    from perfkit.store.selectors import history_lookup, side_from_store
 
     eng = _engine(url)
     with eng.connect() as conn:
@@ -506,13 +465,12 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
 
 def _change_point_regressions(url: str, run_id: str, gpu: str, branch: str | None) -> list[dict[str, Any]]:
     """Metrics of the run whose latest change point (its GPU and branch) made them worse."""
-    from perfkit.dashboard.series import gpu_series, history_frame
-    from perfkit.store import schema
+    from perfkit.comparison.history_frame import gpu_series, history_frame
+    from perfkit.store import read
 
-    m = schema.metrics
     out = []
     with _engine(url).connect() as conn:
-        names = conn.execute(select(m.c.name, m.c.direction).where(m.c.run_id == run_id).order_by(m.c.id)).all()
+        names = read.run_metric_directions(conn, run_id)
         timed = {n.rpartition(":")[0] for n, _ in names if n.endswith(":time_s")}
         for name, direction in names:
             key, metric = split_metric(name)

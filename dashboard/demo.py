@@ -85,7 +85,7 @@ def default_dir() -> Path:
 
 def result_runs(results: Path) -> list[Path]:
     """Run directories (holding a run record) under benchmarks/results/, if any."""
-    from perfkit.store.selectors import is_run_path
+    from perfkit.comparison.selectors import is_run_path
 
     if not results.is_dir():
         return []

@@ -24,8 +24,8 @@ Every pytest run where perfkit is installed loads this module, so it imports onl
 standard library and perfkit/__init__ (which imports perfkit.core.version alone): perfkit.api,
 the pipeline, profiler/, reports/, workloads/ and torch are imported inside the functions that
 need them, on the first perfbench call or at the end of a session that recorded one
-(--perfkit-baseline loads perfkit.core.record when given). tests/perfkit/test_pytest_plugin.py
-checks this; benchmarks/pytest_plugin_import.py measures what the plugin adds to a plain run.
+(--perfkit-baseline loads perfkit.comparison.baseline, core records only, when given).
+tests/perfkit/test_pytest_plugin.py checks this; benchmarks/pytest_plugin_import.py measures what the plugin adds to a plain run.
 """
 
 from __future__ import annotations
@@ -77,10 +77,9 @@ class PerfSession:
         if self._baseline is None:
             self._baseline = {}
             if self.baseline_path is not None:
-                from perfkit.core.record import load_run
+                from perfkit.comparison.baseline import baseline_points
 
-                run = load_run(self.baseline_path)
-                self._baseline = {p.key: p for p in run.points}
+                self._baseline = baseline_points(self.baseline_path)
         return self._baseline
 
 

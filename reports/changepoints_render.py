@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfkit.regression.gate.types import HIGHER
+from perfkit.core.direction import HIGHER
 from perfkit.reports.gate_text import shorten
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")

@@ -85,7 +85,7 @@ if picked:
     widgets.open_run(str(picked[0]["customdata"][0]))
 st.subheader(f"Change points ({len(h.changes)})")
 if h.changes.empty:
-    opts = ChangePointOptions()  # the defaults dashboard.series detects with
+    opts = ChangePointOptions()  # the defaults perfkit.comparison.history_frame detects with
     st.caption(f"None detected in this range (p <= {opts.max_p:g} and at least {opts.min_magnitude:.1%}, "
                f"{opts.min_size} commits a side).")
 else:

@@ -32,10 +32,11 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
     """Resolve both runs, look up history, compare every metric: a GateResult."""
+    from perfkit.comparison.gate_history import history_lookup
+    from perfkit.comparison.selectors import resolve_pair
     from perfkit.regression.gate.compare import compare_runs
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
-    from perfkit.store.selectors import history_lookup, resolve_pair
 
     policy = load_policy(args.policy)
     engine = open_existing_store(args.db)

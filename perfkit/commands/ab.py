@@ -53,12 +53,12 @@ def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from perfkit.commands._store_args import render
+    from perfkit.core.direction import LOWER
     from perfkit.core.env import Env
     from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, SpecError
     from perfkit.regression.gate.compare import GateResult, RunSide
     from perfkit.regression.gate.paired import compare_paired
     from perfkit.regression.gate.policy import load_policy
-    from perfkit.regression.gate.types import LOWER
 
     if args.rounds < 3:
         raise SpecError(f"--rounds {args.rounds}: needs at least 3 pairs")

@@ -58,13 +58,13 @@ def run(args: argparse.Namespace) -> int:
     import difflib
     from dataclasses import replace
 
+    from perfkit.comparison.series import commit_series
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
     from perfkit.regression.changepoint.detect import ChangePointOptions, detect_change_points
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
     from perfkit.store.api import open_existing_store
     from perfkit.store.engine import describe
-    from perfkit.store.series import commit_series
     from perfkit.store.url import normalize_db_url
 
     if not 0 < args.max_p < 1 or args.min_magnitude < 0 or args.min_size < 1:
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                     hist = read.metric_history(conn, name, gpu=gpu, since_epoch=since, branch=args.branch)
                     if not hist:
                         continue
-                    unit, direction = _unit_direction(conn, hist[-1].run_id, name)
+                    unit, direction = read.metric_unit_direction(conn, name, run_id=hist[-1].run_id)
                     series = commit_series(hist)
                     series_info.append(cr.SeriesInfo(name, gpu, len(series)))
                     cps = detect_change_points([s.value for s in series], opts)
@@ -114,12 +114,3 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(rows, series_info))
     return EXIT_OK
 
-
-def _unit_direction(conn: Any, run_id: str, name: str) -> tuple[str, str]:
-    from sqlalchemy import select
-
-    from perfkit.store import schema
-
-    m = schema.metrics
-    row = conn.execute(select(m.c.unit, m.c.direction).where(m.c.run_id == run_id, m.c.name == name)).first()
-    return (row.unit, row.direction) if row else ("", "lower")

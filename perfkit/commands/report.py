@@ -78,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]:
     """The baseline Run, the gate's (key, Comparison) pairs and a note on what was not compared."""
     from perfkit.commands._store_args import compare_from_args
+    from perfkit.comparison.selectors import is_run_path
     from perfkit.core.record import load_run
     from perfkit.reports.html.compare import gate_pairs
     from perfkit.store.api import load_stored_run
-    from perfkit.store.selectors import is_run_path
 
     result = compare_from_args(str(args.vs), str(args.run_dir), args)
     base = load_run(args.vs) if is_run_path(args.vs) else load_stored_run(result.base.run_id, args.db)

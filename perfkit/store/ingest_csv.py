@@ -14,9 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfkit.core.direction import DIRECTIONS
 from perfkit.core.env import Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError, located
-from perfkit.regression.gate.types import DIRECTIONS
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_CSV, StoredRun, iso_utc, parse_time
 

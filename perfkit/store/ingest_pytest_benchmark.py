@@ -13,9 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.direction import LOWER
 from perfkit.core.env import CpuState, Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError
-from perfkit.regression.gate.types import LOWER
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_PYTEST_BENCHMARK, StoredRun, iso_utc
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.core.direction import HIGHER, LOWER
 from perfkit.core.record import STATUS_OK, PointResult, Run
-from perfkit.regression.gate.types import HIGHER, LOWER
 
 
 @dataclass(frozen=True)

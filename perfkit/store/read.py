@@ -12,9 +12,11 @@ from typing import Any
 from sqlalchemy import Connection, func, or_, select
 
 from perfkit.core.codec import RecordError, from_builtins
+from perfkit.core.direction import LOWER
 from perfkit.core.env import Env
 from perfkit.core.errors import StoreError
 from perfkit.core.migrate import load_env
+from perfkit.core.point_spec import PointSpec, point_spec_from_json
 from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
@@ -176,6 +178,51 @@ def metric_gpus(conn: Connection, metric: str) -> list[str]:
     m, r = schema.metrics, schema.runs
     q = select(r.c.gpu).join(m, m.c.run_id == r.c.run_id).where(m.c.name == metric).distinct()
     return sorted(row[0] for row in conn.execute(q))
+
+
+def metric_branches(conn: Connection, metric: str) -> list[str]:
+    """The branches of the runs that have `metric` (runs without a branch left out), sorted."""
+    m, r = schema.metrics, schema.runs
+    q = select(r.c.branch).join(m, m.c.run_id == r.c.run_id).where(m.c.name == metric).distinct()
+    return sorted(b for b in conn.execute(q).scalars().all() if b)
+
+
+def metric_unit_direction(conn: Connection, metric: str, run_id: str | None = None) -> tuple[str, str]:
+    """(unit, direction) of `metric` as stored (with that run when `run_id` is given); ("", "lower") if absent."""
+    m = schema.metrics
+    q = select(m.c.unit, m.c.direction).where(m.c.name == metric)
+    if run_id is not None:
+        q = q.where(m.c.run_id == run_id)
+    row = conn.execute(q.limit(1)).first()
+    return (row.unit, row.direction) if row else ("", LOWER)
+
+
+def run_metric_directions(conn: Connection, run_id: str) -> list[tuple[str, str]]:
+    """(name, direction) of each metric of a run, in insertion order."""
+    m = schema.metrics
+    q = select(m.c.name, m.c.direction).where(m.c.run_id == run_id).order_by(m.c.id)
+    return [(str(name), str(direction)) for name, direction in conn.execute(q)]
+
+
+def run_point_specs(conn: Connection, run_id: str) -> dict[str, PointSpec]:
+    """Point key -> what must match to compare it (workload, params, timing settings), stored order."""
+    p = schema.points
+    q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
+    points = (json.loads(x.point_json) for x in conn.execute(q))
+    return {str(d["key"]): point_spec_from_json(d) for d in points if "key" in d}
+
+
+def latest_run_except(conn: Connection, branch: str, gpu: str, exclude: str) -> RunRow | None:
+    """The latest run of `branch` on the GPU labelled exactly `gpu` other than `exclude`, or None."""
+    r = schema.runs
+    q = (select(r.c.run_id).where(r.c.branch == branch, r.c.gpu == gpu, r.c.run_id != exclude)
+         .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()).limit(1))
+    other = conn.execute(q).first()
+    return None if other is None else get_run(conn, str(other.run_id))
+
+
+def count_runs(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 
 
 def metric_names(conn: Connection, pattern: str | None = None) -> list[str]:

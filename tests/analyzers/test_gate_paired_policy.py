@@ -10,12 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from perfkit.core.direction import LOWER
 from perfkit.core.env import Env, GpuClocks, GpuState
 from perfkit.core.errors import SpecError
+from perfkit.core.point_spec import PointSpec
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.paired import compare_paired, sign_flip_p_value
 from perfkit.regression.gate.policy import load_policy
-from perfkit.regression.gate.types import LOWER, Verdict
+from perfkit.regression.gate.types import Verdict
 
 
 def test_sign_flip_exact_p_value() -> None:
@@ -103,8 +105,8 @@ def test_comparability_reasons() -> None:
 
 
 def test_point_reasons_dtype_and_measurement() -> None:
-    a = {"params": {"m": 1024, "dtype": "bf16"}, "measurement": {"timer": "cuda_event", "flush_l2": True}}
-    b = {"params": {"m": 1024, "dtype": "fp16"}, "measurement": {"timer": "cuda_event", "flush_l2": False}}
+    a = PointSpec("mm", {"m": 1024, "dtype": "bf16"}, {"timer": "cuda_event", "flush_l2": True})
+    b = PointSpec("mm", {"m": 1024, "dtype": "fp16"}, {"timer": "cuda_event", "flush_l2": False})
     assert point_reasons(a, a) == []
     assert point_reasons(a, b) == ["dtype differs: bf16 vs fp16", "measurement flush_l2 differs: True vs False"]
     assert math.isfinite(len(point_reasons(None, b)))

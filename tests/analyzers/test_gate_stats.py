@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from perfkit.core.direction import HIGHER, LOWER
 from perfkit.regression.gate.stats import (
     adjust_p_values,
     biweight_midvariance,
@@ -20,7 +21,7 @@ from perfkit.regression.gate.stats import (
     trimmed_mean_se,
     winsorized_sd,
 )
-from perfkit.regression.gate.types import HIGHER, LOWER, MetricPolicy, RunSummary, Verdict
+from perfkit.regression.gate.types import MetricPolicy, RunSummary, Verdict
 
 
 def _run(level: float, n: int, rng: np.random.Generator, cv: float = 0.01) -> np.ndarray:

@@ -10,15 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perfkit.core.direction import HIGHER, LOWER
 from perfkit.core.env import Env
 from perfkit.core.errors import SpecError
+from perfkit.core.point_spec import PointSpec
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.groups import measurement_groups, point_labels
 from perfkit.regression.gate.history import fit_history, fit_rows
 from perfkit.regression.gate.moderate import fit_prior, moderate
 from perfkit.regression.gate.policy import load_policy
 from perfkit.regression.gate.stats import compare_samples, rank_test_min_p, summarize_run
-from perfkit.regression.gate.types import HIGHER, LOWER, RunSummary, Verdict
+from perfkit.regression.gate.types import RunSummary, Verdict
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,8 @@ def test_time_flop_and_bytes_are_one_measurement() -> None:
     pairs = list(zip(metrics(t_base), metrics(t_cand), strict=True))
     (g1, g2) = measurement_groups(pairs)
     assert g1.primary == 0 and [i for i, _ in g1.members] == [1, 2] and g2.primary == 3 and not g2.members
-    base = RunSide("b", "b", "cpu", Env(), metrics(t_base), points={"p": {"workload": "mm", "params": {"m": 8}}})
-    cand = RunSide("c", "c", "cpu", Env(), metrics(t_cand), points={"p": {"workload": "mm", "params": {"m": 8}}})
+    base = RunSide("b", "b", "cpu", Env(), metrics(t_base), points={"p": PointSpec("mm", {"m": 8})})
+    cand = RunSide("c", "c", "cpu", Env(), metrics(t_cand), points={"p": PointSpec("mm", {"m": 8})})
     result = compare_runs(base, cand, lambda _n: ())
     assert len(result.rows) == 2 and len(result.comparisons) == 4 and result.rows[0].tests == 2
     by = {c.metric: c for c in result.comparisons}
@@ -183,9 +185,9 @@ def test_time_flop_and_bytes_are_one_measurement() -> None:
 
 
 def test_point_labels_name_the_varying_parameters() -> None:
-    pts = {"gemm/mm/m=1,k=8": {"workload": "mm", "params": {"m": 1, "k": 8}},
-           "gemm/mm/m=2,k=8": {"workload": "mm", "params": {"m": 2, "k": 8}},
-           "attn/sdpa/s=4": {"workload": "sdpa", "params": {"s": 4}}}
+    pts = {"gemm/mm/m=1,k=8": PointSpec("mm", {"m": 1, "k": 8}),
+           "gemm/mm/m=2,k=8": PointSpec("mm", {"m": 2, "k": 8}),
+           "attn/sdpa/s=4": PointSpec("sdpa", {"s": 4})}
     assert point_labels(pts) == {"gemm/mm/m=1,k=8": "mm m=1", "gemm/mm/m=2,k=8": "mm m=2", "attn/sdpa/s=4": "sdpa"}
 
 

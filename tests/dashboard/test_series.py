@@ -1,4 +1,5 @@
-"""dashboard.series computes what `perfkit history` computes (store.series), only faster."""
+"""perfkit.comparison.history_frame (the dashboard's fast path) computes what `perfkit history` computes
+(perfkit.comparison.series), only faster."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfkit.dashboard.series import commit_values, history_frame, run_locations
+from perfkit.comparison.history_frame import commit_values, history_frame, run_locations
+from perfkit.comparison.series import commit_series, run_location
 from perfkit.store import read
 from perfkit.store.api import open_store
-from perfkit.store.series import commit_series, run_location
 
 
 def test_runs_and_commits_match_the_store_series(seeded: Any) -> None:

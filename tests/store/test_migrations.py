@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from perfkit_test_factory import make_run, noisy
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect
 
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
@@ -31,23 +31,23 @@ def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
     with engine.begin() as conn:
         assert current_version(conn) == 1
         assert "kernels" not in inspect(conn).get_table_names()
-        conn.execute(text(
+        conn.exec_driver_sql(
             "INSERT INTO runs (run_id, created, created_epoch, \"commit\", branch, dirty, gpu, device, status, "
             "env_json, spec_json, run_json, record_schema) VALUES ('old', '2025-06-01T00:00:00+00:00', "
             "1748736000.0, 'abc', 'main', false, 'NVIDIA H100 80GB HBM3', 'cuda', 'complete', '{}', '{}', "
-            "'{\"created_raw\": \"2025-06-01T00:00:00+00:00\"}', 1)"))
-        conn.execute(text("INSERT INTO metrics (run_id, point_key, name, value, unit, direction, n) "
-                          "VALUES ('old', NULL, 'decode:tok_per_s', 100.0, 'tok/s', 'higher', 2)"))
-        mid = conn.execute(text("SELECT id FROM metrics")).scalar_one()
-        conn.execute(text(f"INSERT INTO samples (metric_id, idx, value) VALUES ({mid}, 0, 99.0), ({mid}, 1, 101.0)"))
+            "'{\"created_raw\": \"2025-06-01T00:00:00+00:00\"}', 1)")
+        conn.exec_driver_sql("INSERT INTO metrics (run_id, point_key, name, value, unit, direction, n) "
+                             "VALUES ('old', NULL, 'decode:tok_per_s', 100.0, 'tok/s', 'higher', 2)")
+        mid = conn.exec_driver_sql("SELECT id FROM metrics").scalar_one()
+        conn.exec_driver_sql(f"INSERT INTO samples (metric_id, idx, value) VALUES ({mid}, 0, 99.0), ({mid}, 1, 101.0)")
     engine.dispose()
 
     engine = open_store(db_url)  # migrates to the current version
     with engine.connect() as conn:
         assert current_version(conn) == SCHEMA_VERSION
-        row = conn.execute(text("SELECT source, stored FROM runs WHERE run_id = 'old'")).one()
+        row = conn.exec_driver_sql("SELECT source, stored FROM runs WHERE run_id = 'old'").one()
         assert row.source == "perfkit" and row.stored == "2025-06-01T00:00:00+00:00"
-        vals = [r[0] for r in conn.execute(text("SELECT value FROM samples ORDER BY idx"))]
+        vals = [r[0] for r in conn.exec_driver_sql("SELECT value FROM samples ORDER BY idx")]
         assert vals == [99.0, 101.0]
         assert "kernels" in inspect(conn).get_table_names()
     engine.dispose()
@@ -59,7 +59,7 @@ def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
 def test_newer_store_is_refused(db_url: str) -> None:
     engine = open_store(db_url)
     with engine.begin() as conn:
-        conn.execute(text(f"UPDATE perfkit_schema SET version = {SCHEMA_VERSION + 1}"))
+        conn.exec_driver_sql(f"UPDATE perfkit_schema SET version = {SCHEMA_VERSION + 1}")
     engine.dispose()
     with pytest.raises(StoreError, match="newer than this perfkit reads"):
         open_store(db_url)
@@ -68,7 +68,7 @@ def test_newer_store_is_refused(db_url: str) -> None:
 def test_foreign_database_is_refused(sqlite_url: str) -> None:
     engine = open_engine(sqlite_url)
     with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE runs (id INTEGER)"))
+        conn.exec_driver_sql("CREATE TABLE runs (id INTEGER)")
     engine.dispose()
     with pytest.raises(StoreError, match="not a perfkit store"):
         open_store(sqlite_url)

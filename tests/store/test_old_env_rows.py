@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 from perfkit_test_factory import make_run
-from sqlalchemy import Engine, text
 
+from perfkit.comparison.selectors import resolve
+from perfkit.comparison.sides import side_from_run
 from perfkit.core.env import CpuState, Env, GitState, GpuClocks, GpuState, Source
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run as load_run_dir
 from perfkit.regression.gate.compare import compare_runs
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run, store_stored_run
+from perfkit.store.engine import Engine
 from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
-from perfkit.store.selectors import resolve, side_from_run
 
 DATA = Path(__file__).parent / "data"
 OLD_RUN_DIR = Path(__file__).parents[1] / "core" / "data" / "run-v1"
@@ -41,7 +42,7 @@ def old_store(tmp_path: Path) -> Engine:
 
 def test_old_rows_read_typed(old_store: Engine) -> None:
     with old_store.connect() as conn:
-        schemas = dict(conn.execute(text("SELECT run_id, record_schema FROM runs")).all())
+        schemas = dict(conn.exec_driver_sql("SELECT run_id, record_schema FROM runs").all())
         assert set(schemas.values()) == {1}  # as the old code stored them
         rows = {r: read.get_run(conn, r) for r in schemas}
         gpu = rows["old-gpu"].env
@@ -67,7 +68,7 @@ def test_new_rows_beside_old_ones_are_schema_2(old_store: Engine, tmp_path: Path
     for stored in parse_csv(csv) + parse_pytest_benchmark(DATA / "pytest_benchmark_data.json", gpu="L4"):
         store_stored_run(stored, url)
     with old_store.connect() as conn:
-        rows = conn.execute(text("SELECT run_id, record_schema, env_json FROM runs WHERE record_schema = 2")).all()
+        rows = conn.exec_driver_sql("SELECT run_id, record_schema, env_json FROM runs WHERE record_schema = 2").all()
         assert len(rows) == 3
         for row in rows:
             env = json.loads(row.env_json)
@@ -94,7 +95,7 @@ def test_gate_compares_an_old_row_with_a_new_run(old_store: Engine) -> None:
 
 def test_a_broken_stored_env_is_one_line(old_store: Engine) -> None:
     with old_store.begin() as conn:
-        conn.execute(text("UPDATE runs SET env_json = '{\"gpus\": 3}' WHERE run_id = 'old-gpu'"))
+        conn.exec_driver_sql("UPDATE runs SET env_json = '{\"gpus\": 3}' WHERE run_id = 'old-gpu'")
     with old_store.connect() as conn, pytest.raises(StoreError) as err:
         read.get_run(conn, "old-gpu")
     assert str(err.value).startswith("run old-gpu: stored env is malformed") and "$.gpus" in str(err.value)

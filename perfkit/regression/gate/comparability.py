@@ -7,14 +7,8 @@ Pure functions over the typed run environments (perfkit.core.env.Env) and point 
 
 from __future__ import annotations
 
-from typing import Any
-
 from perfkit.core.env import Env
-
-# How a point was timed, by settings. Not `calls_per_sample`: the timer derives it from the
-# call's duration (a call that got slower can cross the clock's floor) and samples are seconds
-# per call either way, so refusing on it would hide exactly the regressions that moved it.
-MEASUREMENT_KEYS = ("timer", "flush_l2", "cuda_graph")
+from perfkit.core.point_spec import TIMING_KEYS, PointSpec
 
 
 def run_reasons(base_env: Env, cand_env: Env, base_gpu: str, cand_gpu: str) -> list[str]:
@@ -38,17 +32,17 @@ def run_reasons(base_env: Env, cand_env: Env, base_gpu: str, cand_gpu: str) -> l
     return reasons
 
 
-def point_reasons(base_point: dict[str, Any] | None, cand_point: dict[str, Any] | None) -> list[str]:
+def point_reasons(base_point: PointSpec | None, cand_point: PointSpec | None) -> list[str]:
     """Why one point's metrics cannot be compared: other params (dtype, shape) or measurement."""
-    if not base_point or not cand_point:
+    if base_point is None or cand_point is None:
         return []
     reasons = []
-    bp, cp = base_point.get("params") or {}, cand_point.get("params") or {}
+    bp, cp = base_point.params, cand_point.params
     for key in sorted(set(bp) | set(cp)):
         if bp.get(key) != cp.get(key):
             reasons.append(f"{key} differs: {bp.get(key)} vs {cp.get(key)}")
-    bm, cm = base_point.get("measurement") or {}, cand_point.get("measurement") or {}
-    for key in MEASUREMENT_KEYS:
+    bm, cm = base_point.timing, cand_point.timing
+    for key in TIMING_KEYS:
         if key in bm and key in cm and bm[key] != cm[key]:
             reasons.append(f"measurement {key} differs: {bm[key]} vs {cm[key]}")
     return reasons

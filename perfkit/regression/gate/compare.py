@@ -9,13 +9,14 @@ from __future__ import annotations
 import fnmatch
 import math
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from perfkit.core.env import Env
+from perfkit.core.point_spec import PointSpec
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
@@ -48,7 +49,7 @@ class RunSide:
     gpu: str
     env: Env
     metrics: tuple[MetricLike, ...]
-    points: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> {workload, params, measurement}
+    points: Mapping[str, PointSpec] = field(default_factory=dict)  # point key -> what must match
     commit: str | None = None
     branch: str | None = None
     created_epoch: float = math.nan

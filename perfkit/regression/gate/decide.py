@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from perfkit.regression.gate.types import HIGHER, Comparison, Verdict
+from perfkit.core.direction import HIGHER
+from perfkit.regression.gate.types import Comparison, Verdict
 
 
 def pct(x: float) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
+
+from perfkit.core.point_spec import PointSpec
 
 DERIVED = ("flop_per_s", "bytes_per_s")
 PRIMARY = "time_s"
@@ -92,7 +94,7 @@ def measurement_groups(pairs: Sequence[tuple[Sampled, Sampled]]) -> list[Group]:
     return [Group(i, tuple(joined.get(i, ()))) for i in range(len(pairs)) if i not in member_of]
 
 
-def point_labels(points: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+def point_labels(points: Mapping[str, PointSpec]) -> dict[str, str]:
     """Point key -> `workload p=v ...` naming only the parameters that vary within the workload
     (the workload alone when it has one point); the keys themselves when two labels collide."""
     by_workload: dict[str, list[str]] = {}
@@ -100,7 +102,7 @@ def point_labels(points: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
         by_workload.setdefault(_workload(key, spec), []).append(key)
     out: dict[str, str] = {}
     for workload, keys in by_workload.items():
-        params = {k: dict(points[k].get("params") or {}) for k in keys}
+        params = {k: dict(points[k].params) for k in keys}
         names = list(dict.fromkeys(n for p in params.values() for n in p))
         varying = [n for n in names if len({repr(p.get(n)) for p in params.values()}) > 1]
         for k in keys:
@@ -111,8 +113,8 @@ def point_labels(points: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _workload(key: str, spec: Mapping[str, Any]) -> str:
-    if spec.get("workload"):
-        return str(spec["workload"])
+def _workload(key: str, spec: PointSpec) -> str:
+    if spec.workload:
+        return spec.workload
     parts = key.split("/")
     return parts[1] if len(parts) >= 3 else parts[0]

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.direction import DIRECTIONS
 from perfkit.core.yaml_source import YamlDoc, load_yaml
 from perfkit.regression.gate.multiple import CORRECTIONS
-from perfkit.regression.gate.types import DIRECTIONS, VERDICT_NAMES, MetricPolicy
+from perfkit.regression.gate.types import VERDICT_NAMES, MetricPolicy
 
 TOP_KEYS = ("defaults", "correction", "fail_on", "metrics")
 _FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")

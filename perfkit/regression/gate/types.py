@@ -7,10 +7,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-LOWER = "lower"  # lower is better (time_s, latency)
-HIGHER = "higher"  # higher is better (flop_per_s, tok_per_s)
-DIRECTIONS = (LOWER, HIGHER)
-
 
 class Verdict(str, Enum):
     REGRESSED = "regressed"

@@ -7,9 +7,10 @@ from typing import Any
 import perfkit_test_factory as f
 import pytest
 
+from perfkit.comparison.gate_history import HistoryLookup
+from perfkit.comparison.selectors import resolve, resolve_pair
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store, store_run
-from perfkit.store.selectors import HistoryLookup, resolve, resolve_pair
 
 
 def _store(url: str) -> None:

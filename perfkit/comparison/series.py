@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfkit.regression.gate.stats import trimmed_mean
+from perfkit.regression.gate.robust import trimmed_mean
 from perfkit.store.read import HistoryPoint
 
 

@@ -1,11 +1,13 @@
-"""A metric's history for the History page, fast on big stores (10,000 runs): two SQL queries
-(SQLAlchemy Core, read-only) and array code instead of one Python object per run and sample.
+"""A metric's history for the dashboard's History page, fast on big stores (10,000 runs): the
+store's column read (perfkit.store.history_rows: two queries) and array code instead of one
+Python object per run and sample.
 
-The numbers are those of `perfkit history`: a run's value is perfkit.store.series.run_location
+The numbers are those of `perfkit history`: a run's value is perfkit.comparison.series.run_location
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
-perfkit.regression.gate.stats.trimmed_mean_rows), a commit's value is the median over its runs, commits in
-time order (perfkit.store.series.commit_series; tests check both agree). Change points come from
-perfkit.regression.changepoint.detect and the band's sigma from perfkit.regression.gate.stats.run_spread. No streamlit.
+perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
+commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
+points come from perfkit.regression.changepoint.detect and the band's sigma from
+perfkit.regression.gate.history.run_spread.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, select
+
+from perfkit.core.direction import HIGHER
+from perfkit.regression.changepoint.detect import detect_change_points
+from perfkit.regression.gate.history import run_spread
+from perfkit.regression.gate.robust import trimmed_mean_rows
+from perfkit.regression.gate.types import RunSummary
+from perfkit.store.engine import Connection
+from perfkit.store.history_rows import history_rows
 
 RUN_COLUMNS = ["run_id", "gpu", "created_epoch", "commit", "branch", "value", "n"]
 COMMIT_COLUMNS = ["gpu", "commit", "created_epoch", "value", "runs", "segment", "level", "band_low", "band_high"]
@@ -31,56 +40,26 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
                   limit: int | None = None) -> pd.DataFrame:
     """One row per run of metric `name` on `gpus` (and `branch`), oldest first: RUN_COLUMNS,
     `value` being the run's location. `limit` keeps the newest runs (per call, all GPUs)."""
-    from perfkit.store import schema
-
-    m, r, s = schema.metrics, schema.runs, schema.samples
-    where = [m.c.name == name, r.c.gpu.in_(list(gpus))]
-    if branch is not None:
-        where.append(r.c.branch == branch)
-    q = (select(m.c.id, m.c.value, r.c.run_id, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu)
-         .join(r, r.c.run_id == m.c.run_id).where(*where)
-         .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()))
-    if limit is not None:
-        q = q.limit(limit)
-    rows = _fetch(conn, q)[::-1]
-    runs = pd.DataFrame.from_records(rows, columns=["metric_id", "stored", "run_id", "created_epoch", "commit",
-                                                    "branch", "gpu"])
-    if runs.empty:
+    rows = history_rows(conn, name, gpus, branch, limit)
+    if not len(rows):
         return pd.DataFrame(columns=RUN_COLUMNS)
-    sq = select(s.c.metric_id, s.c.value).order_by(s.c.metric_id, s.c.idx)
-    if limit is not None:
-        sq = sq.where(s.c.metric_id.in_([int(x) for x in runs["metric_id"]]))
-    else:
-        sq = sq.join(m, m.c.id == s.c.metric_id).join(r, r.c.run_id == m.c.run_id).where(*where)
-    pairs = np.array(_fetch(conn, sq), dtype=np.float64).reshape(-1, 2)
-    ids, vals = pairs[:, 0].astype(np.int64), pairs[:, 1]
-    location, count = run_locations(runs["metric_id"].to_numpy(np.int64), runs["stored"].to_numpy(np.float64),
-                                    ids, vals)
+    location, count = run_locations(rows.metric_id, rows.stored, rows.sample_metric_id, rows.sample_value)
+    run_id = pd.Series(rows.run_id, dtype=object)
+    commit = pd.Series(rows.commit, dtype=object)
     return pd.DataFrame({
-        "run_id": runs["run_id"], "gpu": runs["gpu"], "created_epoch": runs["created_epoch"].astype("float64"),
-        "commit": runs["commit"].where(runs["commit"].notna() & (runs["commit"] != ""), runs["run_id"]),
-        "branch": runs["branch"].fillna(""), "value": location, "n": count,
+        "run_id": run_id, "gpu": pd.Series(rows.gpu, dtype=object), "created_epoch": rows.created_epoch,
+        "commit": commit.where(commit.notna() & (commit != ""), run_id),
+        "branch": pd.Series(rows.branch, dtype=object).fillna(""), "value": location, "n": count,
     })
-
-
-def _fetch(conn: Connection, query: Any) -> list[tuple[Any, ...]]:
-    """All rows as plain tuples from the DB-API cursor (no Row objects: 100,000 samples fast)."""
-    result = conn.execute(query)
-    try:
-        return list(result.cursor.fetchall()) if result.cursor is not None else [tuple(r) for r in result]
-    finally:
-        result.close()
 
 
 def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.ndarray,
                   samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(location, sample count) per metric row: perfkit.store.series.run_location, row-wise.
+    """(location, sample count) per metric row: perfkit.comparison.series.run_location, row-wise.
 
     `sample_ids` must be sorted (samples of one metric row together). Rows with fewer than 3
     samples or a non-positive sample keep their stored value (the median), as run_location does.
     """
-    from perfkit.regression.gate.stats import trimmed_mean_rows
-
     uniq, start, count = np.unique(sample_ids, return_index=True, return_counts=True)
     loc = np.array(stored, dtype=np.float64, copy=True)
     counts = np.zeros(len(metric_ids), dtype=np.int64)
@@ -100,7 +79,7 @@ def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.nda
 
 
 def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
-    """perfkit.store.series.commit_series of one GPU's runs: per commit the median of its runs'
+    """perfkit.comparison.series.commit_series of one GPU's runs: per commit the median of its runs'
     locations, its first run's time and its number of runs, in (time, commit) order."""
     g = runs.groupby("commit", sort=False)
     out = pd.DataFrame({"created_epoch": g["created_epoch"].min(), "value": g["value"].median(),
@@ -111,10 +90,6 @@ def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
 def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], float]:
     """One GPU's commits (value, segment level, noise band) and change points; and its sigma."""
-    from perfkit.regression.changepoint.detect import detect_change_points
-    from perfkit.regression.gate.stats import run_spread
-    from perfkit.regression.gate.types import HIGHER, RunSummary
-
     series = commit_values(runs)
     values = series["value"].to_numpy(np.float64)
     positive = bool(len(values)) and bool(np.all(values > 0))

@@ -1,0 +1,50 @@
+"""The two sides of a comparison (perfkit.regression.gate.compare.RunSide) from typed records:
+a run record (a run directory) or a stored run."""
+
+from __future__ import annotations
+
+from perfkit.core.point_spec import point_spec
+from perfkit.core.record import Run
+from perfkit.regression.gate.compare import RunSide
+from perfkit.store import read
+from perfkit.store.engine import Engine
+from perfkit.store.metrics import run_metrics
+from perfkit.store.records import parse_time
+
+
+def side_from_run(run: Run, label: str) -> RunSide:
+    """The side of a run record; `label` is how the user named it."""
+    git = run.env.git
+    try:
+        created = parse_time(run.created).timestamp()
+    except ValueError:
+        created = float("nan")
+    return RunSide(
+        run_id=run.run_id,
+        label=label,
+        gpu=run.env.label,
+        env=run.env,
+        metrics=tuple(run_metrics(run)),
+        points={p.key: point_spec(p) for p in run.points},
+        commit=git.commit,
+        branch=git.branch,
+        created_epoch=created,
+    )
+
+
+def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
+    """The side of a stored run (its metrics with raw samples, its points' specs)."""
+    with engine.connect() as conn:
+        metrics = read.run_metrics(conn, row.run_id)
+        points = read.run_point_specs(conn, row.run_id)
+    return RunSide(
+        run_id=row.run_id,
+        label=label,
+        gpu=row.gpu,
+        env=row.env,
+        metrics=tuple(metrics),
+        points=points,
+        commit=row.commit,
+        branch=row.branch,
+        created_epoch=row.created_epoch,
+    )

@@ -1,0 +1,37 @@
+"""`PointSpec`: what must match for two runs' measurements of one point to be compared: the
+workload, its parameters (dtype, shapes) and how it was timed (timer, L2 flush, CUDA graph)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from perfkit.core.record import PointResult
+
+# How a point was timed, by settings. Not `calls_per_sample`: the timer derives it from the
+# call's duration (a call that got slower can cross the clock's floor) and samples are seconds
+# per call either way, so refusing on it would hide exactly the regressions that moved it.
+TIMING_KEYS = ("timer", "flush_l2", "cuda_graph")
+
+
+@dataclass(frozen=True)
+class PointSpec:
+    workload: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    # the settings of TIMING_KEYS the point recorded (a point without a measurement has none)
+    timing: Mapping[str, Any] = field(default_factory=dict)
+
+
+def point_spec(point: PointResult) -> PointSpec:
+    """The spec of a point of a run record."""
+    m = point.measurement
+    timing = {"timer": m.timer, "flush_l2": m.flush_l2, "cuda_graph": m.cuda_graph} if m is not None else {}
+    return PointSpec(point.workload or "", dict(point.params), timing)
+
+
+def point_spec_from_json(point: Mapping[str, Any]) -> PointSpec:
+    """The spec of a point in its JSON form (as stored); settings it lacks stay unset."""
+    measurement = point.get("measurement") or {}
+    return PointSpec(str(point.get("workload") or ""), dict(point.get("params") or {}),
+                     {k: measurement[k] for k in TIMING_KEYS if k in measurement})

@@ -1,0 +1,65 @@
+"""Many metrics' histories in a few queries (a gate of 1000 metrics): the newest runs on a GPU
+that hold some of the names, then every name's value and raw samples in those runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from sqlalchemy import Connection, exists, select
+
+from perfkit.store import schema
+
+CHUNK = 400  # names per query
+
+
+class RunValue(NamedTuple):
+    """One stored run's value of a metric and its raw samples (insertion order)."""
+
+    run_id: str
+    value: float
+    samples: list[float]
+
+
+def recent_runs_with(
+    conn: Connection,
+    gpu: str,
+    probe: Sequence[str],
+    exclude: str,
+    limit: int,
+    until_epoch: float | None = None,
+    branch: str | None = None,
+) -> dict[str, float]:
+    """run id -> created_epoch of the newest `limit` runs on GPU label `gpu` (not `exclude`, made
+    no later than `until_epoch`, of `branch` when given) that hold any of the names `probe`."""
+    r, m = schema.runs, schema.metrics
+    q = select(r.c.run_id, r.c.created_epoch).where(r.c.gpu == gpu, r.c.run_id != exclude)
+    if until_epoch is not None:
+        q = q.where(r.c.created_epoch <= until_epoch)
+    if branch is not None:
+        q = q.where(r.c.branch == branch)
+    q = q.where(exists().where(m.c.run_id == r.c.run_id, m.c.name.in_(list(probe))))
+    q = q.order_by(r.c.created_epoch.desc(), r.c.run_id.desc()).limit(limit)
+    return {str(row.run_id): float(row.created_epoch) for row in conn.execute(q)}
+
+
+def metric_values(conn: Connection, names: Sequence[str], run_ids: Sequence[str]) -> dict[str, list[RunValue]]:
+    """name -> its RunValue in each of `run_ids` that has it (names read in chunks)."""
+    m, s = schema.metrics, schema.samples
+    out: dict[str, list[RunValue]] = {}
+    if not run_ids:
+        return out
+    runs = list(run_ids)
+    for start in range(0, len(names), CHUNK):
+        chunk = list(names[start : start + CHUNK])
+        cond = (m.c.run_id.in_(runs), m.c.name.in_(chunk))
+        found = {int(row.id): (str(row.name), str(row.run_id), float(row.value))
+                 for row in conn.execute(select(m.c.id, m.c.name, m.c.run_id, m.c.value).where(*cond))}
+        values: dict[int, list[float]] = {i: [] for i in found}
+        q = (select(s.c.metric_id, s.c.value).join(m, m.c.id == s.c.metric_id).where(*cond)
+             .order_by(s.c.metric_id, s.c.idx))
+        for mid, v in conn.execute(q):
+            values[int(mid)].append(float(v))
+        for mid, (name, run_id, value) in found.items():
+            out.setdefault(name, []).append(RunValue(run_id, value, values[mid]))
+    return out
