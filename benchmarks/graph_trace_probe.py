@@ -3,7 +3,7 @@
 Run on a GPU:  PYTHONPATH=. python -m benchmarks.graph_trace_probe [--details FILE] [--trace FILE]
 Captures a graph of two matmuls and an add (warm-up on a side stream, as decode's cuda_graph
 mode does), then records 3 replays with perfkit's own capture_trace and counts the kernels the
-trace attributes to the graph launches (profiler.graph_trace). When they are missing, perfkit
+trace attributes to the graph launches (analyzers/graph_coverage.py). When they are missing, perfkit
 profile notes it on every point that replays graphs (`metrics.trace_note`).
 Exit 0 with an answer (visible or hidden), 1 when the trace holds no graph launch at all (the
 probe is broken), 2 without CUDA (--smoke: 0, the reason printed; with CUDA --smoke probes as usual).
@@ -22,7 +22,7 @@ from typing import Any
 def probe(trace: Path) -> dict[str, Any]:
     import torch
 
-    from perfkit.profiler.graph_trace import coverage_note, graph_coverage, load_events
+    from perfkit.analyzers.graph_coverage import coverage_note, graph_coverage, load_events
     from perfkit.profiler.trace_capture import capture_trace
 
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)

@@ -28,6 +28,7 @@ from typing import Any
 from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
 from perfkit.core.timing import DEFAULT_TIMING, TimingConfig
+from perfkit.regression.ci_overlap import Interval, entirely_below
 
 
 def _tensors(values: Any, depth: int = 0) -> list[Any]:
@@ -162,11 +163,9 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
     if not (bs.median_s > 0 and ns.n and bs.n):
         return BaselineVerdict(False, float("nan"), False, f"{name}: baseline has no usable samples")
     slowdown = ns.median_s / bs.median_s - 1.0
-    have_ci = ns.ci_low_s == ns.ci_low_s and bs.ci_high_s == bs.ci_high_s  # not NaN
-    if slowdown > 0:
-        distinct = bool(have_ci and ns.ci_low_s > bs.ci_high_s)
-    else:
-        distinct = bool(have_ci and ns.ci_high_s < bs.ci_low_s)
+    new_ci, base_ci = Interval(ns.ci_low_s, ns.ci_high_s), Interval(bs.ci_low_s, bs.ci_high_s)
+    apart = entirely_below(base_ci, new_ci) if slowdown > 0 else entirely_below(new_ci, base_ci)
+    have_ci, distinct = apart is not None, bool(apart)
     regressed = slowdown > max_slowdown and distinct
     word = "slower" if slowdown > 0 else "faster"
     ci_text = "95% CIs do not overlap" if distinct else "95% CIs overlap" if have_ci else "too few samples for CIs"

@@ -3,7 +3,7 @@
 Pure functions over a finished `Run` (no torch). A configuration is a candidate when its point
 ran, passed numerics and was timed. The best is the lowest median; it is *distinguishable*
 from the runner-up when the distribution-free 95% confidence intervals of the two medians do
-not overlap (best's upper bound below the runner-up's lower bound). Failed or skipped
+not overlap (best's upper bound below the runner-up's lower bound: perfkit/regression/ci_overlap.py). Failed or skipped
 configurations are kept with their error.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
+from perfkit.regression.ci_overlap import Interval, entirely_below
 
 # Axis names that are triton.Config keyword arguments rather than kernel meta-parameters.
 TRITON_LAUNCH_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -118,9 +119,7 @@ def config_result(point: PointResult, config_names: tuple[str, ...]) -> ConfigRe
 
 def distinguishable(best: ConfigResult, runner_up: ConfigResult) -> bool | None:
     """True when best's CI lies entirely below the runner-up's; None without both CIs."""
-    if best.ci_high_s is None or runner_up.ci_low_s is None:
-        return None
-    return best.ci_high_s < runner_up.ci_low_s
+    return entirely_below(Interval(best.ci_low_s, best.ci_high_s), Interval(runner_up.ci_low_s, runner_up.ci_high_s))
 
 
 def pick_best(workload: str, shape: dict[str, Any], configs: list[ConfigResult]) -> ShapeResult:

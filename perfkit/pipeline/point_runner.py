@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from perfkit.analyzers.graph_coverage import coverage_note, graph_coverage, load_events
 from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
@@ -20,7 +21,6 @@ from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numeri
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
 from perfkit.profiler.env import gpu_reader
-from perfkit.profiler.graph_trace import coverage_note, graph_coverage, load_events
 from perfkit.profiler.nvtx_ranges import nvtx_range
 from perfkit.profiler.timer import time_callable
 from perfkit.profiler.trace_capture import capture_trace

@@ -23,7 +23,7 @@ from perfkit.workloads.moe.ep import (
     run_local_experts,
 )
 from perfkit.workloads.moe.ep_run import ep_traffic, rank_batch
-from perfkit.workloads.moe.runner import build_layer
+from perfkit.workloads.moe.layer import build_layer
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ import torch
 from perfkit.core.errors import EXIT_OK, SpecError
 from perfkit.core.record import load_run
 from perfkit.pipeline.spec import load_spec
-from perfkit.workloads.decode.tp import collective_share, local_config, qkv_rows, shard_model
+from perfkit.workloads.decode.tp import collective_metrics, local_config, qkv_rows, shard_model
 from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.model import Block
 from perfkit.workloads.models.presets import PRESETS
@@ -52,7 +52,7 @@ def test_shards_reassemble_the_full_weights_and_their_partial_sums_the_full_outp
         assert torch.allclose(got, a.attention(x, rope, None, None, False), atol=1e-6)
 
 
-def test_collective_share_from_traces_without_profiler_steps(tmp_path: Path) -> None:
+def test_collective_metrics_from_traces_without_profiler_steps(tmp_path: Path) -> None:
     import json
 
     def trace(rank: int, comm_us: float) -> Path:
@@ -65,9 +65,10 @@ def test_collective_share_from_traces_without_profiler_steps(tmp_path: Path) -> 
         path.write_text(json.dumps({"distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": ev}))
         return path
 
-    out = collective_share([trace(0, 20.0), trace(1, 100.0)], label="pt")
-    # windows [0, 50) and [100, 150). rank 0: [5, 30) + [110, 130) = 45 us of 100;
-    # rank 1: comm covers [5, 210), clipped to the windows: 45 + 50 = 95 us
+    out = collective_metrics([trace(0, 20.0), trace(1, 100.0)], label="pt")
+    # the metrics of analyzers/collective_share.py (tests/analyzers/test_collective_share.py): windows
+    # [0, 50) and [100, 150). rank 0: [5, 30) + [110, 130) = 45 us of 100; rank 1: 45 + 50 = 95 us
+    assert list(out) == ["rank0_collective_share", "rank1_collective_share", "collective_share"]
     assert out["rank0_collective_share"] == pytest.approx(45 / 100)
     assert out["rank1_collective_share"] == pytest.approx(95 / 100)
     assert out["collective_share"] == pytest.approx(140 / 200)

@@ -10,7 +10,8 @@ import torch
 from perfkit.core.timing import TimingConfig
 from perfkit.workloads.base import Point, RunContext, Unsupported
 from perfkit.workloads.moe.cost import MoEShape, moe_cost
-from perfkit.workloads.moe.runner import build_layer, loop_reference, prepare, support_problem
+from perfkit.workloads.moe.layer import build_layer, loop_reference, support_problem
+from perfkit.workloads.moe.runner import prepare
 from perfkit.workloads.moe.spec import MoESpec
 
 SHAPE = MoEShape(dim=48, expert_ffn_dim=80, experts=6, top_k=2, shared_experts=1, shared_ffn_dim=40)

@@ -37,7 +37,7 @@ from perfkit.workloads.decode.tp import (
     TPState,
     all_reduce_sum,
     build_shard,
-    collective_share,
+    collective_metrics,
     gather_objects,
     local_config,
     shard_model,
@@ -333,7 +333,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         metrics=lambda m: dp.metrics(m, p["timed"], cost, spec.generate_reps),
         context=torch.no_grad,
         params_extra=facts,
-        trace_metrics=functools.partial(collective_share, label=point.key) if tp is not None else None,
+        trace_metrics=functools.partial(collective_metrics, label=point.key) if tp is not None else None,
     )
 
 

@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from perfkit.analyzers.collective_share import collective_share
+from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.workloads.dtypes import torch_dtype
 from perfkit.workloads.models.blocked_init import fill_blocked
 from perfkit.workloads.models.config import ModelConfig
@@ -135,44 +137,10 @@ def gather_objects(obj: Any) -> list[Any]:
     return out
 
 
-def collective_share(paths: Sequence[str | Path], label: str) -> dict[str, Any]:
-    """Share of the timed calls' time spent in collectives, per rank and over all ranks.
-
-    From the point's rank traces: the windows are the ProfilerStep ranges, or where a torch
-    build records none (CPU-only traces here), the `label` ranges profiler.trace_capture puts
-    around each timed call. Per rank: the union of the ops the analyzers categorize as
-    communication (CPU ops such as c10d::allreduce_, the gloo worker thread's gloo:all_reduce
-    range, NCCL kernels), clipped to the rank's windows, over the windows' total length.
-    """
-    import numpy as np
-
-    from perfkit.analyzers.categories import category_of
-    from perfkit.analyzers.event_table import Kind
-    from perfkit.analyzers.intervals import intersection_ns, merge
-    from perfkit.analyzers.loaders.kineto.load import load_traces
-    from perfkit.analyzers.steps import step_windows
-
-    table = load_traces(list(paths))
-    steps = step_windows(table)
-    names = table.names
-    name_id = table["name_id"]
-    if len(steps):
-        w_rank, w_start, w_end = steps["rank"].to_numpy(), steps["ts_ns"].to_numpy(), steps["end_ns"].to_numpy()
-    else:
-        ids = [i for i, n in enumerate(names) if n == label]
-        rows = np.isin(name_id, ids) & table.mask_kind(Kind.USER_ANNOTATION)
-        w_rank, w_start, w_end = table["rank"][rows], table["ts_ns"][rows], table.end_ns[rows]
-    comm = np.asarray([category_of(n) == "communication" for n in names] + [False])[name_id]
-    out: dict[str, Any] = {}
-    total_comm = total_step = 0
-    for rank in table.ranks:
-        mine = w_rank == rank
-        step = merge(w_start[mine], w_end[mine])
-        rows = comm & (table["rank"] == rank)
-        step_ns = int((step[1] - step[0]).sum())
-        comm_ns = intersection_ns(merge(table["ts_ns"][rows], table.end_ns[rows]), step)
-        out[f"rank{rank}_collective_share"] = comm_ns / step_ns if step_ns else None
-        total_comm += comm_ns
-        total_step += step_ns
-    out["collective_share"] = total_comm / total_step if total_step else None
+def collective_metrics(paths: Sequence[str | Path], label: str) -> dict[str, Any]:
+    """The point's metrics from its rank traces: `rank<r>_collective_share` and `collective_share`
+    (perfkit/analyzers/collective_share.py; windows: ProfilerStep ranges, else the `label` ranges)."""
+    share = collective_share(load_traces(list(paths)), label)
+    out: dict[str, Any] = {f"rank{rank}_collective_share": v for rank, v in share.by_rank.items()}
+    out["collective_share"] = share.overall
     return out

@@ -5,7 +5,7 @@ only the check) and its own batch of `tokens` rows: rank r's x ~ N(0, 1) from se
 rank 0's batch is the one an `ep: 1` point uses and the layer sees N x tokens in all. The timed
 call is the whole EP forward (workloads/moe/ep.py), three all_to_all_single included.
 Numerics: each rank's output vs the float64 per-token loop of the full layer on its first
-CHECK_TOKENS tokens (workloads/moe/runner.py), same tolerance as one rank.
+CHECK_TOKENS tokens (workloads/moe/layer.py), same tolerance as one rank.
 Routing statistics: the router and every batch are seeded, so rank 0 recomputes every rank's
 routing in prepare (no communication) for the metrics.
 """
@@ -22,7 +22,7 @@ from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
 from perfkit.workloads.models.fit import WouldNotFit, device_memory
 from perfkit.workloads.moe.cost import MoEShape, ep_cost, moe_memory_bytes
 from perfkit.workloads.moe.ep import ep_forward
-from perfkit.workloads.moe.runner import (
+from perfkit.workloads.moe.layer import (
     CHECK_TOKENS,
     HEADROOM,
     build_layer,

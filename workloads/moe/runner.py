@@ -1,7 +1,8 @@
 """MoE-layer runner: one MoEFeedForward on T tokens, tokens per expert recorded, loop reference.
 
-Inputs x [T, d] ~ N(0, 1); weights ~ N(0, 0.02^2), seeded. The routing of these inputs is
-fixed, so the experts touched (and the analytic bytes, which count only those) are exact.
+Inputs x [T, d] ~ N(0, 1); weights ~ N(0, 0.02^2), seeded (the layer: workloads/moe/layer.py).
+The routing of these inputs is fixed, so the experts touched (and the analytic bytes, which
+count only those) are exact.
 Numerics: the layer's output vs a float64 per-token loop over each token's own top-k experts
 (using the routing decisions the layer made), on the first CHECK_TOKENS tokens.
 impl grouped needs the tokens per expert on the host, so it cannot be timed as a CUDA graph
@@ -14,67 +15,26 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
 from perfkit.workloads.dtypes import DTYPE_BYTES, REL_TOL, torch_dtype
-from perfkit.workloads.models.build import init_weights
 from perfkit.workloads.models.fit import WouldNotFit, device_memory
-from perfkit.workloads.models.moe_layer import MoEFeedForward
 from perfkit.workloads.moe.cost import MoEShape, moe_cost, moe_memory_bytes
+from perfkit.workloads.moe.ep_run import prepare_ep
+from perfkit.workloads.moe.layer import (
+    CHECK_TOKENS,
+    HEADROOM,
+    build_layer,
+    loop_reference,
+    support_problem,
+)
 from perfkit.workloads.numerics import compare
-
-CHECK_TOKENS = 64
-HEADROOM = 0.9
-
-
-def build_layer(shape: MoEShape, dtype: str, device: str, seed: int) -> MoEFeedForward:
-    with torch.device("meta"):
-        layer = MoEFeedForward(shape.dim, shape.expert_ffn_dim, shape.experts, shape.top_k,
-                               shape.shared_hidden)
-    layer = layer.to(dtype=torch_dtype(dtype))
-    layer.to_empty(device=device)
-    init_weights(layer, seed)
-    layer.requires_grad_(False)
-    return layer
-
-
-@torch.no_grad()
-def loop_reference(layer: MoEFeedForward, x: Tensor, weights: Tensor, ids: Tensor) -> Tensor:
-    """float64, token by token: sum_j w_tj * expert_{ids_tj}(x_t) (+ shared experts)."""
-    w1, w3, w2 = (w.to(torch.float64) for w in (layer.w1, layer.w3, layer.w2))
-    x64 = x.to(torch.float64)
-    out = torch.zeros_like(x64)
-    for t in range(x.shape[0]):
-        for j in range(ids.shape[1]):
-            e = int(ids[t, j])
-            h = F.silu(w1[e] @ x64[t]) * (w3[e] @ x64[t])
-            out[t] += float(weights[t, j]) * (w2[e] @ h)
-    if layer.shared is not None:
-        s = layer.shared
-        g, u, dn = (m.weight.to(torch.float64) for m in (s.w1, s.w3, s.w2))
-        out += (F.silu(x64 @ g.T) * (x64 @ u.T)) @ dn.T
-    return out
-
-
-def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | None:
-    """Why this point cannot run on `device` (with the timer replaying a CUDA graph), or None."""
-    if timer_graph and p["impl"] in ("grouped", "auto"):  # auto picks grouped outside decode steps
-        return (f"impl {p['impl']} reads the tokens per expert on the host (.tolist()), which a CUDA graph "
-                "cannot capture; use impl gather or dense with timing.cuda_graph, or turn it off")
-    if device.startswith("cuda") and p["dtype"] == "bf16":
-        major, minor = torch.cuda.get_device_capability(torch.device(device))
-        if major < 8:
-            return f"bf16 needs compute capability >= 8.0; this GPU is {major}.{minor}"
-    return None
 
 
 def prepare(point: Point, ctx: RunContext) -> Prepared:
     p = point.params
     if p.get("ep", 1) > 1:  # expert parallel over the ranks of `launch`
-        from perfkit.workloads.moe.ep_run import prepare_ep
-
         return prepare_ep(point, ctx)
     dtype, dev = p["dtype"], ctx.device
     problem = support_problem(p, dev, point.timing.cuda_graph)

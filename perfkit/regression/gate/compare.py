@@ -21,11 +21,12 @@ from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
+from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
-from perfkit.regression.gate.stats import finish, incomparable
+from perfkit.regression.gate.stats import finish
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from scipy import special
 
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
+from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.robust import TRIM, summarize_rows
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
@@ -137,8 +138,6 @@ def _valid(x: np.ndarray) -> bool:
 
 def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
     """The evidence of each item, or a Comparison when there is nothing to test."""
-    from perfkit.regression.gate.stats import incomparable
-
     b = [np.asarray(it.base, dtype=np.float64) for it in items]
     c = [np.asarray(it.cand, dtype=np.float64) for it in items]
     ok = [_valid(b[i]) and _valid(c[i]) for i in range(len(items))]

@@ -48,7 +48,7 @@ from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, 
 
 __all__ = [
     "MIN_HISTORY", "N_BOOT", "N_PERM", "TRIM", "Evidence", "Item", "adjust_p_values", "assumed_spread",
-    "biweight_midvariance", "compare_samples", "correct", "decide", "evidence", "evidences", "finish", "incomparable",
+    "biweight_midvariance", "compare_samples", "correct", "decide", "evidence", "evidences", "finish",
     "log_values", "permutation_p_value", "rank_test_min_p", "run_spread", "summarize_run", "trimmed_mean",
     "trimmed_mean_rows", "trimmed_mean_se", "winsorized_sd",
 ]
@@ -172,29 +172,3 @@ def compare_samples(
     (c,) = finish([ev], 1, seed, decided=False)
     mde = float(detectable_changes(np.array([c.se_log]), np.array([c.df]), np.array([c.policy.max_p]))[0])
     return decide(replace(c, detectable=mde), c.p_raw)
-
-
-def incomparable(
-    metric: str,
-    direction: str,
-    base: Sequence[float],
-    cand: Sequence[float],
-    reason: str,
-    policy: MetricPolicy | None = None,
-    unit: str = "",
-    point_key: str | None = None,
-    label: str = "",
-) -> Comparison:
-    """A Comparison that declines to compare (no samples, bad values, environment or spec
-    differ), with the reason."""
-    pol = policy or MetricPolicy()
-    b = np.asarray(base, dtype=np.float64)
-    c = np.asarray(cand, dtype=np.float64)
-    nan = math.nan
-    return Comparison(
-        metric=metric, verdict=Verdict.INCOMPARABLE, direction=direction, ratio=nan, ci_low=nan, ci_high=nan,
-        confidence=1.0 - pol.max_p, p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size),
-        n_cand=int(c.size), base_value=float(np.median(b)) if b.size else nan,
-        cand_value=float(np.median(c)) if c.size else nan, unit=unit, reason=reason, policy=pol,
-        point_key=point_key, label=label,
-    )

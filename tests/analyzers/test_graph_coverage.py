@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from perfkit.profiler.graph_trace import coverage_note, graph_coverage, load_events
+from perfkit.analyzers.graph_coverage import coverage_note, graph_coverage, load_events
 
 TRACE = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces" / "hta_negqueue_rank0_a100.json.gz"
 
