@@ -25,7 +25,8 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy import Engine, event, func, select
 
-from perfkit.core.record import RUN_FILE, Run
+from perfkit.core.record import Run
+from perfkit.core.run_layout import RUN_FILE
 
 TTL_S = 60  # new runs appear within a minute
 RUNS_ENV = "PERFKIT_RUNS"

@@ -16,7 +16,8 @@ from sqlalchemy import Connection, Engine, exists, select
 
 from perfkit.core.codec import to_builtins
 from perfkit.core.errors import StoreError
-from perfkit.core.record import RUN_FILE, Run, load_run
+from perfkit.core.record import Run, load_run
+from perfkit.core.run_layout import RUN_FILE
 from perfkit.regression.gate.compare import RunSide, history_summary
 from perfkit.regression.gate.robust import summarize_rows
 from perfkit.regression.gate.types import RunSummary

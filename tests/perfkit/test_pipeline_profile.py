@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import perfkit.pipeline.profile as pipeline
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions

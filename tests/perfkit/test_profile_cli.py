@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 
