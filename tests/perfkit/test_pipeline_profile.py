@@ -60,7 +60,7 @@ def test_steps_run_in_order_and_run_json_is_written_once(tmp_path: Path, monkeyp
     assert (run_dir / RUN_FILE).is_file() and not (run_dir / PARTIAL_FILE).exists()
     run = load_run(run_dir)
     assert run.status == "complete" and len(run.points) == 2
-    assert "analysis" in run.artifacts  # the analysis step's artifacts are in the one run.json
+    assert run.artifacts.analysis  # the analysis step's artifacts are in the one run.json
     assert outcome.stored is True and any(m.startswith("stored in") for m in outcome.messages)
 
 
