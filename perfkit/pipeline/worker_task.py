@@ -22,10 +22,10 @@ from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.base import FrozenModel
 
 WORKER_MODULE = "perfkit.pipeline.worker"
-ROLE_RANK = "rank"  # one rank of a `launch: {nproc: N}` sweep, under torchrun
-ROLE_NCU = "ncu"  # the sweep again under Nsight Compute: one call per point
-ROLE_NSYS = "nsys"  # the sweep again under Nsight Systems: each point's calls in its NVTX range
 Role = Literal["rank", "ncu", "nsys"]
+ROLE_RANK: Role = "rank"  # one rank of a `launch: {nproc: N}` sweep, under torchrun
+ROLE_NCU: Role = "ncu"  # the sweep again under Nsight Compute: one call per point
+ROLE_NSYS: Role = "nsys"  # the sweep again under Nsight Systems: each point's calls in its NVTX range
 
 
 class WorkerTask(FrozenModel):

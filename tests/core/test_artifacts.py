@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.core.artifacts import Artifacts, NcuArtifacts, NsysArtifacts, StepFailure, TuneArtifacts
+from perfkit.core.artifacts import (
+    Artifacts,
+    NcuArtifacts,
+    NsysArtifacts,
+    StepFailure,
+    TuneArtifacts,
+)
 from perfkit.core.codec import from_builtins, to_builtins
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run
