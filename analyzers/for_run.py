@@ -1,7 +1,7 @@
 """Analysis tables for a profile run: load the run's traces, analyze, write Parquet.
 
     from perfkit.analyzers.for_run import write_run_tables
-    artifacts = write_run_tables(run_dir, [run_dir / "traces" / "gemm.json.gz", ...])
+    tables = write_run_tables(run_dir, [run_dir / trace_name(0, "gemm/square/m=128"), ...])
     # {"kernels": "analysis/kernels.parquet", ...}
 
 Each trace is analyzed on its own (one trace per point); the rows of every trace go into one
@@ -22,8 +22,7 @@ import pandas as pd
 from perfkit.analyzers.loaders.trace_files import load_trace_file
 from perfkit.analyzers.suite import run_analyses
 from perfkit.core.atomic import write_bytes_atomic
-
-ANALYSIS_DIR = "analysis"
+from perfkit.core.run_layout import ANALYSIS_DIR, analysis_table
 
 
 def _relative(path: Path, run_dir: Path) -> str:
@@ -65,7 +64,7 @@ def write_run_tables(run_dir: Path, trace_paths: list[Path], subdir: str = ANALY
     tables = analyze_traces(run_dir, [Path(p) for p in trace_paths])
     written: dict[str, str] = {}
     for name, df in tables.items():
-        rel = f"{subdir}/{name}.parquet"
+        rel = analysis_table(name, subdir)
         write_bytes_atomic(run_dir / rel, parquet_bytes(df))
         written[name] = rel
     return written

@@ -57,7 +57,7 @@ def make_run(run_id: str, day: int, points: int, with_cost: bool, rng: np.random
     env = Env(cpu=CpuState(model="cpu"), git=GitState(commit=f"c{day:02d}", branch="main", dirty=False))
     created = f"2026-01-{day:02d}T00:00:00Z"
     return Run(run_id=run_id, created=created, status="complete", spec={"name": "speed"}, spec_hash="s",
-               spec_path="speed.yaml", device="cpu", env=env, points=tuple(pts), finished=created, artifacts={})
+               spec_path="speed.yaml", device="cpu", env=env, points=tuple(pts), finished=created)
 
 
 def build(where: Path, points: int, with_cost: bool) -> tuple[str, Path]:

@@ -125,11 +125,16 @@ def ncu_details(ctx: Context) -> dict[str, Any]:
     run = _latest_run(ctx.work / "ncu")
     if run is None:
         return {"fail_reason": "no run directory"}
-    ctx.archive += [p for p in (run / "ncu" / "ncu.csv", run / "ncu" / "ncu.json") if p.is_file()]
-    artifacts = json.loads((run / "run.json").read_text()).get("artifacts") or {}
-    out: dict[str, Any] = {"run": str(run), "ncu": artifacts.get("ncu")}
-    if artifacts.get("ncu_error") or not artifacts.get("ncu"):
-        out["fail_reason"] = f"the ncu pass failed: {artifacts.get('ncu_error') or 'no ncu artifacts'}"
+    from perfkit.core.codec import to_builtins
+    from perfkit.core.record import load_run
+    from perfkit.core.run_layout import RunDir
+
+    ncu_dir = RunDir(run).ncu
+    ctx.archive += [p for p in (ncu_dir / "ncu.csv", ncu_dir / "ncu.json") if p.is_file()]
+    artifacts = load_run(run).artifacts
+    out: dict[str, Any] = {"run": str(run), "ncu": to_builtins(artifacts.ncu) if artifacts.ncu else None}
+    if artifacts.ncu_error or not artifacts.ncu:
+        out["fail_reason"] = f"the ncu pass failed: {artifacts.ncu_error or 'no ncu artifacts'}"
     return out
 
 

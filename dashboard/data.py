@@ -25,7 +25,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from perfkit.core.record import RUN_FILE, Run
+from perfkit.core.record import Run
+from perfkit.core.run_layout import RunDir
 from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
@@ -255,16 +256,15 @@ def run_record(url: str, run_id: str) -> Run:
 def run_dir(run_id: str, roots: tuple[str, ...], stored_from: str | None = None) -> str | None:
     """The run's directory: where it was stored from when it is still there, else under one of
     the roots (ROOT/<run_id>/run.json, or one level deeper)."""
-    if stored_from and (Path(stored_from) / RUN_FILE).is_file():
+    if stored_from and RunDir(Path(stored_from)).holds_record():
         return stored_from
     for root in roots:
         base = Path(root)
-        direct = base / run_id / RUN_FILE
-        if direct.is_file():
-            return str(direct.parent)
+        if RunDir(base / run_id).holds_record():
+            return str(base / run_id)
         if base.is_dir():
             for child in base.iterdir():
-                if (child / run_id / RUN_FILE).is_file():
+                if RunDir(child / run_id).holds_record():
                     return str(child / run_id)
     return None
 
@@ -277,7 +277,7 @@ def run_labels(run: Run) -> dict[str, str]:
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def stored_kernels(url: str, run_id: str) -> pd.DataFrame:
-    """The kernel table stored with the run (`run.artifacts["kernels"]`), possibly empty."""
+    """The kernel table stored with the run (`run.artifacts.kernels`), possibly empty."""
     from perfkit.store import read
 
     with _engine(url).connect() as conn:
@@ -290,7 +290,7 @@ def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str
     from perfkit.reports.html.data import analysis_tables, kernel_view, trace_tables
 
     run = run_record(url, run_id)
-    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
     if where is None:
         return None, f"run directory {run_id}/ not found under {', '.join(roots)} (start with --runs DIR)"
     labels = run_labels(run)
@@ -310,7 +310,7 @@ def kernel_tables(url: str, run_id: str, point_key: str | None, roots: tuple[str
 
 
 def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) -> Path | None:
-    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
     point = next((p for p in run.points if p.key == point_key), None)
     if where is None or point is None or not point.trace:
         return None
@@ -324,7 +324,7 @@ def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
     from perfkit.reports.html.page import render_html
 
     run = run_record(url, run_id)
-    where = run_dir(run_id, roots, run.artifacts.get("stored_from"))
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
     return render_html(gather(run, Path(where) if where else None)).encode("utf-8")
 
 

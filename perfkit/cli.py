@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, PerfkitError, describe_os_error
+from perfkit.core.errors import EXIT_BAD_INPUT, exit_code_of
 from perfkit.core.version import __version__
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
@@ -59,17 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    try:
-        return int(args._run(args))
-    except PerfkitError as exc:
-        print(f"perfkit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("perfkit: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except OSError as exc:  # a path that is a file, a read-only or full disk: one line, no traceback
-        print(f"perfkit: error: {describe_os_error(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    return exit_code_of(lambda: args._run(args))
 
 
 if __name__ == "__main__":

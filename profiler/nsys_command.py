@@ -1,6 +1,6 @@
 """Nsight Systems driver for `perfkit profile --nsys`: the command lines, and running them.
 
-The sweep runs again as a child `perfkit profile ... --nsys-pass` under
+The sweep runs again as a child `python -m perfkit.pipeline.worker RUN/worker.nsys.json` under
 
     nsys profile --trace=cuda,nvtx,osrt --cuda-graph-trace=node --force-overwrite true
                  --output DIR/report <child command>

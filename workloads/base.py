@@ -78,6 +78,10 @@ class TimingOverride(_TimingOverrideFields):
         return base.model_copy(update=self.model_dump(exclude_none=True))
 
 
+RECORD = "record"  # serialization-context key: the dump is the run record's (no YAML positions)
+POSITIONS = "yaml_positions"  # dump key of the YAML positions a workload keeps (child processes)
+
+
 class WorkloadSpec(FrozenModel):
     """Base of every workload's YAML entry."""
 

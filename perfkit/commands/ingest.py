@@ -75,12 +75,13 @@ def run(args: argparse.Namespace) -> int:
 def _refuse_other_format(path: Path) -> None:
     """A CSV or pytest-benchmark file given without --format: say which flag it needs."""
     from perfkit.core.errors import SpecError
+    from perfkit.core.run_layout import RECORD_FILES
 
     if not path.is_file():
         return
     if path.suffix.lower() == ".csv":
         raise SpecError(f"{path}: a CSV file, not a run directory; pass --format csv")
-    if path.suffix.lower() == ".json" and path.name not in ("run.json", "run.partial.json"):
+    if path.suffix.lower() == ".json" and path.name not in RECORD_FILES:
         with path.open("rb") as fh:
             head = fh.read(4096)
         if b'"benchmarks"' in head or b'"machine_info"' in head:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,12 +40,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--nproc", type=_positive, default=None, metavar="N",
                    help="run under torchrun with N ranks on this node (replaces the spec's launch.nproc; "
                    "see docs/multi-gpu.md)")
-    p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--nsys", action="store_true",
                    help="after the sweep, run it again under Nsight Systems (one report, an NVTX range per "
                         "point), export SQLite and store its analysis tables with the run (needs nsys)")
-    p.add_argument("--nsys-pass", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--rank-worker", type=Path, default=None, help=argparse.SUPPRESS)  # one rank under torchrun
     return p
 
 
@@ -63,37 +59,29 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.spec import load_spec
     from perfkit.pipeline.sweep import ProfileOptions
 
-    if args.ncu and not args.ncu_pass:  # ncu profiles only what lies in perfkit's NVTX ranges
+    if args.ncu:  # ncu profiles only what lies in perfkit's NVTX ranges
         _refuse_ncu_without_nvtx()
-    if args.nsys and not args.nsys_pass:
+    if args.nsys:
         from perfkit.analyzers.loaders.nsys.export import find_nsys
         from perfkit.core.errors import DeviceError
 
         if find_nsys() is None:
             raise DeviceError("--nsys: nsys (Nsight Systems) not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; "
                               "install it or drop --nsys")
-    if args.rank_worker is not None and args.nproc is None:  # torchrun takes any --nproc* as its own
-        args.nproc = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    spec = load_spec(args.spec, args.nproc)
-    if args.rank_worker is not None:  # started by torchrun (perfkit.pipeline.ranks.launch)
-        from perfkit.pipeline.ranks.worker import work
-
-        return work(spec, args.rank_worker, args.quick, args.device or "cpu")
+    spec = load_spec(args.spec, args.nproc)  # the one parse: child processes get it as data
     show = not args.quiet
-    child = args.ncu_pass or args.nsys_pass
-    if show and not child:  # `perfkit doctor`'s load / thread checks, before a long sweep
+    if show:  # `perfkit doctor`'s load / thread checks, before a long sweep
         from perfkit.profiler.doctor.run import quick_cpu_warnings
 
         for line in quick_cpu_warnings(threads=spec.cpu_threads):
             print(f"perfkit: warning: {line}", file=sys.stderr)
     options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
     post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
-                          nsys=args.nsys and not args.nsys_pass, store=not args.no_store, db_url=args.db)
-    outcome = profile(spec, args.spec, options, post, _hooks() if show else ProfileHooks(),
-                      ncu_pass=args.ncu_pass, nsys_pass=args.nsys_pass)
+                          nsys=args.nsys, store=not args.no_store, db_url=args.db)
+    outcome = profile(spec, args.spec, options, post, _hooks() if show else ProfileHooks())
     for message in outcome.messages if show else []:
         print(f"perfkit: {message}")
-    if show and not child:
+    if show:
         from perfkit.reports.console import noise_summary
 
         noise = noise_summary(outcome.run)
@@ -102,11 +90,9 @@ def run(args: argparse.Namespace) -> int:
     if outcome.stored is False and not show:  # a failed store write is an error in every mode
         print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
     print(outcome.run_dir)
-    if child:
-        return EXIT_OK
     final, n_points = outcome.run, outcome.n_points
     if final.status == "interrupted" or outcome.interrupted_step:
-        by = final.artifacts.get("interrupted_by") or "Ctrl-C"
+        by = final.artifacts.interrupted_by or "Ctrl-C"
         print(f"perfkit: interrupted ({by}); {len(final.points)} of {n_points} points recorded", file=sys.stderr)
         return outcome.signal_exit_code or EXIT_INTERRUPTED
     counts = final.counts

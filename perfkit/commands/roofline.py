@@ -17,7 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-NCU_ARTIFACT_KEYS = ("ncu_csv", "ncu")
+from perfkit.core.artifacts import Artifacts
+from perfkit.core.run_layout import RunDir
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
         both = pd.concat([placed, kernels], ignore_index=True) if kernels is not None and len(kernels) else placed
         fig = roofline_figure(both, roofs, title=f"Roofline: {run_.run_id} on {info.name}")
-        out = Path(args.out) if args.out else run_dir / "roofline.html"
+        out = Path(args.out) if args.out else RunDir(run_dir).roofline_figure
         write_bytes_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"))
         print(f"figure: {out}", file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
@@ -138,15 +139,11 @@ def over_roof_notes(placed: Any, labels: list[str], device: str) -> list[str]:
     return notes
 
 
-def _ncu_artifact(artifacts: dict[str, Any], run_dir: Path) -> str | None:
-    for key in NCU_ARTIFACT_KEYS:
-        value = artifacts.get(key)
-        if isinstance(value, dict):
-            value = value.get("csv")
-        if isinstance(value, str) and value:
-            path = Path(value) if Path(value).is_absolute() else run_dir / value
-            return str(path)
-    return None
+def _ncu_artifact(artifacts: Artifacts, run_dir: Path) -> str | None:
+    value = artifacts.ncu_csv_file
+    if not value:
+        return None
+    return str(Path(value) if Path(value).is_absolute() else RunDir(run_dir).file(value))
 
 
 def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, links: Any) -> None:

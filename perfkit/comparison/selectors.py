@@ -8,7 +8,8 @@ from pathlib import Path
 
 from perfkit.comparison.sides import side_from_run, side_from_store
 from perfkit.core.errors import StoreError
-from perfkit.core.record import RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import RUN_FILE
 from perfkit.regression.gate.compare import RunSide
 from perfkit.store import read
 from perfkit.store.engine import Connection, Engine

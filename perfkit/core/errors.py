@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import sys
+from collections.abc import Callable
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -66,3 +68,19 @@ def describe_os_error(exc: OSError) -> str:
     what = exc.strerror or type(exc).__name__
     hint = _OS_HINTS.get(exc.errno or 0, "check the path and the disk")
     return f"{where}: {what}; {hint}"
+
+
+def exit_code_of(main: Callable[[], int]) -> int:
+    """Run a process's work; a PerfkitError, Ctrl-C or OSError becomes one `perfkit: ...` line on
+    stderr and its exit code (the `perfkit` command and the child processes it starts alike)."""
+    try:
+        return int(main())
+    except PerfkitError as exc:
+        print(f"perfkit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("perfkit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # a path that is a file, a read-only or full disk: one line, no traceback
+        print(f"perfkit: error: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT

@@ -12,15 +12,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from perfkit.core.artifacts import Artifacts, artifacts_data
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.cost import Cost
 from perfkit.core.env import Env, GpuState
 from perfkit.core.errors import StoreError
 from perfkit.core.measurement import Measurement
 from perfkit.core.migrate import SCHEMA_VERSION, migrate
-
-RUN_FILE = "run.json"
-PARTIAL_FILE = "run.partial.json"
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
@@ -95,7 +94,7 @@ class Run:
     env: Env
     points: tuple[PointResult, ...] = ()
     finished: str | None = None
-    artifacts: dict[str, Any] = field(default_factory=dict)
+    artifacts: Artifacts = field(default_factory=Artifacts)
     schema_version: int = SCHEMA_VERSION
 
     JSON_KEYS: ClassVar[tuple[str, ...]] = (
@@ -120,7 +119,8 @@ class Run:
 
 def run_from_dict(data: dict[str, Any]) -> Run:
     """The Run a parsed run.json (of any known schema version) describes; RecordError if malformed."""
-    return from_builtins(Run, migrate(data))
+    data = migrate(data)
+    return from_builtins(Run, {**data, "artifacts": artifacts_data(data.get("artifacts"))})
 
 
 def load_run(path: str | Path, partial: bool = False) -> Run:
@@ -154,8 +154,7 @@ def load_run(path: str | Path, partial: bool = False) -> Run:
     try:
         run = run_from_dict(data)
         if recovered:
-            run = replace(run, status=RUN_INTERRUPTED,
-                          artifacts={**run.artifacts, "recovered_from": PARTIAL_FILE})
+            run = replace(run, status=RUN_INTERRUPTED, artifacts=replace(run.artifacts, recovered_from=PARTIAL_FILE))
         return run
     except StoreError as exc:  # a schema version this perfkit does not know
         raise StoreError(f"{p}: {exc}") from None

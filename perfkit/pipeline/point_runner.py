@@ -7,7 +7,6 @@ Every failure (unsupported dtype, out of memory, numeric mismatch, exception) be
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
+from perfkit.core.run_layout import trace_name
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
 from perfkit.profiler.env import gpu_reader
@@ -53,11 +53,6 @@ def error_text(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     return text[:500]
-
-
-def trace_name(index: int, key: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
-    return f"traces/{index:04d}-{slug}.json.gz"
 
 
 def timer_config(point: Point, plan: PointPlan) -> TimingConfig:

@@ -1,7 +1,7 @@
 """The steps after the sweep: analysis tables, Nsight Compute, Nsight Systems, the store.
 
-Each step returns the artifacts it produced (or its error, as an artifact) and appends one
-message per outcome; none writes run.json (perfkit.pipeline.profile does, once). A step that
+Each step returns the artifacts it produced (or its error, as an artifact: a typed `Artifacts`
+with only its own fields set) and appends one message per outcome; none writes run.json (perfkit.pipeline.profile does, once). A step that
 fails never loses the points the sweep measured.
 """
 
@@ -12,13 +12,20 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from perfkit.core.artifacts import Artifacts, NcuArtifacts, NsysArtifacts
 from perfkit.core.errors import PerfkitError
 from perfkit.core.record import Run
-
-NCU_DIR = "ncu"
-NSYS_DIR = "nsys"
+from perfkit.core.run_layout import NCU_DIR, NCU_KERNELS, NSYS_ANALYSIS_DIR, NSYS_DIR, RunDir, under
+from perfkit.pipeline.spec import RunSpec
+from perfkit.pipeline.worker_task import (
+    ROLE_NCU,
+    ROLE_NSYS,
+    Role,
+    WorkerTask,
+    worker_command,
+    write_task,
+)
 
 
 @dataclass(frozen=True)
@@ -32,25 +39,26 @@ class PostRunOptions:
     spec_path: Path | None = None
 
 
-def analysis_step(run_dir: Path, traces: list[Path], messages: list[str]) -> dict[str, Any]:
+def analysis_step(run_dir: Path, traces: list[Path], messages: list[str]) -> Artifacts:
     from perfkit.analyzers.for_run import write_run_tables
 
     try:
         tables = write_run_tables(run_dir, traces)
     except PerfkitError as exc:
         messages.append(f"trace analysis failed: {exc}")
-        return {"analysis_error": str(exc)}
-    messages.append(f"analysis: {len(tables)} tables in {run_dir / 'analysis'}")
-    return {"analysis": tables}
+        return Artifacts(analysis_error=str(exc))
+    messages.append(f"analysis: {len(tables)} tables in {RunDir(run_dir).analysis}")
+    return Artifacts(analysis=tables)
 
 
-def ncu_child_command(run: Run, run_dir: Path) -> list[str]:
-    """The profile command ncu runs: the same spec, one call per point, no timing or traces."""
-    return [sys.executable, "-m", "perfkit", "profile", run.spec_path, "--out", str(run_dir / NCU_DIR / "runs"),
-            "--device", run.device, "--no-store", "--quiet", "--ncu-pass"]
+def pass_command(role: Role, spec: RunSpec, run: Run, run_dir: Path) -> list[str]:
+    """The child the tool runs: the validated spec again (RUN/worker.<role>.json) under the ncu
+    pass (one call per point, no timing or traces) or the nsys pass (each point in its NVTX range)."""
+    task = WorkerTask(role=role, spec=spec, spec_path=run.spec_path, run_dir=run_dir, device=run.device)
+    return worker_command(write_task(task))
 
 
-def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> dict[str, Any]:
+def ncu_step(spec: RunSpec, run: Run, run_dir: Path, options: PostRunOptions, messages: list[str]) -> Artifacts:
     from perfkit.analyzers.for_run import parquet_bytes
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.roofline.ncu import ncu_available, profile
@@ -59,35 +67,29 @@ def ncu_step(run: Run, run_dir: Path, options: PostRunOptions, messages: list[st
 
     if not run.device.startswith("cuda"):
         messages.append("--ncu: skipped, the run is on cpu (Nsight Compute profiles CUDA kernels)")
-        return {"ncu_error": "run on cpu"}
+        return Artifacts(ncu_error="run on cpu")
     if not ncu_available():
         messages.append("--ncu: skipped, ncu not found on PATH or in /usr/local/cuda/bin")
-        return {"ncu_error": "ncu not found"}
-    out = run_dir / NCU_DIR
+        return Artifacts(ncu_error="ncu not found")
+    out = RunDir(run_dir).ncu
     try:
         result = profile(
-            ncu_child_command(run, run_dir), out, nvtx_include=["perfkit@ncu/"],
+            pass_command(ROLE_NCU, spec, run, run_dir), out, nvtx_include=["perfkit@ncu/"],
             clock_control=options.ncu_clock_control,
             compute_capability=run.env.device.capability if run.env.device else None,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
         table = kernel_table(load_csv(result.csv))
-        write_bytes_atomic(out / "kernels.parquet", parquet_bytes(table))
+        write_bytes_atomic(run_dir / NCU_KERNELS, parquet_bytes(table))
     except (PerfkitError, subprocess.SubprocessError, OSError) as exc:
         messages.append(f"--ncu failed: {exc}")
-        return {"ncu_error": str(exc)}
+        return Artifacts(ncu_error=str(exc))
     messages.append(f"ncu: {len(table)} kernels (clock control {result.clock_control}) in {out}")
-    return {"ncu": {"csv": f"{NCU_DIR}/{Path(result.csv).name}", "kernels": f"{NCU_DIR}/kernels.parquet",
-                    "clock_control": result.clock_control}}
+    return Artifacts(ncu=NcuArtifacts(csv=under(NCU_DIR, Path(result.csv).name), kernels=NCU_KERNELS,
+                                      clock_control=result.clock_control))
 
 
-def nsys_child_command(run: Run, run_dir: Path) -> list[str]:
-    """The profile command nsys runs: the same spec, each point's calls in its NVTX range."""
-    return [sys.executable, "-m", "perfkit", "profile", run.spec_path, "--out", str(run_dir / NSYS_DIR / "runs"),
-            "--device", run.device, "--no-store", "--quiet", "--nsys-pass"]
-
-
-def nsys_step(run: Run, run_dir: Path, messages: list[str]) -> dict[str, Any]:
+def nsys_step(spec: RunSpec, run: Run, run_dir: Path, messages: list[str]) -> Artifacts:
     """Run the sweep again under nsys, export SQLite, write nsys/analysis/<analysis>.parquet."""
     from perfkit.analyzers.for_run import write_run_tables
     from perfkit.analyzers.loaders.nsys.export import find_nsys
@@ -95,22 +97,22 @@ def nsys_step(run: Run, run_dir: Path, messages: list[str]) -> dict[str, Any]:
 
     if not run.device.startswith("cuda"):
         messages.append("--nsys: skipped, the run is on cpu (perfkit reads the CUDA work of an nsys report)")
-        return {"nsys_error": "run on cpu"}
+        return Artifacts(nsys_error="run on cpu")
     nsys = find_nsys()
     if nsys is None:
         messages.append("--nsys: skipped, nsys not found on PATH or in /usr/local/cuda/bin")
-        return {"nsys_error": "nsys not found"}
-    out = run_dir / NSYS_DIR
+        return Artifacts(nsys_error="nsys not found")
+    out = RunDir(run_dir).nsys
     try:
-        report, sqlite = run_nsys(nsys, nsys_child_command(run, run_dir), out,
+        report, sqlite = run_nsys(nsys, pass_command(ROLE_NSYS, spec, run, run_dir), out,
                                   env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-        tables = write_run_tables(run_dir, [sqlite], subdir=f"{NSYS_DIR}/analysis")
+        tables = write_run_tables(run_dir, [sqlite], subdir=NSYS_ANALYSIS_DIR)
     except (PerfkitError, subprocess.SubprocessError, OSError) as exc:
         messages.append(f"--nsys failed: {exc}")
-        return {"nsys_error": str(exc)}
-    messages.append(f"nsys: report {report}, {len(tables)} tables in {out / 'analysis'}")
-    return {"nsys": {"report": f"{NSYS_DIR}/{report.name}", "sqlite": f"{NSYS_DIR}/{sqlite.name}",
-                     "analysis": tables}}
+        return Artifacts(nsys_error=str(exc))
+    messages.append(f"nsys: report {report}, {len(tables)} tables in {run_dir / NSYS_ANALYSIS_DIR}")
+    return Artifacts(nsys=NsysArtifacts(report=under(NSYS_DIR, report.name), sqlite=under(NSYS_DIR, sqlite.name),
+                                        analysis=tables))
 
 
 def store_step(run_dir: Path, db_url: str | None, messages: list[str]) -> bool:

@@ -18,11 +18,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.artifacts import Artifacts, StepFailure
 from perfkit.core.errors import PerfkitError
-from perfkit.core.record import PARTIAL_FILE, RUN_INTERRUPTED, Run
-from perfkit.pipeline.post_run import (
+from perfkit.core.record import RUN_INTERRUPTED, Run
+from perfkit.core.run_layout import (
+    ANALYSIS_DIR,
     NCU_DIR,
     NSYS_DIR,
+    PARTIAL_FILE,
+    TUNE_CSV,
+    TUNE_JSON,
+    RunDir,
+)
+from perfkit.pipeline.post_run import (
     PostRunOptions,
     analysis_step,
     ncu_step,
@@ -33,14 +41,13 @@ from perfkit.pipeline.run_files import write_final
 from perfkit.pipeline.signals import Received, signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import (
-    SWEEP_STOPPED,
     ProfileOptions,
     ProgressFn,
     execute,
     plan_for,
     start_run,
 )
-from perfkit.pipeline.tune_report import TUNE_CSV, TUNE_JSON, tune_step
+from perfkit.pipeline.tune_report import tune_step
 
 
 @contextlib.contextmanager
@@ -100,47 +107,45 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
         else:
             run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
     if received.name:
-        run = replace(run, artifacts={**run.artifacts, "interrupted_by": received.name})
+        run = replace(run, artifacts=replace(run.artifacts, interrupted_by=received.name))
     hooks.sweep_done(run)
-    if SWEEP_STOPPED in run.artifacts:
-        _finish_after_write_failure(run, run_dir, len(points), run.artifacts[SWEEP_STOPPED], post,
+    if run.artifacts.sweep_stopped_by:
+        _finish_after_write_failure(run, run_dir, len(points), run.artifacts.sweep_stopped_by, post,
                                     on_disk=len(run.points) - 1)
     if ncu_pass or nsys_pass:  # the child of --ncu / --nsys: the points ran under the tool, nothing else to do
         write_final(run_dir, run)
         return ProfileOutcome(run, run_dir, len(points))
     messages: list[str] = []
-    artifacts: dict[str, Any] = {}
+    artifacts = Artifacts()
     step = "tune tables"
     try:
-        artifacts.update(tune_step(spec, run, run_dir, hooks.show))
+        artifacts = artifacts.merged(tune_step(spec, run, run_dir, hooks.show))
         if run.status != RUN_INTERRUPTED:
             traces = [run_dir / p.trace for p in run.points if p.trace]
             traces += [run_dir / t for p in run.points for t in p.metrics.get("rank_traces", ()) if t != p.trace]
             step = "analysis"
             if post.analyze and spec.profile.analyze and traces:
-                artifacts.update(analysis_step(run_dir, traces, messages))
+                artifacts = artifacts.merged(analysis_step(run_dir, traces, messages))
             step = "ncu"
             if post.ncu:
-                artifacts.update(ncu_step(run, run_dir, post, messages))
+                artifacts = artifacts.merged(ncu_step(spec, run, run_dir, post, messages))
             step = "nsys"
             if post.nsys:
-                artifacts.update(nsys_step(run, run_dir, messages))
+                artifacts = artifacts.merged(nsys_step(spec, run, run_dir, messages))
     except OSError as exc:  # a full disk or a lost mount: the optional step is dropped, the run kept
         _remove_outputs(run_dir, step)
-        artifacts = {k: v for k, v in artifacts.items() if k not in STEP_ARTIFACTS.get(step, ())}
-        artifacts["post_run_failed"] = {"step": step, "error": exc.strerror or str(exc)}
+        artifacts = replace(artifacts.without(STEP_ARTIFACTS.get(step, ())),
+                            post_run_failed=StepFailure(step=step, error=exc.strerror or str(exc)))
         messages.append(f"{step} failed ({exc.strerror or exc}); the run and its points are kept without it")
     except KeyboardInterrupt:
-        artifacts["post_run_interrupted"] = step
-        if received.name:
-            artifacts["interrupted_by"] = received.name
-        run = replace(run, artifacts={**run.artifacts, **artifacts})
+        artifacts = replace(artifacts, post_run_interrupted=step, interrupted_by=received.name)
+        run = replace(run, artifacts=run.artifacts.merged(artifacts))
         write_final(run_dir, run)
-        messages.append(f"interrupted during {step}; the sweep's points are in {run_dir / 'run.json'}; "
+        messages.append(f"interrupted during {step}; the sweep's points are in {RunDir(run_dir).run_json}; "
                         f"store them with `perfkit ingest {run_dir}`")
         return ProfileOutcome(run, run_dir, len(points), messages, interrupted_step=step,
                               signal_exit_code=received.exit_code)
-    run = replace(run, artifacts={**run.artifacts, **artifacts})
+    run = replace(run, artifacts=run.artifacts.merged(artifacts))
     try:
         write_final(run_dir, run)
     except OSError as exc:
@@ -154,7 +159,8 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
 
 # What each optional step writes into the run directory, and its artifacts keys: dropped whole
 # when the step fails on a write, so a half-written table never looks like a result.
-STEP_OUTPUTS = {"tune tables": (TUNE_CSV, TUNE_JSON), "analysis": ("analysis",), "ncu": (NCU_DIR,), "nsys": (NSYS_DIR,)}
+STEP_OUTPUTS = {"tune tables": (TUNE_CSV, TUNE_JSON), "analysis": (ANALYSIS_DIR,), "ncu": (NCU_DIR,),
+                "nsys": (NSYS_DIR,)}
 STEP_ARTIFACTS = {"tune tables": ("tune",), "analysis": ("analysis",), "ncu": ("ncu",), "nsys": ("nsys",)}
 
 
@@ -175,7 +181,7 @@ def _finish_after_write_failure(run: Run, run_dir: Path, n_points: int, reason: 
     where = [f"{on_disk} in {run_dir / PARTIAL_FILE}"]
     try:
         write_final(run_dir, run)
-        where = [f"all in {run_dir / 'run.json'}"]
+        where = [f"all in {RunDir(run_dir).run_json}"]
     except OSError:
         pass
     if post.store:  # the store may well live on another disk

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, Run
+from perfkit.core.record import Run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
 
 def write_partial(run_dir: Path, run: Run) -> None:

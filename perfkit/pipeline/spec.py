@@ -13,11 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from perfkit.core.errors import SpecError
 from perfkit.core.yaml_source import YamlDoc, load_yaml
-from perfkit.workloads.base import FrozenModel, Point, TimingSpec, WorkloadSpec
+from perfkit.workloads.base import RECORD, FrozenModel, Point, TimingSpec, WorkloadSpec
 from perfkit.workloads.models.spec import ModelSpec
 from perfkit.workloads.registry import KINDS, spec_class
 
@@ -50,7 +57,16 @@ class RunSpec(FrozenModel):
     profile: ProfilePlan = ProfilePlan()
     launch: LaunchSpec | None = None  # several ranks under torchrun; None: one process
     model: ModelSpec | None = None  # shared by the decode / attention / moe workloads without one
-    workloads: tuple[WorkloadSpec, ...] = Field(min_length=1)
+    # each workload dumps as its kind's model, and a dumped one validates back by its `kind`, so
+    # `RunSpec.model_validate(spec.model_dump(mode="json"))` is the same spec (a child process's)
+    workloads: tuple[SerializeAsAny[WorkloadSpec], ...] = Field(min_length=1)
+
+    @field_validator("workloads", mode="before")
+    @classmethod
+    def _by_kind(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, (list, tuple)):
+            return value
+        return tuple(_workload(w, info.context) for w in value)
 
     def points(self) -> list[Point]:
         out: list[Point] = []
@@ -64,13 +80,22 @@ class RunSpec(FrozenModel):
         return self.launch.nproc if self.launch else 1
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as run.json records it and its hash reads (no YAML positions)."""
         data = self.model_dump(mode="json", exclude={"workloads"} | ({"launch"} if self.launch is None else set()))
-        data["workloads"] = [w.model_dump(mode="json", exclude_none=True) for w in self.workloads]
+        data["workloads"] = [w.model_dump(mode="json", exclude_none=True, context={RECORD: True})
+                             for w in self.workloads]
         return data
 
     def hash(self) -> str:
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _workload(raw: Any, context: Any) -> Any:
+    """A dumped workload (a mapping with a known `kind`) as its kind's model; anything else as it is."""
+    if not isinstance(raw, dict) or raw.get("kind") not in KINDS:
+        return raw
+    return spec_class(str(raw["kind"])).model_validate(raw, context=context)
 
 
 def load_spec(path: str | Path, nproc: int | None = None) -> RunSpec:

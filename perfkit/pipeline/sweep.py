@@ -16,14 +16,8 @@ from typing import Any
 
 from perfkit.core.env import DeviceProperties
 from perfkit.core.errors import DeviceError
-from perfkit.core.record import (
-    PARTIAL_FILE,
-    RUN_COMPLETE,
-    RUN_INTERRUPTED,
-    RUN_RUNNING,
-    PointResult,
-    Run,
-)
+from perfkit.core.record import RUN_COMPLETE, RUN_INTERRUPTED, RUN_RUNNING, PointResult, Run
+from perfkit.core.run_layout import PARTIAL_FILE
 from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
@@ -132,9 +126,6 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     return run, run_dir, points
 
 
-SWEEP_STOPPED = "sweep_stopped_by"  # artifacts key: why the sweep stopped early (not a signal)
-
-
 def execute(
     run: Run,
     run_dir: Path,
@@ -156,7 +147,7 @@ def execute(
             except OSError as exc:  # a full disk: stop measuring, keep what was measured
                 closed = close_sweep(run, tuple(done), RUN_INTERRUPTED)
                 reason = f"writing {run_dir / PARTIAL_FILE} failed ({exc.strerror or exc})"
-                return replace(closed, artifacts={**closed.artifacts, SWEEP_STOPPED: reason})
+                return replace(closed, artifacts=replace(closed.artifacts, sweep_stopped_by=reason))
             if progress is not None:
                 progress(i + 1, len(points), result)
     except KeyboardInterrupt:

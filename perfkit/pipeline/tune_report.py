@@ -16,13 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.artifacts import Artifacts, TuneArtifacts
 from perfkit.core.atomic import write_bytes_atomic
 from perfkit.core.record import Run
+from perfkit.core.run_layout import TUNE_CSV, TUNE_JSON
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
 
-TUNE_JSON = "tune.json"
-TUNE_CSV = "tune.csv"
 TUNE_SCHEMA_VERSION = 1
 
 
@@ -82,7 +82,7 @@ def tune_json(run: Run, results: list[ShapeResult],
 
 
 def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
-               tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> dict[str, str]:
+               tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> TuneArtifacts:
     cols, rows = csv_rows(results)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
@@ -91,7 +91,7 @@ def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
     write_bytes_atomic(run_dir / TUNE_CSV, buf.getvalue().encode())
     text = json.dumps(tune_json(run, results, tuned), indent=1, allow_nan=True)
     write_bytes_atomic(run_dir / TUNE_JSON, text.encode() + b"\n")
-    return {"json": TUNE_JSON, "csv": TUNE_CSV}
+    return TuneArtifacts(json=TUNE_JSON, csv=TUNE_CSV)
 
 
 def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) -> None:
@@ -139,17 +139,17 @@ def timing_skip_notes(run: Run) -> dict[str, int]:
     return notes
 
 
-def tune_step(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> dict[str, Any]:
+def tune_step(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> Artifacts:
     """Write (and print) the tune table of a finished sweep; return the artifacts it produced."""
     if show:
         for reason, count in timing_skip_notes(run).items():
             print(f"perfkit: {count} point{'s' if count > 1 else ''}: {reason}")
     tuned = tuned_workloads(spec)
     if not tuned or not run.points:
-        return {}
+        return Artifacts()
     results = tune_results(run, tuned)
     files = write_tune(run_dir, run, results, tuned)
     if show:
         print_tune(results, autotune_snippets(results, tuned))
         print(f"perfkit: tune table -> {run_dir / TUNE_CSV} and {run_dir / TUNE_JSON}")
-    return {"tune": files}
+    return Artifacts(tune=files)

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, or_, select
 
+from perfkit.core.artifacts import Artifacts, artifacts_data
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.direction import LOWER
 from perfkit.core.env import Env
@@ -257,6 +258,11 @@ def load_run(conn: Connection, run_id: str) -> Run:
             raise StoreError(f"run {run_id}: stored point {d.get('key')!r} is malformed ({exc}); "
                              "delete the run and store it again") from None
     extra = json.loads(row.run_json)
+    try:
+        artifacts = from_builtins(Artifacts, artifacts_data(extra.get("artifacts")))
+    except RecordError as exc:
+        raise StoreError(f"run {run_id}: stored artifacts are malformed ({exc}); "
+                         "delete the run and store it again") from None
     return Run(
         run_id=row.run_id,
         created=extra.pop("created_raw", row.created),
@@ -268,7 +274,7 @@ def load_run(conn: Connection, run_id: str) -> Run:
         env=stored_env(row),
         points=tuple(points),
         finished=extra.get("finished"),
-        artifacts=dict(extra.get("artifacts") or {}),
+        artifacts=artifacts,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from perfkit.core.env import Env
 from perfkit.core.errors import StoreError
 from perfkit.core.migrate import SCHEMA_VERSION
 from perfkit.core.record import Run
+from perfkit.core.run_layout import RunDir
 from perfkit.store.metrics import MetricRecord, run_metrics
 
 SOURCE_PERFKIT = "perfkit"
@@ -104,10 +105,11 @@ def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
             d["measurement"]["samples_in_metric"] = f"{p.key}:time_s"
         points.append(PointRow(p.key, p.kind, p.workload, p.status, dict(p.params), d))
     # the record's top-level fields without a column of their own
-    rest: dict[str, Any] = {"finished": run.finished, "summary": run.counts, "artifacts": dict(run.artifacts),
-                            "created_raw": run.created}
+    artifacts = run.artifacts
     if run_dir is not None:  # where the run directory (traces, analysis tables) lived when stored
-        rest["artifacts"] = {**(rest.get("artifacts") or {}), "stored_from": str(Path(run_dir).resolve())}
+        artifacts = replace(artifacts, stored_from=str(Path(run_dir).resolve()))
+    rest: dict[str, Any] = {"finished": run.finished, "summary": run.counts, "artifacts": to_builtins(artifacts),
+                            "created_raw": run.created}
     try:
         created = iso_utc(run.created)
     except ValueError:
@@ -143,17 +145,17 @@ def inside_run_dir(run_dir: Path, relative: str, what: str) -> Path:
     root = run_dir.resolve()
     path = (run_dir / relative).resolve()
     if path != root and root not in path.parents:
-        raise StoreError(f"{run_dir / 'run.json'}: {what} '{relative}' points outside the run directory; "
+        raise StoreError(f"{RunDir(run_dir).run_json}: {what} '{relative}' points outside the run directory; "
                          "artifacts resolve inside it only: fix or remove that entry")
     return path
 
 
 def kernel_rows(run: Run, run_dir: Path | None) -> list[KernelRow]:
-    """Kernel tables listed in run.artifacts["kernels"]: rows inline, or a .json/.csv file
+    """Kernel tables listed in run.artifacts.kernels: rows inline, or a .json/.csv file
     (relative to the run directory) of rows with name, calls, total_ns and optional point."""
-    spec = run.artifacts.get("kernels")
+    spec = run.artifacts.kernels
     if spec is None:
-        analysis = (run.artifacts.get("analysis") or {}).get("kernels")
+        analysis = run.artifacts.analysis.get("kernels")
         if not analysis or run_dir is None:
             return []
         return _analysis_kernel_rows(run, inside_run_dir(run_dir, str(analysis), "artifacts.analysis.kernels"))

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from perfkit.core.record import STATUS_OK, Run
+from perfkit.core.run_layout import ANALYSIS_DIR, RunDir, analysis_table
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 from perfkit.reports.console import varying_params
 from perfkit.reports.html.compare import metric_suffix
@@ -27,12 +28,12 @@ COMPARE_COLUMNS = [
     "ci_low", "ci_high", "p_value", "verdict", "reason",
 ]  # fmt: skip
 VERDICT_ORDER = {"regressed": 0, "incomparable": 1, "noisy": 2, "inconclusive": 3, "improved": 4, "unchanged": 5}
-ANALYSIS_DIR = "analysis"
-# Table -> file names `perfkit profile` may have written under RUN/analysis/ (first found wins).
+# Table -> analyses `perfkit profile` may have written (run.artifacts.analysis, else found under
+# RUN/analysis/<name>.parquet; first found wins).
 ANALYSIS_FILES: dict[str, tuple[str, ...]] = {
-    "summary": ("kernel_summary.parquet", "kernels.parquet"),
-    "launch": ("launch_summary.parquet", "launch.parquet"),
-    "idle": ("idle_breakdown.parquet", "idle.parquet"),
+    "summary": ("kernel_summary", "kernels"),
+    "launch": ("launch_summary", "launch"),
+    "idle": ("idle_breakdown", "idle"),
 }
 
 
@@ -181,15 +182,16 @@ def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> Kerne
 
     Their `trace` column (the trace path relative to the run directory) becomes `point`.
     """
-    folder = run_dir / ANALYSIS_DIR
-    if not folder.is_dir():
+    where = RunDir(run_dir)
+    if not run.artifacts.analysis and not where.analysis.is_dir():
         return None
     by_trace = {p.trace: labels.get(p.key, p.key) for p in run.points if p.trace}
     found: dict[str, pd.DataFrame] = {}
     for table, names in ANALYSIS_FILES.items():
         for name in names:
-            if (folder / name).is_file():
-                df = pd.read_parquet(folder / name)
+            path = where.file(run.artifacts.analysis.get(name) or analysis_table(name))
+            if path.is_file():
+                df = pd.read_parquet(path)
                 if "trace" in df.columns:
                     point = df["trace"].map(lambda t: by_trace.get(t, t))
                     df = df.drop(columns="trace")

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import SpecError
-from perfkit.pipeline.ranks.launch import torchrun_command
+from perfkit.pipeline.ranks.launch import rank_task, torchrun_command
 from perfkit.pipeline.ranks.markers import LaunchLog, describe, done_line, fail_line, start_line
 from perfkit.pipeline.spec import load_spec
+from perfkit.pipeline.worker_task import WorkerTask, read_task
 from perfkit.workloads.collectives.cost import bus_factor, busbw_bytes_per_s, message_elements
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,9 +124,13 @@ def test_launch_log_prefers_the_hung_rank_to_the_waiting_one() -> None:
 
 def test_torchrun_command_defaults_to_standalone(tmp_path: Path) -> None:
     spec = load_spec(_write(tmp_path))
-    cmd = torchrun_command(spec, tmp_path / "spec.yaml", tmp_path / "run", "cpu", quick=True)
+    (tmp_path / "run").mkdir()
+    task = rank_task(spec, tmp_path / "spec.yaml", tmp_path / "run", "cpu", quick=True)
+    cmd = torchrun_command(spec, task)
     assert cmd[1:6] == ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"]
-    assert "--rank-worker" in cmd and cmd[-1] == "--quick"
+    assert cmd[-3:] == ["-m", "perfkit.pipeline.worker", str(tmp_path / "run" / "worker.rank.json")]
+    assert read_task(task) == WorkerTask(role="rank", spec=spec, spec_path=str(tmp_path / "spec.yaml"),
+                                         run_dir=tmp_path / "run", device="cpu", quick=True)
     many = load_spec(_write(tmp_path, launch="launch: {nproc: 8, torchrun_args: [--nnodes=2, --rdzv-endpoint=h:29400]}"))
-    cmd = torchrun_command(many, tmp_path / "spec.yaml", tmp_path / "run", "cuda", quick=False)
+    cmd = torchrun_command(many, task)
     assert "--standalone" not in cmd and "--nnodes=2" in cmd and "--rdzv-endpoint=h:29400" in cmd

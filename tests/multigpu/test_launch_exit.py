@@ -53,4 +53,4 @@ def test_failing_exit_after_every_point_keeps_the_run_complete(tmp_path: Path, m
     assert len(calls) == 1  # not relaunched
     assert final.status == RUN_COMPLETE
     assert [p.status for p in final.points] == [STATUS_OK] * 3
-    assert final.artifacts[launch.LAUNCH_EXIT].startswith("torchrun exited with 1 after every point ran")
+    assert final.artifacts.launch_exit.startswith("torchrun exited with 1 after every point ran")

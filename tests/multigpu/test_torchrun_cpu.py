@@ -35,7 +35,7 @@ def test_cpu_example_two_ranks(tmp_path: Path) -> None:
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     run_dir = Path(proc.stdout.strip().splitlines()[-1])
     run = load_run(run_dir)
-    assert run.status == "complete" and run.artifacts["launches"] == 1
+    assert run.status == "complete" and run.artifacts.launches == 1
     ops = {p.params["op"] for p in run.points}
     assert ops == {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}
     for p in run.points:
@@ -86,4 +86,4 @@ def test_a_killed_and_a_hung_rank_fail_their_points_and_the_sweep_goes_on(tmp_pa
     assert run.points[1].error == "rank 1 died (killed by SIGKILL)"
     assert run.points[1].metrics["failed_rank"] == 1
     assert run.points[2].error is not None and run.points[2].error.startswith("rank 1 hung: point still running after 5 s")
-    assert run.status == "complete" and run.artifacts["launches"] == 3
+    assert run.status == "complete" and run.artifacts.launches == 3

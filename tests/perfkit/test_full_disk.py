@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import perfkit.pipeline.profile as pipeline
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
@@ -87,13 +88,14 @@ def test_a_post_step_on_a_full_disk_drops_only_that_step(tmp_path: Path) -> None
         (small / "filler").unlink()
         run = load_run(outcome.run_dir)
     assert run.status == "complete" and len(run.points) == 2
-    assert run.artifacts["post_run_failed"]["step"] == "analysis"
-    assert "No space left on device" in run.artifacts["post_run_failed"]["error"]
+    failed = run.artifacts.post_run_failed
+    assert failed is not None and failed.step == "analysis"
+    assert "No space left on device" in failed.error
     assert any(m.startswith("analysis failed (No space left on device)") for m in outcome.messages)
     assert outcome.stored is True
 
 
 def test_step_outputs_name_the_folders_the_steps_write() -> None:
-    from perfkit.analyzers.for_run import ANALYSIS_DIR
+    from perfkit.core.run_layout import ANALYSIS_DIR
 
     assert pipeline.STEP_OUTPUTS["analysis"] == (ANALYSIS_DIR,)

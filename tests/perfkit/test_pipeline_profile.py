@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import perfkit.pipeline.profile as pipeline
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
@@ -59,7 +60,7 @@ def test_steps_run_in_order_and_run_json_is_written_once(tmp_path: Path, monkeyp
     assert (run_dir / RUN_FILE).is_file() and not (run_dir / PARTIAL_FILE).exists()
     run = load_run(run_dir)
     assert run.status == "complete" and len(run.points) == 2
-    assert "analysis" in run.artifacts  # the analysis step's artifacts are in the one run.json
+    assert run.artifacts.analysis  # the analysis step's artifacts are in the one run.json
     assert outcome.stored is True and any(m.startswith("stored in") for m in outcome.messages)
 
 

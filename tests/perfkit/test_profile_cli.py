@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.core.record import PARTIAL_FILE, RUN_FILE, load_run
+from perfkit.core.record import load_run
+from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,7 +92,7 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
         assert p.key in names  # the record_function around each profiled iteration
         assert any(n and n.startswith("aten::") for n in names)
     # post-run: analysis tables beside the traces, and the run in the store
-    tables = run.artifacts["analysis"]
+    tables = run.artifacts.analysis
     assert "kernels" in tables and (run_dir / tables["kernels"]).exists()
     from perfkit.store.api import load_stored_run
 
@@ -163,7 +164,7 @@ def test_sigterm_and_sighup_finish_record_like_ctrl_c(tmp_path: Path, signum: in
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     run = load_run(run_dir)
-    assert run.status == "interrupted" and run.artifacts["interrupted_by"] == signal.Signals(signum).name
+    assert run.status == "interrupted" and run.artifacts.interrupted_by == signal.Signals(signum).name
     assert 1 <= len(run.points) < 25 and all(p.status == "ok" for p in run.points)
     assert not (run_dir / PARTIAL_FILE).exists()
     assert f"interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err

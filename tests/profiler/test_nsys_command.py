@@ -19,10 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 def test_profile_command_traces_cuda_nvtx_osrt_and_graph_nodes(tmp_path: Path) -> None:
     base, report, sqlite = report_paths(tmp_path / "nsys")
     assert (report.name, sqlite.name) == ("report.nsys-rep", "report.sqlite") and base.parent == report.parent
-    cmd = profile_command("/opt/nsys", base, ["python", "-m", "perfkit", "profile", "m.yaml", "--nsys-pass"])
+    cmd = profile_command("/opt/nsys", base, ["python", "-m", "perfkit.pipeline.worker", "worker.nsys.json"])
     assert cmd == ["/opt/nsys", "profile", "--trace=cuda,nvtx,osrt", "--cuda-graph-trace=node",
                    "--force-overwrite", "true", "--output", str(base),
-                   "python", "-m", "perfkit", "profile", "m.yaml", "--nsys-pass"]
+                   "python", "-m", "perfkit.pipeline.worker", "worker.nsys.json"]
     with pytest.raises(ValueError):
         profile_command("nsys", base, [])
 
@@ -36,16 +36,20 @@ def test_export_command_writes_sqlite_beside_the_report(tmp_path: Path) -> None:
 
 
 def test_child_command_reruns_the_spec_as_the_nsys_pass(tmp_path: Path) -> None:
-    from perfkit.pipeline.post_run import nsys_child_command
+    from perfkit.pipeline.post_run import pass_command
+    from perfkit.pipeline.spec import RunSpec
+    from perfkit.pipeline.worker_task import ROLE_NSYS, read_task
 
     class _Run:  # the two fields the command reads
         spec_path = "model.yaml"
         device = "cuda:0"
 
-    cmd = nsys_child_command(_Run(), tmp_path)  # type: ignore[arg-type]
-    assert cmd[:5] == [sys.executable, "-m", "perfkit", "profile", "model.yaml"]
-    assert cmd[cmd.index("--out") + 1] == str(tmp_path / "nsys" / "runs")
-    assert {"--nsys-pass", "--no-store", "--quiet"} <= set(cmd) and "--nsys" not in cmd
+    spec = RunSpec.model_validate({"name": "n", "workloads": [{"kind": "gemm", "m": 8, "n": 8, "k": 8}]})
+    cmd = pass_command(ROLE_NSYS, spec, _Run(), tmp_path)  # type: ignore[arg-type]
+    assert cmd == [sys.executable, "-m", "perfkit.pipeline.worker", str(tmp_path / "worker.nsys.json")]
+    task = read_task(Path(cmd[-1]))
+    assert (task.role, task.spec, task.device) == ("nsys", spec, "cuda:0")
+    assert task.out_dir == tmp_path / "nsys" / "runs"
 
 
 def test_a_failing_nsys_is_a_device_error_naming_the_step(tmp_path: Path) -> None:
@@ -70,12 +74,15 @@ def test_profile_nsys_without_nsys_is_one_line_exit_2_before_the_sweep(tmp_path:
 
 
 def test_nsys_step_skips_a_cpu_run(tmp_path: Path) -> None:
+    from perfkit.core.artifacts import Artifacts
     from perfkit.pipeline.post_run import nsys_step
+    from perfkit.pipeline.spec import RunSpec
 
     class _Run:
         spec_path = "model.yaml"
         device = "cpu"
 
+    spec = RunSpec.model_validate({"name": "n", "workloads": [{"kind": "gemm", "m": 8, "n": 8, "k": 8}]})
     messages: list[str] = []
-    assert nsys_step(_Run(), tmp_path, messages) == {"nsys_error": "run on cpu"}  # type: ignore[arg-type]
+    assert nsys_step(spec, _Run(), tmp_path, messages) == Artifacts(nsys_error="run on cpu")  # type: ignore[arg-type]
     assert "skipped" in messages[0] and not (tmp_path / "nsys").exists()

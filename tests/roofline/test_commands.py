@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
+from perfkit.core.artifacts import Artifacts
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.core.cost import Cost
@@ -33,10 +34,11 @@ def _point(key: str, kind: str, n: int, dtype: str, time_s: float, cost: Cost | 
     )
 
 
-def _write_run(tmp_path: Path, device: str, env: Env, points: tuple[PointResult, ...], artifacts: dict | None = None) -> Path:
+def _write_run(tmp_path: Path, device: str, env: Env, points: tuple[PointResult, ...],
+               artifacts: Artifacts | None = None) -> Path:
     run = Run(
         run_id="20250110-120000-abcdef", created="2025-01-10T12:00:00+00:00", status="complete", spec={},
-        spec_hash="h", spec_path="m.yaml", device=device, env=env, points=points, artifacts=artifacts or {},
+        spec_hash="h", spec_path="m.yaml", device=device, env=env, points=points, artifacts=artifacts or Artifacts(),
     )
     run_dir = tmp_path / "runs" / run.run_id
     write_json_atomic(run_dir / "run.json", to_builtins(run))
@@ -108,7 +110,7 @@ def test_roofline_cpu_run_with_embedded_calibration_and_ncu(
     env = Env(cpu=CpuState(model="Test CPU 9000", cores=2), roofline=snapshot_of(info, cal))
     (tmp_path / "runs").mkdir()
     run_dir = _write_run(tmp_path, "cpu", env, (_point("gemm/n=256", "gemm", 256, "float32", 4e-4),),
-                         artifacts={"ncu_csv": "ncu.csv"})
+                         artifacts=Artifacts(ncu_csv="ncu.csv"))
     (run_dir / "ncu.csv").write_text((TESTS / "data" / "ncu_raw_handwritten.csv").read_text())
     assert main(["roofline", str(run_dir), "--format", "json", "--no-figure"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perfkit.core.artifacts import Artifacts
 from perfkit.core.cost import Cost
 from perfkit.core.env import Env, GitState, GpuClocks, GpuState, Versions
 from perfkit.core.measurement import Measurement
@@ -78,7 +79,7 @@ def make_run(
         env=env,
         points=pts,
         finished=created,
-        artifacts={"trace_dir": "traces"},
+        artifacts=Artifacts(extra={"trace_dir": "traces"}),
     )
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from perfkit.analyzers.for_run import write_run_tables
+from perfkit.core.artifacts import Artifacts
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.store.api import open_store, store_run
@@ -24,7 +25,7 @@ def test_profile_kernel_table_is_stored(tmp_path: Path, shared_traces: Path) -> 
     shutil.copy(shared_traces / "hta_cp_alexnet_a100.json.gz", run_dir / "traces" / "0000-a.json.gz")
     point = replace(gemm_point([1e-3] * 10), trace="traces/0000-a.json.gz")
     tables = write_run_tables(run_dir, [run_dir / "traces" / "0000-a.json.gz"])
-    run = replace(make_run("with-kernels", points=[point]), artifacts={"analysis": tables})
+    run = replace(make_run("with-kernels", points=[point]), artifacts=Artifacts(analysis=tables))
     write_json_atomic(run_dir / "run.json", to_builtins(run))
 
     db = f"sqlite:///{tmp_path / 'store.db'}"
@@ -33,7 +34,7 @@ def test_profile_kernel_table_is_stored(tmp_path: Path, shared_traces: Path) -> 
         rows = kernel_table(conn, "with-kernels")
     from perfkit.store.api import load_stored_run
 
-    assert load_stored_run("with-kernels", db).artifacts["stored_from"] == str(run_dir.resolve())
+    assert load_stored_run("with-kernels", db).artifacts.stored_from == str(run_dir.resolve())
     from perfkit.dashboard.data import run_dir as find_run_dir
 
     assert find_run_dir("with-kernels", (str(tmp_path / "elsewhere"),), str(run_dir.resolve())) == str(run_dir.resolve())

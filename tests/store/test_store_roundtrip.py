@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from perfkit_test_factory import failed_point, gemm_point, make_run, noisy
 
+from perfkit.core.artifacts import Artifacts
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.core.env import GpuState
@@ -60,7 +61,7 @@ def test_storing_twice_is_a_no_op(db_url: str) -> None:
 
 def test_run_directory_with_kernel_table(db_url: str, tmp_path: Path) -> None:
     run = make_run("r-dir", noisy(1e-3, 5, 4))
-    run = type(run)(**{**run.__dict__, "artifacts": {"kernels": "kernels.json"}})
+    run = type(run)(**{**run.__dict__, "artifacts": Artifacts(kernels="kernels.json")})
     run_dir = tmp_path / "run-dir"
     write_json_atomic(run_dir / "run.json", to_builtins(run))
     write_json_atomic(run_dir / "kernels.json", [
@@ -82,7 +83,7 @@ def test_artifacts_outside_the_run_directory_are_refused(db_url: str, tmp_path: 
     secret = tmp_path / "outside.json"
     write_json_atomic(secret, [{"point": KEY, "name": "secret", "calls": 1, "total_ns": 1.0}])
     run = make_run("r-out", noisy(1e-3, 5, 4))
-    run = type(run)(**{**run.__dict__, "artifacts": {"kernels": where}})
+    run = type(run)(**{**run.__dict__, "artifacts": Artifacts(kernels=where)})
     run_dir = tmp_path / "run-dir"
     write_json_atomic(run_dir / "run.json", to_builtins(run))
     (run_dir / "link.json").symlink_to(secret)

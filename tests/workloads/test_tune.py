@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from perfkit.cli import main
+from perfkit.core.artifacts import TuneArtifacts
 from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run, load_run
@@ -161,7 +162,7 @@ def test_tune_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     (run_dir,) = list(out.iterdir())
     run = load_run(run_dir)
     assert len(run.points) == 3 + 4  # n=512 drops CHUNK=2048
-    assert run.artifacts["tune"] == {"json": "tune.json", "csv": "tune.csv"}
+    assert run.artifacts.tune == TuneArtifacts(json="tune.json", csv="tune.csv")
     data = json.loads((run_dir / "tune.json").read_text())
     shapes = {s["shape"]["n"]: s for s in data["shapes"]}
     for n, best_chunk in ((512, 8), (2048, 2048)):

@@ -27,13 +27,17 @@ from pydantic import (
     BeforeValidator,
     Field,
     PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from perfkit.core.errors import located
-from perfkit.workloads.base import FrozenModel, WorkloadSpec
+from perfkit.workloads.base import POSITIONS, RECORD, FrozenModel, WorkloadSpec
 from perfkit.workloads.expr import CONSTANTS, FUNCTIONS, ExprError, evaluate, parse_expr
 from perfkit.workloads.sweep import cartesian, int_axis
 
@@ -136,8 +140,29 @@ class CustomSpec(WorkloadSpec):
     runner: ClassVar[str] = "perfkit.workloads.custom.runner:prepare"
 
     # "entry" / "reference" / "cost" -> "FILE:LINE:COL" of the key in model.yaml (when loaded
-    # from a file); not part of the spec's dump or hash.
+    # from a file); dumped under `yaml_positions` (a child process locates its errors the same
+    # way), but not into the run record or the spec hash.
     _where: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _with_positions(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if self._where and isinstance(data, dict) and not (info.context or {}).get(RECORD):
+            data[POSITIONS] = dict(self._where)
+        return data
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_positions(cls, data: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        """A dump's positions back (never from a YAML file: there the key is unknown)."""
+        where = None
+        if isinstance(data, dict) and POSITIONS in data and not (info.context or {}).get("yaml"):
+            data = dict(data)
+            where = data.pop(POSITIONS)
+        spec = handler(data)
+        if isinstance(where, dict):
+            spec._where.update({str(k): str(v) for k, v in where.items()})
+        return spec
 
     @field_validator("params")
     @classmethod

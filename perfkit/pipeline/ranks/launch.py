@@ -2,7 +2,10 @@
 
     perfkit profile spec.yaml            (this process: run.partial.json, then run.json)
       -> python -m torch.distributed.run --nproc-per-node N [torchrun_args] \\
-             -m perfkit profile spec.yaml --rank-worker RUN_DIR ...   (N ranks, rank 0 records)
+             -m perfkit.pipeline.worker RUN_DIR/worker.rank.json   (N ranks, rank 0 records)
+
+The task file holds the spec this process validated (perfkit.pipeline.worker_task); no rank
+reads the YAML again.
 
 One torchrun runs every point. When it ends early (a rank killed, hung past
 launch.point_timeout_s, or raised), the point it was on is recorded here as failed, naming the
@@ -16,10 +19,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from perfkit.core.artifacts import Artifacts
 from perfkit.core.record import (
-    PARTIAL_FILE,
     RUN_COMPLETE,
     RUN_INTERRUPTED,
     STATUS_FAILED,
@@ -27,37 +31,41 @@ from perfkit.core.record import (
     Run,
     run_from_dict,
 )
+from perfkit.core.run_layout import RunDir
 from perfkit.pipeline.ranks.markers import LaunchLog, describe
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import ProfileOptions, ProgressFn, close_sweep
+from perfkit.pipeline.worker_task import ROLE_RANK, WorkerTask, worker_command, write_task
 from perfkit.workloads.base import Point
 
-LAUNCH_FAILED = "launch_failed"  # artifacts key: why torchrun could not run the sweep
-LAUNCH_EXIT = "launch_exit"  # artifacts key: torchrun failed on the way out, after every point ran
 DEFAULT_TORCHRUN_ARGS = ("--standalone",)  # one node, a free port found by the rendezvous
 
 
-def torchrun_command(spec: RunSpec, spec_path: Path, run_dir: Path, device: str, quick: bool) -> list[str]:
+def torchrun_command(spec: RunSpec, task_path: Path) -> list[str]:
+    """torchrun starting the spec's ranks, each `python -m perfkit.pipeline.worker TASK_FILE`."""
     launch = spec.launch
-    nproc = spec.nproc
     extra = list(launch.torchrun_args) if launch and launch.torchrun_args else list(DEFAULT_TORCHRUN_ARGS)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *extra,
-           "-m", "perfkit", "profile", str(spec_path), "--rank-worker", str(run_dir),
-           "--device", device, "--quiet", "--no-store"]
-    return [*cmd, "--quick"] if quick else cmd
+    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(spec.nproc), *extra,
+            *worker_command(task_path)[1:]]
+
+
+def rank_task(spec: RunSpec, spec_path: Path, run_dir: Path, device: str, quick: bool) -> Path:
+    """Write the ranks' task (RUN/worker.rank.json): the validated spec, the run, the device."""
+    return write_task(WorkerTask(role=ROLE_RANK, spec=spec, spec_path=str(spec_path), run_dir=run_dir,
+                                 device=device, quick=quick))
 
 
 def _read(run_dir: Path) -> Run:
-    return run_from_dict(json.loads((run_dir / PARTIAL_FILE).read_text()))
+    return run_from_dict(json.loads(RunDir(run_dir).partial_json.read_text()))
 
 
 def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec, spec_path: Path,
                      options: ProfileOptions, progress: ProgressFn | None = None, echo: bool = True) -> Run:
     """Run every point under torchrun; return the finished Run (run.json not written)."""
-    cmd = torchrun_command(spec, spec_path, run_dir, run.device, options.quick)
+    cmd = torchrun_command(spec, rank_task(spec, spec_path, run_dir, run.device, options.quick))
     launches = 0
-    after: dict[str, object] = {}
+    after = Artifacts()
     try:
         while True:
             launches += 1
@@ -65,13 +73,14 @@ def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec
             current = _read(run_dir)
             if len(current.points) >= len(points):  # every point ran; a failing exit is only noted
                 if code != 0:
-                    after[LAUNCH_EXIT] = f"torchrun exited with {code} after every point ran: {describe(log.culprit(code))}"
+                    after = Artifacts(launch_exit=f"torchrun exited with {code} after every point ran: "
+                                                  f"{describe(log.culprit(code))}")
                 break
             if log.running is None and not log.done:  # nothing ran: retrying would fail the same way
                 reason = describe(log.culprit(code)) if code else "torchrun ended before every point ran"
                 closed = close_sweep(run, current.points, RUN_INTERRUPTED)
-                return _with(closed, {LAUNCH_FAILED: f"torchrun failed before the first point: {reason}",
-                                      "interrupted_by": "torchrun failure", "launches": launches})
+                return _with(closed, Artifacts(launch_failed=f"torchrun failed before the first point: {reason}",
+                                               interrupted_by="torchrun failure", launches=launches))
             index = len(current.points)
             culprit = log.culprit(code)
             failed = _failed_point(points[index], culprit.rank, describe(culprit))
@@ -81,14 +90,12 @@ def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec
             if index + 1 == len(points):
                 break
     except KeyboardInterrupt:
-        return _with(close_sweep(run, _read(run_dir).points, RUN_INTERRUPTED), {"launches": launches})
-    return _with(close_sweep(run, _read(run_dir).points, RUN_COMPLETE), {"launches": launches, **after})
+        return _with(close_sweep(run, _read(run_dir).points, RUN_INTERRUPTED), Artifacts(launches=launches))
+    return _with(close_sweep(run, _read(run_dir).points, RUN_COMPLETE), replace(after, launches=launches))
 
 
-def _with(run: Run, artifacts: dict[str, object]) -> Run:
-    from dataclasses import replace
-
-    return replace(run, artifacts={**run.artifacts, **artifacts})
+def _with(run: Run, artifacts: Artifacts) -> Run:
+    return replace(run, artifacts=run.artifacts.merged(artifacts))
 
 
 def _failed_point(point: Point, rank: int, error: str) -> PointResult:

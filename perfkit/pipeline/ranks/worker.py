@@ -1,4 +1,5 @@
-"""One rank of a `launch: {nproc: N}` sweep, started by torchrun (`perfkit profile --rank-worker DIR`).
+"""One rank of a `launch: {nproc: N}` sweep, started by torchrun (`python -m perfkit.pipeline.worker
+RUN/worker.rank.json`: the spec the launcher validated, perfkit.pipeline.worker_task).
 
 Every rank runs every point from where run.partial.json stops: build; agree (a point skipped or
 failed on any rank is skipped or failed on all, naming the rank); check the result; time in lock
@@ -22,15 +23,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from perfkit.core.record import (
-    PARTIAL_FILE,
-    STATUS_FAILED,
-    STATUS_OK,
-    STATUS_SKIPPED,
-    PointResult,
-    run_from_dict,
-)
-from perfkit.pipeline.point_runner import PointPlan, _describe, timer_config, trace_name
+from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, PointResult, run_from_dict
+from perfkit.core.run_layout import RunDir, trace_name
+from perfkit.pipeline.point_runner import PointPlan, _describe, timer_config
 from perfkit.pipeline.ranks.markers import done_line, fail_line, start_line
 from perfkit.pipeline.ranks.timer import time_lockstep
 from perfkit.pipeline.run_files import write_partial
@@ -43,10 +38,6 @@ from perfkit.workloads.registry import runner_for
 GRACE_S = 3.0  # a rank that only waited on another lets the culprit report first
 EXIT_RANK_FAILED = 3
 TEST_FAULT_ENV = "PERFKIT_TEST_RANK_FAULT"  # tests only: "kill|hang|raise:RANK:POINT,..."
-
-
-def rank_trace_name(index: int, key: str, rank: int) -> str:
-    return trace_name(index, key).removesuffix(".json.gz") + f".rank{rank}.json.gz"
 
 
 def _say(line: str) -> None:
@@ -103,7 +94,7 @@ def work(spec: RunSpec, run_dir: Path, quick: bool, device: str) -> int:
     if spec.cpu_threads is not None:
         torch.set_num_threads(spec.cpu_threads)
     points, plan = spec.points(), plan_for(spec, quick)
-    run = run_from_dict(json.loads((run_dir / PARTIAL_FILE).read_text())) if rank == 0 else None
+    run = run_from_dict(json.loads(RunDir(run_dir).partial_json.read_text())) if rank == 0 else None
     first: list[Any] = [len(run.points) if run else 0]
     dist.broadcast_object_list(first, src=0, group=control)
     done = list(run.points) if run else []
@@ -189,7 +180,7 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
                 numerics = prepared.check()
             timing = time_lockstep(prepared.fn, ctx.device, timer_config(point, plan), control)
             if plan.torch_profiler:
-                trace = rank_trace_name(index, point.key, rank)
+                trace = trace_name(index, point.key, rank)
                 capture_trace(prepared.fn, ctx.device, run_dir / trace, plan.profiled_iters,
                               plan.record_shapes, label=point.key)
     except Exception as exc:
