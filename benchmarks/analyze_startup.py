@@ -1,0 +1,161 @@
+"""Wall time of `perfkit analyze TRACE` and `perfkit --help`, old code against new, fresh processes.
+
+    .venv/bin/python -m benchmarks.analyze_startup                 # 7 runs of each, ~30 s on 2 cores
+    .venv/bin/python -m benchmarks.analyze_startup --runs 1        # smoke test
+    .venv/bin/python -m benchmarks.analyze_startup --old /path/to/old/checkout --out results.md
+
+Runs `python -m perfkit analyze TRACE` (all tables, text format) and `python -m perfkit --help`
+with PYTHONPATH set to the old checkout (--old, default /work/base when it exists) and to this
+one, interleaved (old, new, old, new, ...), RUNS times each, every one a fresh process with
+OMP_NUM_THREADS=1 started from an empty directory (so the current directory shadows neither
+side). Prints min / median / max wall seconds of each, the new/old ratio of the medians, whether
+the new code meets the targets (analyze under 0.8 s, --help under 0.5 s) and whether the old
+and new analyze print the same stdout. Without an old checkout it times the new side only and
+says why.
+
+Bytecode: `--bytecode cached` (the default; what an installed perfkit sees) gives each side its
+own PYTHONPYCACHEPREFIX, filled by one untimed warm-up run; `--bytecode uncached` sets
+PYTHONDONTWRITEBYTECODE=1 and no prefix, as the shared VM's shells do: the checkouts have no
+__pycache__, so every run compiles perfkit's own sources again (stdlib and site-packages keep
+their installed bytecode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OLD = Path("/work/base")
+DEFAULT_TRACE = REPO / "examples" / "traces" / "alexnet-a100.json.gz"
+ANALYZE_TARGET_S = 0.8
+HELP_TARGET_S = 0.5
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str  # "old" or "new"
+    root: Path  # the checkout put first on PYTHONPATH
+    pycache: Path  # its PYTHONPYCACHEPREFIX
+
+
+@dataclass(frozen=True)
+class Timed:
+    wall_s: float
+    stdout: str
+
+
+def side_env(side: Side, bytecode: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(side.root), "OMP_NUM_THREADS": "1"}
+    if bytecode == "uncached":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        env["PYTHONPYCACHEPREFIX"] = str(side.pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def run_once(side: Side, argv: list[str], bytecode: str, cwd: Path) -> Timed:
+    env = side_env(side, bytecode)
+    start_s = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "perfkit", *argv], capture_output=True, text=True,
+                          env=env, cwd=cwd, check=False)
+    wall_s = time.perf_counter() - start_s
+    if proc.returncode != 0:
+        raise SystemExit(f"{side.name}: perfkit {' '.join(argv)} failed ({proc.returncode}): "
+                         f"{proc.stderr.strip()[-500:]}")
+    return Timed(wall_s, proc.stdout)
+
+
+def summary_row(label: str, walls_s: list[float]) -> str:
+    return (f"| {label} | {min(walls_s):.3f} | {statistics.median(walls_s):.3f} | {max(walls_s):.3f} | "
+            + ", ".join(f"{w:.2f}" for w in walls_s) + " |")
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
+def verdict(label: str, median_s: float, target_s: float) -> str:
+    met = "met" if median_s < target_s else "NOT met"
+    return f"- {label}: median {median_s:.3f} s, target < {target_s} s: {met}"
+
+
+def measure(sides: list[Side], trace: Path, runs: int, bytecode: str) -> dict[tuple[str, str], list[Timed]]:
+    """{(side name, "analyze" | "help"): timed runs}, interleaved over the sides."""
+    commands = {"analyze": ["analyze", str(trace)], "help": ["--help"]}
+    out: dict[tuple[str, str], list[Timed]] = {(s.name, c): [] for s in sides for c in commands}
+    with tempfile.TemporaryDirectory(prefix="analyze-startup-") as cwd:
+        if bytecode == "cached":
+            for side in sides:  # untimed: fills the side's bytecode cache
+                for argv in commands.values():
+                    run_once(side, argv, bytecode, Path(cwd))
+        for _ in range(runs):
+            for command, argv in commands.items():
+                for side in sides:
+                    out[(side.name, command)].append(run_once(side, argv, bytecode, Path(cwd)))
+    return out
+
+
+def report(sides: list[Side], timed: dict[tuple[str, str], list[Timed]], args: argparse.Namespace,
+           skipped: str | None, load_before: str) -> str:
+    lines = ["# `perfkit analyze` start-up (benchmarks/analyze_startup.py)", "",
+             f"Trace: {args.trace.name} ({args.trace.stat().st_size} bytes); {args.runs} runs of each command, "
+             f"fresh processes, OMP_NUM_THREADS=1, bytecode {args.bytecode}; Python {sys.version.split()[0]}, "
+             f"{os.cpu_count()} CPUs. Load average (1, 5, 15 min) before: {load_before}; after: {load_average()}.",
+             ""]
+    if skipped:
+        lines += [f"Old side skipped: {skipped}.", ""]
+    lines += ["| side, command | min s | median s | max s | all runs (s) |", "|---|---:|---:|---:|---|"]
+    for side in sides:
+        for command in ("analyze", "help"):
+            label = f"{side.name} ({side.root}), {'analyze' if command == 'analyze' else '--help'}"
+            lines.append(summary_row(label, [t.wall_s for t in timed[(side.name, command)]]))
+    median = {key: statistics.median(t.wall_s for t in runs) for key, runs in timed.items()}
+    lines.append("")
+    if not skipped:
+        for command in ("analyze", "help"):
+            lines.append(f"- {command}: new/old ratio of the medians {median[('new', command)] / median[('old', command)]:.2f}")
+        same = timed[("old", "analyze")][0].stdout == timed[("new", "analyze")][0].stdout
+        lines.append(f"- analyze stdout of old and new: {'identical' if same else 'DIFFERENT'}")
+    lines.append(verdict("new analyze", median[("new", "analyze")], ANALYZE_TARGET_S))
+    lines.append(verdict("new --help", median[("new", "help")], HELP_TARGET_S))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--old", type=Path, default=DEFAULT_OLD, help="old checkout (default: %(default)s)")
+    ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    ap.add_argument("--runs", type=int, default=7, help="timed runs of each command and side")
+    ap.add_argument("--bytecode", choices=("cached", "uncached"), default="cached")
+    ap.add_argument("--out", type=Path, help="also write the Markdown report to this file")
+    args = ap.parse_args(argv)
+    args.trace = args.trace.resolve()
+    load_before = load_average()
+    skipped = None if (args.old / "perfkit" / "cli.py").is_file() else f"no perfkit checkout at {args.old}"
+    if skipped:
+        print(f"analyze_startup: {skipped}; timing the new side only", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="analyze-startup-pyc-") as pyc:
+        sides = [] if skipped else [Side("old", args.old.resolve(), Path(pyc) / "old")]
+        sides.append(Side("new", REPO, Path(pyc) / "new"))
+        timed = measure(sides, args.trace, args.runs, args.bytecode)
+    text = report(sides, timed, args, skipped, load_before)
+    print(text, end="")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
