@@ -8,7 +8,8 @@ Runs `python -m perfkit analyze TRACE` (all tables, text format) and `python -m 
 with PYTHONPATH set to the old checkout (--old, default /work/base when it exists) and to this
 one, interleaved (old, new, old, new, ...), RUNS times each, every one a fresh process with
 OMP_NUM_THREADS=1 started from an empty directory (so the current directory shadows neither
-side). Prints min / median / max wall seconds of each, the new/old ratio of the medians, whether
+side). Prints min / median / max wall seconds of each (and the median CPU seconds, user +
+system, which other load on the machine sways less), the new/old ratio of the medians, whether
 the new code meets the targets (analyze under 0.8 s, --help under 0.5 s) and whether the old
 and new analyze print the same stdout. Without an old checkout it times the new side only and
 says why.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,6 +51,7 @@ class Side:
 @dataclass(frozen=True)
 class Timed:
     wall_s: float
+    cpu_s: float  # user + system time of the process and its children: less swayed by other load
     stdout: str
 
 
@@ -65,19 +68,24 @@ def side_env(side: Side, bytecode: str) -> dict[str, str]:
 
 def run_once(side: Side, argv: list[str], bytecode: str, cwd: Path) -> Timed:
     env = side_env(side, bytecode)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start_s = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "perfkit", *argv], capture_output=True, text=True,
                           env=env, cwd=cwd, check=False)
     wall_s = time.perf_counter() - start_s
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"{side.name}: perfkit {' '.join(argv)} failed ({proc.returncode}): "
                          f"{proc.stderr.strip()[-500:]}")
-    return Timed(wall_s, proc.stdout)
+    return Timed(wall_s, cpu_s, proc.stdout)
 
 
-def summary_row(label: str, walls_s: list[float]) -> str:
+def summary_row(label: str, timed: list[Timed]) -> str:
+    walls_s = [t.wall_s for t in timed]
+    cpu_s = statistics.median(t.cpu_s for t in timed)
     return (f"| {label} | {min(walls_s):.3f} | {statistics.median(walls_s):.3f} | {max(walls_s):.3f} | "
-            + ", ".join(f"{w:.2f}" for w in walls_s) + " |")
+            f"{cpu_s:.3f} | " + ", ".join(f"{w:.2f}" for w in walls_s) + " |")
 
 
 def load_average() -> str:
@@ -115,11 +123,12 @@ def report(sides: list[Side], timed: dict[tuple[str, str], list[Timed]], args: a
              ""]
     if skipped:
         lines += [f"Old side skipped: {skipped}.", ""]
-    lines += ["| side, command | min s | median s | max s | all runs (s) |", "|---|---:|---:|---:|---|"]
+    lines += ["| side, command | min s | median s | max s | median CPU s | all runs, wall (s) |",
+              "|---|---:|---:|---:|---:|---|"]
     for side in sides:
         for command in ("analyze", "help"):
             label = f"{side.name} ({side.root}), {'analyze' if command == 'analyze' else '--help'}"
-            lines.append(summary_row(label, [t.wall_s for t in timed[(side.name, command)]]))
+            lines.append(summary_row(label, timed[(side.name, command)]))
     median = {key: statistics.median(t.wall_s for t in runs) for key, runs in timed.items()}
     lines.append("")
     if not skipped:
