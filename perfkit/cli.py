@@ -1,7 +1,9 @@
 """The `perfkit` command line: argparse front, one module per subcommand under perfkit.commands.
 
 Each command module defines `add_parser(subparsers)` and `run(args) -> int`; modules are
-imported when the parser is built, and they import their heavy dependencies inside `run`.
+imported when the parser is built, and they import their heavy dependencies inside `run`. When
+the first argument names a command, only that command's module is imported and only its parser
+built (what `perfkit analyze ...` parses and prints is the same; it skips the other eleven).
 """
 
 from __future__ import annotations
@@ -38,14 +40,15 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` (one of COMMANDS) alone."""
     parser = OneLineParser(
         prog="perfkit",
         description="Profile LLM inference workloads, analyze traces, gate regressions.",
     )
     parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if command is None else (command,):
         module = importlib.import_module(f"perfkit.commands.{name}")
         command_parser = module.add_parser(sub)
         command_parser.set_defaults(_run=module.run)
@@ -53,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return EXIT_BAD_INPUT

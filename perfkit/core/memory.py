@@ -6,12 +6,15 @@ returns them; `map_large_blocks()` makes glibc place every block of 1 MiB or mor
 mapping, unmapped when freed (glibc otherwise raises that threshold, up to 32 MiB, after the
 first large block is freed, and the arrays of an analysis then pile up in the heap). Both are
 no-ops where the C library lacks them (macOS, musl, Windows).
+
+The C library is the one already loaded into the process (`dlopen(NULL)`): no
+`ctypes.util.find_library`, which runs `ldconfig -p` in a subprocess (tens of ms at every start
+of `perfkit analyze`).
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from collections.abc import Callable
 from functools import cache
 
@@ -22,7 +25,7 @@ LARGE_BLOCK_BYTES = 1 << 20
 @cache
 def _libc_function(name: str) -> Callable[..., int] | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc = ctypes.CDLL(None)  # the process' own symbols, the C library's among them
         function: Callable[..., int] = getattr(libc, name)
     except (OSError, AttributeError, TypeError):
         return None
