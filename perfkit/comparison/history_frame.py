@@ -2,7 +2,7 @@
 store's column read (perfkit.store.history_rows: two queries) and array code instead of one
 Python object per run and sample.
 
-The numbers are those of `perfkit history`: a run's value is perfkit.comparison.series.run_location
+The numbers are those of `perfkit history`: a run's value is perfkit.regression.location.run_location
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
 perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
 commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
@@ -25,6 +25,7 @@ from perfkit.regression.changepoint.detect import detect_change_points
 from perfkit.regression.gate.history import run_spread
 from perfkit.regression.gate.robust import trimmed_mean_rows
 from perfkit.regression.gate.types import RunSummary
+from perfkit.regression.location import MIN_SAMPLES
 from perfkit.store.engine import Connection
 from perfkit.store.history_rows import history_rows
 
@@ -55,7 +56,7 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
 
 def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.ndarray,
                   samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(location, sample count) per metric row: perfkit.comparison.series.run_location, row-wise.
+    """(location, sample count) per metric row: perfkit.regression.location.run_location, row-wise.
 
     `sample_ids` must be sorted (samples of one metric row together). Rows with fewer than 3
     samples or a non-positive sample keep their stored value (the median), as run_location does.
@@ -68,7 +69,7 @@ def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.nda
         np.zeros(len(metric_ids), dtype=bool)
     counts[found] = count[pos[found]]
     for n in np.unique(counts[found]):
-        if n < 3:
+        if n < MIN_SAMPLES:
             continue
         rows = np.flatnonzero(found & (counts == n))
         block = samples[start[pos[rows]][:, None] + np.arange(n)]
