@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.core.direction import HIGHER
 from perfkit.regression.changepoint.detect import detect_change_points
+from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import run_spread
 from perfkit.regression.gate.robust import trimmed_mean_rows
 from perfkit.regression.gate.types import RunSummary
@@ -112,9 +112,8 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
         last_run, first_run = ordered.last(), ordered.first()
     for cp in cps:
         c, prev = records[cp.index], records[cp.index - 1]
-        worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
         changes.append({"gpu": gpu, "commit": c["commit"], "previous_commit": prev["commit"],
                         "created_epoch": c["created_epoch"], "magnitude": cp.magnitude, "p_value": cp.p_value,
-                        "before": cp.before, "after": cp.after, "kind": "regression" if worse else "improvement",
+                        "before": cp.before, "after": cp.after, "kind": change_kind(cp.magnitude, direction),
                         "base_run": str(last_run[prev["commit"]]), "first_run": str(first_run[c["commit"]])})
     return commits, changes, sigma
