@@ -302,3 +302,12 @@ def test_the_checker_sees_a_re_export(tmp_path: Path) -> None:
                     "class K:\n    pass\n\n__all__ = ['X', 'b', 'f', 'K', 'e']\n")
     assert re_exports(path) == ["b", "e"]
     assert re_exports(ROOT / "perfkit" / "regression" / "gate" / "stats.py") == []
+
+
+def test_tests_and_benchmarks_reach_the_database_only_through_the_store() -> None:
+    """sqlalchemy only in perfkit/store, tests and benchmarks included (perfkit.store.admin gives
+    them the live schema and throwaway PostgreSQL databases)."""
+    files = [p for d in ("tests", "benchmarks", "examples", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]
+    bad = [f"{p.relative_to(ROOT)}:{i.line} imports {i.target}" for p in files for i in imports_of(str(p), p)
+           if i.target.split(".")[0] == "sqlalchemy" or i.target == "perfkit.store.schema"]
+    assert bad == [], "\n".join(bad)
