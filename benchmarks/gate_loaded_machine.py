@@ -34,7 +34,8 @@ if str(REPO) not in sys.path:
 
 from benchmarks.gate_quality import machine  # noqa: E402
 from perfkit.core.direction import LOWER  # noqa: E402
-from perfkit.regression.gate.stats import compare_samples, trimmed_mean, winsorized_sd  # noqa: E402
+from perfkit.regression.gate.robust import trimmed_mean, winsorized_sd  # noqa: E402
+from perfkit.regression.gate.stats import compare_samples  # noqa: E402
 from perfkit.regression.gate.types import MetricPolicy, Verdict  # noqa: E402
 
 CHILD = """

@@ -60,7 +60,9 @@ from benchmarks import gate_scale  # noqa: E402
 from benchmarks.gate_noise import MODELS, commit_series, run_offsets, run_samples  # noqa: E402
 from perfkit.core.direction import LOWER  # noqa: E402
 from perfkit.regression.changepoint.detect import detect_change_points  # noqa: E402
-from perfkit.regression.gate.stats import compare_samples, correct, summarize_run  # noqa: E402
+from perfkit.regression.gate.multiple import correct  # noqa: E402
+from perfkit.regression.gate.robust import summarize_run  # noqa: E402
+from perfkit.regression.gate.stats import compare_samples  # noqa: E402
 from perfkit.regression.gate.types import Verdict  # noqa: E402
 
 EFFECTS = (0.0, 0.01, 0.02, 0.05, 0.10)

@@ -28,7 +28,8 @@ from typing import Any
 from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
 from perfkit.core.timing import DEFAULT_TIMING, TimingConfig
-from perfkit.regression.ci_overlap import Interval, entirely_below
+from perfkit.core.units import fmt_percent, fmt_time
+from perfkit.regression.slowdown import SlowdownVerdict, judge_slowdown
 
 
 def _tensors(values: Any, depth: int = 0) -> list[Any]:
@@ -158,20 +159,18 @@ class BaselineVerdict:
 def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: float,
                         name: str = "measurement") -> BaselineVerdict:
     """A regression needs both: a slowdown above `max_slowdown` (effect size) and 95% CIs of
-    the two medians that do not overlap (the new one entirely above the baseline's)."""
-    ns, bs = new.stats, baseline.stats
-    if not (bs.median_s > 0 and ns.n and bs.n):
-        return BaselineVerdict(False, float("nan"), False, f"{name}: baseline has no usable samples")
-    slowdown = ns.median_s / bs.median_s - 1.0
-    new_ci, base_ci = Interval(ns.ci_low_s, ns.ci_high_s), Interval(bs.ci_low_s, bs.ci_high_s)
-    apart = entirely_below(base_ci, new_ci) if slowdown > 0 else entirely_below(new_ci, base_ci)
-    have_ci, distinct = apart is not None, bool(apart)
-    regressed = slowdown > max_slowdown and distinct
-    word = "slower" if slowdown > 0 else "faster"
-    ci_text = "95% CIs do not overlap" if distinct else "95% CIs overlap" if have_ci else "too few samples for CIs"
-    from perfkit.core.units import fmt_percent, fmt_time
+    the two medians that do not overlap (the rule: perfkit.regression.slowdown.judge_slowdown)."""
+    v = judge_slowdown(new.stats, baseline.stats, max_slowdown)
+    return BaselineVerdict(v.regressed, v.slowdown, v.distinguishable, baseline_message(v, name))
 
-    message = (f"{name}: {fmt_percent(abs(slowdown))} {word} than the baseline (median "
-               f"{fmt_time(ns.median_s)} vs {fmt_time(bs.median_s)}; {ci_text}; allowed slowdown "
-               f"{fmt_percent(max_slowdown)})")
-    return BaselineVerdict(regressed, slowdown, distinct, message)
+
+def baseline_message(v: SlowdownVerdict, name: str) -> str:
+    """The one line a baseline verdict prints."""
+    if not v.usable:
+        return f"{name}: baseline has no usable samples"
+    word = "slower" if v.slowdown > 0 else "faster"
+    ci_text = ("95% CIs do not overlap" if v.cis_apart else "95% CIs overlap" if v.cis_apart is not None
+               else "too few samples for CIs")
+    return (f"{name}: {fmt_percent(abs(v.slowdown))} {word} than the baseline (median "
+            f"{fmt_time(v.new_median_s)} vs {fmt_time(v.base_median_s)}; {ci_text}; allowed slowdown "
+            f"{fmt_percent(v.max_slowdown)})")

@@ -29,8 +29,6 @@ REPORT_NAME = "report"
 PROFILE_TIMEOUT_S = 6 * 3600
 EXPORT_TIMEOUT_S = 1800
 
-__all__ = ["export_command", "profile_command", "report_paths", "run_nsys"]
-
 
 def report_paths(out_dir: Path) -> tuple[Path, Path, Path]:
     """(the --output base, the .nsys-rep nsys writes, the .sqlite export) inside `out_dir`."""

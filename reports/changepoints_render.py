@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfkit.core.direction import HIGHER
+from perfkit.regression.changepoint.kind import change_kind
 from perfkit.reports.gate_text import shorten
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
@@ -33,8 +33,7 @@ class ChangeRow:
 
     @property
     def kind(self) -> str:
-        worse = self.magnitude > 0 if self.direction != HIGHER else self.magnitude < 0
-        return "regression" if worse else "improvement"
+        return change_kind(self.magnitude, self.direction)
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "gpu": self.gpu, "commit": self.commit,

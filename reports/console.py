@@ -10,7 +10,6 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
-from perfkit.core.measurement import STOP_BUDGET
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_num, fmt_percent, fmt_time
 from perfkit.reports.point_cells import point_cells
@@ -136,9 +135,7 @@ def summary_table(run: Run) -> Group:
 
 def noise_summary(run: Run) -> str | None:
     """One line when points stopped at their time budget with the CI above its target, with advice."""
-    noisy = [p for p in run.points
-             if p.measurement is not None and p.measurement.stop_reason == STOP_BUDGET
-             and p.measurement.stats.rel_ci_halfwidth > p.measurement.target_rel_ci]
+    noisy = [p for p in run.points if p.measurement is not None and p.measurement.short_of_target]
     if not noisy:
         return None
     worst = max(p.measurement.stats.rel_ci_halfwidth for p in noisy if p.measurement is not None)

@@ -6,7 +6,8 @@ import math
 
 from perfkit.core import units
 from perfkit.core.units import fmt_rate, fmt_time
-from perfkit.regression.gate.compare import GateResult, suffix
+from perfkit.regression.gate.compare import GateResult
+from perfkit.regression.gate.groups import suffix
 from perfkit.regression.gate.types import Comparison, Verdict
 
 # Most important first: what a reader must act on, then what needs a look.

@@ -255,3 +255,59 @@ def test_one_writer_each_for_run_json_and_run_partial_json() -> None:
         if "write_json_atomic(" in text and ("RUN_FILE" in text or "PARTIAL_FILE" in text):
             writers.append(str(path.relative_to(ROOT)))
     assert sorted(writers) == ["perfkit/pipeline/run_files.py"]
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+    """Names a module binds itself at top level (def, class, assignment, for/with/if/try bodies);
+    an imported name is not defined here."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif not isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return names
+
+
+def re_exports(path: Path) -> list[str]:
+    """Names in the module's `__all__` that it does not define itself (it re-exports them)."""
+    tree = ast.parse(path.read_text(), str(path))
+    listed = [elt.value for node in tree.body if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+              and isinstance(node.value, ast.List | ast.Tuple)
+              for elt in node.value.elts if isinstance(elt, ast.Constant)]
+    own = defined_names(tree)
+    return [name for name in listed if name not in own]
+
+
+def test_no_module_re_exports_names_through_all() -> None:
+    """A name is imported from the module that defines it: no `__all__` lists someone else's."""
+    files = [*MODULES.values(), *sorted((ROOT / "tests").rglob("*.py")), *sorted((ROOT / "benchmarks").rglob("*.py"))]
+    bad = [f"{p.relative_to(ROOT)}: {names}" for p in files if (names := re_exports(p))]
+    assert bad == [], "import these from where they are defined:\n" + "\n".join(bad)
+
+
+def test_no_star_or_same_name_alias_import() -> None:
+    """`from m import *`, `import a as a` and `from m import x as x` exist only to re-export."""
+    bad = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in MODULES.values()
+           for node in ast.walk(ast.parse(p.read_text()))
+           if isinstance(node, ast.Import | ast.ImportFrom)
+           for a in node.names if a.name == "*" or a.asname == a.name]
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_checker_sees_a_re_export(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("from a import b, c\nfrom d import *\n\nX = 1\n\ndef f():\n    pass\n\n"
+                    "class K:\n    pass\n\n__all__ = ['X', 'b', 'f', 'K', 'e']\n")
+    assert re_exports(path) == ["b", "e"]
+    assert re_exports(ROOT / "perfkit" / "regression" / "gate" / "stats.py") == []
+
+
+def test_tests_and_benchmarks_reach_the_database_only_through_the_store() -> None:
+    """sqlalchemy only in perfkit/store, tests and benchmarks included (perfkit.store.admin gives
+    them the live schema and throwaway PostgreSQL databases)."""
+    files = [p for d in ("tests", "benchmarks", "examples", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]
+    bad = [f"{p.relative_to(ROOT)}:{i.line} imports {i.target}" for p in files for i in imports_of(str(p), p)
+           if i.target.split(".")[0] == "sqlalchemy" or i.target == "perfkit.store.schema"]
+    assert bad == [], "\n".join(bad)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, figures, widgets
-from perfkit.regression.changepoint.detect import ChangePointOptions
+from perfkit.regression.changepoint.options import ChangePointOptions
 from perfkit.reports.markdown.run import md_text
 
 DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)

@@ -9,6 +9,9 @@ from typing import Any
 from examples.triton_rmsnorm.inputs import cost, make_inputs
 from examples.triton_rmsnorm.kernel import rmsnorm, rmsnorm_kernel
 
+# Names perfkit reads from the entry's module (docs/custom-kernels.md): `cost`, the cost hook of
+# a workload with no `cost:`, and the Triton kernel, which tells perfkit the entry runs Triton
+# (interpreter on a CPU, the import-order check). Defined in inputs.py and kernel.py.
 __all__ = ["cost", "rmsnorm_case", "rmsnorm_kernel"]
 
 

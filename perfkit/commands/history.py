@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.comparison.series import commit_series
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
-    from perfkit.regression.changepoint.detect import ChangePointOptions, detect_change_points
+    from perfkit.regression.changepoint.detect import detect_change_points
+    from perfkit.regression.changepoint.options import ChangePointOptions
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
     from perfkit.store.api import open_existing_store

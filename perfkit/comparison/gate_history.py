@@ -74,7 +74,7 @@ def summaries(rows: Sequence[RunValue], runs: dict[str, float], limit: int) -> l
         if row.samples and all(v > 0 and math.isfinite(v) for v in row.samples):
             by_n.setdefault(len(row.samples), []).append(i)
         else:
-            out[i] = history_summary((), row.value, row.run_id)
+            out[i] = history_summary(row.samples, row.value, row.run_id)  # its value, n as stored
     for n, idx in by_n.items():
         loc, se = summarize_rows(np.log(np.array([ordered[i].samples for i in idx], dtype=np.float64)))
         for j, i in enumerate(idx):

@@ -2,7 +2,7 @@
 store's column read (perfkit.store.history_rows: two queries) and array code instead of one
 Python object per run and sample.
 
-The numbers are those of `perfkit history`: a run's value is perfkit.comparison.series.run_location
+The numbers are those of `perfkit history`: a run's value is perfkit.regression.location.run_location
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
 perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
 commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfkit.core.direction import HIGHER
 from perfkit.regression.changepoint.detect import detect_change_points
+from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import run_spread
 from perfkit.regression.gate.robust import trimmed_mean_rows
 from perfkit.regression.gate.types import RunSummary
+from perfkit.regression.location import MIN_SAMPLES
 from perfkit.store.engine import Connection
 from perfkit.store.history_rows import history_rows
 
@@ -55,7 +56,7 @@ def history_frame(conn: Connection, name: str, gpus: Sequence[str], branch: str 
 
 def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.ndarray,
                   samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(location, sample count) per metric row: perfkit.comparison.series.run_location, row-wise.
+    """(location, sample count) per metric row: perfkit.regression.location.run_location, row-wise.
 
     `sample_ids` must be sorted (samples of one metric row together). Rows with fewer than 3
     samples or a non-positive sample keep their stored value (the median), as run_location does.
@@ -68,7 +69,7 @@ def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.nda
         np.zeros(len(metric_ids), dtype=bool)
     counts[found] = count[pos[found]]
     for n in np.unique(counts[found]):
-        if n < 3:
+        if n < MIN_SAMPLES:
             continue
         rows = np.flatnonzero(found & (counts == n))
         block = samples[start[pos[rows]][:, None] + np.arange(n)]
@@ -111,9 +112,8 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
         last_run, first_run = ordered.last(), ordered.first()
     for cp in cps:
         c, prev = records[cp.index], records[cp.index - 1]
-        worse = (cp.magnitude < 0) if direction == HIGHER else (cp.magnitude > 0)
         changes.append({"gpu": gpu, "commit": c["commit"], "previous_commit": prev["commit"],
                         "created_epoch": c["created_epoch"], "magnitude": cp.magnitude, "p_value": cp.p_value,
-                        "before": cp.before, "after": cp.after, "kind": "regression" if worse else "improvement",
+                        "before": cp.before, "after": cp.after, "kind": change_kind(cp.magnitude, direction),
                         "base_run": str(last_run[prev["commit"]]), "first_run": str(first_run[c["commit"]])})
     return commits, changes, sigma

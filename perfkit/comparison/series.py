@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-from perfkit.regression.gate.robust import trimmed_mean
+from perfkit.regression.location import commit_value, run_location
 from perfkit.store.read import HistoryPoint
 
 
@@ -17,15 +14,8 @@ class CommitValue:
     commit: str  # the commit, or the run id for runs without one
     created_epoch: float  # its first run
     created: str
-    value: float  # median over its runs of each run's location
+    value: float  # median over its runs of each run's location (perfkit.regression.location)
     runs: int
-
-
-def run_location(samples: Sequence[float], value: float) -> float:
-    """A run's location: geometric 20%-trimmed mean of its samples (the gate's), else its value."""
-    if len(samples) >= 3 and all(s > 0 for s in samples):
-        return math.exp(trimmed_mean(np.log(np.asarray(samples, dtype=np.float64))))
-    return value
 
 
 def commit_series(history: Sequence[HistoryPoint]) -> list[CommitValue]:
@@ -36,6 +26,6 @@ def commit_series(history: Sequence[HistoryPoint]) -> list[CommitValue]:
     for commit, hs in groups.items():
         first = min(hs, key=lambda h: h.created_epoch)
         locs = [run_location(h.samples, h.value) for h in hs]
-        out.append(CommitValue(commit, first.created_epoch, first.created, float(np.median(locs)), len(hs)))
+        out.append(CommitValue(commit, first.created_epoch, first.created, commit_value(locs), len(hs)))
     out.sort(key=lambda c: (c.created_epoch, c.commit))
     return out

@@ -137,3 +137,8 @@ class Measurement:
     @property
     def converged(self) -> bool:
         return self.stop_reason == STOP_CONVERGED
+
+    @property
+    def short_of_target(self) -> bool:
+        """Stopped at its time budget with the median's 95% CI still wider than its target."""
+        return self.stop_reason == STOP_BUDGET and self.stats.rel_ci_halfwidth > self.target_rel_ci

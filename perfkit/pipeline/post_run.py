@@ -117,7 +117,8 @@ def nsys_step(spec: RunSpec, run: Run, run_dir: Path, messages: list[str]) -> Ar
 
 def store_step(run_dir: Path, db_url: str | None, messages: list[str]) -> bool:
     """Store the finished run directory; False (with the retry command) when the store refused it."""
-    from perfkit.store.api import default_db_url, store_run
+    from perfkit.store.api import store_run
+    from perfkit.store.url import default_db_url
 
     try:
         store_run(run_dir, db_url)

@@ -18,10 +18,8 @@ from perfkit.store.engine import describe, open_engine, operational_error
 from perfkit.store.migrations import SCHEMA_VERSION, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
-from perfkit.store.url import default_db_url, normalize_db_url, sqlite_path
+from perfkit.store.url import normalize_db_url, sqlite_path
 from perfkit.store.write import write_run
-
-__all__ = ["default_db_url", "load_stored_run", "open_existing_store", "open_store", "store_run", "store_stored_run"]
 
 
 def open_store(db_url: str | None = None) -> Engine:

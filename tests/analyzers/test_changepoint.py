@@ -7,13 +7,13 @@ import pytest
 from scipy.stats import mannwhitneyu, rankdata
 
 from perfkit.regression.changepoint.detect import (
-    ChangePointOptions,
     detect_change_points,
     null_maxima,
     ramp_pair,
     scan_statistic,
     wander_ratio,
 )
+from perfkit.regression.changepoint.options import ChangePointOptions
 
 
 def _series(n: int, steps: list[tuple[int, float]], seed: int, noise: float = 0.01) -> np.ndarray:

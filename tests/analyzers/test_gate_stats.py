@@ -9,18 +9,16 @@ import pytest
 from scipy import stats as sps
 
 from perfkit.core.direction import HIGHER, LOWER
-from perfkit.regression.gate.stats import (
-    adjust_p_values,
+from perfkit.regression.gate.history import run_spread
+from perfkit.regression.gate.multiple import adjust_p_values, correct
+from perfkit.regression.gate.robust import (
     biweight_midvariance,
-    compare_samples,
-    correct,
-    permutation_p_value,
-    run_spread,
     summarize_run,
     trimmed_mean,
     trimmed_mean_se,
     winsorized_sd,
 )
+from perfkit.regression.gate.stats import compare_samples, permutation_p_value
 from perfkit.regression.gate.types import MetricPolicy, RunSummary, Verdict
 
 

@@ -19,7 +19,8 @@ from perfkit.regression.gate.groups import measurement_groups, point_labels
 from perfkit.regression.gate.history import fit_history, fit_rows
 from perfkit.regression.gate.moderate import fit_prior, moderate
 from perfkit.regression.gate.policy import load_policy
-from perfkit.regression.gate.stats import compare_samples, rank_test_min_p, summarize_run
+from perfkit.regression.gate.robust import summarize_run
+from perfkit.regression.gate.stats import compare_samples, rank_test_min_p
 from perfkit.regression.gate.types import RunSummary, Verdict
 
 

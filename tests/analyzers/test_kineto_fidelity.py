@@ -17,6 +17,7 @@ import pytest
 from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.kernel_summary import kernel_summary
 from perfkit.analyzers.launch import launch_summary
+from perfkit.analyzers.loaders.kineto.fields import DROP_REASONS, MAX_WARNINGS
 from perfkit.analyzers.loaders.kineto.json_numbers import (
     ABSENT,
     FROM_STRING,
@@ -25,7 +26,7 @@ from perfkit.analyzers.loaders.kineto.json_numbers import (
     OUT_OF_RANGE,
     us_to_ns,
 )
-from perfkit.analyzers.loaders.kineto.load import DROP_REASONS, MAX_WARNINGS, load_trace
+from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.temporal import temporal_breakdown
 from perfkit.core.errors import TraceError
 

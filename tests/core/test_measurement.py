@@ -66,3 +66,19 @@ def test_measurement_round_trip() -> None:
     assert "extra" not in d  # written only when there is something in it
     back = from_builtins(Measurement, d)
     assert back == m
+
+
+def test_short_of_target_needs_the_budget_stop_and_a_wide_ci() -> None:
+    tight = tuple(1e-3 * (1 + 0.001 * i) for i in range(-10, 11))  # +-1% around the median
+    wide = tuple(1e-3 * (1 + 0.05 * i) for i in range(-10, 11))
+
+    def m(samples: tuple[float, ...], stop: str, target: float = 0.01) -> Measurement:
+        return Measurement(samples_s=samples, warmup_reps=0, stop_reason=stop, timer="perf_counter",
+                           target_rel_ci=target)
+
+    assert m(wide, "budget").short_of_target
+    assert not m(wide, "converged").short_of_target
+    assert not m(tight, "budget").short_of_target
+    assert not m(wide, "budget", target=0.9).short_of_target
+    assert m((1e-3, 2e-3), "budget").short_of_target  # no CI at all: infinitely wide
+    assert "short_of_target" not in to_builtins(m(wide, "budget"))

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from perfkit.comparison.history_frame import commit_values, history_frame, run_locations
-from perfkit.comparison.series import commit_series, run_location
+from perfkit.comparison.series import commit_series
+from perfkit.regression.location import run_location
 from perfkit.store import read
 from perfkit.store.api import open_store
 

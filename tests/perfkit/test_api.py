@@ -107,3 +107,13 @@ def test_baseline_regression_needs_effect_and_significance() -> None:
     # faster is never a regression
     fast = compare_to_baseline(samples(0.5e-3, 0.02, seed=6), base, 0.10)
     assert not fast.regressed and fast.distinguishable and "faster" in fast.message
+
+
+def test_baseline_messages_without_a_usable_baseline_or_a_ci() -> None:
+    empty = Measurement(samples_s=(), warmup_reps=0, stop_reason="converged", timer="perf_counter",
+                        target_rel_ci=0.01)
+    v = compare_to_baseline(samples(1e-3, 0.02), empty, 0.10, name="k")
+    assert (v.regressed, v.distinguishable, v.message) == (False, False, "k: baseline has no usable samples")
+    two = compare_to_baseline(samples(2e-3, 0.01, n=2), samples(1e-3, 0.01, n=2, seed=1), 0.10, name="k")
+    assert not two.regressed and not two.distinguishable
+    assert two.message.endswith("too few samples for CIs; allowed slowdown 10%)")

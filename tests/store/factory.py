@@ -21,6 +21,7 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import Env, GitState, GpuClocks, GpuState, Versions
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, PointResult, Run
+from perfkit.store.admin import create_database, drop_database
 
 H100 = GpuState(index=0, name="NVIDIA H100 80GB HBM3", driver="550.54.15", clocks=GpuClocks(max_sm_mhz=1980))
 
@@ -137,16 +138,9 @@ def postgres_cluster(bin_dir: Path) -> Iterator[str]:
 
 def fresh_pg_database(base_url: str, name: str) -> Iterator[str]:
     """Create database `name` on the cluster, yield its URL, drop it afterwards."""
-    from sqlalchemy import create_engine, text
-
     db = "t_" + "".join(ch if ch.isalnum() else "_" for ch in name.lower())[:50]
-    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{db}"'))
-        conn.execute(text(f'CREATE DATABASE "{db}"'))
+    url = create_database(base_url, db)
     try:
-        yield base_url.rsplit("/", 1)[0] + "/" + db
+        yield url
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
-        admin.dispose()
+        drop_database(base_url, db)

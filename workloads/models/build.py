@@ -16,8 +16,6 @@ from perfkit.workloads.models.blocked_init import INIT_STD, fill_blocked
 from perfkit.workloads.models.config import ModelConfig
 from perfkit.workloads.models.model import Transformer
 
-__all__ = ["INIT_STD", "build_model", "init_weights"]
-
 
 def build_model(cfg: ModelConfig, dtype: str, device: str, seed: int) -> Transformer:
     with torch.device("meta"):

@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.analyzers.event_table import EventTable, TraceMeta, concat_tables
-from perfkit.analyzers.loaders.kineto.build import CATEGORY_KIND, Builder
+from perfkit.analyzers.loaders.kineto.build import Builder
 from perfkit.analyzers.loaders.kineto.decode import decode_chunk
-from perfkit.analyzers.loaders.kineto.fields import DROP_REASONS, MAX_WARNINGS, Notes
+from perfkit.analyzers.loaders.kineto.fields import Notes
 from perfkit.analyzers.loaders.kineto.json_stream import (
     BLOCK_BYTES,
     StreamResult,
@@ -59,8 +59,6 @@ from perfkit.analyzers.loaders.kineto.json_stream import (
 )
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks
-
-__all__ = ["CATEGORY_KIND", "DROP_REASONS", "MAX_WARNINGS", "load_trace", "load_traces"]
 
 
 def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: int) -> TraceMeta:

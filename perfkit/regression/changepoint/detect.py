@@ -41,8 +41,6 @@ from scipy.stats import rankdata
 from perfkit.regression.changepoint.options import ChangePointOptions
 from perfkit.regression.gate.robust import biweight_midvariance
 
-__all__ = ["ChangePoint", "ChangePointOptions", "detect_change_points"]
-
 
 @dataclass(frozen=True)
 class ChangePoint:

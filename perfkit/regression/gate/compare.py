@@ -20,7 +20,7 @@ from perfkit.core.point_spec import PointSpec
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
-from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
+from perfkit.regression.gate.groups import Group, measurement_groups, point_labels
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import correct
@@ -208,6 +208,3 @@ def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tu
                 ratio=head.ratio**power * scale, ci_low=lo * scale, ci_high=hi * scale,
                 base_value=kb * head.base_value**power, cand_value=kc * head.cand_value**power, same_as=head.metric)
     return decide(c, head.p_value)
-
-
-__all__ = ["GateResult", "MetricLike", "RunSide", "compare_runs", "history_summary", "label_of", "suffix"]

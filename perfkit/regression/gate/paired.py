@@ -11,14 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from perfkit.regression.gate.stats import (
-    N_BOOT,
-    N_PERM,
-    decide,
-    trimmed_mean,
-    trimmed_mean_rows,
-    trimmed_mean_se,
-)
+from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.robust import trimmed_mean, trimmed_mean_rows, trimmed_mean_se
+from perfkit.regression.gate.stats import N_BOOT, N_PERM
 from perfkit.regression.gate.types import Comparison, MetricPolicy, Verdict
 
 

@@ -31,27 +31,13 @@ import numpy as np
 from scipy import special
 
 from perfkit.regression.gate.decide import decide
-from perfkit.regression.gate.evidence import Evidence, Item, assumed_spread, evidences
-from perfkit.regression.gate.history import MIN_HISTORY, run_spread
-from perfkit.regression.gate.multiple import adjust_p_values, correct, detectable_changes
+from perfkit.regression.gate.evidence import Evidence, Item, evidences
+from perfkit.regression.gate.multiple import detectable_changes
 from perfkit.regression.gate.robust import (
-    TRIM,
-    biweight_midvariance,
-    log_values,
-    summarize_run,
     trimmed_mean,
     trimmed_mean_rows,
-    trimmed_mean_se,
-    winsorized_sd,
 )
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
-
-__all__ = [
-    "MIN_HISTORY", "N_BOOT", "N_PERM", "TRIM", "Evidence", "Item", "adjust_p_values", "assumed_spread",
-    "biweight_midvariance", "compare_samples", "correct", "decide", "evidence", "evidences", "finish",
-    "log_values", "permutation_p_value", "rank_test_min_p", "run_spread", "summarize_run", "trimmed_mean",
-    "trimmed_mean_rows", "trimmed_mean_se", "winsorized_sd",
-]
 
 N_BOOT = 2000
 N_PERM = 2000

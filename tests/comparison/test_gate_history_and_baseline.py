@@ -1,0 +1,74 @@
+"""The comparison layer's gate history summaries (gate_history.summaries) and the pytest plugin's
+baseline (baseline.baseline_points)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import perfkit_test_factory as factory
+import pytest
+
+from perfkit.comparison.baseline import baseline_points
+from perfkit.comparison.gate_history import summaries
+from perfkit.core.codec import to_builtins
+from perfkit.core.errors import PerfkitError
+from perfkit.regression.gate.compare import history_summary
+from perfkit.regression.gate.types import RunSummary
+from perfkit.store.bulk_history import RunValue
+
+ROWS = [
+    RunValue("a", 3.0, [1.0, 2.0, 3.0, 4.0, 5.0]),
+    RunValue("b", 4.0, [2.0, 3.0, 4.0, 5.0, 60.0]),  # same n as a: summarised in one batch
+    RunValue("c", 2.0, [1.0, 2.0, 3.0]),
+    RunValue("d", 5.0, []),  # a stored value without samples
+    RunValue("e", 7.0, [1.0, -2.0, 3.0]),  # a non-positive sample: its value stands for it
+    RunValue("f", -1.0, []),  # nothing usable: left out
+]
+EPOCH = {"a": 10.0, "b": 30.0, "c": 20.0, "d": 40.0, "e": 50.0, "f": 60.0}
+
+
+def close(got: RunSummary, want: RunSummary) -> bool:
+    same_se = (math.isnan(got.se) and math.isnan(want.se)) or got.se == pytest.approx(want.se)
+    return (got.run_id, got.n) == (want.run_id, want.n) and got.log_loc == pytest.approx(want.log_loc) and same_se
+
+
+def test_summaries_oldest_first_equal_one_run_at_a_time() -> None:
+    got = summaries(ROWS, EPOCH, limit=10)
+    assert [s.run_id for s in got] == ["a", "c", "b", "d", "e"]
+    by_id = {r.run_id: r for r in ROWS}
+    for s in got:
+        want = history_summary(by_id[s.run_id].samples, by_id[s.run_id].value, s.run_id)
+        assert want is not None and close(s, want), s
+    assert got[0].log_loc == pytest.approx(math.log(24.0) / 3)  # trimmed mean of log 2, 3, 4
+    assert (got[3].n, math.isnan(got[3].se), got[3].log_loc) == (1, True, math.log(5.0))
+    assert (got[4].n, got[4].log_loc) == (3, math.log(7.0))
+
+
+def test_summaries_keep_the_newest_limit_runs() -> None:
+    assert [s.run_id for s in summaries(ROWS, EPOCH, limit=3)] == ["d", "e"]  # d, e, f; f unusable
+    assert [s.run_id for s in summaries(ROWS[:3], EPOCH, limit=2)] == ["c", "b"]
+    assert summaries([], EPOCH, limit=5) == []
+
+
+def test_summaries_break_ties_of_time_by_run_id() -> None:
+    rows = [RunValue("z", 2.0, []), RunValue("y", 3.0, [])]
+    assert [s.run_id for s in summaries(rows, {"z": 1.0, "y": 1.0}, limit=5)] == ["y", "z"]
+
+
+def test_baseline_points_by_key_from_a_run_directory_or_its_run_json(tmp_path: Path) -> None:
+    run = factory.make_run("base", points=[factory.gemm_point([1e-3, 2e-3, 3e-3]), factory.failed_point()])
+    (tmp_path / "run.json").write_text(json.dumps(to_builtins(run)))
+    for path in (tmp_path, tmp_path / "run.json"):
+        points = baseline_points(path)
+        assert list(points) == [p.key for p in run.points]
+        assert points == {p.key: p for p in run.points}
+
+
+def test_baseline_points_of_a_missing_or_broken_record_are_one_error(tmp_path: Path) -> None:
+    with pytest.raises(PerfkitError, match="no run record"):
+        baseline_points(tmp_path)
+    (tmp_path / "run.json").write_text("{not json")
+    with pytest.raises(PerfkitError, match="not valid JSON"):
+        baseline_points(tmp_path)
