@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.analyze_startup                 # 7 runs of each, ~30 s on 2 cores
     .venv/bin/python -m benchmarks.analyze_startup --runs 1        # smoke test
     .venv/bin/python -m benchmarks.analyze_startup --old /path/to/old/checkout --out results.md
+    .venv/bin/python -m benchmarks.analyze_startup --old-rev dcf335c   # old = a commit of this repository
 
 Runs `python -m perfkit analyze TRACE` (all tables, text format) and `python -m perfkit --help`
 with PYTHONPATH set to the old checkout (--old, default /work/base when it exists) and to this
@@ -150,12 +151,27 @@ def report(sides: list[Side], timed: dict[tuple[str, str], list[Timed]], args: a
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--old", type=Path, default=DEFAULT_OLD, help="old checkout (default: %(default)s)")
+    ap.add_argument("--old-rev", help="old code as a git revision of this repository (checked out into a "
+                    "temporary worktree; overrides --old), e.g. the commit before a change")
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     ap.add_argument("--runs", type=int, default=7, help="timed runs of each command and side")
     ap.add_argument("--bytecode", choices=("cached", "uncached"), default="cached")
     ap.add_argument("--out", type=Path, help="also write the Markdown report to this file")
     args = ap.parse_args(argv)
     args.trace = args.trace.resolve()
+    if args.old_rev:
+        with tempfile.TemporaryDirectory(prefix="analyze-startup-old-") as tmp:
+            args.old = Path(tmp) / "old"
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(args.old), args.old_rev],
+                           check=True)
+            try:
+                return timed_report(args)
+            finally:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(args.old)], check=False)
+    return timed_report(args)
+
+
+def timed_report(args: argparse.Namespace) -> int:
     load_before = load_average()
     skipped = None if (args.old / "perfkit" / "cli.py").is_file() else f"no perfkit checkout at {args.old}"
     if skipped:

@@ -40,6 +40,7 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     return _script(out), out
 
 
+@pytest.mark.slow
 def test_reports_list_every_gpu_step_as_skipped_with_the_reason(
     dry_run: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
@@ -107,6 +108,7 @@ def _context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deadline_s: int = 
                    env={**os.environ, "PYTHONPATH": str(ROOT)}, deadline_s=deadline_s)
 
 
+@pytest.mark.slow
 def test_a_failing_step_does_not_stop_the_next_and_a_hung_one_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -20,6 +20,7 @@ NCCL = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces
 SIZE = {"Float": 4, "Long": 8, "Byte": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not NCCL.exists(), reason="../shared/bench is absent")
 def test_nccl_trace_collectives_match_the_raw_json() -> None:
     with gzip.open(NCCL, "rt") as fh:

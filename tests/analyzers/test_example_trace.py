@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "alexnet-a100.json.gz"
 
 
@@ -27,6 +29,7 @@ def test_example_trace_runs_every_table() -> None:
     assert tables["launch"]["linked_ops"].iloc[0] == 98
 
 
+@pytest.mark.slow
 def test_example_trace_from_the_cli() -> None:
     out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", str(EXAMPLE), "--only", "kernels", "--top", "3"],
                          capture_output=True, text=True, timeout=120)

@@ -96,6 +96,7 @@ def test_cli_bad_input_exit_2(tmp_path: Path, gpu_trace: Path, capsys: pytest.Ca
     assert "unknown analyses ['bogus']" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_analyze_does_not_import_torch(gpu_trace: Path) -> None:
     code = (
         "import sys; from perfkit.cli import main; rc = main(['analyze', sys.argv[1], '--format', 'json']); "

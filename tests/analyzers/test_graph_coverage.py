@@ -26,6 +26,7 @@ def events() -> list[dict[str, Any]]:
     return load_events(TRACE)
 
 
+@pytest.mark.slow
 def test_graph_kernels_in_a_real_trace(events: list[dict[str, Any]]) -> None:
     cov = graph_coverage(events)
     launches = {e["args"]["correlation"] for e in events if e.get("name") == "cudaGraphLaunch"}
@@ -34,6 +35,7 @@ def test_graph_kernels_in_a_real_trace(events: list[dict[str, Any]]) -> None:
     assert coverage_note(cov) is None
 
 
+@pytest.mark.slow
 def test_hidden_graph_kernels_are_named(events: list[dict[str, Any]], tmp_path: Path) -> None:
     launches = {e["args"]["correlation"] for e in events if e.get("name") == "cudaGraphLaunch"}
     kept = [e for e in events if not (e.get("cat") == "kernel" and e.get("args", {}).get("correlation") in launches)]

@@ -97,6 +97,7 @@ def test_sums_of_int32_durations_do_not_wrap() -> None:
     assert int(r.loc[0, "cpu_time_ns"]) == 4 * dur
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRACES[:3], ids=lambda p: p.name)
 def test_range_projection_is_the_same_in_small_chunks(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table = _load(path)

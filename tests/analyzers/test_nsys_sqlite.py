@@ -103,6 +103,7 @@ def test_temporal_counts_every_gpu_op(export: tuple[str, EventTable, sqlite3.Con
     assert got == [(d, n, end - start) for d, n, start, end in expected]
 
 
+@pytest.mark.slow
 def test_launch_statistics_cover_ops_with_a_runtime_call(export: tuple[str, EventTable, sqlite3.Connection]) -> None:
     _, table, conn = export
     union = " UNION ALL ".join(f"SELECT deviceId, correlationId, globalPid FROM {t}" for t in GPU_TABLES.values())
@@ -232,6 +233,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_export_is_one_line_exit_2(tmp_path: Path, case: str) -> None:
     make, needle = BAD[case]
@@ -263,6 +265,7 @@ def test_optional_columns_missing_still_load(tmp_path: Path) -> None:
     assert "elementwise_kernel" in table.names  # shortName when demangledName is absent
 
 
+@pytest.mark.slow
 def test_nsys_rep_without_nsys_is_one_line_and_a_fresh_export_beside_it_is_used(tmp_path: Path) -> None:
     report = tmp_path / "run.nsys-rep"
     report.write_bytes(b"not a real report")
@@ -274,6 +277,7 @@ def test_nsys_rep_without_nsys_is_one_line_and_a_fresh_export_beside_it_is_used(
     assert int(table.mask_kind(Kind.KERNEL).sum()) == 4010
 
 
+@pytest.mark.slow
 def test_analyze_vs_diffs_two_exports(tmp_path: Path) -> None:
     a, b = _path(EXPORTS[0]), _path(EXPORTS[1])
     proc = _perfkit(["analyze", str(b), "--vs", str(a), "--format", "csv"], tmp_path)

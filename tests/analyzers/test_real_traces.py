@@ -38,6 +38,7 @@ def loaded(request: pytest.FixtureRequest, raw: Callable[[Path], list[dict[str, 
     return request.param, load_trace(path), raw(path)
 
 
+@pytest.mark.slow
 def test_temporal_breakdown_agrees_with_hta(loaded: Loaded) -> None:
     """HTA's choices applied (analyzers.hta_compat): within 0.5 percentage points of HTA."""
     name, table, _ = loaded

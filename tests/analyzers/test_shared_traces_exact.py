@@ -85,6 +85,7 @@ def test_there_are_traces_to_check() -> None:
     assert all(p.stat().st_size > 0 for p in TRACES)
 
 
+@pytest.mark.slow
 def test_every_kept_event_is_read_and_nothing_is_dropped(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
     ref, table, _ = pair
     meta = table.meta[0]

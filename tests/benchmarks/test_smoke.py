@@ -37,6 +37,9 @@ class Smoke:
 
 
 SMOKE: dict[str, Smoke] = {
+    "analyze_startup": Smoke(
+        ("--runs", "1", "--old", "{tmp}/no-old-checkout"),
+        (r"Old side skipped: no perfkit checkout", r"new analyze: median [\d.]+ s, target < 0\.8 s")),
     "analyzer_hta_reference": Smoke(
         ("--smoke", "--out", "{tmp}/hta.json"),
         (r"skipped: HolisticTraceAnalysis is not installed|wrote .*hta\.json",), needs=SMALL_TRACE),
@@ -117,6 +120,7 @@ def _params() -> list[object]:
             for name, case in sorted(SMOKE.items())]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _params())
 def test_benchmark_smoke_run(name: str, tmp_path: Path) -> None:
     case = SMOKE[name]

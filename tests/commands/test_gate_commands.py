@@ -180,6 +180,7 @@ def _sleeper(seconds: float) -> str:
     return f"{sys.executable} -c 'import time; time.sleep({seconds})'"
 
 
+@pytest.mark.slow
 def test_ab_interleaved(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ab", "--baseline", _sleeper(0.01), "--candidate", _sleeper(0.08), "--rounds", "8",
                  "--warmup", "0", "--format", "json"]) == 1

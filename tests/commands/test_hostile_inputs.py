@@ -231,6 +231,7 @@ OPTION_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
 CASES += SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "needle"), [pytest.param(c[1], c[2], id=c[0]) for c in CASES])
 def test_hostile_input_is_one_line_exit_2(tmp_path: Path, argv: Callable[[Path], list[str]], needle: str) -> None:
     args = argv(tmp_path)

@@ -21,6 +21,7 @@ def _store(url: str) -> None:
                          points=[f.gemm_point(f.noisy(2e-3, 5, 99), key="gemm/mm/m=0")]), url)
 
 
+@pytest.mark.slow
 def test_branch_at_gpu_skips_the_candidate(db_url: str) -> None:
     _store(db_url)
     engine = open_store(db_url)

@@ -32,6 +32,7 @@ def test_duplicate_key_inside_a_workload(tmp_path: Path) -> None:
     assert ":5:5: key 'm' is given twice (first at line 4)" in str(err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["flow", "block"])
 def test_deep_nesting_is_refused_quickly(tmp_path: Path, form: str) -> None:
     depth = 3000

@@ -116,6 +116,7 @@ def marks(page: Any) -> int:
         "'.scatterlayer .point, .bars path, .scatterlayer .js-line').length, 0)"))
 
 
+@pytest.mark.slow
 def test_every_page_renders_in_chromium(server: str, seeded: Any) -> None:
     from playwright.sync_api import sync_playwright
 

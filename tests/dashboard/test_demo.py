@@ -18,6 +18,8 @@ from perfkit.dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, FAST_BODY, SLOW_
 from perfkit.store.api import open_store
 from perfkit.store.read import get_run, load_run
 
+pytestmark = pytest.mark.slow  # the demo store: twelve real profile runs, built once per session
+
 LINEAR_KEY = "custom/linear/tokens=8,d_model=512"
 
 
@@ -45,7 +47,6 @@ def test_history_commits_change_only_the_linear_code_path_at_change_at() -> None
         demo_history(5, 1)
 
 
-@pytest.mark.slow
 def test_each_run_is_a_real_profile_of_a_real_commit(demo_store: Any) -> None:
     demo, info = demo_store.demo, demo_store.info
     repo = demo.directory / "repo"
@@ -74,7 +75,6 @@ def test_each_run_is_a_real_profile_of_a_real_commit(demo_store: Any) -> None:
     assert demo_store.change_sha[:10] in demo.label and CHANGE_MESSAGE in demo.label
 
 
-@pytest.mark.slow
 def test_perfkit_history_finds_the_step_at_the_commit_that_changed_the_code(
         demo_store: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["history", f"{LINEAR_KEY}:time_s", "--db", demo_store.demo.db_url, "--format", "json"]) == 0
@@ -83,7 +83,6 @@ def test_perfkit_history_finds_the_step_at_the_commit_that_changed_the_code(
     assert cp["kind"] == "regression" and cp["magnitude"] > 0.5  # a copy of W per call: far slower
 
 
-@pytest.mark.slow
 def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     from tests.dashboard.test_pages import app, frame
 
@@ -118,7 +117,6 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     assert link.proto.page == "compare" and link.proto.query_string == f"base={base_run}&run={first_run}"
 
 
-@pytest.mark.slow
 def test_built_once_then_reused(demo_store: Any) -> None:
     start = time.perf_counter()
     again = build(demo_store.demo.directory, progress=lambda _: None)

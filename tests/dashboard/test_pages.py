@@ -172,6 +172,7 @@ def test_history_shows_the_change_point_and_bands(store: Any) -> None:
     assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[store.step_at - 1]}"
 
 
+@pytest.mark.slow
 def test_history_filters(store: Any) -> None:
     at = app("views/history.py")
     assert at.selectbox(key="h_workload").value == "gemm/sq"
@@ -261,6 +262,7 @@ def test_run_page_shows_environment_spec_numerics_and_failures(store: Any) -> No
     assert {m.label: m.value for m in at.metric}["Commit"] == store.commit(20)[:10]
 
 
+@pytest.mark.slow
 def test_demo_label_on_every_page(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "synthetic commits <b>x</b>")
     for page in PAGES:
@@ -268,6 +270,7 @@ def test_demo_label_on_every_page(store: Any, monkeypatch: pytest.MonkeyPatch) -
         assert any("Demo data" in w.value and "&lt;b&gt;x&lt;/b&gt;" in w.value for w in at.warning), page
 
 
+@pytest.mark.slow
 def test_dashboard_never_writes_the_store(store: Any) -> None:
     before = hashlib.sha256(store.db.read_bytes()).hexdigest()
     for page in PAGES:

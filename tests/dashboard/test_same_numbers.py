@@ -87,6 +87,7 @@ def test_point_numbers_are_the_same_strings_everywhere(shown: Any) -> None:
             assert c.rel_err in shown[where], (where, c.rel_err)
 
 
+@pytest.mark.slow
 def test_comparison_numbers_are_the_same_strings_everywhere(shown: Any) -> None:
     table = shown["compare_page"]
     assert (table["verdict"] == "regressed").any()

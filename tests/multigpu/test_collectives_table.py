@@ -14,6 +14,8 @@ from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.core.errors import EXIT_OK
 from perfkit.core.record import load_run
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("torch.distributed")
 GLOO_NAME = {"reduce_scatter": "all_reduce"}  # gloo runs reduce_scatter as an all_reduce of the input

@@ -132,6 +132,7 @@ def test_several_nodes_defer_the_rank_count_to_the_run(tmp_path: Path) -> None:
     assert load_spec(_spec(tmp_path, launch, 8, "ep: 4")).points()[0].params["ep"] == 4
 
 
+@pytest.mark.slow
 def test_example_two_ranks_matches_one_rank(tmp_path: Path) -> None:
     pytest.importorskip("torch.distributed")
     cmd = [sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "ep-moe-cpu.yaml"),

@@ -19,6 +19,8 @@ from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run
 from perfkit.pipeline.ranks.worker import TEST_FAULT_ENV
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("torch.distributed")
 

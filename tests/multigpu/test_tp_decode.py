@@ -120,6 +120,7 @@ def test_nproc_option_must_match_tp(tmp_path: Path) -> None:
         load_spec(_spec(tmp_path), nproc=3)
 
 
+@pytest.mark.slow
 def test_cpu_example_two_ranks_tokens_equal_one_rank(tmp_path: Path) -> None:
     pytest.importorskip("torch.distributed")
     cmd = [sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "tp-decode-cpu.yaml"),
@@ -162,6 +163,7 @@ def test_a_shard_built_alone_equals_the_slice_of_the_full_model(tp: int, dtype: 
                            alone["layers.0.attention.wqkv.weight"])
 
 
+@pytest.mark.slow
 def test_tp_reference_none_gives_the_tokens_of_full(tmp_path: Path) -> None:
     pytest.importorskip("torch.distributed")
     spec = tmp_path / "spec.yaml"

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import perfkit.pipeline.profile as pipeline
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
@@ -49,6 +51,7 @@ def _fill(folder: Path, leave_bytes: int = 0) -> None:
         os.truncate(filler, max(filler.stat().st_size - leave_bytes, 0))
 
 
+@pytest.mark.slow
 def test_sweep_on_a_full_disk_keeps_the_points_and_exits_2_in_one_line(tmp_path: Path) -> None:
     spec = tmp_path / "disk.yaml"
     spec.write_text(SPEC)
@@ -73,6 +76,7 @@ def test_sweep_on_a_full_disk_keeps_the_points_and_exits_2_in_one_line(tmp_path:
     assert "gemm/" in history.stdout
 
 
+@pytest.mark.slow
 def test_a_post_step_on_a_full_disk_drops_only_that_step(tmp_path: Path) -> None:
     spec_path = tmp_path / "disk.yaml"
     spec_path.write_text(SPEC.replace("m: [8, 16, 32, 64]", "m: [8, 16]"))

@@ -9,11 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import CHILD_RUNS_DIR, NCU_DIR, RUN_FILE
 from perfkit.pipeline.post_run import pass_command
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.worker_task import ROLE_NCU, WorkerTask, read_task, worker_command, write_task
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = """\

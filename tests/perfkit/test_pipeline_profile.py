@@ -18,6 +18,8 @@ from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = """\

@@ -53,6 +53,7 @@ def _perfkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
                           check=False, env=env, cwd=kw.get("cwd", REPO))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_profile_writes_complete_run(tmp_path: Path) -> None:
     spec = tmp_path / "small.yaml"
     spec.write_text(SMALL)
@@ -100,6 +101,7 @@ def test_profile_writes_complete_run(tmp_path: Path) -> None:
     assert stored.run_id == run.run_id and len(stored.points) == len(run.points)
 
 
+@pytest.mark.slow
 def test_failed_point_exit_3_and_sweep_goes_on(tmp_path: Path) -> None:
     spec = tmp_path / "oom.yaml"
     spec.write_text(SMALL.replace("m: [32, 64]", "m: [32, 1000000000000]").replace(
@@ -114,6 +116,7 @@ def test_failed_point_exit_3_and_sweep_goes_on(tmp_path: Path) -> None:
     assert "1 of 2 points failed" in proc.stderr
 
 
+@pytest.mark.slow
 def test_device_cuda_without_gpu_is_bad_input(tmp_path: Path) -> None:
     spec = tmp_path / "small.yaml"
     spec.write_text(SMALL)
@@ -144,6 +147,7 @@ def _start_slow(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     raise AssertionError("the run never recorded a point")
 
 
+@pytest.mark.slow
 def test_ctrl_c_finishes_record_as_interrupted(tmp_path: Path) -> None:
     proc, run_dir = _start_slow(tmp_path)
     proc.send_signal(signal.SIGINT)
@@ -157,6 +161,7 @@ def test_ctrl_c_finishes_record_as_interrupted(tmp_path: Path) -> None:
     assert "interrupted" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_sigterm_and_sighup_finish_record_like_ctrl_c(tmp_path: Path, signum: int, code: int) -> None:
     proc, run_dir = _start_slow(tmp_path)
@@ -170,6 +175,7 @@ def test_sigterm_and_sighup_finish_record_like_ctrl_c(tmp_path: Path, signum: in
     assert f"interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_killed_run_leaves_nothing_that_looks_complete(tmp_path: Path) -> None:
     proc, run_dir = _start_slow(tmp_path)
     proc.kill()

@@ -29,6 +29,7 @@ def _doctor(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], fl
     return proc, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_doctor_json_as_a_subprocess(tmp_path: Path) -> None:
     proc, elapsed_s = _doctor("--format", "json", cwd=tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
@@ -50,6 +51,7 @@ def test_doctor_json_as_a_subprocess(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # it writes nothing
 
 
+@pytest.mark.slow
 def test_doctor_table_as_a_subprocess_and_a_bad_format(tmp_path: Path) -> None:
     proc, _ = _doctor(cwd=tmp_path)
     assert proc.returncode in (0, 1) and "cpu.load" in proc.stdout and "Traceback" not in proc.stderr
@@ -110,6 +112,7 @@ def test_a_broken_step_fails_its_check_with_the_message() -> None:
     assert check.status == FAIL and check.value == "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"
 
 
+@pytest.mark.slow
 def test_selftest_on_this_cpu() -> None:
     import torch
 

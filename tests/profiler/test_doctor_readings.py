@@ -99,6 +99,7 @@ def test_read_cpu_on_this_machine() -> None:
     assert read_cpu(busy_window_s=0, threads=7).torch_threads == 7
 
 
+@pytest.mark.slow
 def test_busy_processes_sees_a_spinning_child() -> None:
     spin = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<20: pass"])
     try:
@@ -140,6 +141,7 @@ def _tool(bin_dir: Path, name: str, script: str) -> None:
     path.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_read_tool_runs_version_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     _tool(bin_dir, "ncu", "print('NVIDIA (R) Nsight Compute Command Line Profiler')\n"

@@ -84,6 +84,7 @@ def test_flop_count_against_2mnk(checks: Any, tmp_path: Path) -> None:
     assert details["rows"][0]["points"] == ["gemm/square/dtype=bf16"]
 
 
+@pytest.mark.slow
 def test_flop_count_off_by_two_or_absent_fails(checks: Any, tmp_path: Path) -> None:
     run = _ncu_run(tmp_path, FLOP_4096 / 2, FLOP_4096)  # ncu counting multiply-adds
     ok, details = checks.check_flops(run, ["bf16", "fp8", "tf32"])

@@ -22,6 +22,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.slow
 def test_report_opens_offline_and_draws_every_figure(tiny_run_dir: Path, tmp_path: Path, evil_kernel: str,
                                                     traced_copy: Any) -> None:
     from playwright.sync_api import sync_playwright

@@ -79,6 +79,7 @@ def test_calibrate_defaults_to_one_thread_and_roofline_names_the_matching_comman
     assert calibrate_command(gpu, "cuda:1") == "perfkit calibrate --device cuda:1"
 
 
+@pytest.mark.slow
 def test_readme_sequence_calibrate_then_roofline_finds_the_roof(tmp_path: Path) -> None:
     """README: `perfkit calibrate` then `perfkit roofline runs/<id>` on a run of a 1-thread spec."""
     import os

@@ -147,6 +147,7 @@ def test_roofline_unknown_gpu_warns(tmp_path: Path, perfkit_home: Path, capsys: 
     assert captured.out.startswith("key,kind,workload,dtype,time_s,flop,bytes,intensity_dram")
 
 
+@pytest.mark.slow
 def test_calibrate_cli_on_this_cpu(perfkit_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--device", "cpu", "--threads", "1", "--quick", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -181,6 +182,7 @@ def test_over_roof_notes_explain_points_above_the_roof() -> None:
     assert "recalibrate" in over_roof_notes(placed, ["measured"], "cuda")[0]
 
 
+@pytest.mark.slow
 def test_roofline_command_runs_without_importing_torch(tmp_path: Path, perfkit_home: Path, h100_calibration: Calibration) -> None:
     import subprocess
     import sys

@@ -144,6 +144,7 @@ def test_roofline_command_prints_collectives_vs_link(
     assert [p["regime"] for p in data["points"]] == ["latency", "latency", "bandwidth", "bandwidth"]
 
 
+@pytest.mark.slow
 def test_real_cpu_collectives_run_gets_the_cpu_note(tmp_path: Path) -> None:
     pytest.importorskip("torch.distributed")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}

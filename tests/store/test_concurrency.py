@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
+import pytest
 from perfkit_test_factory import fresh_pg_database, make_run, noisy
 
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run
+
+pytestmark = pytest.mark.slow
 
 WRITERS = 8
 RUNS_EACH = 4

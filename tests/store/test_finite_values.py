@@ -25,6 +25,7 @@ def test_median_of_huge_values_does_not_overflow() -> None:
     assert math.isfinite(m.value) and m.value == pytest.approx(1.25e308)
 
 
+@pytest.mark.slow
 def test_huge_csv_values_are_stored_and_history_still_works(tmp_path: Path) -> None:
     csv = tmp_path / "big.csv"
     csv.write_text(HEADER + "".join(f"c{i},big,1e308,s,lower,cpu,2026-01-0{i}T00:00:00Z\n"

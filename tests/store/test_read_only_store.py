@@ -32,6 +32,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           check=False, env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
 
 
+@pytest.mark.slow
 def test_history_and_compare_read_a_store_on_a_read_only_filesystem(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "mnt", 8192) as mnt:
         db = mnt / "perfkit.db"
@@ -46,6 +47,7 @@ def test_history_and_compare_read_a_store_on_a_read_only_filesystem(tmp_path: Pa
         assert "candidate r2" in compare.stdout and "1 regressed" in compare.stdout  # r2 is 20% slower
 
 
+@pytest.mark.slow
 def test_an_old_store_on_a_read_only_filesystem_is_one_line_not_a_failed_migration(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "mnt", 8192) as mnt:
         db = mnt / "old.db"

@@ -118,6 +118,7 @@ def by_key(run: Run) -> dict[str, Any]:
     return {p.key: p for p in run.points}
 
 
+@pytest.mark.slow
 def test_factory_reference_and_expression_cost(tmp_path: Path, pkg: str) -> None:
     code, run, _ = profile(tmp_path, f"""\
       - kind: custom
@@ -154,6 +155,7 @@ def test_cost_function_beside_the_factory_and_tuple_outputs(tmp_path: Path, pkg:
     assert p.numerics.tol == 1e-2  # REL_TOL of the dtype parameter
 
 
+@pytest.mark.slow
 def test_reference_mismatch_fails_the_point(tmp_path: Path, pkg: str) -> None:
     code, run, _ = profile(tmp_path, f"""\
       - kind: custom
@@ -185,6 +187,7 @@ def spec_line(tmp_path: Path, key: str, occurrence: int = 1) -> str:
     raise AssertionError(f"no {key}")
 
 
+@pytest.mark.slow
 def test_failing_factories_give_located_errors_and_the_sweep_goes_on(tmp_path: Path, pkg: str) -> None:
     code, run, run_dir = profile(tmp_path, f"""\
       - kind: custom
@@ -321,6 +324,7 @@ def test_a_non_triton_cpu_run_times_normally_and_sets_the_interpreter(tmp_path: 
     assert os.environ.get("TRITON_INTERPRET") == "1"  # set for the run's CPU device (restored by the fixture)
 
 
+@pytest.mark.slow
 def test_user_code_calling_sys_exit_fails_only_its_point(tmp_path: Path, pkg: str) -> None:
     code, run, _ = profile(tmp_path, f"""\
       - kind: custom

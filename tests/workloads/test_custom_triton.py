@@ -31,6 +31,7 @@ def run_py(code: str, interpret: bool, timeout: int = 300) -> subprocess.Complet
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+@pytest.mark.slow
 def test_kernel_numerics_under_the_interpreter() -> None:
     proc = run_py("""
         import torch
@@ -94,6 +95,7 @@ workloads:
 """
 
 
+@pytest.mark.slow
 def test_profile_runs_the_example_with_numerics_and_skipped_timing(tmp_path: Path) -> None:
     spec = tmp_path / "mini.yaml"
     spec.write_text(MINI)
@@ -130,6 +132,7 @@ def test_profile_runs_the_example_with_numerics_and_skipped_timing(tmp_path: Pat
     assert "10 points: Triton kernels run under Triton's interpreter" in proc.stdout
 
 
+@pytest.mark.slow
 def test_kernel_module_imported_before_the_interpreter_is_a_clear_error() -> None:
     proc = run_py("""
         import examples.triton_rmsnorm.triton_op  # compiled kernels: no TRITON_INTERPRET yet

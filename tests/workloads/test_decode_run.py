@@ -62,6 +62,7 @@ def decode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Com
     return proc, Path(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_refused_point_fails_and_the_sweep_goes_on(decode_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     proc, run_dir = decode_run
     assert proc.returncode == 3, proc.stderr  # one point failed

@@ -134,6 +134,7 @@ def _clean_triton_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
 
 
+@pytest.mark.slow
 def test_tune_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     name = f"tune_{uuid.uuid4().hex[:10]}"
