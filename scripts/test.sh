@@ -3,11 +3,11 @@
 #
 #   scripts/test.sh             everything (what CI runs): every test, in parallel workers
 #   scripts/test.sh --fast      the inner loop: ruff, mypy on its cache, every test not marked slow
-#                               (about 70 s on 2 cores; the first mypy run fills .mypy_cache)
+#                               (about 65 s on 2 cores; the first mypy run fills .mypy_cache)
 #
 # Other arguments go to pytest (e.g. scripts/test.sh --fast tests/store -x).
-# PERFKIT_TEST_WORKERS sets the number of pytest workers of the full run (default: one per core,
-# at most 4; 0 runs in this process).
+# PERFKIT_TEST_WORKERS sets the number of pytest workers (default: one per core, at most 4; 0 or 1
+# runs the tests in this process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -21,14 +21,16 @@ done
 .venv/bin/ruff check .
 .venv/bin/mypy  # incremental: .mypy_cache keeps what did not change
 
+marks=()
+dist=(--dist loadfile)  # a module's tests share one worker: a session fixture (the dashboard's demo
+                        # store, twelve real profile runs) is built once
 if [ "$fast" = 1 ]; then
-  exec .venv/bin/pytest -q -m "not slow" ${args[@]+"${args[@]}"}
+  marks=(-m "not slow")
+  dist=(--dist load)  # no such fixture among the fast tests: balance test by test
 fi
 cores=$(nproc 2>/dev/null || echo 2)
 workers=${PERFKIT_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}
 if [ "$workers" -gt 1 ]; then
-  # --dist loadfile: a module's tests share one worker, so a session fixture (the dashboard's demo
-  # store: twelve real profile runs) is built once, by the worker that runs its module.
-  exec .venv/bin/pytest -q -n "$workers" --dist loadfile ${args[@]+"${args[@]}"}
+  exec .venv/bin/pytest -q -n "$workers" "${dist[@]}" "${marks[@]}" ${args[@]+"${args[@]}"}
 fi
-exec .venv/bin/pytest -q ${args[@]+"${args[@]}"}
+exec .venv/bin/pytest -q "${marks[@]}" ${args[@]+"${args[@]}"}
