@@ -57,7 +57,7 @@ def _row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
 
 def _side(side: Any) -> dict[str, Any]:
     return {"run_id": side.run_id, "selector": side.label, "gpu": side.gpu, "commit": side.commit,
-            "branch": side.branch}
+            "branch": side.branch, "spec": side.spec, "spec_hash": side.spec_hash}
 
 
 def render_json(result: GateResult) -> str:

@@ -4,6 +4,7 @@ resolution behind compare and gate. Imports heavy modules inside functions."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from perfkit.commands._types import positive_int
@@ -31,9 +32,13 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
-    """Resolve both runs, look up history, compare every metric: a GateResult."""
+    """Resolve both runs, look up history, compare every metric: a GateResult. A note goes to
+    standard error when the spec changed between the runs; StoreError when they have nothing in
+    common."""
     from perfkit.comparison.gate_history import history_lookup
-    from perfkit.comparison.selectors import resolve_pair
+    from perfkit.comparison.in_common import nothing_in_common
+    from perfkit.comparison.selectors import resolve_pair, spec_note
+    from perfkit.core.errors import StoreError
     from perfkit.regression.gate.compare import compare_runs
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
@@ -42,11 +47,18 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
     engine = open_existing_store(args.db)
     try:
         base, cand = resolve_pair(base_sel, cand_sel, engine)
+        note = spec_note(base, cand)
+        if note:
+            print(note, file=sys.stderr)
         lookup = history_lookup(engine if args.history > 0 else None, cand, base, limit=max(args.history, 1))
-        return compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
+        result = compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
     finally:
         if engine is not None:
             engine.dispose()
+    why = nothing_in_common(result, args.metric)
+    if why:
+        raise StoreError(why)
+    return result
 
 
 def render(result: Any, fmt: str) -> str:

@@ -52,10 +52,6 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         args.markdown = checked_out_file("--markdown", Path(args.markdown), "gate.md", (".md", ".markdown", ".txt"))
     result = compare_from_args(args.baseline, args.candidate, args)
-    if not result.comparisons:
-        raise StoreError(f"{args.baseline} vs {args.candidate}: no metric in common"
-                         + (f" matching {args.metric!r}" if args.metric else "")
-                         + "; gate runs of the same spec")
     if all(c.verdict == Verdict.INCOMPARABLE for c in result.comparisons):
         reasons = "; ".join(result.run_reasons) or result.comparisons[0].reason
         raise StoreError(f"{args.baseline} vs {args.candidate}: nothing comparable ({reasons}); "

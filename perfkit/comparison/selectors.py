@@ -1,9 +1,11 @@
 """Resolve what the user names on the command line to runs: a run directory (or run.json),
-`BRANCH@GPU` (the latest stored run of that branch on that GPU), or a stored run id (or a
-unique prefix of one). A BRANCH@GPU baseline is never the candidate itself."""
+`BRANCH@GPU` (the latest stored run of that branch on that GPU of the same spec as the other
+side), `BRANCH@GPU:SPEC` (of the spec named SPEC), a stored run id (or a unique prefix of one)
+or a commit (the whole hash or a unique prefix). A baseline is never the candidate itself."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.comparison.sides import side_from_run, side_from_store
@@ -12,7 +14,24 @@ from perfkit.core.record import load_run
 from perfkit.core.run_layout import RUN_FILE
 from perfkit.regression.gate.compare import RunSide
 from perfkit.store import read
-from perfkit.store.engine import Connection, Engine
+from perfkit.store.engine import Connection, Engine, describe
+from perfkit.store.run_search import RunSearch, find_latest, nearby_runs, runs_of_commit
+
+LIST_HINT = "list runs with `perfkit runs`"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The other side of a comparison (the candidate), which the baseline is resolved against:
+    never this run, and of its spec and GPU unless the selector says otherwise."""
+
+    run_id: str
+    spec: str
+    gpu: str
+
+
+def reference(side: RunSide) -> Reference:
+    return Reference(side.run_id, side.spec, side.gpu)
 
 
 def is_run_path(selector: str) -> bool:
@@ -20,12 +39,22 @@ def is_run_path(selector: str) -> bool:
     return (p.is_dir() and (p / RUN_FILE).exists()) or (p.is_file() and p.suffix == ".json")
 
 
-def resolve(selector: str, engine: Engine | None, exclude: str | None = None) -> RunSide:
-    """The run `selector` names; StoreError saying what was tried when nothing matches.
+def branch_search(selector: str, ref: Reference | None) -> RunSearch | None:
+    """The search BRANCH@GPU[:SPEC] stands for (the reference's spec when SPEC is not given),
+    None when `selector` is no BRANCH@GPU."""
+    if "@" not in selector:
+        return None
+    branch, _, rest = selector.partition("@")
+    gpu, colon, spec = rest.partition(":")
+    if not branch:
+        raise StoreError(f"{selector!r}: BRANCH@GPU needs a branch (e.g. main@H100)")
+    if colon and not spec:
+        raise StoreError(f"{selector!r}: BRANCH@GPU:SPEC needs a spec name after ':' (e.g. main@H100:kernels)")
+    return RunSearch(branch, gpu, spec if colon else (ref.spec if ref else None), ref.run_id if ref else None)
 
-    `exclude`: a run id BRANCH@GPU must not resolve to (the candidate, when resolving its
-    baseline): the latest other run of the branch is taken instead.
-    """
+
+def resolve(selector: str, engine: Engine | None, ref: Reference | None = None) -> RunSide:
+    """The run `selector` names; StoreError saying what was searched when nothing matches."""
     path = Path(selector)
     if is_run_path(selector) or path.is_dir():
         return side_from_run(load_run(path), selector)
@@ -33,34 +62,65 @@ def resolve(selector: str, engine: Engine | None, exclude: str | None = None) ->
         raise StoreError(f"{selector!r}: not a run directory, and there is no store to look it up in; "
                          "pass a run directory or --db (PERFKIT_DB)")
     with engine.connect() as conn:
-        if "@" in selector:
-            branch, _, gpu = selector.partition("@")
-            if not branch:
-                raise StoreError(f"{selector!r}: BRANCH@GPU needs a branch (e.g. main@H100)")
-            row = latest_other_run(conn, branch, gpu, exclude)
+        search = branch_search(selector, ref)
+        if search is not None:
+            row = _latest(conn, selector, search, describe(engine))
         else:
-            row = read.get_run(conn, selector)
+            row = read.find_run(conn, selector) or _of_commit(conn, selector, ref, describe(engine))
     return side_from_store(engine, row, selector)
 
 
-def latest_other_run(conn: Connection, branch: str, gpu: str, exclude: str | None) -> read.RunRow:
-    """The latest run of `branch` on `gpu` (read.latest_run) that is not `exclude`."""
-    row = read.latest_run(conn, branch, gpu)
-    if exclude is None or row.run_id != exclude:
+def _latest(conn: Connection, selector: str, search: RunSearch, store: str) -> read.RunRow:
+    row = find_latest(conn, search)
+    if row is not None:
         return row
-    other = read.latest_run_except(conn, branch, row.gpu, exclude)
-    if other is None:
-        raise StoreError(f"{branch}@{gpu}: the only stored run of branch {branch!r} on {row.gpu} is the candidate "
-                         f"({exclude}); store another run of {branch!r} to compare against")
-    return other
+    what = f"branch {search.branch!r} on a GPU matching {search.gpu!r}"
+    if search.spec is not None:
+        what += f" of spec {search.spec or '(unnamed)'!r}"
+    if search.exclude is not None and find_latest(conn, RunSearch(search.branch, search.gpu, search.spec)):
+        raise StoreError(f"{selector}: the only stored run of {what} is the candidate ({search.exclude}); "
+                         f"store another run of {search.branch!r} to compare against")
+    near = nearby_runs(conn, search)
+    closest = f"; closest: {', '.join(b.describe() for b in near)}" if near else "; the store has no run near it"
+    raise StoreError(f"{selector}: no stored run of {what} in {store}{closest}; {LIST_HINT} "
+                     "(BRANCH@GPU:SPEC names another spec)")
+
+
+def _of_commit(conn: Connection, selector: str, ref: Reference | None, store: str) -> read.RunRow:
+    """The run of the commit `selector` names: of the reference's spec and GPU when it has several."""
+    rows = runs_of_commit(conn, selector)
+    if ref is not None and rows and all(r.run_id == ref.run_id for r in rows):
+        raise StoreError(f"commit {selector!r}: its only stored run is the candidate ({ref.run_id}); "
+                         "name another commit or run")
+    if ref is not None:
+        rows = [r for r in rows if r.run_id != ref.run_id]
+        rows = [r for r in rows if r.spec_name == ref.spec] or rows
+        rows = [r for r in rows if r.gpu == ref.gpu] or rows
+    if not rows:
+        raise StoreError(f"{selector!r}: no run directory, stored run id or commit of that name in {store}; "
+                         f"{LIST_HINT} or pass a run directory")
+    kinds = sorted({(r.spec_name, r.gpu) for r in rows})
+    if len(kinds) > 1:
+        runs = ", ".join(f"{r.run_id} (spec {r.spec_name or '(unnamed)'!r} on {r.gpu})" for r in rows[:4])
+        raise StoreError(f"commit {selector!r}: runs of several specs or GPUs ({runs}); pass a run id")
+    return rows[0]
 
 
 def resolve_pair(base_sel: str, cand_sel: str, engine: Engine | None) -> tuple[RunSide, RunSide]:
-    """(baseline, candidate): the candidate first, so a BRANCH@GPU baseline is the latest run
-    of that branch other than the candidate; StoreError when both name the same run."""
+    """(baseline, candidate): the candidate first, so a BRANCH@GPU or commit baseline is a run of
+    the candidate's spec other than the candidate; StoreError when both name the same run."""
     cand = resolve(cand_sel, engine)
-    base = resolve(base_sel, engine, exclude=cand.run_id)
+    base = resolve(base_sel, engine, reference(cand))
     if base.run_id == cand.run_id:
         raise StoreError(f"{base_sel} and {cand_sel} are the same run ({cand.run_id}); "
                          "compare a candidate with another run")
     return base, cand
+
+
+def spec_note(base: RunSide, cand: RunSide) -> str | None:
+    """A note when the two runs are of one spec whose content (hash) changed between them."""
+    if base.spec != cand.spec or not base.spec_hash or not cand.spec_hash or base.spec_hash == cand.spec_hash:
+        return None
+    return (f"note: spec {cand.spec or '(unnamed)'!r} changed between the runs (hash {base.spec_hash[:12]} in "
+            f"baseline {base.run_id}, {cand.spec_hash[:12]} in candidate {cand.run_id}); points whose settings "
+            "differ are incomparable")

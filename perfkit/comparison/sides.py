@@ -29,6 +29,8 @@ def side_from_run(run: Run, label: str) -> RunSide:
         commit=git.commit,
         branch=git.branch,
         created_epoch=created,
+        spec=str(run.spec.get("name") or ""),
+        spec_hash=run.spec_hash or "",
     )
 
 
@@ -47,4 +49,6 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
         commit=row.commit,
         branch=row.branch,
         created_epoch=row.created_epoch,
+        spec=row.spec_name,
+        spec_hash=row.spec_hash or "",
     )

@@ -1,5 +1,6 @@
-"""Reading the store: runs by id or BRANCH@GPU, a run's metrics with raw samples, a metric's
-history across runs, and whole perfkit runs back (round trip)."""
+"""Reading the store: runs by id (perfkit.store.run_search finds them by branch, GPU, spec and
+commit), a run's metrics with raw samples, a metric's history across runs, and whole perfkit
+runs back (round trip)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import Connection, func, select
 
 from perfkit.core.artifacts import Artifacts, artifacts_data
 from perfkit.core.codec import RecordError, from_builtins
@@ -21,6 +22,7 @@ from perfkit.core.point_spec import PointSpec, point_spec_from_json
 from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
+from perfkit.store.run_list import spec_name
 
 _CHUNK = 500
 
@@ -38,6 +40,7 @@ class RunRow:
     status: str
     source: str
     spec_hash: str | None
+    spec_name: str  # the spec's `name` ("" when it has none)
     env: Env
 
 
@@ -66,6 +69,7 @@ def _run_row(row: Any) -> RunRow:
         status=row.status,
         source=row.source,
         spec_hash=row.spec_hash,
+        spec_name=spec_name(row.spec_json),
         env=stored_env(row),
     )
 
@@ -81,34 +85,24 @@ def stored_env(row: Any) -> Env:
 
 def get_run(conn: Connection, run_id: str) -> RunRow:
     """The run with this id, or the only one whose id starts with it."""
+    row = find_run(conn, run_id)
+    if row is None:
+        raise StoreError(f"run {run_id!r}: not in the store; list runs with `perfkit runs` or pass a run directory")
+    return row
+
+
+def find_run(conn: Connection, run_id: str) -> RunRow | None:
+    """The run with this id, or the only one whose id starts with it; None when there is none,
+    StoreError when the prefix names several."""
     r = schema.runs
     row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
     if row is not None:
         return _run_row(row)
-    like = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = conn.execute(select(r).where(r.c.run_id.like(like, escape="\\")).limit(3)).all()
-    if len(rows) == 1:
-        return _run_row(rows[0])
-    if not rows:
-        raise StoreError(f"run {run_id!r}: not in the store; list runs with `perfkit history` or pass a run directory")
-    raise StoreError(f"run {run_id!r}: ambiguous prefix ({', '.join(x.run_id for x in rows)}, ...); pass more of the id")
-
-
-def latest_run(conn: Connection, branch: str, gpu: str) -> RunRow:
-    """The latest run of `branch` on a GPU whose label is `gpu` or contains it (any case)."""
-    r = schema.runs
-    q = select(r).where(r.c.branch == branch)
-    if gpu:
-        q = q.where(or_(r.c.gpu == gpu, func.lower(r.c.gpu).contains(gpu.lower(), autoescape=True)))
-    rows = conn.execute(q.order_by(r.c.created_epoch.desc()).limit(50)).all()
-    if not rows:
-        raise StoreError(f"{branch}@{gpu}: no stored run of branch {branch!r} on a GPU matching {gpu!r}; "
-                         "store one with `perfkit profile` or `perfkit ingest`")
-    labels = sorted({x.gpu for x in rows})
-    if len(labels) > 1 and gpu not in labels:
-        raise StoreError(f"{branch}@{gpu}: GPU {gpu!r} matches {', '.join(labels)}; name one exactly")
-    exact = [x for x in rows if x.gpu == gpu] or rows
-    return _run_row(exact[0])
+    rows = conn.execute(select(r).where(r.c.run_id.startswith(run_id, autoescape=True)).limit(3)).all()
+    if len(rows) > 1:
+        raise StoreError(f"run {run_id!r}: ambiguous prefix ({', '.join(x.run_id for x in rows)}, ...); "
+                         "pass more of the id")
+    return _run_row(rows[0]) if rows else None
 
 
 def run_metrics(conn: Connection, run_id: str) -> list[MetricRecord]:
@@ -211,15 +205,6 @@ def run_point_specs(conn: Connection, run_id: str) -> dict[str, PointSpec]:
     q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
     points = (json.loads(x.point_json) for x in conn.execute(q))
     return {str(d["key"]): point_spec_from_json(d) for d in points if "key" in d}
-
-
-def latest_run_except(conn: Connection, branch: str, gpu: str, exclude: str) -> RunRow | None:
-    """The latest run of `branch` on the GPU labelled exactly `gpu` other than `exclude`, or None."""
-    r = schema.runs
-    q = (select(r.c.run_id).where(r.c.branch == branch, r.c.gpu == gpu, r.c.run_id != exclude)
-         .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()).limit(1))
-    other = conn.execute(q).first()
-    return None if other is None else get_run(conn, str(other.run_id))
 
 
 def count_runs(conn: Connection) -> int:

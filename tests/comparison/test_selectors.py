@@ -8,7 +8,7 @@ import perfkit_test_factory as f
 import pytest
 
 from perfkit.comparison.gate_history import HistoryLookup
-from perfkit.comparison.selectors import resolve, resolve_pair
+from perfkit.comparison.selectors import Reference, resolve, resolve_pair
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store, store_run
 
@@ -27,7 +27,8 @@ def test_branch_at_gpu_skips_the_candidate(db_url: str) -> None:
     engine = open_store(db_url)
     try:
         assert resolve("main@H100", engine).run_id == "main5"
-        assert resolve("main@H100", engine, exclude="main5").run_id == "main4"
+        assert resolve("main@H100", engine, Reference("main5", "demo", "H100")).run_id == "main4"
+        assert resolve("c3", engine, Reference("main5", "demo", "H100")).run_id == "main3"  # a commit
         base, cand = resolve_pair("main@H100", "main@H100", engine)
         assert (base.run_id, cand.run_id) == ("main4", "main5")
         with pytest.raises(StoreError, match="the only stored run of branch 'pr'"):

@@ -12,6 +12,7 @@ import pytest
 from perfkit_test_factory import H100, failed_point, gemm_point, make_run
 
 from perfkit.core.env import GpuState
+from perfkit.core.errors import StoreError
 from perfkit.core.point_spec import PointSpec
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run
@@ -70,12 +71,12 @@ def test_run_point_specs_in_stored_order(store: Engine) -> None:
     store.dispose()
 
 
-def test_latest_run_except_and_count_runs(store: Engine, tmp_path: Path) -> None:
+def test_find_run_and_count_runs(store: Engine, tmp_path: Path) -> None:
     with store.connect() as conn:
-        assert read.latest_run_except(conn, "main", GPU, exclude="r9").run_id == "r3"  # type: ignore[union-attr]
-        assert read.latest_run_except(conn, "main", GPU, exclude="r3").run_id == "r1"  # type: ignore[union-attr]
-        assert read.latest_run_except(conn, "dev", GPU, exclude="r2") is None
-        assert read.latest_run_except(conn, "main", "NVIDIA H100", exclude="") is None  # exact label only
+        assert read.find_run(conn, "a").run_id == "a1"  # type: ignore[union-attr]
+        assert read.find_run(conn, "zz") is None
+        with pytest.raises(StoreError, match="ambiguous prefix"):
+            read.find_run(conn, "r")
         assert read.count_runs(conn) == 4
     store.dispose()
     empty = open_store(f"sqlite:///{tmp_path / 'empty.db'}")

@@ -14,6 +14,7 @@ from perfkit.core.env import GpuState
 from perfkit.core.errors import StoreError
 from perfkit.store import read
 from perfkit.store.api import load_stored_run, open_store, store_run
+from perfkit.store.run_search import RunSearch, find_latest
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 
@@ -112,13 +113,20 @@ def test_branch_at_gpu_selects_latest_run(db_url: str) -> None:
                        gpu=GpuState(name="NVIDIA A100-SXM4-80GB", driver="550.54.15")), db_url)
     engine = open_store(db_url)
     with engine.connect() as conn:
-        assert read.latest_run(conn, "main", "H100").run_id == "new"
-        assert read.latest_run(conn, "main", "a100").run_id == "a100"
-        assert read.latest_run(conn, "feature", "NVIDIA H100 80GB HBM3").run_id == "feat"
+
+        def latest(branch: str, gpu: str) -> str | None:
+            row = find_latest(conn, RunSearch(branch, gpu))
+            return None if row is None else row.run_id
+
+        assert latest("main", "H100") == "new"
+        assert latest("main", "a100") == "a100"
+        assert latest("feature", "NVIDIA H100 80GB HBM3") == "feat"
         with pytest.raises(StoreError, match="matches"):
-            read.latest_run(conn, "main", "NVIDIA")  # two GPUs match
-        with pytest.raises(StoreError, match="no stored run"):
-            read.latest_run(conn, "release", "H100")
+            latest("main", "NVIDIA")  # two GPUs match
+        assert latest("release", "H100") is None
+        assert find_latest(conn, RunSearch("main", "H100", exclude="new")).run_id == "old"  # type: ignore[union-attr]
+        assert find_latest(conn, RunSearch("main", "H100", spec="demo")).run_id == "new"  # type: ignore[union-attr]
+        assert latest("main", "H100") == "new" and find_latest(conn, RunSearch("main", "H100", spec="other")) is None
         assert read.get_run(conn, "fe").run_id == "feat"  # unique prefix
         with pytest.raises(StoreError, match="not in the store"):
             read.get_run(conn, "zzz")

@@ -54,6 +54,8 @@ class RunSide:
     commit: str | None = None
     branch: str | None = None
     created_epoch: float = math.nan
+    spec: str = ""  # the spec's name ("" when it has none: ingested runs)
+    spec_hash: str = ""
 
 
 @dataclass(frozen=True)
