@@ -2,11 +2,12 @@
 are one measurement) the values, their change, its interval, a p-value and a verdict
 (regressed, improved, unchanged, noisy, inconclusive, incomparable, with the reason).
 
-BASE and CAND are run directories, stored run ids (or unique prefixes), or BRANCH@GPU for the
-latest stored run of a branch on a GPU other than CAND (e.g. main@H100). The store's history of
-each metric gives the baseline's level and the run-to-run spread, so two runs made at different
-times do not look like a change. Exit 0 (compare reports; `perfkit gate` decides), 2 on bad
-input (also: BASE and CAND are the same run).
+BASE and CAND are run directories, stored run ids (or unique prefixes), commits (or unique
+prefixes), or BRANCH@GPU for the latest stored run of a branch on a GPU of CAND's spec other
+than CAND (e.g. main@H100; BRANCH@GPU:SPEC names another spec). `perfkit runs` lists runs. The
+store's history of each metric gives the baseline's level and the run-to-run spread, so two
+runs made at different times do not look like a change. Exit 0 (compare reports; `perfkit gate`
+decides), 2 on bad input (also: BASE and CAND are the same run, or have nothing in common).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "compare", help="compare two runs metric by metric (ratio, interval, p-value, verdict)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("base", metavar="BASE",
-                   help="baseline: run directory, run id, or BRANCH@GPU (its latest run other than CAND)")
-    p.add_argument("cand", metavar="CAND", help="candidate: run directory, run id, or BRANCH@GPU")
+                   help="baseline: run directory, run id, commit, or BRANCH@GPU[:SPEC] (its latest run of "
+                        "CAND's spec, or of SPEC, other than CAND)")
+    p.add_argument("cand", metavar="CAND", help="candidate: run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
     add_format(p)
     add_comparison_options(p)

@@ -6,7 +6,9 @@ false-discovery-rate adjustment over the tests AND at least min_effect), unchang
 excludes a regression of min_effect), noisy (interval wider than noise_limit), inconclusive (the
 data can tell neither; the reason says why), incomparable. Exit 1 when a verdict of the
 policy's fail_on occurs (default: regressed), 0 otherwise, 2 on bad input (unknown run, bad
-policy, the same run twice, nothing comparable). Writes a Markdown summary (--markdown FILE;
+policy, the same run twice, nothing in common, nothing comparable). A run is a run directory, a
+run id, a commit, or BRANCH@GPU[:SPEC] (the branch's latest run of the candidate's spec, or of
+SPEC, other than the candidate); `perfkit runs` lists runs. Writes a Markdown summary (--markdown FILE;
 appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML (--junit FILE). See docs/ci.md.
 """
 
@@ -26,8 +28,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "gate", help="exit 1 when the candidate regressed against the baseline",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--baseline", required=True, metavar="RUN",
-                   help="run directory, run id, or BRANCH@GPU (its latest run other than the candidate)")
-    p.add_argument("--candidate", required=True, metavar="RUN", help="run directory, run id, or BRANCH@GPU")
+                   help="run directory, run id, commit, or BRANCH@GPU[:SPEC] (its latest run of the "
+                        "candidate's spec, or of SPEC, other than the candidate)")
+    p.add_argument("--candidate", required=True, metavar="RUN",
+                   help="run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
     add_format(p)
     add_comparison_options(p)

@@ -6,7 +6,8 @@ printed (or written to --out). With --vs BASE the report opens with the gate's c
 RUN (the candidate, after) against BASE (the baseline, before), as `perfkit compare BASE RUN`
 gives it: per point and metric a ratio RUN / BASE, its interval, p-value and verdict, with the
 run-to-run spread of each metric from the store's history when there is a store. BASE is a run
-directory, a stored run id, or BRANCH@GPU (the latest stored run).
+directory, a stored run id, a commit, or BRANCH@GPU[:SPEC] (the latest stored run of RUN's spec,
+or of SPEC); BASE with nothing in common with RUN is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("run_dir", metavar="RUN", type=Path, help="run directory (or its run.json)")
     p.add_argument("--vs", metavar="BASE", default=None,
-                   help="baseline (the before side; RUN is the candidate): run directory, stored run id, or "
-                        "BRANCH@GPU")
+                   help="baseline (the before side; RUN is the candidate): run directory, stored run id, commit, "
+                        "or BRANCH@GPU[:SPEC] (its latest run of RUN's spec, or of SPEC)")
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format (default: html)")
     p.add_argument("--out", type=Path, default=None,
                    help="output file (default: RUN/report.html for html, standard output for md)")
