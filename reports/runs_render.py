@@ -36,7 +36,7 @@ def _time(r: RunListing) -> str:
 
 def cells(r: RunListing) -> dict[str, str]:
     """The table's cells of one run, every user string escaped for the terminal."""
-    points = f"{r.points.get('ok', 0)}/{r.points.get('failed', 0)}"
+    points = f"{r.points.get('ok', 0)}/{r.points.get('failed', 0)}" if r.points else "-"  # csv: metrics only
     return {"run id": terminal_safe(r.run_id), "time (UTC)": _time(r), "status": terminal_safe(r.status),
             "ok/failed": points, "source": terminal_safe(SOURCES.get(r.source, r.source)),
             "branch": terminal_safe(r.branch or "-"), "commit": terminal_safe((r.commit or "-")[:10]),

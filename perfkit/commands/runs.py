@@ -1,9 +1,9 @@
 """`perfkit runs [--branch B] [--gpu G] [--spec NAME] [--commit PREFIX] [--status S]`: the stored
 runs, newest first (20 unless --limit says otherwise): run id, time (UTC), branch, commit, GPU,
-spec name, status, points ok/failed and source (run dir, csv, pytest-benchmark). A run id, or a
-commit, picks a run for compare / gate / report. `--format json` gives every field (the full
-commit, the spec hash, points per status). Exit 0 (also when no run matches); 2 when there is no
-store or on bad input.
+spec name, status, points ok/failed ("-": an ingested run holds metrics, no points) and source
+(run dir, csv, pytest-benchmark). The run id picks a run for compare / gate / report. `--format
+json` gives every field (the full commit, the spec hash, points per status). Exit 0 (also when no
+run matches); 2 when there is no store or on bad input.
 """
 
 from __future__ import annotations
