@@ -3,7 +3,7 @@
 Each command module defines `add_parser(subparsers)` and `run(args) -> int`; modules are
 imported when the parser is built, and they import their heavy dependencies inside `run`. When
 the first argument names a command, only that command's module is imported and only its parser
-built (what `perfkit analyze ...` parses and prints is the same; it skips the other eleven).
+built (what `perfkit analyze ...` parses and prints is the same; it skips the others).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "gate",
     "history",
+    "runs",
     "ab",
     "doctor",
 )

@@ -1,16 +1,22 @@
 """Table, JSON and Markdown of change points found by `perfkit history`: per change point the
-first commit at the new level (`commit`) and the last one before it (`previous`)."""
+first commit at the new level (`commit`) and the last one before it (`previous`); with --values
+(and always in the JSON) each commit's value and the noise band of its segment."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from perfkit.core.units import fmt_value
 from perfkit.regression.changepoint.kind import change_kind
+from perfkit.regression.gate.history import MIN_HISTORY
 from perfkit.reports.gate_text import shorten
+from perfkit.reports.terminal_text import terminal_safe
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
@@ -43,30 +49,93 @@ class ChangeRow:
 
 
 @dataclass(frozen=True)
+class ValueRow:
+    """One commit of a series: its value (perfkit.comparison.series.commit_series) and the noise
+    band of its segment (perfkit.comparison.series.segment_bands; NaN with too few commits)."""
+
+    commit: str  # the commit, or the run id of a run without one
+    created_epoch: float  # its first run
+    value: float
+    runs: int
+    level: float
+    band_low: float
+    band_high: float
+
+
+@dataclass(frozen=True)
 class SeriesInfo:
     metric: str
     gpu: str
     commits: int
+    unit: str = ""
+    values: tuple[ValueRow, ...] = ()  # in commit (time) order
+
+
+def _json_number(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _series_obj(s: SeriesInfo) -> dict[str, Any]:
+    values = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in s.values]
+    return {"metric": s.metric, "gpu": s.gpu, "commits": s.commits, "unit": s.unit, "values": values}
 
 
 def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
-    return json.dumps({"series": [s.__dict__ for s in series], "change_points": [r.to_dict() for r in rows]},
-                      indent=1) + "\n"
+    return json.dumps({"series": [_series_obj(s) for s in series], "change_points": [r.to_dict() for r in rows]},
+                      indent=1, allow_nan=False) + "\n"
 
 
 WIDTH = 80
 
 
-def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
+VALUE_COLUMNS = ("commit", "time (UTC)", "value", "noise band", "runs")
+BAND_LEGEND = "noise band: the level of the commit's segment (between change points) x/ exp(2 run-to-run sigma)"
+
+
+def _band(r: ValueRow, unit: str) -> str:
+    if not (math.isfinite(r.band_low) and math.isfinite(r.band_high)):
+        return f"- (under {MIN_HISTORY} commits)"
+    return f"[{fmt_value(r.band_low, unit)}, {fmt_value(r.band_high, unit)}]"
+
+
+def _time(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def value_cells(s: SeriesInfo) -> list[tuple[str, ...]]:
+    """The values table's cells of one series (user strings escaped for the terminal)."""
+    return [(terminal_safe(r.commit[:10]), _time(r.created_epoch), fmt_value(r.value, s.unit), _band(r, s.unit),
+             str(r.runs)) for r in s.values]
+
+
+def _values_table(s: SeriesInfo) -> list[str]:
+    table = [VALUE_COLUMNS, *value_cells(s)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(VALUE_COLUMNS))]
+    return ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
+                                                                                               strict=True))).rstrip()
+            for row in table]
+
+
+def _series_lines(s: SeriesInfo) -> list[str]:
+    return textwrap.wrap(terminal_safe(f"{s.metric} on {s.gpu}: {s.commits} commits"), WIDTH,
+                         subsequent_indent="    ", break_on_hyphens=False)
+
+
+def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
     """Fits an 80-column terminal: long metric and GPU names are shortened in the middle (the
-    JSON has them whole)."""
-    lines = [line for s in series for line in textwrap.wrap(f"{s.metric} on {s.gpu}: {s.commits} commits", WIDTH,
-                                                              subsequent_indent="    ", break_on_hyphens=False)]
+    JSON has them whole). With `values`, each series' commits and values follow its name."""
+    lines = []
+    for s in series:
+        lines += _series_lines(s)
+        lines += _values_table(s) if values else []
+    if values:
+        lines += textwrap.wrap(BAND_LEGEND, WIDTH, subsequent_indent="    ")
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
     table = [COLUMNS]
     for r in rows:
-        table.append((r.metric, r.gpu, (r.previous_commit or "-")[:10], r.commit[:10],
+        table.append((terminal_safe(r.metric), terminal_safe(r.gpu), terminal_safe((r.previous_commit or "-")[:10]),
+                      terminal_safe(r.commit[:10]),
                       f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     rest = sum(widths[2:]) + 2 * (len(widths) - 1)
@@ -76,10 +145,15 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str
     return "\n".join([*lines, LEGEND]) + "\n"
 
 
-def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
+def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
     out = ["### perfkit history: change points", ""]
     out += [f"- `{s.metric}` on {s.gpu}: {s.commits} commits" for s in series]
     out.append("")
+    for s in series if values else ():
+        out += [f"#### `{s.metric}` on {s.gpu}", "", "| " + " | ".join(VALUE_COLUMNS) + " |", "|---|---|---:|---:|---:|"]
+        out += [f"| `{c[0]}` | {c[1]} | {c[2]} | {c[3]} | {c[4]} |" for c in value_cells(s)]
+        out.append("")
+    out += [BAND_LEGEND, ""] if values else []
     if not rows:
         return "\n".join([*out, "No change points."]) + "\n"
     out += ["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---|---:|---:|---|"]

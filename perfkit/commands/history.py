@@ -1,10 +1,13 @@
-"""`perfkit history METRIC [--gpu G] [--since WHEN]`: change points of a metric over commits.
+"""`perfkit history METRIC [--gpu G] [--since WHEN] [--values]`: change points of a metric over commits.
 
 METRIC is a stored metric name or a glob ("gemm/*:time_s"). Each commit's value is the median
 over its runs of each run's location; change points come from rank-based binary segmentation
 with a permutation test and a minimum magnitude (perfkit/regression/changepoint/detect.py). Reported per change
 point: the previous commit (the last at the old level), the commit (the first at the new level),
-the magnitude (relative change of the level) and p-value. Exit 0; 2 on bad input.
+the magnitude (relative change of the level) and p-value. --values also prints each commit's value
+and the noise band of its segment (the level between change points x/ exp(2 run-to-run sigma)),
+in commit order: the numbers of the dashboard's History page; `--format json` always has them.
+List the runs themselves with `perfkit runs`. Exit 0; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"smallest relative change reported (default {d.min_magnitude:g} = {d.min_magnitude * 100:g}%%)")
     p.add_argument("--min-size", type=int, default=d.min_size, help=f"fewest commits on each side (default {d.min_size})")
     p.add_argument("--seed", type=int, default=d.seed, help=f"seed of the permutation test (default {d.seed})")
+    p.add_argument("--values", action="store_true",
+                   help="also print each commit's value and noise band (the JSON always has them)")
     add_db(p)
     add_format(p)
     return p
@@ -58,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
     import difflib
     from dataclasses import replace
 
-    from perfkit.comparison.series import commit_series
     from perfkit.core.errors import EXIT_OK, SpecError, StoreError
-    from perfkit.regression.changepoint.detect import detect_change_points
     from perfkit.regression.changepoint.options import ChangePointOptions
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
@@ -97,21 +100,38 @@ def run(args: argparse.Namespace) -> int:
                     if not hist:
                         continue
                     unit, direction = read.metric_unit_direction(conn, name, run_id=hist[-1].run_id)
-                    series = commit_series(hist)
-                    series_info.append(cr.SeriesInfo(name, gpu, len(series)))
-                    cps = detect_change_points([s.value for s in series], opts)
-                    for cp in cps:
-                        rows.append(cr.ChangeRow(
-                            metric=name, gpu=gpu, commit=series[cp.index].commit,
-                            previous_commit=series[cp.index - 1].commit if cp.index > 0 else None,
-                            index=cp.index, time=series[cp.index].created, magnitude=cp.magnitude,
-                            p_value=cp.p_value, before=cp.before, after=cp.after, direction=direction, unit=unit))
+                    info, changes = _one_series(name, gpu, hist, unit, direction, opts)
+                    series_info.append(info)
+                    rows += changes
     finally:
         engine.dispose()
     if not series_info:
         raise StoreError(f"{args.metric!r}: no stored runs" + (f" on a GPU matching {args.gpu!r}" if args.gpu else "")
                          + (" in that time range" if since is not None else ""))
-    render = {"json": cr.render_json, "md": cr.render_markdown}.get(args.format, cr.render_table)
-    sys.stdout.write(render(rows, series_info))
+    if args.format == "json":
+        sys.stdout.write(cr.render_json(rows, series_info))
+    else:
+        render = cr.render_markdown if args.format == "md" else cr.render_table
+        sys.stdout.write(render(rows, series_info, values=args.values))
     return EXIT_OK
 
+
+
+def _one_series(name: str, gpu: str, hist: Any, unit: str, direction: str, opts: Any) -> tuple[Any, list[Any]]:
+    """One metric on one GPU: its commits with values and noise bands, and its change points."""
+    from perfkit.comparison.series import commit_series, segment_bands
+    from perfkit.regression.changepoint.detect import detect_change_points
+    from perfkit.reports import changepoints_render as cr
+
+    series = commit_series(hist)
+    cps = detect_change_points([s.value for s in series], opts)
+    bands = segment_bands([s.value for s in series], [cp.index for cp in cps])
+    info = cr.SeriesInfo(name, gpu, len(series), unit, tuple(
+        cr.ValueRow(s.commit, s.created_epoch, s.value, s.runs, b.level, b.low, b.high)
+        for s, b in zip(series, bands, strict=True)))
+    changes = [cr.ChangeRow(metric=name, gpu=gpu, commit=series[cp.index].commit,
+                            previous_commit=series[cp.index - 1].commit if cp.index > 0 else None,
+                            index=cp.index, time=series[cp.index].created, magnitude=cp.magnitude,
+                            p_value=cp.p_value, before=cp.before, after=cp.after, direction=direction, unit=unit)
+               for cp in cps]
+    return info, changes

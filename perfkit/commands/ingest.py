@@ -4,7 +4,8 @@ results, so history, compare and gate work for any numbers.
 
 CSV header: commit,metric,value,unit,direction,gpu,timestamp (one row per sample; optional
 branch column). Each input is one transaction: a bad file stores nothing. Runs already stored
-(same run id) are skipped.
+(same run id) are skipped. Each run is printed with its id, commit and branch; `perfkit runs
+--commit C` lists it again (with the id that compare / gate / report take).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.core.errors import EXIT_OK
     from perfkit.core.record import load_run
+    from perfkit.reports.terminal_text import terminal_safe
     from perfkit.store.api import open_store
     from perfkit.store.engine import describe
     from perfkit.store.ingest_csv import parse_csv
@@ -64,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
             written = write_runs(engine, runs)
             for stored, new in zip(runs, written, strict=True):
                 state = "stored" if new else "already stored, skipped"
-                print(f"{item}: run {stored.run_id} ({stored.commit or 'no commit'}, {stored.gpu}, "
-                      f"{len(stored.metrics)} metrics) {state}")
+                commit = f"commit {stored.commit}" if stored.commit else "no commit"
+                branch = f"branch {stored.branch}" if stored.branch else "no branch"
+                print(terminal_safe(f"{item}: run {stored.run_id} ({commit}, {branch}, {stored.gpu}, "
+                                    f"{len(stored.metrics)} metrics) {state}"))
         print(f"store: {describe(engine)}")
     finally:
         engine.dispose()

@@ -6,25 +6,22 @@ The numbers are those of `perfkit history`: a run's value is perfkit.regression.
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
 perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
 commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
-points come from perfkit.regression.changepoint.detect and the band's sigma from
-perfkit.regression.gate.history.run_spread.
+points come from perfkit.regression.changepoint.detect and the noise band from
+perfkit.comparison.series.segment_bands (what `perfkit history --values` prints).
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from perfkit.comparison.series import segment_bands, series_sigma
 from perfkit.regression.changepoint.detect import detect_change_points
 from perfkit.regression.changepoint.kind import change_kind
-from perfkit.regression.gate.history import run_spread
 from perfkit.regression.gate.robust import trimmed_mean_rows
-from perfkit.regression.gate.types import RunSummary
 from perfkit.regression.location import MIN_SAMPLES
 from perfkit.store.engine import Connection
 from perfkit.store.history_rows import history_rows
@@ -95,17 +92,13 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
     values = series["value"].to_numpy(np.float64)
     positive = bool(len(values)) and bool(np.all(values > 0))
     cps = detect_change_points(list(values)) if positive else []
-    sigma, _, _ = run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])
-    width = math.exp(band_sigmas * sigma) if math.isfinite(sigma) else math.nan
-    bounds = [0, *[cp.index for cp in cps], len(series)]
-    commits: list[dict[str, Any]] = []
+    bands = segment_bands(list(values), [cp.index for cp in cps], band_sigmas)
+    segments = np.searchsorted([cp.index for cp in cps], np.arange(len(series)), side="right")
     records = series.to_dict("records")
-    for segment, (a, b) in enumerate(itertools.pairwise(bounds)):
-        level = float(np.median(values[a:b]))
-        commits += [{"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"], "value": c["value"],
-                     "runs": c["runs"], "segment": segment, "level": level, "band_low": level / width,
-                     "band_high": level * width}
-                    for c in records[a:b]]
+    commits = [{"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"], "value": c["value"],
+                "runs": c["runs"], "segment": int(segment), "level": band.level, "band_low": band.low,
+                "band_high": band.high}
+               for c, band, segment in zip(records, bands, segments, strict=True)]
     changes = []
     if cps:
         ordered = runs.sort_values(["created_epoch", "run_id"], kind="stable").groupby("commit", sort=False)["run_id"]
@@ -116,4 +109,4 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
                         "created_epoch": c["created_epoch"], "magnitude": cp.magnitude, "p_value": cp.p_value,
                         "before": cp.before, "after": cp.after, "kind": change_kind(cp.magnitude, direction),
                         "base_run": str(last_run[prev["commit"]]), "first_run": str(first_run[c["commit"]])})
-    return commits, changes, sigma
+    return commits, changes, series_sigma(list(values))

@@ -1,12 +1,21 @@
-"""A metric's history as a series over commits: one value per commit, commits in time order."""
+"""A metric's history as a series over commits: one value per commit, commits in time order;
+and each commit's noise band (what `perfkit history --values` prints and the dashboard draws)."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from perfkit.regression.gate.history import run_spread
+from perfkit.regression.gate.types import RunSummary
 from perfkit.regression.location import commit_value, run_location
 from perfkit.store.read import HistoryPoint
+
+BAND_SIGMAS = 2.0  # the noise band: the segment's level times exp(+-2 run-to-run sigma)
 
 
 @dataclass(frozen=True)
@@ -28,4 +37,29 @@ def commit_series(history: Sequence[HistoryPoint]) -> list[CommitValue]:
         locs = [run_location(h.samples, h.value) for h in hs]
         out.append(CommitValue(commit, first.created_epoch, first.created, commit_value(locs), len(hs)))
     out.sort(key=lambda c: (c.created_epoch, c.commit))
+    return out
+
+
+@dataclass(frozen=True)
+class Band:
+    level: float  # the median of the commit values of its segment (between change points)
+    low: float  # level / exp(sigmas * sigma); NaN when the series is too short for a sigma
+    high: float
+
+
+def series_sigma(values: Sequence[float]) -> float:
+    """Run-to-run sigma (log scale) of a series of commit values: the gate's run_spread."""
+    return run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])[0]
+
+
+def segment_bands(values: Sequence[float], change_indices: Sequence[int], sigmas: float = BAND_SIGMAS) -> list[Band]:
+    """Per commit value: its segment's level and noise band (level times exp(+-sigmas * sigma),
+    sigma the series' run-to-run spread, perfkit.regression.gate.history.run_spread)."""
+    sigma = series_sigma(values)
+    width = math.exp(sigmas * sigma) if math.isfinite(sigma) else math.nan
+    bounds = [0, *change_indices, len(values)]
+    out: list[Band] = []
+    for a, b in itertools.pairwise(bounds):
+        level = float(np.median(values[a:b]))
+        out += [Band(level, level / width, level * width)] * (b - a)
     return out

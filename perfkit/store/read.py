@@ -227,7 +227,7 @@ def load_run(conn: Connection, run_id: str) -> Run:
     r, p = schema.runs, schema.points
     row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
     if row is None:
-        raise StoreError(f"run {run_id!r}: not in the store; pass a stored run id")
+        raise StoreError(f"run {run_id!r}: not in the store; pass a stored run id (list them with `perfkit runs`)")
     metrics = {mr.name: mr for mr in run_metrics(conn, run_id)}
     points = []
     for prow in conn.execute(select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)):

@@ -148,7 +148,13 @@ def test_ingest_then_history_finds_the_step(tmp_path: Path, db: str, capsys: pyt
     (cp,) = out["change_points"]
     assert cp["commit"] == "c35" and cp["previous_commit"] == "c34" and cp["kind"] == "regression"
     assert cp["magnitude"] == pytest.approx(-0.05, abs=0.01) and cp["p_value"] <= 0.001
-    assert out["series"] == [{"metric": "decode:tok_per_s", "gpu": "H100", "commits": 60}]
+    (series,) = out["series"]
+    assert {k: series[k] for k in ("metric", "gpu", "commits", "unit")} == {
+        "metric": "decode:tok_per_s", "gpu": "H100", "commits": 60, "unit": "tok/s"}
+    values = series["values"]  # always in the JSON: each commit's value and its segment's band
+    assert [v["commit"] for v in values] == [f"c{i:02d}" for i in range(60)]
+    assert values[0]["level"] == pytest.approx(100.0, rel=0.01) and values[59]["level"] == pytest.approx(95.0, rel=0.01)
+    assert all(v["band_low"] < v["level"] < v["band_high"] for v in values)
     assert main(["history", "decode:tok_per_s", "--format", "md"]) == 0
     assert "c35" in capsys.readouterr().out
     assert main(["history", "decode:tok_per_sec"]) == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from perfkit.store.bulk_history import CHUNK, RunValue, metric_values, recent_ru
 from perfkit.store.engine import Engine
 from perfkit.store.history_rows import history_rows
 from perfkit.store.read_only import open_read_only
-from perfkit.store.run_list import RunListing, run_listing, spec_name
+from perfkit.store.run_list import RunListing, RunQuery, run_listing, spec_name
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 TIME = f"{KEY}:time_s"
@@ -96,6 +97,29 @@ def test_run_listing_counts_points_per_status(store: Engine) -> None:
         "main", GPU, "demo", {"ok": 1, "failed": 1}, "perfkit", False)
     assert r1.created == day(1) and r1.created_epoch == pytest.approx(1767225600.0)
     assert runs["a1"].gpu == A100.name and runs["r2"].points == {"ok": 1}
+
+
+def test_run_listing_filters_in_the_query(store: Engine) -> None:
+    """On SQLite and PostgreSQL: the spec's name read from its JSON, commit prefixes, newest first,
+    the limit applied after the filters and the points counted for the listed runs."""
+    from dataclasses import replace
+
+    other = make_run("m1", [1.0, 2.0, 3.0], commit="beef42", created=day(5))
+    store_run(replace(other, spec={"name": "moe_100%", "points": []}, spec_hash="h2"), str(store.url))
+    with store.connect() as conn:
+        def ids(**query: Any) -> list[str]:
+            return [r.run_id for r in run_listing(conn, RunQuery(**query))]
+
+        assert ids() == ["m1", "a1", "r3", "r2", "r1"]
+        assert ids(spec="demo") == ["a1", "r3", "r2", "r1"] and ids(spec="moe_100%") == ["m1"]
+        assert ids(spec="moe") == [] and ids(spec="moe_1%") == []
+        assert ids(commit="bee") == ["m1"] and ids(commit="c0f", limit=2) == ["a1", "r3"]
+        assert ids(branch="dev") == ["r2"] and ids(gpu="a100") == ["a1"] and ids(status="interrupted") == []
+        (m1,) = run_listing(conn, RunQuery(spec="moe_100%", limit=1))
+        (r1,) = run_listing(conn, RunQuery(branch="main", limit=10, commit="c0ffee0", gpu=GPU, spec="demo"))[-1:]
+    store.dispose()
+    assert (m1.spec, m1.spec_hash, m1.commit, m1.points) == ("moe_100%", "h2", "beef42", {"ok": 1})
+    assert r1.run_id == "r1" and r1.points == {"ok": 1, "failed": 1}
 
 
 @pytest.mark.parametrize(("text", "name"), [('{"name": "demo"}', "demo"), ("{}", ""), (None, ""), ("not json", ""),
