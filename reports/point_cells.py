@@ -42,5 +42,6 @@ def point_cells(p: PointResult) -> PointCells:
 
 def _rate(value: object, unit: str) -> str:
     """A throughput; '-' where the cost counts none (a collective moves bytes but adds no flop)."""
-    counted = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return fmt_rate(value, unit) if counted else "-"  # type: ignore[arg-type]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return fmt_rate(value, unit)
+    return "-"
