@@ -11,7 +11,12 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import Env, GitState
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run
-from perfkit.workloads.collectives.cost import algbw_bytes_per_s, bus_factor, busbw_bytes_per_s, collective_cost
+from perfkit.workloads.collectives.cost import (
+    algbw_bytes_per_s,
+    bus_factor,
+    busbw_bytes_per_s,
+    collective_cost,
+)
 from perfkit.workloads.decode.metrics import SeveralDevices, decode_metrics
 from perfkit.workloads.models.cost import StepCost
 

@@ -112,6 +112,6 @@ def test_gate_lists_tpot_with_verdict_and_direction(tmp_path: Path, capsys: pyte
     tpot = [r for r in rows if str(r["metric"]).endswith(":tpot_s")]
     assert len(tpot) == 1, [r["metric"] for r in rows]
     assert tpot[0]["direction"] == "lower" and tpot[0]["verdict"] == "regressed"
-    mbu = [r for r in rows if str(r["metric"]).endswith(":mbu")][0]
+    mbu = next(r for r in rows if str(r["metric"]).endswith(":mbu"))
     assert mbu["direction"] == "higher"
     assert rc == 1
