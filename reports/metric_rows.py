@@ -7,12 +7,13 @@ perfkit.core.units. Separate from the time / flop/s / bytes/s rows of the points
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from perfkit.core.direction import HIGHER
-from perfkit.core.metric_defs import FRACTION, MetricDef, metric_values
+from perfkit.core.metric_defs import FRACTION, METRICS, MetricDef, metric_values
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import fmt_percent, fmt_value
 
@@ -47,7 +48,20 @@ def point_metric_rows(p: PointResult, label: str) -> list[MetricRow]:
         value = float(statistics.median(nums))
         rows.append(MetricRow(p.key, label, d.key, d.label, value, fmt_metric(d, value),
                               "higher" if d.direction == HIGHER else "lower", d.gated, d.headline, d.definition))
-    return rows
+    return rows + _unknown_rows(p, label)
+
+
+def _unknown_rows(p: PointResult, label: str) -> list[MetricRow]:
+    """Headline metrics the workload left null (MBU without a bandwidth ceiling): '-' and why."""
+    reasons = [str(r) for r in p.metrics.get("null_reasons") or ()]
+    out = []
+    for d in METRICS:
+        if d.headline and d.path is None and d.key in p.metrics and p.metrics[d.key] is None:
+            why = next((r for r in reasons if r.startswith(f"{d.key} is null")), "")
+            out.append(MetricRow(p.key, label, d.key, d.label, math.nan, "-",
+                                 "higher" if d.direction == HIGHER else "lower", d.gated, False,
+                                 f"{d.definition} ({why})" if why else d.definition))
+    return out
 
 
 def metric_rows(run: Run, labels: Mapping[str, str]) -> list[MetricRow]:

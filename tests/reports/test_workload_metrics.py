@@ -115,3 +115,17 @@ def test_gate_lists_tpot_with_verdict_and_direction(tmp_path: Path, capsys: pyte
     mbu = next(r for r in rows if str(r["metric"]).endswith(":mbu"))
     assert mbu["direction"] == "higher"
     assert rc == 1
+
+
+def test_null_mbu_is_shown_with_its_reason() -> None:
+    """A CPU without a calibration has no bandwidth ceiling: MBU shows '-' and says why."""
+    from dataclasses import replace
+
+    from perfkit.reports.metric_rows import metric_rows
+
+    run = decode_run()
+    p = run.points[0]
+    metrics = {**p.metrics, "mbu": None, "null_reasons": ["mbu is null: no memory-bandwidth ceiling (x)"]}
+    rows = {r.metric: r for r in metric_rows(run.with_points((replace(p, metrics=metrics),)), {})}
+    assert rows["MBU"].text == "-" and "no memory-bandwidth ceiling" in rows["MBU"].definition
+    assert rows["TPOT"].text == fmt_time(p.metrics["tpot_s"])
