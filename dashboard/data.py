@@ -275,6 +275,27 @@ def run_labels(run: Run) -> dict[str, str]:
     return point_labels(run)
 
 
+METRIC_COLUMNS = ["point", "metric", "value", "better", "definition"]
+
+
+def workload_metrics(run: Run) -> pd.DataFrame:
+    """The run's workload metrics (TTFT, TPOT, ITL p50/p90/p99, tok/s, MBU, algbw / busbw, ...),
+    one row per point and metric, values as display text (METRIC_COLUMNS); empty when none."""
+    from perfkit.reports.metric_rows import metric_rows
+
+    rows = [{"point": r.point, "metric": r.metric, "value": r.text, "better": r.better, "definition": r.definition}
+            for r in metric_rows(run, run_labels(run))]
+    return pd.DataFrame(rows, columns=METRIC_COLUMNS)
+
+
+def bandwidth_figure(run: Run) -> Any:
+    """busbw and algbw vs message size of a collectives run (a plotly figure), None otherwise."""
+    from perfkit.reports.html.figures import bandwidth_figure as figure
+    from perfkit.reports.metric_rows import bandwidth_points
+
+    return figure(bandwidth_points(run))
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def stored_kernels(url: str, run_id: str) -> pd.DataFrame:
     """The kernel table stored with the run (`run.artifacts.kernels`), possibly empty."""

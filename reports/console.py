@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from perfkit.core.record import Run
-from perfkit.core.units import fmt_num, fmt_percent, fmt_time
+from perfkit.core.units import fmt_num
+from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 
 
@@ -23,28 +24,6 @@ def varying_params(run: Run) -> dict[str, list[str]]:
         for k, v in p.params.items():
             per.setdefault(k, set()).add(repr(v))
     return {w: [k for k, vs in per.items() if len(vs) > 1] for w, per in values.items()}
-
-
-# Workload metrics worth a glance in the summary, with how to show them (definitions: run.json).
-HEADLINE_METRICS: tuple[tuple[str, str], ...] = (
-    ("ttft_s", "TTFT {}"), ("tpot_s", "TPOT {}"), ("decode_tokens_per_s", "{} tok/s"), ("mbu", "MBU {}"),
-)
-
-
-def headline(metrics: dict[str, Any]) -> str:
-    parts = []
-    for key, template in HEADLINE_METRICS:
-        value = metrics.get(key)
-        if not isinstance(value, (int, float)):
-            continue
-        if key in ("ttft_s", "tpot_s"):
-            text = fmt_time(float(value))
-        elif key == "mbu":
-            text = fmt_percent(float(value))
-        else:
-            text = fmt_num(value)
-        parts.append(template.format(text))
-    return " · ".join(parts)
 
 
 SUMMARY_WIDTH = 80  # the summary fits a terminal this wide
@@ -70,7 +49,13 @@ def rate_scale(values: list[float]) -> tuple[str, float]:
 
 
 def _rate_cell(value: Any, scale: float) -> str:
-    return fmt_num(value / scale) if isinstance(value, (int, float)) and math.isfinite(value) else "-"
+    """A rate in its column's unit; '-' where there is none (or none counted: a collective without flop)."""
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    return fmt_num(value / scale) if ok else "-"
+
+
+def _positive(values: list[Any]) -> list[float]:
+    return [v for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
 
 
 class _Footnotes:
@@ -102,8 +87,9 @@ def summary_table(run: Run) -> Group:
     in the headers, and each distinct skip / failure / numerics-only reason once, as a footnote."""
     flops = [p.achieved.get("flop_per_s") for p in run.points]
     bytes_ = [p.achieved.get("bytes_per_s") for p in run.points]
-    f_prefix, f_scale = rate_scale([v for v in flops if isinstance(v, (int, float)) and math.isfinite(v)])
-    b_prefix, b_scale = rate_scale([v for v in bytes_ if isinstance(v, (int, float)) and math.isfinite(v)])
+    f_prefix, f_scale = rate_scale(_positive(flops))
+    b_prefix, b_scale = rate_scale(_positive(bytes_))
+    with_flop = bool(_positive(flops))  # no flop/s column where no point counts flop (collectives)
     workloads = list(dict.fromkeys(p.workload for p in run.points))
     grouped = len(workloads) > 1
     title = f"run {run.run_id} on {run.device} ({run.status})" + ("" if grouped or not workloads else f": {workloads[0]}")
@@ -111,7 +97,7 @@ def summary_table(run: Run) -> Group:
                   pad_edge=False)
     table.add_column("point", justify="left", max_width=LABEL_WIDTH, overflow="fold")
     table.add_column("status", justify="left", no_wrap=True)
-    for col in ("median", "95% CI", "n", f"{f_prefix}flop/s", f"{b_prefix}B/s", "rel err"):
+    for col in ("median", "95% CI", "n", *([f"{f_prefix}flop/s"] if with_flop else []), f"{b_prefix}B/s", "rel err"):
         table.add_column(col, justify="right", no_wrap=True)
     metrics = Table(title="workload metrics", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
     metrics.add_column("point", max_width=LABEL_WIDTH, overflow="fold")
@@ -122,13 +108,15 @@ def summary_table(run: Run) -> Group:
     for p, flop, nbytes in zip(run.points, flops, bytes_, strict=True):
         if grouped and p.workload != current:
             current = p.workload
-            table.add_row(f"[bold]{escape(current)}[/bold]", *[""] * 7)
+            table.add_row(f"[bold]{escape(current)}[/bold]", *[""] * (len(table.columns) - 1))
         label = point_label(p, shown.get(p.workload) or list(p.params))
         c = point_cells(p)
+        flop_cell = [_rate_cell(flop, f_scale)] if with_flop else []
         table.add_row("  " * grouped + escape(label), _status(p, notes), c.median, c.ci, c.n,
-                      _rate_cell(flop, f_scale), _rate_cell(nbytes, b_scale), c.rel_err)
-        if headline(p.metrics):
-            metrics.add_row(escape(f"{p.workload} {label}" if grouped else label), headline(p.metrics))
+                      *flop_cell, _rate_cell(nbytes, b_scale), c.rel_err)
+        line = headline(p)
+        if line:
+            metrics.add_row(escape(f"{p.workload} {label}" if grouped else label), escape(line))
     table.caption = notes.caption()
     return Group(table, metrics) if metrics.row_count else Group(table)
 

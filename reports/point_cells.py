@@ -34,7 +34,14 @@ def point_cells(p: PointResult) -> PointCells:
         ci=fmt_pct(st.rel_ci_halfwidth) if st else "-",
         n=str(st.n) if st else "-",
         stop=(m.stop_reason or "-") if m is not None and st else "-",
-        flop_per_s=fmt_rate(ach.get("flop_per_s"), "flop/s"),
-        bytes_per_s=fmt_rate(ach.get("bytes_per_s"), "B/s"),
+        flop_per_s=_rate(ach.get("flop_per_s"), "flop/s"),
+        bytes_per_s=_rate(ach.get("bytes_per_s"), "B/s"),
         rel_err=fmt_num(p.numerics.rel_err) if p.numerics else "-",
     )
+
+
+def _rate(value: object, unit: str) -> str:
+    """A throughput; '-' where the cost counts none (a collective moves bytes but adds no flop)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return fmt_rate(value, unit)
+    return "-"

@@ -1,4 +1,4 @@
-"""Run: one stored run's environment, spec, points with numerics, and failures."""
+"""Run: one stored run's environment, spec, points with numerics, workload metrics, and failures."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.core.codec import to_builtins
-from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
+from perfkit.core.units import fmt_pct, fmt_time
 from perfkit.dashboard import data, widgets
 from perfkit.reports.html.data import failures
+from perfkit.reports.point_cells import point_cells
 
 st.title("Run")
 url = widgets.store_url()
@@ -41,12 +42,12 @@ links[3].download_button("HTML report", data=lambda: data.report_html(store, cho
 rows = []
 for p in run.points:
     st_ = p.measurement.stats if p.measurement and p.measurement.samples_s else None
-    ach = p.achieved
+    cells = point_cells(p)
     rows.append({
         "point": labels.get(p.key, p.key), "status": p.status,
         "median": fmt_time(st_.median_s) if st_ else "-", "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
         "n": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
-        "flop/s": fmt_rate(ach.get("flop_per_s"), "flop/s"), "bytes/s": fmt_rate(ach.get("bytes_per_s"), "B/s"),
+        "flop/s": cells.flop_per_s, "bytes/s": cells.bytes_per_s,
         "rel err": p.numerics.rel_err if p.numerics else None, "tol": p.numerics.tol if p.numerics else None,
         "numerics ok": p.numerics.ok if p.numerics else None,
         "reference": p.numerics.reference if p.numerics else "", "key": p.key,
@@ -55,6 +56,13 @@ st.subheader("Points and numerics")
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points",
              column_config={"rel err": st.column_config.NumberColumn(format="%.2e"),
                             "tol": st.column_config.NumberColumn(format="%.0e")})
+metrics = data.workload_metrics(run)
+if not metrics.empty:
+    st.subheader("Workload metrics")
+    st.dataframe(metrics, hide_index=True, key="run_metrics")
+    bandwidth = data.bandwidth_figure(run)
+    if bandwidth is not None:
+        st.plotly_chart(bandwidth, key="run_bandwidth")
 st.subheader("Failures")
 bad = failures(run)
 if bad:

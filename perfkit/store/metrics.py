@@ -1,14 +1,14 @@
 """The metrics of a run: per point key, the time per call with its raw samples, throughput
-derived from the analytic cost, and the workload's own numbers. Names are `<key>:<metric>`."""
+derived from the analytic cost, and the workload's own gated numbers with the unit and direction
+perfkit.core.metric_defs describes them by. Names are `<key>:<metric>`."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from perfkit.core.direction import HIGHER, LOWER
+from perfkit.core.metric_defs import metric_values
 from perfkit.core.record import STATUS_OK, PointResult, Run
 
 
@@ -31,50 +31,6 @@ class MetricRecord:
         return float(ordered[mid]) if len(ordered) % 2 else ordered[mid - 1] / 2 + ordered[mid] / 2
 
 
-# Suffix -> (unit, direction), longest first. Workload metrics are named with units in them.
-_SUFFIXES: tuple[tuple[str, str, str], ...] = (
-    ("tok_per_s", "tok/s", HIGHER),
-    ("tokens_per_s", "tok/s", HIGHER),
-    ("flop_per_s", "flop/s", HIGHER),
-    ("bytes_per_s", "B/s", HIGHER),
-    ("per_s", "1/s", HIGHER),
-    ("_pct", "%", HIGHER),
-    ("_ms", "ms", LOWER),
-    ("_us", "us", LOWER),
-    ("_ns", "ns", LOWER),
-    ("_s", "s", LOWER),
-    ("_bytes", "B", LOWER),
-)
-_HIGHER_WORDS = ("throughput", "bandwidth", "mfu", "mbu", "speedup", "efficiency")
-
-
-def infer_unit_direction(name: str) -> tuple[str, str]:
-    """Unit and better direction of a workload metric from its name (time-like: lower)."""
-    low = name.lower()
-    for suffix, unit, direction in _SUFFIXES:
-        if low.endswith(suffix):
-            return unit, direction
-    if any(w in low for w in _HIGHER_WORDS):
-        return "", HIGHER
-    return "", LOWER
-
-
-def _numbers(value: Any) -> tuple[float, ...] | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return (float(value),) if math.isfinite(float(value)) else None
-    if (
-        isinstance(value, Sequence)
-        and not isinstance(value, str)
-        and value
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-    ):
-        out = tuple(float(v) for v in value)
-        return out if all(math.isfinite(v) for v in out) else None
-    return None
-
-
 def point_metrics(point: PointResult) -> list[MetricRecord]:
     if point.status != STATUS_OK:
         return []
@@ -91,13 +47,10 @@ def point_metrics(point: PointResult) -> list[MetricRecord]:
                 out.append(MetricRecord(f"{point.key}:bytes_per_s", point.key, "B/s", HIGHER,
                                         tuple(point.cost.bytes / t for t in times)))
     taken = {r.name for r in out}
-    for key, value in sorted(point.metrics.items()):
-        nums = _numbers(value)
-        name = f"{point.key}:{key}"
-        if nums is None or name in taken:
-            continue
-        unit, direction = infer_unit_direction(key)
-        out.append(MetricRecord(name, point.key, unit, direction, nums))
+    for d, nums in metric_values(point.metrics):
+        name = f"{point.key}:{d.key}"
+        if d.gated and name not in taken:
+            out.append(MetricRecord(name, point.key, d.unit, d.direction, nums))
     return out
 
 

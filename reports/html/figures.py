@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import D3_SI, fmt_change, fmt_interval, fmt_time
 from perfkit.reports.html.text import plot_text
+from perfkit.reports.metric_rows import BandwidthPoint
 
 MAX_SAMPLES_DRAWN = 400  # per point; more are summarised by evenly spaced quantiles
 LABEL_CHARS = 60
@@ -142,4 +143,24 @@ def kernels_figure(summary: pd.DataFrame, top: int = 15, title: str = "Top kerne
     fig.update_xaxes(title_text="total time (s)")
     fig.update_yaxes(type="category")
     fig.update_layout(title=title, height=max(260, 24 * len(rows) + 120), **LAYOUT)
+    return fig
+
+
+def bandwidth_figure(points: Sequence[BandwidthPoint]) -> go.Figure | None:
+    """busbw and algbw against message size (log x) of a collectives run, one line per op and
+    dtype (`perfkit.reports.metric_rows.bandwidth_points`); None when the run has none."""
+    if not points:
+        return None
+    fig = go.Figure()
+    for series in dict.fromkeys(b.series for b in points):
+        mine = [b for b in points if b.series == series]
+        for what, dash in (("busbw", "solid"), ("algbw", "dot")):
+            ys = [b.busbw_bytes_per_s if what == "busbw" else b.algbw_bytes_per_s for b in mine]
+            fig.add_trace(go.Scatter(
+                x=[b.size_bytes for b in mine], y=ys, mode="lines+markers", line={"dash": dash},
+                name=f"{plot_text(series, LABEL_CHARS)} {what}",
+                hovertemplate=f"%{{x:{D3_SI}}}B: %{{y:{D3_SI}}}B/s<extra>{what}</extra>"))
+    fig.update_layout(title="Collective bandwidth vs message size", **LAYOUT)
+    fig.update_xaxes(type="log", title="message size (bytes)")
+    fig.update_yaxes(title="bandwidth (B/s)")
     return fig

@@ -3,7 +3,7 @@
 One file that opens offline: plotly.js is inlined once in the head and every figure is an
 inline div. Every string from the run, its spec or a trace is escaped (`perfkit.reports.html.text`):
 a kernel named `<script>...` renders as text. Sections: summary, comparison with a baseline
-(when given), points, roofline, kernels, failures, environment and spec.
+(when given), points, workload metrics, roofline, kernels, failures, environment and spec.
 """
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ from perfkit.reports.html.data import (
 )
 from perfkit.reports.html.figures import (
     VERDICT_COLORS,
+    bandwidth_figure,
     comparison_figure,
     kernels_figure,
     samples_figure,
 )
 from perfkit.reports.html.text import esc, plot_text
+from perfkit.reports.metric_rows import bandwidth_points, metric_rows
 from perfkit.reports.point_cells import point_cells
 
 TOP_KERNELS = 25
@@ -183,6 +185,18 @@ def points_section(data: ReportData) -> Html:
     return section("points", f"Points ({len(run.points)})", body)
 
 
+def metrics_section(data: ReportData) -> Html:
+    """The workload metrics of every point (perfkit.core.metric_defs), with the bandwidth-vs-size
+    plot of a collectives run."""
+    rows = metric_rows(data.run, data.labels)
+    if not rows:
+        return section("metrics", "Workload metrics", [Html("<p>None: no point reports workload metrics.</p>")])
+    body: list[str] = [figure_div(bandwidth_figure(bandwidth_points(data.run)))]
+    body.append(table(["point", "metric", "value", "better", "definition"],
+                      [[r.point, r.metric, r.text, r.better, r.definition] for r in rows], numeric=(2,)))
+    return section("metrics", f"Workload metrics ({len(rows)})", body)
+
+
 def roofline_section(data: ReportData) -> Html:
     view = data.roofline
     if view is None:
@@ -289,9 +303,9 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
     if data.base is not None:
         sections.append(compare_section(data))
         nav.append(("compare", "Comparison"))
-    sections += [points_section(data), roofline_section(data), kernels_section(data), failures_section(data),
+    sections += [points_section(data), metrics_section(data), roofline_section(data), kernels_section(data), failures_section(data),
                  environment_section(data)]
-    nav += [("points", "Points"), ("roofline", "Roofline"), ("kernels", "Kernels"), ("failures", "Failures"),
+    nav += [("points", "Points"), ("metrics", "Metrics"), ("roofline", "Roofline"), ("kernels", "Kernels"), ("failures", "Failures"),
             ("environment", "Environment")]
     ok = sum(1 for p in run.points if p.status == STATUS_OK)
     title = f"perfkit run {run.run_id}"

@@ -13,6 +13,7 @@ from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
+from perfkit.reports.metric_rows import metric_rows
 from perfkit.reports.point_cells import point_cells
 
 TOP_KERNELS = 10
@@ -64,6 +65,7 @@ def render_markdown(data: ReportData) -> str:
     if data.base is not None:
         out += compare_lines(data)
     out += points_lines(data)
+    out += metric_lines(data)
     out += kernel_lines(data)
     out += failure_lines(data)
     return "\n".join(out).rstrip() + "\n"
@@ -112,6 +114,19 @@ def points_lines(data: ReportData) -> list[str]:
     if len(data.run.points) > MAX_ROWS:
         out += [f"... and {len(data.run.points) - MAX_ROWS} more points (see the HTML report).", ""]
     return [*out, "</details>", ""]
+
+
+def metric_lines(data: ReportData) -> list[str]:
+    """The workload metrics (TTFT, TPOT, ITL, tok/s, MBU, busbw, ...) of every point; [] if none."""
+    rows = metric_rows(data.run, data.labels)
+    if not rows:
+        return []
+    table = md_table(["point", "metric", "value", "better"],
+                     [[r.point, r.metric, r.text, r.better] for r in rows[:MAX_ROWS]], right=(2,))
+    out = ["### Workload metrics", "", table, ""]
+    if len(rows) > MAX_ROWS:
+        out += [f"... and {len(rows) - MAX_ROWS} more metrics (see the HTML report).", ""]
+    return out
 
 
 def kernel_lines(data: ReportData) -> list[str]:

@@ -74,13 +74,14 @@ def test_summary_table_shows_decode_headline() -> None:
 
     from rich.console import Console
 
-    from perfkit.reports.console import headline, summary_table
+    from perfkit.reports.console import summary_table
+    from perfkit.reports.metric_rows import headline
 
     run = _run()
     decode = replace(run.points[0], key="decode/d/batch=1", workload="d",
                      metrics={"ttft_s": 0.0123, "tpot_s": 0.002, "decode_tokens_per_s": 500.0, "mbu": 0.71})
-    assert headline(decode.metrics) == "TTFT 12.3 ms · TPOT 2 ms · 500 tok/s · MBU 71%"
-    assert headline(run.points[0].metrics) == ""
+    assert headline(decode) == "TTFT 12.3 ms · TPOT 2 ms · decode 500 tok/s · MBU 71%"
+    assert headline(run.points[0]) == ""
     console = Console(width=400, record=True)
     console.print(summary_table(run.with_points((run.points[0], decode))))
     text = console.export_text()

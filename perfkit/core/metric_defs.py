@@ -1,0 +1,186 @@
+"""The one description of every workload metric: name, unit, better direction, definition.
+
+The store records a point's workload metrics by it (unit, direction, which are gated), the gate
+compares them by it, and every view (terminal, HTML, Markdown, dashboard) labels and formats them
+by it. A metric not described here (a custom workload's own number) gets its unit and direction
+from its name (`infer_unit_direction`) and is shown under its key.
+
+`unit` is the stored unit (as earlier runs stored it, so old stores stay comparable); `shown_as`
+is how a view formats the value when that differs ("fraction": as a percentage). Metrics that
+describe the point rather than measure it (analytic bytes per step, world size, cache length)
+are not gated: `gated=False`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfkit.core.direction import HIGHER, LOWER
+
+FRACTION = "fraction"  # shown_as: a ratio shown as a percentage
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    key: str  # the name in a point's `metrics` (and after the `<point key>:` of a stored metric)
+    label: str  # how a view names it
+    unit: str  # stored unit: s, tok/s, B/s, flop/s, '' (a plain number)
+    direction: str  # LOWER or HIGHER is better
+    definition: str
+    gated: bool = True  # a measurement the gate compares (False: describes the point)
+    headline: bool = False  # in the terminal's one-line summary of the point
+    shown_as: str = ""  # FRACTION: formatted as a percentage
+    path: tuple[str, str] | None = None  # (key, field) of a nested value: ('itl_s', 'p50')
+
+
+def _m(key: str, label: str, unit: str, direction: str, definition: str, **kw: Any) -> MetricDef:
+    return MetricDef(key, label, unit, direction, definition, **kw)
+
+
+METRICS: tuple[MetricDef, ...] = (
+    # decode (workloads/decode/metrics.py; vLLM and Databricks definitions)
+    _m("ttft_s", "TTFT", "s", LOWER, "time to first token: first output token ready minus the start of "
+       "prefill; median over the timed generations", headline=True),
+    _m("tpot_s", "TPOT", "s", LOWER, "time per output token (vLLM): (E2E - TTFT) / (output_tokens - 1) per "
+       "generation; median over the timed generations", headline=True),
+    _m("itl_p50_s", "ITL p50", "s", LOWER, "inter-token latency, 50th percentile of every gap between "
+       "consecutive output tokens, pooled over the timed generations", headline=True, path=("itl_s", "p50")),
+    _m("itl_p90_s", "ITL p90", "s", LOWER, "inter-token latency, 90th percentile (nearest rank)",
+       headline=True, path=("itl_s", "p90")),
+    _m("itl_p99_s", "ITL p99", "s", LOWER, "inter-token latency, 99th percentile (nearest rank)",
+       headline=True, path=("itl_s", "p99")),
+    _m("e2e_s", "E2E", "s", LOWER, "end-to-end latency: last output token minus the start of prefill; median"),
+    _m("tokens_per_s", "throughput", "tok/s", HIGHER, "batch x output_tokens / E2E (whole generation, prefill "
+       "included)"),
+    _m("decode_tokens_per_s", "decode", "tok/s", HIGHER, "batch / TPOT (decode phase only)",
+       headline=True),
+    _m("mbu", "MBU", "", HIGHER, "model bandwidth utilization (Databricks): achieved bytes/s of a decode "
+       "step / peak memory bandwidth", headline=True, shown_as=FRACTION),
+    _m("mfu", "MFU", "", HIGHER, "model flop utilization: achieved flop/s of a decode step / peak flop/s of "
+       "the dtype", headline=True, shown_as=FRACTION),
+    _m("achieved_bytes_per_s", "decode bytes/s", "B/s", HIGHER, "(weight + KV bytes of a decode step) / TPOT"),
+    _m("achieved_flop_per_s", "decode flop/s", "flop/s", HIGHER, "analytic flop of a decode step / TPOT"),
+    _m("step_mbu", "timed MBU", "", HIGHER, "MBU of the timed callable: its analytic bytes / the timer's "
+       "median / peak bandwidth", shown_as=FRACTION),
+    _m("step_mfu", "timed MFU", "", HIGHER, "MFU of the timed callable: its analytic flop / the timer's "
+       "median / peak flop/s", shown_as=FRACTION),
+    _m("output_tokens", "output tokens", "", LOWER, "tokens generated per sequence", gated=False),
+    _m("weight_bytes_per_step", "weight bytes/step", "", LOWER, "analytic weight bytes one decode step reads",
+       gated=False),
+    _m("kv_bytes_per_step", "KV bytes/step", "", LOWER, "analytic KV cache bytes one decode step reads and "
+       "writes", gated=False),
+    _m("flop_per_step", "flop/step", "", LOWER, "analytic flop of one decode step", gated=False),
+    _m("cache_len", "cache length", "", LOWER, "KV cache slots allocated", gated=False),
+    _m("mean_context", "mean context", "", LOWER, "mean context length of the decode steps", gated=False),
+    _m("tp", "TP ranks", "", LOWER, "ranks the model is split over", gated=False),
+    # collectives (workloads/collectives/cost.py; nccl-tests definitions)
+    _m("algbw_bytes_per_s", "algbw", "B/s", HIGHER, "algorithm bandwidth: message bytes S / time",
+       headline=True),
+    _m("busbw_bytes_per_s", "busbw", "B/s", HIGHER, "bus bandwidth: algbw x the op's bus factor "
+       "(nccl-tests), comparable to a link's bandwidth whatever the rank count", headline=True),
+    _m("bus_factor", "bus factor", "", LOWER, "busbw / algbw of the op on this many ranks", gated=False),
+    _m("world_size", "ranks", "", LOWER, "ranks taking part", gated=False),
+    # MoE (workloads/moe/)
+    _m("load_imbalance", "load imbalance", "", LOWER, "max tokens per expert / mean (1.0 = perfectly "
+       "balanced)", headline=True),
+    _m("rank_load_imbalance", "rank load imbalance", "", LOWER, "max tokens per rank / mean: the busiest "
+       "rank's expert work over the mean", headline=True),
+    _m("experts_touched", "experts touched", "", LOWER, "experts with at least one token", gated=False),
+    _m("tokens_per_expert", "tokens per expert", "", LOWER, "routed (token, slot) pairs per expert",
+       gated=False),
+    _m("tokens_per_rank", "tokens per rank", "", LOWER, "slots each rank's experts process", gated=False),
+    _m("all_to_all_bytes", "all_to_all bytes", "", LOWER, "activation bytes crossing ranks in one forward",
+       gated=False),
+    _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
+       "forward", gated=False),
+)
+BY_KEY: dict[str, MetricDef] = {d.key: d for d in METRICS}
+# Suffix -> (unit, direction), longest first: metrics not described above are named with units.
+_SUFFIXES: tuple[tuple[str, str, str], ...] = (
+    ("tok_per_s", "tok/s", HIGHER),
+    ("tokens_per_s", "tok/s", HIGHER),
+    ("flop_per_s", "flop/s", HIGHER),
+    ("bytes_per_s", "B/s", HIGHER),
+    ("per_s", "1/s", HIGHER),
+    ("_pct", "%", HIGHER),
+    ("_ms", "ms", LOWER),
+    ("_us", "us", LOWER),
+    ("_ns", "ns", LOWER),
+    ("_s", "s", LOWER),
+    ("_bytes", "B", LOWER),
+)
+_HIGHER_WORDS = ("throughput", "bandwidth", "mfu", "mbu", "speedup", "efficiency")
+
+
+def infer_unit_direction(name: str) -> tuple[str, str]:
+    """Unit and better direction of a metric not described here, from its name (else: lower)."""
+    low = name.lower()
+    for suffix, unit, direction in _SUFFIXES:
+        if low.endswith(suffix):
+            return unit, direction
+    if any(w in low for w in _HIGHER_WORDS):
+        return "", HIGHER
+    return "", LOWER
+
+
+def metric_def(key: str) -> MetricDef:
+    """The description of `key`: the registry's, else one inferred from the name (gated)."""
+    known = BY_KEY.get(key)
+    if known is not None:
+        return known
+    unit, direction = infer_unit_direction(key)
+    return MetricDef(key, key, unit, direction, "")
+
+
+def numbers(value: Any) -> tuple[float, ...] | None:
+    """A number or a non-empty list of numbers as finite floats; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return (float(value),) if math.isfinite(float(value)) else None
+    if (isinstance(value, Sequence) and not isinstance(value, str) and value
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        out = tuple(float(v) for v in value)
+        return out if all(math.isfinite(v) for v in out) else None
+    return None
+
+
+def _generation_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
+    """Per-generation TTFT / TPOT / E2E of a one-rank decode point (their medians are the stored
+    values), so the gate tests them like times; {} when the point has no such generations."""
+    gens = metrics.get("generations")
+    if not isinstance(gens, list) or not gens or not all(numbers(g) for g in gens):
+        return {}
+    times = [numbers(g) or () for g in gens]
+    out = {"ttft_s": tuple(g[0] for g in times), "e2e_s": tuple(g[-1] for g in times)}
+    if all(len(g) > 1 for g in times):
+        out["tpot_s"] = tuple((g[-1] - g[0]) / (len(g) - 1) for g in times)
+    # only where they give the stored value back (the same median)
+    return {k: v for k, v in out.items() if _same(metrics.get(k), statistics.median(v))}
+
+
+def _same(stored: Any, value: float) -> bool:
+    return isinstance(stored, (int, float)) and math.isclose(float(stored), value, rel_tol=1e-9)
+
+
+def metric_values(metrics: Mapping[str, Any]) -> list[tuple[MetricDef, tuple[float, ...]]]:
+    """The numbers of a point's `metrics` dict with their descriptions: described metrics first
+    (registry order, nested ones such as the ITL percentiles included), then the others by name.
+    A value is a tuple of samples (one for a single number)."""
+    samples = _generation_samples(metrics)
+    out: list[tuple[MetricDef, tuple[float, ...]]] = []
+    for d in METRICS:
+        raw = metrics.get(d.path[0], {}) if d.path else metrics
+        value = raw.get(d.path[1] if d.path else d.key) if isinstance(raw, Mapping) else None
+        nums = samples.get(d.key) or numbers(value)
+        if nums is not None:
+            out.append((d, nums))
+    for key in sorted(k for k in metrics if k not in BY_KEY):
+        nums = numbers(metrics[key])
+        if nums is not None:
+            out.append((metric_def(key), nums))
+    return out
