@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.core.terminal import shorten, terminal_width
 from perfkit.regression.changepoint.kind import change_kind
-from perfkit.reports.gate_text import shorten
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
@@ -54,13 +54,11 @@ def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
                       indent=1) + "\n"
 
 
-WIDTH = 80
-
-
 def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
-    """Fits an 80-column terminal: long metric and GPU names are shortened in the middle (the
-    JSON has them whole)."""
-    lines = [line for s in series for line in textwrap.wrap(f"{s.metric} on {s.gpu}: {s.commits} commits", WIDTH,
+    """Fits the terminal (80 columns when not a tty): long metric and GPU names are shortened in
+    the middle (the JSON has them whole)."""
+    width = terminal_width()
+    lines = [line for s in series for line in textwrap.wrap(f"{s.metric} on {s.gpu}: {s.commits} commits", width,
                                                               subsequent_indent="    ", break_on_hyphens=False)]
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
@@ -71,7 +69,7 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     rest = sum(widths[2:]) + 2 * (len(widths) - 1)
     widths[1] = min(widths[1], 16)
-    widths[0] = max(min(widths[0], WIDTH - rest - widths[1]), 12)
+    widths[0] = max(min(widths[0], width - rest - widths[1]), 12)
     lines += ["  ".join(shorten(c, w).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     return "\n".join([*lines, LEGEND]) + "\n"
 
