@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _wrap(text: str | None, width: int | None) -> str | None:
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) if text and width else text
