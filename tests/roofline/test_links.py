@@ -130,8 +130,14 @@ def test_roofline_command_prints_collectives_vs_link(
     tmp_path: Path, perfkit_home: Path, h100_calibration: Calibration, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = _write(tmp_path, _run(_ring()))
-    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", str(save(h100_calibration))]) == 0
+    cal = str(save(h100_calibration))
+    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", cal]) == 0
+    fitted = capsys.readouterr().out  # 80 columns: stdout is not a tty
+    assert max(len(line) for line in fitted.splitlines()) <= 80
+    assert "busbw" in fitted and sum(ln.endswith(("latency", "bandwidth")) for ln in fitted.splitlines()) == 4
+    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", cal, "--wide"]) == 0
     out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) > 80  # every column, whole keys
     assert "collectives vs link (4; busbw against the per-direction link; datasheet link roof: NVLink 4 450 GB/s" in out
     rows = {ln.split()[0]: ln for ln in out.splitlines()
             if ln.startswith("collectives/") and ln.split()[-1] in ("latency", "bandwidth")}
