@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from perfkit.core.text_table import Column, table_text
 from perfkit.core.units import fmt_num, fmt_percent, fmt_rate, fmt_time
-
-NAME_WIDTH = 70
 
 
 def _time(ns: float) -> str:
@@ -39,49 +39,56 @@ def _cell(col: str, value: Any) -> str:
         return fmt_percent(float(value))
     if isinstance(value, (float, np.floating)):
         return fmt_num(float(value))
-    text = str(value)
-    return text if len(text) <= NAME_WIDTH else text[: NAME_WIDTH - 3] + "..."
+    return str(value)
 
 
 def _header(col: str) -> str:
     return col[:-3] if col.endswith("_ns") else col
 
 
-def _transposed(df: pd.DataFrame) -> str:
-    """A few wide rows as `field  value...` lines (one aligned value column per row)."""
+def _transposed(df: pd.DataFrame, width: int | None) -> str:
+    """A few wide rows as `field  value...` lines (one aligned value column per row); a line
+    longer than `width` wraps under the values."""
     heads = [_header(c) for c in df.columns]
-    width = max(len(h) for h in heads)
+    field = max(len(h) for h in heads)
     cells = [[_cell(c, v) if c != "evidence" else str(v) for v in df[c]] for c in df.columns]
     widths = [max(len(col[i]) for col, c in zip(cells, df.columns, strict=True) if c != "evidence") for i in range(len(df))]
     lines = []
     for col, head, values in zip(df.columns, heads, cells, strict=True):
         shown = values if col == "evidence" else [v.rjust(w) for v, w in zip(values, widths, strict=True)]
-        lines.append(f"{head.ljust(width)}  {'  '.join(shown)}".rstrip())
+        line = f"{head.ljust(field)}  {'  '.join(shown)}".rstrip()
+        if width is None or len(line) <= width:
+            lines.append(line)
+        else:
+            lines += textwrap.wrap(line, width, subsequent_indent=" " * (field + 2), break_on_hyphens=False)
     return "\n".join(lines)
 
 
-def format_table(df: pd.DataFrame, top: int | None = None) -> str:
-    """A plain-text table; durations in ns / us / ms / s, rates with SI prefixes.
+# Left out first (in this order) when a table is wider than the terminal; then from the right.
+DROP_FIRST = ("graph_count", "kind", "min_ns", "max_ns", "p95_ns", "p50_ns")
+
+
+def format_table(df: pd.DataFrame, top: int | None = None, width: int | None = None) -> str:
+    """A plain-text table; durations in ns / us / ms / s, rates with SI prefixes; within `width`
+    columns (perfkit.core.text_table; None: every column, whole names).
 
     A table of at most 4 rows and more than 10 columns prints transposed (field, values).
     """
     if df.empty:
         return "(no rows)"
     if len(df) <= 4 and len(df.columns) > 10:
-        return _transposed(df)
+        return _transposed(df, width)
     shown = df.head(top) if top else df
-    cells = [[_cell(c, v) for c, v in zip(shown.columns, row, strict=True)] for row in shown.itertuples(index=False)]
-    heads = [_header(c) for c in shown.columns]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(heads)]
-    text_cols = {i for i, c in enumerate(shown.columns) if shown[c].dtype == object and not c.endswith("_ns")}
-
-    def line(values: list[str]) -> str:
-        return "  ".join(v.ljust(w) if i in text_cols else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths, strict=True)))
-
-    out = [line(heads), line(["-" * w for w in widths]), *(line(r) for r in cells)]
+    columns = [
+        Column(_header(c), [_cell(c, v) for v in shown[c]],
+               right=pd.api.types.is_numeric_dtype(shown[c]) or c.endswith("_ns"),
+               drop_rank=DROP_FIRST.index(c) + 1 if c in DROP_FIRST else 0)
+        for c in shown.columns
+    ]
+    text = table_text(columns, width)
     if top and len(df) > top:
-        out.append(f"... {len(df) - top} more rows (--top 0 shows all)")
-    return "\n".join(line_.rstrip() for line_ in out)
+        text += f"\n... {len(df) - top} more rows (--top 0 shows all)"
+    return text
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:

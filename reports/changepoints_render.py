@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from perfkit.core.terminal import shorten, terminal_width
 from perfkit.core.units import fmt_value
 from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import MIN_HISTORY
-from perfkit.reports.gate_text import shorten
 from perfkit.reports.terminal_text import terminal_safe
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
@@ -85,9 +85,6 @@ def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
                       indent=1, allow_nan=False) + "\n"
 
 
-WIDTH = 80
-
-
 VALUE_COLUMNS = ("commit", "time (UTC)", "value", "noise band", "runs")
 BAND_LEGEND = "noise band: the level of the commit's segment (between change points) x/ exp(2 run-to-run sigma)"
 
@@ -116,20 +113,22 @@ def _values_table(s: SeriesInfo) -> list[str]:
             for row in table]
 
 
-def _series_lines(s: SeriesInfo) -> list[str]:
-    return textwrap.wrap(terminal_safe(f"{s.metric} on {s.gpu}: {s.commits} commits"), WIDTH,
+def _series_lines(s: SeriesInfo, width: int) -> list[str]:
+    return textwrap.wrap(terminal_safe(f"{s.metric} on {s.gpu}: {s.commits} commits"), width,
                          subsequent_indent="    ", break_on_hyphens=False)
 
 
 def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
-    """Fits an 80-column terminal: long metric and GPU names are shortened in the middle (the
-    JSON has them whole). With `values`, each series' commits and values follow its name."""
+    """Fits the terminal (80 columns when not a tty): long metric and GPU names are shortened in
+    the middle (the JSON has them whole). With `values`, each series' commits and values follow
+    its name."""
+    width = terminal_width()
     lines = []
     for s in series:
-        lines += _series_lines(s)
+        lines += _series_lines(s, width)
         lines += _values_table(s) if values else []
     if values:
-        lines += textwrap.wrap(BAND_LEGEND, WIDTH, subsequent_indent="    ")
+        lines += textwrap.wrap(BAND_LEGEND, width, subsequent_indent="    ")
     if not rows:
         return "\n".join([*lines, "no change points"]) + "\n"
     table = [COLUMNS]
@@ -140,7 +139,7 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     rest = sum(widths[2:]) + 2 * (len(widths) - 1)
     widths[1] = min(widths[1], 16)
-    widths[0] = max(min(widths[0], WIDTH - rest - widths[1]), 12)
+    widths[0] = max(min(widths[0], width - rest - widths[1]), 12)
     lines += ["  ".join(shorten(c, w).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     return "\n".join([*lines, LEGEND]) + "\n"
 

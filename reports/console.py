@@ -5,38 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rich import box
 from rich.console import Group
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from perfkit.core.record import Run
+from perfkit.core.terminal import terminal_width
 from perfkit.core.units import fmt_num
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
-
-
-def varying_params(run: Run) -> dict[str, list[str]]:
-    """Per workload, the parameter names whose value differs between its points."""
-    values: dict[str, dict[str, set[str]]] = {}
-    for p in run.points:
-        per = values.setdefault(p.workload, {})
-        for k, v in p.params.items():
-            per.setdefault(k, set()).add(repr(v))
-    return {w: [k for k, vs in per.items() if len(vs) > 1] for w, per in values.items()}
-
-
-SUMMARY_WIDTH = 80  # the summary fits a terminal this wide
-LABEL_WIDTH = 26
-
-
-SELF_EXPLAINING = ("dtype",)  # params shown by their value alone: fp32, bf16, ...
-
-
-def point_label(p: Any, names: list[str]) -> str:
-    """A short name for a point within its workload: the params that vary (dtype by its value)."""
-    parts = [str(p.params[k]) if k in SELF_EXPLAINING else f"{k}={p.params[k]}" for k in names]
-    return " ".join(parts) or p.workload
+from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
+from perfkit.reports.text_layout import Row, hanging, table_lines
 
 
 def rate_scale(values: list[float]) -> tuple[str, float]:
@@ -68,57 +46,86 @@ class _Footnotes:
         number = self.texts.setdefault(text, len(self.texts) + 1)
         return f"[{number}]"
 
-    def caption(self) -> str | None:
-        return "\n".join(f"[{n}] {escape(t)}" for t, n in self.texts.items()) or None
+    def items(self) -> list[tuple[int, str]]:
+        return [(n, t) for t, n in self.texts.items()]
 
 
-def _status(p: Any, notes: _Footnotes) -> str:
+def _status(p: Any, notes: _Footnotes) -> Text:
     if p.status == "ok" and p.metrics.get("timing_skipped"):
-        return f"[green]ok[/green] {notes.mark('numerics only: ' + str(p.metrics['timing_skipped']))}"
+        return Text("ok", style="green") + Text(" " + notes.mark("numerics only: " + str(p.metrics["timing_skipped"])))
     if p.status == "ok":
-        return "[green]ok[/green]"
+        return Text("ok", style="green")
     if p.status == "skipped":
-        return f"[yellow]skip[/yellow] {notes.mark(p.error or 'skipped')}"
-    return f"[red]FAIL[/red] {notes.mark(p.error or 'failed')}"
+        return Text("skip", style="yellow") + Text(" " + notes.mark(p.error or "skipped"))
+    return Text("FAIL", style="red") + Text(" " + notes.mark(p.error or "failed"))
 
 
-def summary_table(run: Run) -> Group:
-    """One row per point in 80 columns: a short point label under a row naming its workload, units
-    in the headers, and each distinct skip / failure / numerics-only reason once, as a footnote."""
-    flops = [p.achieved.get("flop_per_s") for p in run.points]
-    bytes_ = [p.achieved.get("bytes_per_s") for p in run.points]
-    f_prefix, f_scale = rate_scale(_positive(flops))
-    b_prefix, b_scale = rate_scale(_positive(bytes_))
-    with_flop = bool(_positive(flops))  # no flop/s column where no point counts flop (collectives)
-    workloads = list(dict.fromkeys(p.workload for p in run.points))
+def _title(run: Run, workloads: dict[str, WorkloadParams]) -> str:
+    title = f"run {run.run_id} on {run.device} ({run.status})"
+    if len(workloads) != 1:
+        return title
+    name, params = next(iter(workloads.items()))
+    return f"{title}: {name} {params_text(params.constant)}".rstrip()
+
+
+def _rows(run: Run, workloads: dict[str, WorkloadParams], notes: _Footnotes,
+          scales: tuple[float, float], with_flop: bool) -> tuple[list[Row], list[tuple[str, str]]]:
+    """The table rows (a header row per workload when there are several) and the metrics rows;
+    no flop/s cell where no point of the run counts flop (collectives)."""
+    rows: list[Row] = []
+    metrics: list[tuple[str, str]] = []
     grouped = len(workloads) > 1
-    title = f"run {run.run_id} on {run.device} ({run.status})" + ("" if grouped or not workloads else f": {workloads[0]}")
-    table = Table(title=escape(title), box=box.SIMPLE_HEAD, collapse_padding=True, caption_justify="left",
-                  pad_edge=False)
-    table.add_column("point", justify="left", max_width=LABEL_WIDTH, overflow="fold")
-    table.add_column("status", justify="left", no_wrap=True)
-    for col in ("median", "95% CI", "n", *([f"{f_prefix}flop/s"] if with_flop else []), f"{b_prefix}B/s", "rel err"):
-        table.add_column(col, justify="right", no_wrap=True)
-    metrics = Table(title="workload metrics", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False)
-    metrics.add_column("point", max_width=LABEL_WIDTH, overflow="fold")
-    metrics.add_column("metrics", overflow="fold")
-    shown = varying_params(run)
-    notes = _Footnotes()
+    blank = (Text(),) * (7 if with_flop else 6)
     current = None
-    for p, flop, nbytes in zip(run.points, flops, bytes_, strict=True):
-        if grouped and p.workload != current:
-            current = p.workload
-            table.add_row(f"[bold]{escape(current)}[/bold]", *[""] * (len(table.columns) - 1))
-        label = point_label(p, shown.get(p.workload) or list(p.params))
+    for p in run.points:
+        params = workloads[p.workload]
+        single = grouped and params.varying == [] and sum(q.workload == p.workload for q in run.points) == 1
+        if grouped and p.workload != current and not single:
+            rows.append(Row(f"{p.workload} {params_text(params.constant)}".rstrip(), blank, name_style="bold"))
+        current = p.workload
+        label = f"{p.workload} {params_text(params.constant)}".rstrip() if single else point_label(p, params.varying)
         c = point_cells(p)
-        flop_cell = [_rate_cell(flop, f_scale)] if with_flop else []
-        table.add_row("  " * grouped + escape(label), _status(p, notes), c.median, c.ci, c.n,
-                      *flop_cell, _rate_cell(nbytes, b_scale), c.rel_err)
+        flop = (Text(_rate_cell(p.achieved.get("flop_per_s"), scales[0])),) if with_flop else ()
+        cells = (_status(p, notes), Text(c.median), Text(c.ci), Text(c.n), *flop,
+                 Text(_rate_cell(p.achieved.get("bytes_per_s"), scales[1])), Text(c.rel_err))
+        rows.append(Row(label, cells, indent=2 if grouped and not single else 0,
+                        name_style="bold" if single else ""))
         line = headline(p)
         if line:
-            metrics.add_row(escape(f"{p.workload} {label}" if grouped else label), escape(line))
-    table.caption = notes.caption()
-    return Group(table, metrics) if metrics.row_count else Group(table)
+            metrics.append((f"{p.workload} {label}" if grouped and not single else label, line))
+    return rows, metrics
+
+
+NBSP = "\u00a0"
+
+
+def _unbreakable(line: str) -> str:
+    """A headline line whose 'name value' parts wrap only between parts ('ITL p99 1 ms' stays whole)."""
+    return " · ".join(part.replace(" ", NBSP) for part in line.split(" · "))
+
+
+def summary_table(run: Run, width: int | None = None) -> Group:
+    """One row per point in the terminal's width (perfkit.core.terminal): the parameters constant
+    across a workload once in its header line, a short point label naming what varies (wrapped
+    with a hanging indent), units in the headers, and each distinct skip / failure /
+    numerics-only reason once, as a footnote. User strings are plain Text, never markup."""
+    width = width or terminal_width()
+    rates = [_positive([p.achieved.get(k) for p in run.points]) for k in ("flop_per_s", "bytes_per_s")]
+    (f_prefix, f_scale), (b_prefix, b_scale) = rate_scale(rates[0]), rate_scale(rates[1])
+    workloads = workload_params(run.points)
+    notes = _Footnotes()
+    with_flop = bool(rates[0])
+    rows, metrics = _rows(run, workloads, notes, (f_scale, b_scale), with_flop)
+    header = ("point", "status", "median", "95% CI", "n", *([f"{f_prefix}flop/s"] if with_flop else []),
+              f"{b_prefix}B/s", "rel err")
+    lines = [Text(t, style="italic") for t in hanging(_title(run, workloads), width)]
+    lines += table_lines(header, (False, False, *(True,) * (len(header) - 2)), rows, width)
+    lines += [Text(t) for n, text in notes.items() for t in hanging(f"[{n}] {text}", width)]
+    if metrics:
+        lines += [Text(), Text("workload metrics", style="italic")]
+        lines += [Text(t.replace(NBSP, " ")) for label, text in metrics
+                  for t in hanging(f"{label}: {_unbreakable(text)}", width)]
+    return Group(*lines)
 
 
 def noise_summary(run: Run) -> str | None:

@@ -1,7 +1,7 @@
 """Terminal table and JSON of a gate / compare result.
 
-The table has one row per measurement (a point's time, flop/s and bytes/s are one), fits an
-80-column terminal (long point labels are shortened in the middle; the full key is in the
+The table has one row per measurement (a point's time, flop/s and bytes/s are one), fits the
+terminal (perfkit.core.terminal: 80 columns when not a tty) (long point labels are shortened in the middle; the full key is in the
 JSON), and puts the reason under every row that is not `unchanged`; a note shared by many rows
 (how the spread was obtained) is a numbered footnote.
 """
@@ -12,6 +12,7 @@ import json
 import textwrap
 from typing import Any
 
+from perfkit.core.terminal import shorten, terminal_width
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
@@ -25,7 +26,6 @@ from perfkit.reports.gate_format import (
     status_text,
 )
 
-WIDTH = 80
 HEAD = ("verdict", "point", "baseline", "candidate", "change", "interval")
 
 
@@ -64,14 +64,6 @@ def render_json(result: GateResult) -> str:
     return json.dumps(to_json_obj(result), indent=1, allow_nan=False)
 
 
-def shorten(text: str, width: int) -> str:
-    """text, or its start and end around an ellipsis when longer than width."""
-    if len(text) <= width:
-        return text
-    keep = width - 1
-    return text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2 :]
-
-
 def _cells(c: Comparison) -> tuple[str, ...]:
     return (c.verdict.value, row_name(c), fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
             fmt_change(c), fmt_interval(c))
@@ -96,23 +88,24 @@ def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
     return lines
 
 
-def _header(result: GateResult) -> list[str]:
+def _header(result: GateResult, width: int) -> list[str]:
     b, c = result.base, result.cand
     out = []
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
-        out.append(shorten(f"{word} {side.label}: run {side.run_id}{commit}", WIDTH))
+        out.append(shorten(f"{word} {side.label}: run {side.run_id}{commit}", width))
     out += textwrap.wrap(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the tests "
-                         f"({result.policy.correction})", WIDTH, subsequent_indent="    ")
+                         f"({result.policy.correction})", width, subsequent_indent="    ")
     return out
 
 
 def render_table(result: GateResult) -> str:
     ordered = sorted(result.rows, key=sort_key)
-    lines = _header(result)
+    width = terminal_width()
+    lines = _header(result, width)
     if result.run_reasons:
-        lines += textwrap.wrap("not comparable: " + "; ".join(result.run_reasons), WIDTH)
-    table = _table([HEAD, *(_cells(c) for c in ordered)], WIDTH)
+        lines += textwrap.wrap("not comparable: " + "; ".join(result.run_reasons), width)
+    table = _table([HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
     for c, line in zip(ordered, table[1:], strict=True):
@@ -123,14 +116,14 @@ def render_table(result: GateResult) -> str:
         if c.note:
             mark = notes.setdefault(c.note, len(notes) + 1)
             why = f"{why} [{mark}]" if why else f"[{mark}]"
-        lines += textwrap.wrap(why, WIDTH, initial_indent="    ", subsequent_indent="    ")
+        lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
     lines.append(counts_text(result))
     if result.policy.fail_on != ("regressed",) or result.failed:
         lines.append("gate " + status_text(result))
     for note, mark in notes.items():
-        lines += textwrap.wrap(f"[{mark}] {note}", WIDTH, subsequent_indent="    ")
+        lines += textwrap.wrap(f"[{mark}] {note}", width, subsequent_indent="    ")
     for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
         if names:
             lines += textwrap.wrap(f"only in {word} ({len(names)}): {', '.join(names[:5])}"
-                                   + (" ..." if len(names) > 5 else ""), WIDTH)
+                                   + (" ..." if len(names) > 5 else ""), width)
     return "\n".join(lines) + "\n"

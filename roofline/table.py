@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
+from perfkit.core.text_table import Column, table_text
 from perfkit.core.units import fmt_num, fmt_time
 from perfkit.roofline.calibration import KIND_MEMORY, Calibration
 from perfkit.roofline.devices import DeviceSpec
@@ -38,15 +40,17 @@ def _missing(value: Any) -> bool:
         return False
 
 
-def render(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(header)]
-    lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(line.rstrip() for line in lines)
+def render(rows: Sequence[Sequence[str]], header: Sequence[str], width: int | None = None,
+           text: Sequence[str] = (), drop: Sequence[str] = ()) -> str:
+    """Rows under `header` within `width` columns (None: all, whole): the `text` columns are
+    shortened in the middle first, then the `drop` columns left out in that order, then others
+    from the right (perfkit.core.text_table)."""
+    columns = [Column(str(h), [str(r[i]) for r in rows], right=h not in text,
+                      drop_rank=drop.index(h) + 1 if h in drop else 0) for i, h in enumerate(header)]
+    return table_text(columns, width)
 
 
-def placement_text(placed: pd.DataFrame, labels: Sequence[str], name_col: str = "key") -> str:
+def placement_text(placed: pd.DataFrame, labels: Sequence[str], name_col: str = "key", width: int | None = None) -> str:
     """One line per point: AI, achieved, and per roof: attainable, % of roof, bound (+ MBU/MFU)."""
     ai_col = "intensity_dram" if "intensity_dram" in placed.columns else next(
         (c for c in placed.columns if c.startswith("intensity_")), None
@@ -62,7 +66,9 @@ def placement_text(placed: pd.DataFrame, labels: Sequence[str], name_col: str = 
     for label in labels:
         columns += _roof_columns(label, with_decode=_has_values(placed, f"mbu_{label}"))
     rows = [[fmt(r) for _, fmt in columns] for _, r in placed.iterrows()]
-    return render(rows, [c for c, _ in columns])
+    text = (name_col, "dtype", *(f"bound {label}" for label in labels))
+    drop = (*(f"roof {label}" for label in labels), *(f"MFU {label}" for label in labels), "bytes/s", "dtype", "time")
+    return render(rows, [c for c, _ in columns], width, text, drop)
 
 
 def _roof_columns(label: str, with_decode: bool) -> list[tuple[str, Callable[[pd.Series], str]]]:
@@ -107,7 +113,7 @@ def _num(value: Any) -> float:
     return math.nan if _missing(value) else float(value)
 
 
-def calibration_text(cal: Calibration, spec: DeviceSpec | None) -> str:
+def calibration_text(cal: Calibration, spec: DeviceSpec | None, width: int | None = None) -> str:
     """Measured ceilings beside the datasheet's, with the ratio and the method."""
     rows = []
     for c in cal.ceilings:
@@ -121,15 +127,22 @@ def calibration_text(cal: Calibration, spec: DeviceSpec | None) -> str:
         rows.append([c.name, shown, sheet_s, _fmt_ratio(ratio), c.method])
     for what, why in cal.skipped.items():
         rows.append([what, "skipped", "-", "-", why])
-    return render(rows, ["ceiling", "measured", "datasheet", "ratio", "method"])
+    return render(rows, ["ceiling", "measured", "datasheet", "ratio", "method"], width, ("ceiling", "method"))
 
 
-def flags_text(flags: Sequence[str], prefix: str = "warning") -> str:
-    return "\n".join(f"{prefix}: {f}" for f in flags)
+def flags_text(flags: Sequence[str], prefix: str = "warning", width: int | None = None) -> str:
+    """One `prefix: flag` line each; within `width` columns, continuation lines indented."""
+    return "\n".join(wrapped(f"{prefix}: {f}", width) for f in flags)
 
 
+def wrapped(line: str, width: int | None) -> str:
+    """`line` wrapped to `width` columns (None: as it is), continuation lines indented."""
+    if width is None:
+        return line
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False))
 
-def collectives_text(table: pd.DataFrame) -> str:
+
+def collectives_text(table: pd.DataFrame, width: int | None = None) -> str:
     """One line per collective: size, time, algbw, busbw, the link roof, % of link, regime."""
     rows = [
         [
@@ -144,4 +157,5 @@ def collectives_text(table: pd.DataFrame) -> str:
         ]
         for _, r in table.iterrows()
     ]
-    return render(rows, ["key", "size", "time", "algbw", "busbw", "link", "% link", "regime"])
+    return render(rows, ["key", "size", "time", "algbw", "busbw", "link", "% link", "regime"], width, ("key", "regime"),
+                  ("link", "algbw", "time"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--top", type=non_negative_int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
     parser.add_argument("--range", dest="range_pattern", metavar="REGEX", type=regex, help="only ranges whose name matches")
+    parser.add_argument("--wide", action="store_true",
+                        help="table format: every column and whole names (default: fit the terminal's width)")
     parser.add_argument("--out", type=output_dir, metavar="DIR", help="also write one file per table into DIR")
     return parser
 
@@ -89,6 +92,7 @@ def _analyze(args: argparse.Namespace) -> Result:
 def run(args: argparse.Namespace) -> int:
     from perfkit.analyzers.render import format_table, to_csv, to_json_obj
     from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.core.terminal import terminal_width
 
     result = _analyze(args)
     tables = result.tables
@@ -103,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         text = to_csv(tables)
     else:
-        top = args.top or None
-        text = "\n\n".join(f"## {name}\n{result.empty.get(name) or format_table(df, top)}" for name, df in tables.items()) + "\n"
+        top, width = args.top or None, None if args.wide else terminal_width()
+        text = "\n\n".join(f"## {name}\n{_wrap(result.empty.get(name), width) or format_table(df, top, width)}"
+                           for name, df in tables.items()) + "\n"
     sys.stdout.write(text)
     if args.out is not None:
         for name, df in tables.items():
@@ -114,3 +119,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 write_bytes_atomic(args.out / f"{name}.csv", df.to_csv(index=False).encode())
     return 0
+
+
+def _wrap(text: str | None, width: int | None) -> str | None:
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) if text and width else text

@@ -35,12 +35,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="measure and print, but do not store")
     p.add_argument("--json", action="store_true", help="print the calibration as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--wide", action="store_true", help="every column and whole names (default: fit the terminal's width)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from perfkit.core.terminal import terminal_width
     from perfkit.core.timing import DEFAULT_CPU_THREADS
     from perfkit.roofline import calibration as store
     from perfkit.roofline.calibrate.detect import detect, resolve_device
@@ -72,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     threads = f", {cal.device.threads} thread(s)" if cal.device.kind == "cpu" else ""
     print(f"{cal.device.name}{threads}: calibrated {cal.created} in {cal.duration_s:.1f} s")
-    print(calibration_text(cal, spec))
+    width = None if args.wide else terminal_width()
+    print(calibration_text(cal, spec, width))
     if spec is None:
-        print(f"note: {cal.device.name} is not in roofline/devices.yaml: measured ceilings only")
+        print(flags_text([f"{cal.device.name} is not in roofline/devices.yaml: measured ceilings only"], "note", width))
     flags = [*cal.stale_flags, *datasheet_flags(cal, spec)]
     if flags:
-        print(flags_text(flags))
+        print(flags_text(flags, width=width))
     if cal.path:
         print(f"stored: {cal.path}")
     return 0

@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        console = Console(width=min(Console().width, 100))
+        from perfkit.core.terminal import terminal_width
+
+        console = Console(width=min(terminal_width(), 100))
         render_table(checks, console)
     return exit_code(checks)

@@ -126,10 +126,11 @@ def _hooks() -> ProfileHooks:
     def sweep_done(run: Run) -> None:
         from rich.console import Console
 
-        from perfkit.reports.console import SUMMARY_WIDTH, summary_table
+        from perfkit.core.terminal import terminal_width
+        from perfkit.reports.console import summary_table
 
-        width = None if sys.stdout.isatty() else SUMMARY_WIDTH  # a terminal: its own width, the table fits 80
-        Console(soft_wrap=False, width=width).print(summary_table(run))
+        width = terminal_width()  # $COLUMNS, the terminal's, else 80
+        Console(soft_wrap=False, width=width).print(summary_table(run, width))
 
     return ProfileHooks(started=started, progress=lambda n: point_progress(n, enabled=sys.stderr.isatty()),
                         sweep_done=sweep_done, show=True)

@@ -35,6 +35,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="figure path (default: RUN/roofline.html)")
     p.add_argument("--no-figure", action="store_true", help="print the table only")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="table output format")
+    p.add_argument("--wide", action="store_true",
+                   help="table format: every column and whole names (default: fit the terminal's width)")
     return p
 
 
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
+    from perfkit.core.terminal import terminal_width
     from perfkit.roofline.calibration import Calibration, load_file, load_for, staleness
     from perfkit.roofline.calibration_checks import datasheet_flags
     from perfkit.roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
@@ -94,9 +97,10 @@ def run(args: argparse.Namespace) -> int:
         kernels = place_kernels(kernel_table(load_csv(ncu_csv), origin=str(ncu_csv)), roofs)
         clock = load_meta(ncu_csv).get("clock_control", "unknown")
         notes.append(f"ncu kernels: clock control {clock} (base clocks run slower than the boost-clock roof)")
-    _print(args.format, placed, kernels, labels, info.name, roofs, links)
+    width = None if args.wide else terminal_width()
+    _print(args.format, placed, kernels, labels, info.name, roofs, links, width)
     if notes and args.format == "table":
-        print(flags_text(notes, prefix="note"))
+        print(flags_text(notes, prefix="note", width=width))
     elif notes:
         print(flags_text(notes, prefix="note"), file=sys.stderr)
     if not args.no_figure:
@@ -146,8 +150,9 @@ def _ncu_artifact(artifacts: Artifacts, run_dir: Path) -> str | None:
     return str(Path(value) if Path(value).is_absolute() else RunDir(run_dir).file(value))
 
 
-def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, links: Any) -> None:
-    from perfkit.roofline.table import collectives_text, placement_text
+def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, roofs: Any, links: Any,
+           width: int | None) -> None:
+    from perfkit.roofline.table import collectives_text, placement_text, wrapped
     from perfkit.roofline.units import format_bytes_per_s
 
     if fmt == "csv":
@@ -172,18 +177,19 @@ def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, 
         return
     for label in labels:
         roof = roofs[label]
-        print(f"{label} roof: {roof.device} ({roof.source})")
+        print(wrapped(f"{label} roof: {roof.device} ({roof.source})", width))
     if not labels:
         print(f"no roof for {device}: achieved numbers only")
-    print(placement_text(placed, labels) if len(placed) else "no point with a cost and a time to place")
+    print(placement_text(placed, labels, width=width) if len(placed) else "no point with a cost and a time to place")
     if kernels is not None:
         print()
         print(f"kernels measured by ncu ({len(kernels)}):")
-        print(placement_text(kernels, labels, name_col="name"))
+        print(placement_text(kernels, labels, name_col="name", width=width))
     if len(links.table):
         print()
         roof = links.roof
         where = (f"{roof.label} link roof: {roof.fabric} {format_bytes_per_s(roof.bytes_per_s)} per direction "
                  f"({roof.source})") if roof is not None else "no link roof"
-        print(f"collectives vs link ({len(links.table)}; busbw against the per-direction link; {where}):")
-        print(collectives_text(links.table))
+        print(wrapped(f"collectives vs link ({len(links.table)}; busbw against the per-direction link; {where}):",
+                      width))
+        print(collectives_text(links.table, width))

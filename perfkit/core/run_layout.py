@@ -9,6 +9,7 @@
     RUN/ncu/  ncu/kernels.parquet, ncu/runs/ the Nsight Compute pass: its report, kernel table, child run
     RUN/nsys/ nsys/analysis/, nsys/runs/     the Nsight Systems pass: report, SQLite, tables, child run
     RUN/roofline.html                        `perfkit roofline`'s figure
+    RUN/torchrun.log                         what torchrun and the ranks printed (a multi-rank run)
 
 Paths recorded in run.json (traces, artifacts) are relative to the run directory, '/'-separated.
 """
@@ -32,6 +33,7 @@ NSYS_DIR = "nsys"
 NSYS_ANALYSIS_DIR = f"{NSYS_DIR}/{ANALYSIS_DIR}"
 CHILD_RUNS_DIR = "runs"  # under ncu/ and nsys/: the run directory of the pass's child profile
 ROOFLINE_FIGURE = "roofline.html"
+LAUNCH_LOG = "torchrun.log"
 
 
 def trace_name(index: int, key: str, rank: int | None = None) -> str:
@@ -93,6 +95,10 @@ class RunDir:
     @property
     def roofline_figure(self) -> Path:
         return self.path / ROOFLINE_FIGURE
+
+    @property
+    def launch_log(self) -> Path:
+        return self.path / LAUNCH_LOG
 
     def child_runs(self, tool_dir: str) -> Path:
         """Where the ncu / nsys pass's child profile makes its run directory."""

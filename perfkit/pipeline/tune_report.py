@@ -95,14 +95,13 @@ def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
 
 
 def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) -> None:
-    import sys
 
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
+    from perfkit.core.terminal import terminal_width
     from perfkit.core.units import fmt_time
-    from perfkit.reports.console import SUMMARY_WIDTH
 
     table = Table(title="tune: best configuration per shape", box=box.SIMPLE_HEAD, collapse_padding=True,
                   pad_edge=False)
@@ -121,7 +120,7 @@ def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) 
         dist = {True: "yes", False: "no (CIs overlap)", None: "-"}[r.distinguishable]
         table.add_row(r.workload, shape, " ".join(f"{k}={v}" for k, v in b.config.items()),
                       fmt_time(b.median_s), ci, runner, speed, dist)
-    console = Console(soft_wrap=False, width=None if sys.stdout.isatty() else SUMMARY_WIDTH)
+    console = Console(soft_wrap=False, width=terminal_width())
     console.print(table)
     for workload, snip in snippets.items():
         if snip["configs"]:

@@ -20,8 +20,8 @@ import pandas as pd
 from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.run_layout import ANALYSIS_DIR, RunDir, analysis_table
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
-from perfkit.reports.console import varying_params
 from perfkit.reports.html.compare import metric_suffix
+from perfkit.reports.point_params import varying_params
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",

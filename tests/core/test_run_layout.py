@@ -11,7 +11,7 @@ from perfkit.core.run_layout import RunDir, trace_name
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("perfkit", "profiler", "analyzers", "reports", "dashboard", "roofline", "workloads")
 FILE_NAMES = {run_layout.RUN_FILE, run_layout.PARTIAL_FILE, run_layout.TUNE_JSON, run_layout.TUNE_CSV,
-              run_layout.ROOFLINE_FIGURE, "kernels.parquet"}
+              run_layout.ROOFLINE_FIGURE, run_layout.LAUNCH_LOG, "kernels.parquet"}
 DIRS = (run_layout.TRACES_DIR, run_layout.ANALYSIS_DIR, run_layout.NCU_DIR, run_layout.NSYS_DIR)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run
+from perfkit.core.run_layout import RunDir
 from perfkit.pipeline.ranks.worker import TEST_FAULT_ENV
 
 pytestmark = pytest.mark.slow
@@ -25,17 +26,24 @@ REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("torch.distributed")
 
 
-def _profile(spec: Path, out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store", "--quiet",
-           "--quick"]
+def _profile(spec: Path, out: Path, env: dict[str, str] | None = None, quiet: bool = True
+             ) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store", "--quick",
+           *(["--quiet"] if quiet else [])]
     full_env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
+    if not quiet:  # torchrun prints its OMP_NUM_THREADS banner when the variable is unset
+        del full_env["OMP_NUM_THREADS"]
     return subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=400)
 
 
 def test_cpu_example_two_ranks(tmp_path: Path) -> None:
-    proc = _profile(REPO / "examples" / "collectives-cpu.yaml", tmp_path)
+    proc = _profile(REPO / "examples" / "collectives-cpu.yaml", tmp_path, quiet=False)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     run_dir = Path(proc.stdout.strip().splitlines()[-1])
+    banner = "Setting OMP_NUM_THREADS environment variable"
+    assert banner not in proc.stdout and banner not in proc.stderr  # torchrun's banner: in the log only
+    assert banner in RunDir(run_dir).launch_log.read_text()
+    assert "perfkit-rank:" not in RunDir(run_dir).launch_log.read_text()  # perfkit's markers are read, not kept
     run = load_run(run_dir)
     assert run.status == "complete" and run.artifacts.launches == 1
     ops = {p.params["op"] for p in run.points}

@@ -11,7 +11,9 @@ from perfkit.core.cost import Cost
 from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run
-from perfkit.reports.console import SUMMARY_WIDTH, point_label, rate_scale, summary_table
+from perfkit.core.terminal import DEFAULT_WIDTH as SUMMARY_WIDTH
+from perfkit.reports.console import rate_scale, summary_table
+from perfkit.reports.point_params import point_label
 
 
 def _point(workload: str, i: int, status: str = "ok", **extra: object) -> PointResult:
@@ -21,7 +23,7 @@ def _point(workload: str, i: int, status: str = "ok", **extra: object) -> PointR
 
 def _render(run: Run, width: int = SUMMARY_WIDTH) -> str:
     console = Console(width=width, record=True, soft_wrap=False)
-    console.print(summary_table(run))
+    console.print(summary_table(run, width))
     return console.export_text()
 
 
@@ -41,7 +43,8 @@ def test_every_line_fits_80_columns_and_a_repeated_reason_is_one_footnote() -> N
     assert "[1] numerics only: Triton kernels" in text and "[2] CUDA out of memory" in text
     assert text.count("ok [1]") == 8 and text.count("FAIL [2]") == 3
     lines = text.splitlines()
-    assert any(line.strip() == "rmsnorm-torch" for line in lines)  # a row naming the workload above its points
+    assert "rmsnorm-torch n=512" in lines  # a row naming the workload and its constants above its points
+    assert text.count("n=512") == 2 and "  m=16 bf16" in text  # constants once per workload
 
 
 def test_labels_name_what_varies_and_dtype_by_its_value() -> None:

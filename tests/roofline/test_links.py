@@ -130,8 +130,14 @@ def test_roofline_command_prints_collectives_vs_link(
     tmp_path: Path, perfkit_home: Path, h100_calibration: Calibration, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = _write(tmp_path, _run(_ring()))
-    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", str(save(h100_calibration))]) == 0
+    cal = str(save(h100_calibration))
+    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", cal]) == 0
+    fitted = capsys.readouterr().out  # 80 columns: stdout is not a tty
+    assert max(len(line) for line in fitted.splitlines()) <= 80
+    assert "busbw" in fitted and sum(ln.endswith(("latency", "bandwidth")) for ln in fitted.splitlines()) == 4
+    assert main(["roofline", str(run_dir), "--no-figure", "--calibration", cal, "--wide"]) == 0
     out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) > 80  # every column, whole keys
     assert "collectives vs link (4; busbw against the per-direction link; datasheet link roof: NVLink 4 450 GB/s" in out
     rows = {ln.split()[0]: ln for ln in out.splitlines()
             if ln.startswith("collectives/") and ln.split()[-1] in ("latency", "bandwidth")}
@@ -158,7 +164,8 @@ def test_real_cpu_collectives_run_gets_the_cpu_note(tmp_path: Path) -> None:
     assert roof.returncode == 0, roof.stderr[-3000:]
     out = roof.stdout
     assert "collectives vs link (21; busbw against the per-direction link; no link roof):" in out
-    assert "note: CPU: the ranks exchange data through shared memory (gloo): no link roof, busbw shown alone" in out
+    flat = " ".join(out.split())  # notes wrap to the terminal's width
+    assert "note: CPU: the ranks exchange data through shared memory (gloo): no link roof, busbw shown alone" in flat
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("collectives/") and ln.split()[-1] in
             ("latency", "bandwidth")]
     assert len(rows) == 21 and all(r[-2] == "-" for r in rows)  # no % of link without a link

@@ -105,25 +105,42 @@ def _failed_point(point: Point, rank: int, error: str) -> PointResult:
 
 def _launch(cmd: list[str], run_dir: Path, points: list[Point], progress: ProgressFn | None,
             echo: bool) -> tuple[LaunchLog, int]:
-    """One torchrun: its stderr is shown (but for perfkit's markers) and read for them."""
+    """One torchrun: what it and the ranks print (its banner, warnings) goes to RUN/torchrun.log,
+    perfkit's markers on stderr are read; the output is shown only when torchrun fails."""
     log = LaunchLog.empty()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if log.feed(line):
-                if progress is not None and log.done and line.startswith("perfkit-rank: done"):
-                    current = _read(run_dir)
-                    progress(len(current.points), len(points), current.points[-1])
-                continue
-            if echo:
-                sys.stderr.write(line)
-        return log, proc.wait()
-    finally:
-        if proc.poll() is None:  # Ctrl-C here: torchrun got it too; make sure it ends
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    path = RunDir(run_dir).launch_log
+    with path.open("a", encoding="utf-8") as out:
+        start = out.tell()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                if log.feed(line):
+                    if progress is not None and log.done and line.startswith("perfkit-rank: done"):
+                        current = _read(run_dir)
+                        progress(len(current.points), len(points), current.points[-1])
+                    continue
+                out.write(line)
+                out.flush()
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:  # Ctrl-C here: torchrun got it too; make sure it ends
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    if code != 0 and echo:
+        _show_output(path, start, code)
+    return log, code
+
+
+def _show_output(path: Path, start: int, code: int) -> None:
+    """What this torchrun printed, on stderr, after a line naming the log it is kept in."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    sys.stderr.write(f"perfkit: torchrun exited with {code}; its output (kept in {path}):\n{text}")
+    if text and not text.endswith("\n"):
+        sys.stderr.write("\n")
