@@ -3,17 +3,13 @@ baseline (baseline.gate_against_baseline: the gate's comparison of two run recor
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import perfkit_test_factory as factory
 import pytest
 
 from perfkit.comparison.baseline import baseline_policy, gate_against_baseline
 from perfkit.comparison.gate_history import summaries
-from perfkit.core.codec import to_builtins
-from perfkit.core.errors import PerfkitError
 from perfkit.regression.gate.compare import history_summary
 from perfkit.regression.gate.types import RunSummary
 from perfkit.store.bulk_history import RunValue

@@ -9,8 +9,8 @@ import pytest
 
 import perfkit
 from perfkit.api import bench, compare_to_baseline, infer_device
-from perfkit.core.errors import DeviceError
 from perfkit.core.direction import LOWER
+from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
 from perfkit.core.units import fmt_time
 from perfkit.regression.gate.stats import compare_samples

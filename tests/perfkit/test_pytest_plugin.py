@@ -59,8 +59,8 @@ def gate_imported() -> None:
     """The gate's modules (scipy, sqlalchemy) imported in this process before an in-process
     pytester run loads them: pytester restores sys.modules after each run, and C extensions
     cannot be loaded twice in one process."""
-    import perfkit.api  # noqa: F401
-    import perfkit.comparison.baseline  # noqa: F401
+    import perfkit.api
+    import perfkit.comparison.baseline
     import perfkit.reports.gate_format  # noqa: F401
 
 
