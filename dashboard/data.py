@@ -367,16 +367,7 @@ DERIVED = ("flop_per_s", "bytes_per_s")  # a point's time samples again, scaled
 class Compared:
     table: pd.DataFrame  # reports.html_data.COMPARE_COLUMNS
     note: str
-    counts: dict[str, int]  # verdict -> metrics, derived throughput left out (see without_derived)
-
-
-def without_derived(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a comparison table that count: flop/s and bytes/s of a point that has a
-    time_s are that time's samples scaled, so one slower point is one regression, not three."""
-    if table.empty:
-        return table
-    timed = set(table.loc[table["metric"] == "time_s", "key"])
-    return table[~(table["metric"].isin(DERIVED) & table["key"].isin(timed))]
+    counts: dict[str, int]  # verdict -> measurements, as the gate counts them (one row per measurement)
 
 
 def verdict_names(counts: dict[str, int]) -> list[str]:
@@ -403,7 +394,7 @@ def compare(url: str, base_id: str, cand_id: str) -> Compared:
     result = compare_runs(base, cand, history_lookup(eng, cand, base))
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
-    return Compared(table, note, verdict_counts(without_derived(table)))
+    return Compared(table, note, verdict_counts(table))
 
 
 def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
@@ -460,7 +451,7 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
       baseline), and no change point covers it yet (detection needs 5 commits a side).
 
     So every metric the Overview counts as regressed against the baseline is listed here.
-    Derived throughput metrics are left out when the point has a time_s (without_derived).
+    The gate's table has one row per measurement (a point's flop/s and bytes/s are its time's).
     """
     all_runs = runs(url)
     row = all_runs[all_runs["run_id"] == run_id].iloc[0]
@@ -473,7 +464,7 @@ def open_regressions(url: str, run_id: str) -> pd.DataFrame:
     if prev is not None:
         seen = {r["name"] for r in out}
         cmp = compare(url, prev, run_id)
-        for c in without_derived(cmp.table).to_dict("records"):
+        for c in cmp.table.to_dict("records"):
             name = f"{c['key']}:{c['metric']}"
             if c["verdict"] == "regressed" and name not in seen:
                 out.append({"gpu": gpu, "branch": branch, "metric": c["metric"], "key": c["key"], "name": name,
@@ -538,7 +529,7 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
     if prev is not None:
         cmp = compare(url, prev, run_id)
         counts = cmp.counts
-        table = without_derived(cmp.table)
+        table = cmp.table
         reg = table[table["verdict"] == "regressed"]
         if len(reg):
             top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]

@@ -8,7 +8,7 @@ The timer is profiler/timer.py (first call untimed, warmup, CUDA events with L2 
 GPU, perf_counter on a CPU, several calls per sample for calls near the clock's floor,
 adaptive stop on the median's confidence interval); the result is a `Measurement` that keeps
 every raw sample (seconds per call). `compare_to_baseline` judges a measurement against an
-earlier one (the pytest plugin's `perfbench` fixture uses it).
+earlier one with the gate's test and words (the pytest plugin gates whole sessions the same way).
 
 Threads: torch computes with `threads` intra-op threads while timing (default: 1 on a CPU, as
 the CPU specs and benchmarks do; on a GPU torch's own count), restored afterwards, and recorded
@@ -28,8 +28,6 @@ from typing import Any
 from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
 from perfkit.core.timing import DEFAULT_TIMING, TimingConfig
-from perfkit.core.units import fmt_percent, fmt_time
-from perfkit.regression.slowdown import SlowdownVerdict, judge_slowdown
 
 
 def _tensors(values: Any, depth: int = 0) -> list[Any]:
@@ -148,29 +146,35 @@ def bench(
 
 @dataclass(frozen=True)
 class BaselineVerdict:
-    """A measurement judged against a baseline: slowdown = new median / baseline median - 1."""
+    """A measurement judged against a baseline by the gate's test of one measurement (no history).
 
-    regressed: bool
-    slowdown: float
-    distinguishable: bool  # the two medians' 95% confidence intervals do not overlap
+    verdict: the gate's word (regressed, improved, unchanged, noisy, inconclusive, incomparable);
+    change and interval: the test's (geometric trimmed means), not a ratio of the medians;
+    new_median_s / base_median_s: the medians every view shows."""
+
+    verdict: str
+    change: float
+    interval: tuple[float, float]
+    new_median_s: float
+    base_median_s: float
     message: str
+
+    @property
+    def regressed(self) -> bool:
+        return self.verdict == "regressed"
 
 
 def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: float,
-                        name: str = "measurement") -> BaselineVerdict:
-    """A regression needs both: a slowdown above `max_slowdown` (effect size) and 95% CIs of
-    the two medians that do not overlap (the rule: perfkit.regression.slowdown.judge_slowdown)."""
-    v = judge_slowdown(new.stats, baseline.stats, max_slowdown)
-    return BaselineVerdict(v.regressed, v.slowdown, v.distinguishable, baseline_message(v, name))
+                        name: str = "measurement", seed: int = 0) -> BaselineVerdict:
+    """The gate's verdict (perfkit.regression.gate.stats.compare_samples, min_effect = max_slowdown,
+    no stored history) on the time per call of `new` against `baseline`, in the gate's words.
+    The statistics (numpy, scipy) load on the first call."""
+    from perfkit.core.direction import LOWER
+    from perfkit.regression.gate.stats import compare_samples
+    from perfkit.regression.gate.types import MetricPolicy
+    from perfkit.reports.gate_format import verdict_line
 
-
-def baseline_message(v: SlowdownVerdict, name: str) -> str:
-    """The one line a baseline verdict prints."""
-    if not v.usable:
-        return f"{name}: baseline has no usable samples"
-    word = "slower" if v.slowdown > 0 else "faster"
-    ci_text = ("95% CIs do not overlap" if v.cis_apart else "95% CIs overlap" if v.cis_apart is not None
-               else "too few samples for CIs")
-    return (f"{name}: {fmt_percent(abs(v.slowdown))} {word} than the baseline (median "
-            f"{fmt_time(v.new_median_s)} vs {fmt_time(v.base_median_s)}; {ci_text}; allowed slowdown "
-            f"{fmt_percent(v.max_slowdown)})")
+    c = compare_samples(name, baseline.samples_s, new.samples_s, LOWER, (), MetricPolicy(min_effect=max_slowdown),
+                        seed=seed, unit="s")
+    return BaselineVerdict(c.verdict.value, c.change, (c.ci_low - 1.0, c.ci_high - 1.0), c.cand_value,
+                           c.base_value, verdict_line(c))

@@ -9,11 +9,15 @@ Options:
   --perfkit-out DIR            write a perfkit run directory DIR/<run_id>/run.json with one
                                point (kind "pytest") per perfbench call: `perfkit ingest`,
                                `perfkit compare` and `perfkit gate` read it like a profile run
-  --perfkit-baseline RUN       a run directory (or run.json) written by --perfkit-out earlier;
-                               every perfbench call fails its test when it is slower than the
-                               same point there by more than --perfkit-max-slowdown and the
-                               95% confidence intervals of the two medians do not overlap
-  --perfkit-max-slowdown F     allowed slowdown (default 0.10 = 10%)
+  --perfkit-baseline RUN       a run directory (or run.json) written by --perfkit-out earlier:
+                               at the end of the session the gate compares this session's
+                               measurements with that run (perfkit.comparison.baseline: what
+                               `perfkit gate --baseline RUN --candidate <this run> --history 0`
+                               decides with min_effect = --perfkit-max-slowdown), prints each
+                               measurement's verdict in the gate's words (regressed, improved,
+                               unchanged, noisy, inconclusive, incomparable) and fails the
+                               session (exit 1) when any measurement regressed
+  --perfkit-max-slowdown F     allowed slowdown: the gate's min_effect (default 0.10 = 10%)
   --perfkit-name NAME          the run's name in the store (default: pytest-<rootdir name>)
   --perfkit-threads N          torch intra-op threads for every perfbench call that does not
                                pass threads= itself (default: perfkit.bench's: 1 on a CPU,
@@ -24,7 +28,8 @@ Every pytest run where perfkit is installed loads this module, so it imports onl
 standard library and perfkit/__init__ (which imports perfkit.core.version alone): perfkit.api,
 the pipeline, profiler/, reports/, workloads/ and torch are imported inside the functions that
 need them, on the first perfbench call or at the end of a session that recorded one
-(--perfkit-baseline loads perfkit.comparison.baseline, core records only, when given).
+(--perfkit-baseline reads the baseline's run record, core only, when given; the gate runs at
+the end of a session that recorded a measurement).
 tests/perfkit/test_pytest_plugin.py checks this; benchmarks/pytest_plugin_import.py measures what the plugin adds to a plain run.
 """
 
@@ -46,17 +51,15 @@ if TYPE_CHECKING:
 KIND = "pytest"
 
 
-class PerfRegression(AssertionError):
-    """A perfbench measurement slower than its baseline (beyond the allowed slowdown)."""
-
-
 @dataclass
 class Recorded:
     nodeid: str
     label: str
     measurement: Measurement
     cost: tuple[float, float] | None
-    verdict: str | None = None  # baseline message, when a baseline was compared
+    checked: bool = False  # judged against the baseline at the end of the session
+    max_slowdown: float | None = None  # this call's own allowed slowdown (None: the session's)
+    verdict: str | None = None  # the gate's verdict line, when a baseline was compared
 
 
 @dataclass
@@ -71,15 +74,17 @@ class PerfSession:
     outcomes: dict[str, str] = field(default_factory=dict)
     written: Path | None = None
     write_error: str | None = None
-    _baseline: dict[str, PointResult] | None = None
+    gate_status: str | None = None  # the gate's headline against the baseline
+    gate_failed: bool = False
+    _baseline: Run | None = None
 
-    def baseline(self) -> dict[str, PointResult]:
+    def baseline(self) -> Run:
+        """The baseline's run record (PerfkitError when it cannot be read)."""
         if self._baseline is None:
-            self._baseline = {}
-            if self.baseline_path is not None:
-                from perfkit.comparison.baseline import baseline_points
+            from perfkit.core.record import load_run
 
-                self._baseline = baseline_points(self.baseline_path)
+            assert self.baseline_path is not None
+            self._baseline = load_run(self.baseline_path)
         return self._baseline
 
 
@@ -91,9 +96,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-out", metavar="DIR", default=None,
                     help="write the perfbench measurements as a perfkit run under DIR/<run_id>/")
     group.addoption("--perfkit-baseline", metavar="RUN", default=None,
-                    help="fail perfbench calls that regressed against this run (directory or run.json)")
+                    help="gate the perfbench measurements against this run (directory or run.json): "
+                         "exit 1 when one regressed")
     group.addoption("--perfkit-max-slowdown", metavar="F", type=float, default=0.10,
-                    help="allowed slowdown against the baseline (default 0.10)")
+                    help="allowed slowdown against the baseline: the gate's min_effect (default 0.10)")
     group.addoption("--perfkit-name", metavar="NAME", default=None,
                     help="name of the run written by --perfkit-out (default pytest-<rootdir>)")
     group.addoption("--perfkit-threads", metavar="N", type=int, default=None,
@@ -154,7 +160,8 @@ class PerfBench:
         """Time `fn(*args)`; options are perfkit.bench's (kwargs, device, threads, budget_s, ...).
 
         label names the measurement within the test (default: fn's name); cost is
-        (flop, bytes) or a perfkit.core.cost.Cost; baseline=False skips the baseline check.
+        (flop, bytes) or a perfkit.core.cost.Cost; baseline=False leaves it out of the baseline
+        check; max_slowdown overrides --perfkit-max-slowdown for it.
         """
         from perfkit.api import bench
 
@@ -163,31 +170,14 @@ class PerfBench:
             options.setdefault("threads", self._session.threads)
         m = bench(fn, *args, label=name, **options)
         self.measurements.append(m)
-        rec = Recorded(self._nodeid, name, m, _as_cost(cost))
-        self._session.records.append(rec)
-        if baseline and self._session.baseline_path is not None:
-            self._check(rec, max_slowdown)
+        checked = baseline and self._session.baseline_path is not None
+        self._session.records.append(Recorded(self._nodeid, name, m, _as_cost(cost), checked, max_slowdown))
         return m
 
     def _unique(self, label: str) -> str:
         count = self._labels.get(label, 0) + 1
         self._labels[label] = count
         return label if count == 1 else f"{label}#{count}"
-
-    def _check(self, rec: Recorded, max_slowdown: float | None) -> None:
-        from perfkit.api import compare_to_baseline
-
-        key = point_key_of(rec)
-        base = self._session.baseline().get(key)
-        if base is None or base.measurement is None:
-            rec.verdict = f"{key}: not in the baseline; nothing to compare"
-            return
-        allowed = self._session.max_slowdown if max_slowdown is None else max_slowdown
-        verdict = compare_to_baseline(rec.measurement, base.measurement, allowed, name=key)
-        rec.verdict = verdict.message
-        if verdict.regressed:
-            raise PerfRegression(f"perfbench regression: {verdict.message} "
-                                 f"(baseline {self._session.baseline_path})")
 
 
 def _as_cost(cost: Any) -> tuple[float, float] | None:
@@ -219,12 +209,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         session.outcomes[item.nodeid] = report.outcome
 
 
-def build_run(session: PerfSession, status: str) -> Run:
-    """The perfkit Run of every perfbench call of this session."""
+def session_points(session: PerfSession) -> tuple[PointResult, ...]:
+    """One point per perfbench call, with its test's outcome and its baseline verdict."""
     from perfkit.core.cost import Cost
-    from perfkit.core.record import STATUS_OK, PointResult, Run
-    from perfkit.pipeline.sweep import device_properties, new_run_id
-    from perfkit.profiler.env import capture_env
+    from perfkit.core.record import STATUS_OK, PointResult
 
     points = []
     for rec in session.records:
@@ -236,6 +224,16 @@ def build_run(session: PerfSession, status: str) -> Run:
             status=STATUS_OK, measurement=rec.measurement,
             cost=Cost(*rec.cost) if rec.cost else None, metrics=metrics,
         ))
+    return tuple(points)
+
+
+def build_run(session: PerfSession, status: str) -> Run:
+    """The perfkit Run of every perfbench call of this session."""
+    from perfkit.core.record import Run
+    from perfkit.pipeline.sweep import device_properties, new_run_id
+    from perfkit.profiler.env import capture_env
+
+    points = session_points(session)
     devices = {str(r.measurement.extra.get("device", "cpu")) for r in session.records}
     device = "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
     now = dt.datetime.now(dt.timezone.utc)
@@ -255,15 +253,39 @@ def build_run(session: PerfSession, status: str) -> Run:
         spec_path=str(session.rootdir),
         device=device,
         env=env,
-        points=tuple(points),
+        points=points,
     )
 
 
-def write_run(session: PerfSession, status: str) -> Path:
+def judge(session: PerfSession, run: Run) -> None:
+    """The gate's verdict of every checked measurement against the baseline (perfkit.comparison.baseline)."""
+    from perfkit.comparison.baseline import baseline_policy, gate_against_baseline
+    from perfkit.reports.gate_format import status_text, verdict_line
+
+    checked = {point_key_of(r): r for r in session.records if r.checked}
+    base = session.baseline()
+    in_base = {p.key for p in base.points if p.measurement is not None}
+    for key, rec in checked.items():
+        if key not in in_base:
+            rec.verdict = f"{key}: not in the baseline; nothing to compare"
+    judged = {k: r for k, r in checked.items() if k in in_base}
+    if not judged:
+        return
+    policy = baseline_policy(session.max_slowdown, {k: r.max_slowdown for k, r in judged.items()
+                                                    if r.max_slowdown is not None})
+    cand = replace(run, points=tuple(p for p in run.points if p.key in judged))
+    result = gate_against_baseline(cand, base, policy, str(session.baseline_path))
+    for c in result.rows:
+        if c.point_key in judged:
+            judged[c.point_key].verdict = verdict_line(c)
+    session.gate_status = status_text(result)
+    session.gate_failed = result.failed
+
+
+def write_run(session: PerfSession, run: Run) -> Path:
     from perfkit.pipeline.run_files import write_final
 
     assert session.out_dir is not None
-    run = build_run(session, status)
     run_dir = session.out_dir / run.run_id
     run_dir.mkdir(parents=True, exist_ok=False)
     write_final(run_dir, run)
@@ -272,11 +294,21 @@ def write_run(session: PerfSession, status: str) -> Path:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     perf = session.config.stash.get(SESSION_KEY, None)
-    if perf is None or perf.out_dir is None or not perf.records:
+    if perf is None or not perf.records:
         return
     status = "interrupted" if exitstatus == pytest.ExitCode.INTERRUPTED else "complete"
+    if perf.out_dir is None and perf.baseline_path is None:
+        return
+    run = build_run(perf, status)
+    if perf.baseline_path is not None:
+        judge(perf, run)
+        run = replace(run, points=session_points(perf))
+        if perf.gate_failed and exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if perf.out_dir is None:
+        return
     try:
-        perf.written = write_run(perf, status)
+        perf.written = write_run(perf, run)
     except OSError as exc:
         perf.write_error = f"cannot write the run under {perf.out_dir}: {exc}"
 
@@ -295,6 +327,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                       f"{fmt_pct(st.rel_ci_halfwidth)} (n={st.n})")
         if rec.verdict:
             tr.write_line(f"    {rec.verdict}")
+    if perf.gate_status is not None:
+        tr.write_line(f"perfkit gate against {perf.baseline_path}: {perf.gate_status}", red=perf.gate_failed)
     if perf.written is not None:
         tr.write_line(f"perfkit: run written to {perf.written}")
     elif perf.write_error is not None:

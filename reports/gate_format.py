@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from perfkit.core import units
-from perfkit.core.units import fmt_rate, fmt_time
-from perfkit.regression.gate.compare import GateResult
+from perfkit.core.units import fmt_value
+from perfkit.regression.gate.compare import DECISIVE, OUTCOME_FAILS, OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.groups import suffix
 from perfkit.regression.gate.types import Comparison, Verdict
 
@@ -28,15 +28,8 @@ def sort_key(c: Comparison) -> tuple[int, float, str]:
     return VERDICT_ORDER.index(c.verdict), -change, c.metric
 
 
-def fmt_value(x: float, unit: str) -> str:
-    """A value in its unit with the project's formatter (perfkit/core/units.py)."""
-    if not math.isfinite(x):
-        return "-"
-    return fmt_time(x) if unit == "s" else fmt_rate(x, unit).rstrip()
-
-
 def fmt_change(c: Comparison) -> str:
-    """cand_value / base_value - 1: the change of the two values shown beside it (perfkit.core.units)."""
+    """The test's change (its ratio - 1, perfkit.core.units); not cand_value / base_value - 1."""
     return units.fmt_change(c.ratio)
 
 
@@ -72,8 +65,45 @@ def counts_text(result: GateResult) -> str:
     return f"{what}: {', '.join(parts) or 'none compared'}"
 
 
+HEADLINE_SYMBOL = {
+    OUTCOME_FAILS: SYMBOL[Verdict.REGRESSED],
+    OUTCOME_PASSES: SYMBOL[Verdict.IMPROVED],
+    Verdict.NOISY.value: SYMBOL[Verdict.NOISY],
+    Verdict.INCONCLUSIVE.value: SYMBOL[Verdict.INCONCLUSIVE],
+    Verdict.INCOMPARABLE.value: SYMBOL[Verdict.INCOMPARABLE],
+}
+# What the values and the change of a comparison are (every renderer says it the same way).
+VALUES_NOTE = ("baseline, candidate: medians of the raw samples; change and test interval: the gate's "
+               "test (geometric 20%-trimmed means, vs the level of stored runs when there are some)")
+
+
 def status_text(result: GateResult) -> str:
-    """'fails: 2 regressed' / 'passes' with the policy's fail_on."""
-    if result.failing:
+    """The headline (GateResult.outcome): 'fails: 2 regressed'; 'passes (fails on regressed)' only
+    when every measurement is decisive; else 'noisy: ...' / 'inconclusive: ...' with the counts."""
+    fail_on = f"fails on {', '.join(result.policy.fail_on) or 'nothing'}"
+    outcome = result.outcome
+    if outcome == OUTCOME_FAILS:
         return "fails: " + ", ".join(f"{result.count(Verdict(v))} {v}" for v in result.failing)
-    return f"passes (fails on {', '.join(result.policy.fail_on) or 'nothing'})"
+    if outcome == OUTCOME_PASSES:
+        return f"passes ({fail_on})"
+    rows = len(result.rows)
+    parts = [f"{result.count(v)} {v.value}" for v in VERDICT_ORDER if v not in DECISIVE and result.count(v)]
+    return (f"{outcome}: {', '.join(parts)} of {rows} measurement{'s' if rows != 1 else ''}; "
+            f"a regression could go unseen ({fail_on})")
+
+
+def headline(result: GateResult) -> str:
+    """The status with its symbol: '✅ passes (...)', '〰️ noisy: ...', '❌ fails: ...'."""
+    return f"{HEADLINE_SYMBOL[result.outcome]} {status_text(result)}"
+
+
+def change_text(c: Comparison) -> str:
+    """'change +3.1% [+1.2%, +5%] (test interval)': the test's change, labelled as such."""
+    return f"change {fmt_change(c)} {fmt_interval(c)} (test interval)"
+
+
+def verdict_line(c: Comparison) -> str:
+    """One measurement in the gate's words: 'point: regressed: 1.2 ms -> 1.5 ms (medians), change
+    +25% [+20%, +30%] (test interval), p=0.001; <reason>' (JUnit, the pytest plugin)."""
+    return (f"{row_name(c)}: {c.verdict.value}: {fmt_value(c.base_value, c.unit)} -> "
+            f"{fmt_value(c.cand_value, c.unit)} (medians), {change_text(c)}, p={units.fmt_p(c.p_value)}; {c.reason}")

@@ -9,24 +9,26 @@ JSON), and puts the reason under every row that is not `unchanged`; a note share
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from typing import Any
 
 from perfkit.core.terminal import shorten, terminal_width
-from perfkit.regression.gate.compare import GateResult
+from perfkit.core.units import fmt_value
+from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
+    VALUES_NOTE,
     counts_text,
     fmt_change,
     fmt_interval,
-    fmt_value,
     row_main_reason,
     row_name,
     sort_key,
     status_text,
 )
 
-HEAD = ("verdict", "point", "baseline", "candidate", "change", "interval")
+HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
 
 def to_json_obj(result: GateResult) -> dict[str, Any]:
@@ -40,6 +42,8 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "failed": result.failed,
         "failing": list(result.failing),
         "regressed": result.regressed,
+        "outcome": result.outcome,
+        "values": "medians of the raw samples (base_value, cand_value); ratio, interval: the test's",
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
@@ -50,8 +54,13 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
 
 def _row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
     members = [m.metric for m in result.comparisons if m.same_as == c.metric]
+    def num(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
     return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
-            "verdict": c.verdict.value, "change": c.ratio - 1.0 if c.ratio == c.ratio else None,
+            "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
+            "baseline_text": fmt_value(c.base_value, c.unit), "candidate_text": fmt_value(c.cand_value, c.unit),
+            "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
             "reason": c.reason}
 
 
@@ -117,8 +126,9 @@ def render_table(result: GateResult) -> str:
             mark = notes.setdefault(c.note, len(notes) + 1)
             why = f"{why} [{mark}]" if why else f"[{mark}]"
         lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
+    lines += textwrap.wrap(VALUES_NOTE, width, subsequent_indent="    ")
     lines.append(counts_text(result))
-    if result.policy.fail_on != ("regressed",) or result.failed:
+    if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
         lines.append("gate " + status_text(result))
     for note, mark in notes.items():
         lines += textwrap.wrap(f"[{mark}] {note}", width, subsequent_indent="    ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, widgets
+from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
 
@@ -30,8 +31,8 @@ result = data.compare(url, base, cand)
 verdicts = data.verdict_names(result.counts)
 for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
     col.metric(verdict, result.counts.get(verdict, 0))
-st.caption("Metrics per verdict, as Overview counts them: flop/s and bytes/s of a timed point are its time's samples "
-           "scaled and are not counted again (the table shows them).")
+st.caption("Measurements per verdict, as the gate counts them: a point's time, flop/s and bytes/s are one "
+           "measurement, one row. " + VALUES_NOTE[0].upper() + VALUES_NOTE[1:] + ".")
 if result.note:
     st.caption(f"Not compared: {widgets.md_text(result.note)}")
 if result.table.empty:

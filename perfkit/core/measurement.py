@@ -56,6 +56,13 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
+def median(samples: Sequence[float] | np.ndarray) -> float:
+    """The median of raw samples (NaN when there are none): the one location every view shows
+    for a measurement (profile, compare, gate, reports, dashboard, pytest plugin)."""
+    arr = np.asarray(samples, dtype=np.float64)
+    return float(np.median(arr)) if arr.size else math.nan
+
+
 @dataclass(frozen=True)
 class SampleStats:
     n: int

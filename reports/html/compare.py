@@ -7,9 +7,10 @@ from typing import Any
 
 
 def gate_pairs(result: Any) -> tuple[list[tuple[str, Any]], str]:
-    """(point key, Comparison) per compared metric, and what could not be compared."""
+    """(point key, Comparison) per measurement the gate counts (its rows: a point's time, flop/s and
+    bytes/s are one), and what could not be compared."""
     key_of = {m.name: m.point_key for m in (*result.base.metrics, *result.cand.metrics)}
-    pairs = [(key_of.get(c.metric) or c.metric, c) for c in result.comparisons]
+    pairs = [(key_of.get(c.metric) or c.metric, c) for c in result.rows]
     notes = list(result.run_reasons)
     if result.only_cand:
         notes.append(f"{len(result.only_cand)} metric(s) only in the candidate")

@@ -124,14 +124,14 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
 
 
 def comparison_display(df: pd.DataFrame) -> pd.DataFrame:
-    """The comparison table as display strings: point, metric, baseline, candidate, change,
-    interval of the change, p, verdict, why."""
+    """The comparison table as display strings: point, metric, baseline, candidate (medians), change
+    and its test interval (the gate's test), p, verdict, why."""
     rows = [{"point": r["label"], "metric": r["metric"], "baseline": fmt_value(r["base_value"], r["unit"]),
              "candidate": fmt_value(r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
-             "interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_p(r["p_value"]),
+             "test interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_p(r["p_value"]),
              "verdict": r["verdict"], "why": r["reason"], "key": r["key"]}
             for r in df.to_dict("records")]
-    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "interval",
+    return pd.DataFrame(rows, columns=["point", "metric", "baseline", "candidate", "change", "test interval",
                                        "p", "verdict", "why", "key"])
 
 

@@ -29,6 +29,7 @@ from perfkit.core.units import (
     fmt_value,
 )
 from perfkit.core.version import __version__
+from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import (
     ReportData,
     describe_commit,
@@ -136,6 +137,7 @@ def summary_section(data: ReportData) -> Html:
         vc = verdict_counts(data.comparisons)
         facts.append(("compared with", f"{data.base.run_id} ({describe_commit(data.base)})"))
         facts.append(("verdicts", ", ".join(f"{n} {v}" for v, n in vc.items()) or "none"))
+        facts.append(("measurements compared", str(len(data.comparisons) if data.comparisons is not None else 0)))
     return section("summary", "Summary", [table(["", ""], facts)])
 
 
@@ -166,8 +168,9 @@ def compare_section(data: ReportData) -> Html:
         ]
         for r in records(df)
     ]
-    body.append(table(["point", "metric", "baseline", "candidate", "change", "interval", "p", "verdict", "why"],
+    body.append(table(["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict", "why"],
                       rows, numeric=(2, 3, 4, 5, 6)))
+    body.append(Html(f'<p class="note">{esc(VALUES_NOTE[0].upper() + VALUES_NOTE[1:])}.</p>'))
     return section("compare", "Comparison", body)
 
 

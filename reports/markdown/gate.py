@@ -1,18 +1,20 @@
 """Markdown summary of a gate result, sized for a GitHub job summary or a PR comment:
-a one-line status, the counts, a table of what needs attention (one row per measurement), and
-every measurement folded away."""
+a one-line status (GateResult.outcome: "passes" only when every measurement is decisive), the
+counts, a table of what needs attention (one row per measurement), and every measurement folded
+away. Values are the runs' medians; the change and its interval are the test's."""
 
 from __future__ import annotations
 
-from perfkit.core.units import fmt_p
+from perfkit.core.units import fmt_p, fmt_value
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
+    HEADLINE_SYMBOL,
     SYMBOL,
+    VALUES_NOTE,
     counts_text,
     fmt_change,
     fmt_interval,
-    fmt_value,
     row_name,
     sort_key,
     status_text,
@@ -32,19 +34,19 @@ def _row(c: Comparison) -> str:
 
 
 def _full_row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", f"`{c.metric}`", fmt_value(c.base_value, c.unit),
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
              fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
-_HEAD = ("| verdict | point | baseline | candidate | change | interval | p | why |\n"
+_HEAD = ("| verdict | point | baseline | candidate | change | test interval | p | why |\n"
          "|---|---|---:|---:|---:|---|---:|---|")
-_FULL_HEAD = ("| verdict | metric | baseline | candidate | change | interval | p |\n"
+_FULL_HEAD = ("| verdict | point | baseline | candidate | change | test interval | p |\n"
               "|---|---|---:|---:|---:|---|---:|")
 
 
 def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
-    status = f"❌ **{status_text(result)}**" if result.failed else f"✅ **{status_text(result)}**"
+    status = f"{HEADLINE_SYMBOL[result.outcome]} **{status_text(result)}**"
     b, c = result.base, result.cand
     lines = [
         f"### {title}: {status}",
@@ -53,7 +55,7 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
         f"`{c.label}` ({c.run_id}{', ' + c.commit[:10] if c.commit else ''}) on **{c.gpu}**.",
         "",
         f"{counts_text(result)}. Policy: {result.policy.source}; p-values adjusted over the tests "
-        f"({result.policy.correction}).",
+        f"({result.policy.correction}). {VALUES_NOTE[0].upper()}{VALUES_NOTE[1:]}.",
         "",
     ]
     if result.run_reasons:
@@ -66,9 +68,8 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
             lines.append(f"\n… and {len(attention) - MAX_ROWS} more (see the JUnit report or `--format json`).")
         lines.append("")
     if ordered:
-        every = sorted(result.comparisons, key=sort_key)
-        lines += ["<details><summary>All metrics</summary>", "", _FULL_HEAD,
-                  *(_full_row(x) for x in every[: MAX_ROWS * 4]), "", "</details>", ""]
+        lines += ["<details><summary>Every measurement</summary>", "", _FULL_HEAD,
+                  *(_full_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
     if result.only_base or result.only_cand:
         lines.append(f"Not compared: {len(result.only_base)} metrics only in the baseline, "
                      f"{len(result.only_cand)} only in the candidate.")

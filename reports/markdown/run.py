@@ -11,6 +11,7 @@ from typing import Any
 
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
+from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
 from perfkit.reports.metric_rows import metric_rows
@@ -80,7 +81,9 @@ def compare_lines(data: ReportData) -> list[str]:
         out += [f"> {md_text(data.notes['compare'])}", ""]
     if df is None or df.empty:
         return [*out, "No point appears in both runs.", ""]
-    out += [" · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), ""]
+    out += [f"{len(df)} measurement{'s' if len(df) != 1 else ''}: "
+            + " · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), "",
+            md_text(VALUES_NOTE[0].upper() + VALUES_NOTE[1:]) + ".", ""]
     changed = df[df["verdict"] != "unchanged"]
     rows = [
         [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
@@ -88,13 +91,13 @@ def compare_lines(data: ReportData) -> list[str]:
          fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
         for r in records(changed.head(MAX_ROWS))
     ]
-    headers = ["point", "metric", "baseline", "candidate", "change", "interval", "p", "verdict"]
+    headers = ["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict"]
     if rows:
         out += [md_table(headers, rows, right=(2, 3, 4, 5, 6)), ""]
         if len(changed) > MAX_ROWS:
-            out += [f"... and {len(changed) - MAX_ROWS} more changed metrics.", ""]
+            out += [f"... and {len(changed) - MAX_ROWS} more changed measurements.", ""]
     else:
-        out += ["No metric changed.", ""]
+        out += ["No measurement changed.", ""]
     return out
 
 

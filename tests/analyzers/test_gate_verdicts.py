@@ -47,11 +47,13 @@ def test_n3_step_with_history_is_a_regression() -> None:
     5% step is found, and an unchanged candidate is no regression."""
     rng = np.random.default_rng(1)
     runs = _runs(rng, 12, 3)
-    step = compare_samples("m", runs[-1], _runs(rng, 1, 3)[0] * 1.05, LOWER, _hist(runs))
+    cand = _runs(rng, 1, 3)[0] * 1.05
+    step = compare_samples("m", runs[-1], cand, LOWER, _hist(runs))
     assert rank_test_min_p(3, 3) == pytest.approx(0.1)
     assert step.verdict == Verdict.REGRESSED and step.p_value < 1e-3 and step.p_rank is None
     assert step.ratio == pytest.approx(1.05, abs=0.01) and step.baseline_runs == 12
-    assert step.cand_value / step.base_value == pytest.approx(step.ratio)  # the change matches the values
+    # the values shown are the two runs' medians; the change is the test's (against the history's level)
+    assert (step.base_value, step.cand_value) == (np.median(runs[-1]), np.median(cand))
     same = compare_samples("m", runs[-1], _runs(rng, 1, 3)[0], LOWER, _hist(runs))
     assert same.verdict in (Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
 
@@ -181,7 +183,9 @@ def test_time_flop_and_bytes_are_one_measurement() -> None:
     by = {c.metric: c for c in result.comparisons}
     assert by["p:flop_per_s"].same_as == "p:time_s" and by["p:flop_per_s"].verdict == Verdict.REGRESSED
     assert by["p:flop_per_s"].ratio == pytest.approx(1 / by["p:time_s"].ratio)
-    assert by["p:flop_per_s"].cand_value / by["p:flop_per_s"].base_value == pytest.approx(by["p:flop_per_s"].ratio)
+    assert (by["p:flop_per_s"].base_value, by["p:flop_per_s"].cand_value) == (np.median(2e9 / t_base),
+                                                                              np.median(2e9 / t_cand))
+    assert (by["p:time_s"].base_value, by["p:time_s"].cand_value) == (np.median(t_base), np.median(t_cand))
     assert result.count(Verdict.REGRESSED) == 1 and by["p:time_s"].label == "mm"
 
 

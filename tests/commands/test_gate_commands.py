@@ -79,7 +79,7 @@ def test_gate_exit_codes_and_reports(tmp_path: Path, db: str, capsys: pytest.Cap
                  "--junit", str(junit)])
     assert code == 1
     text = md.read_text()
-    assert "fails: 1 regressed" in text and f"`{KEY}:time_s`" in text and "| verdict | point |" in text
+    assert "fails: 1 regressed" in text and "| ❌ regressed | mm |" in text and "| verdict | point |" in text
     suite = ET.parse(junit).getroot().find("testsuite")  # one test case per measurement
     assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "1"
     assert summary.read_text().count("### perfkit gate") == 2  # both gates appended

@@ -1,19 +1,15 @@
 """The comparison layer's gate history summaries (gate_history.summaries) and the pytest plugin's
-baseline (baseline.baseline_points)."""
+baseline (baseline.gate_against_baseline: the gate's comparison of two run records)."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import perfkit_test_factory as factory
 import pytest
 
-from perfkit.comparison.baseline import baseline_points
+from perfkit.comparison.baseline import baseline_policy, gate_against_baseline
 from perfkit.comparison.gate_history import summaries
-from perfkit.core.codec import to_builtins
-from perfkit.core.errors import PerfkitError
 from perfkit.regression.gate.compare import history_summary
 from perfkit.regression.gate.types import RunSummary
 from perfkit.store.bulk_history import RunValue
@@ -57,18 +53,14 @@ def test_summaries_break_ties_of_time_by_run_id() -> None:
     assert [s.run_id for s in summaries(rows, {"z": 1.0, "y": 1.0}, limit=5)] == ["y", "z"]
 
 
-def test_baseline_points_by_key_from_a_run_directory_or_its_run_json(tmp_path: Path) -> None:
-    run = factory.make_run("base", points=[factory.gemm_point([1e-3, 2e-3, 3e-3]), factory.failed_point()])
-    (tmp_path / "run.json").write_text(json.dumps(to_builtins(run)))
-    for path in (tmp_path, tmp_path / "run.json"):
-        points = baseline_points(path)
-        assert list(points) == [p.key for p in run.points]
-        assert points == {p.key: p for p in run.points}
-
-
-def test_baseline_points_of_a_missing_or_broken_record_are_one_error(tmp_path: Path) -> None:
-    with pytest.raises(PerfkitError, match="no run record"):
-        baseline_points(tmp_path)
-    (tmp_path / "run.json").write_text("{not json")
-    with pytest.raises(PerfkitError, match="not valid JSON"):
-        baseline_points(tmp_path)
+def test_the_plugin_baseline_is_the_gates_comparison_of_two_run_records() -> None:
+    base = factory.make_run("base", points=[factory.gemm_point([1e-3 * (1 + 0.001 * i) for i in range(12)])])
+    cand = factory.make_run("cand", points=[factory.gemm_point([2e-3 * (1 + 0.001 * i) for i in range(12)])])
+    key = base.points[0].key
+    result = gate_against_baseline(cand, base, baseline_policy(0.10))
+    (row,) = result.rows
+    assert (row.point_key, row.verdict.value, row.policy.min_effect) == (key, "regressed", 0.10)
+    assert (row.base_value, row.cand_value) == (base.points[0].measurement.median_s,
+                                                cand.points[0].measurement.median_s)
+    lenient = gate_against_baseline(cand, base, baseline_policy(0.10, {key: 5.0}))
+    assert lenient.rows[0].policy.min_effect == 5.0 and lenient.rows[0].verdict.value != "regressed"

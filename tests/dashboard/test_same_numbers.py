@@ -93,13 +93,13 @@ def test_comparison_numbers_are_the_same_strings_everywhere(shown: Any) -> None:
     assert (table["verdict"] == "regressed").any()
     changed = table[table["verdict"] != "unchanged"]
     for r in changed.to_dict("records"):
-        for column in ("baseline", "candidate", "change", "interval", "p"):
+        for column in ("baseline", "candidate", "change", "test interval", "p"):
             text = str(r[column])
             assert text != "-", (column, r)
             assert significant(text) <= 3 or text == "<1e-4", (column, text)
             for where in ("markdown", "html"):
                 assert text in shown[where], (where, column, text)
-    for text in table["interval"]:
+    for text in table["test interval"]:
         assert re.fullmatch(r"\[[-+][\d.e+-]+%, [-+][\d.e+-]+%\]", text), text  # changes, not ratios
 
 

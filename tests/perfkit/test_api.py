@@ -9,8 +9,12 @@ import pytest
 
 import perfkit
 from perfkit.api import bench, compare_to_baseline, infer_device
+from perfkit.core.direction import LOWER
 from perfkit.core.errors import DeviceError
 from perfkit.core.measurement import Measurement
+from perfkit.core.units import fmt_time
+from perfkit.regression.gate.stats import compare_samples
+from perfkit.regression.gate.types import MetricPolicy
 
 FAST = {"warmup_s": 0.0, "budget_s": 0.05, "min_reps": 5, "target_rel_ci": 0.5}
 
@@ -91,29 +95,32 @@ def samples(center: float, spread: float, n: int = 50, seed: int = 0) -> Measure
                        stop_reason="converged", timer="perf_counter", target_rel_ci=0.01)
 
 
-def test_baseline_regression_needs_effect_and_significance() -> None:
+def test_baseline_verdict_is_the_gates_verdict_in_the_gates_words() -> None:
     base = samples(1e-3, 0.02)
-    slow = compare_to_baseline(samples(1.3e-3, 0.02, seed=1), base, 0.10, name="k")
-    assert slow.regressed and slow.distinguishable
-    assert slow.slowdown == pytest.approx(0.3, abs=0.02)
-    assert slow.message == ("k: 29.6% slower than the baseline (median 1.3 ms vs 1 ms; "
-                            "95% CIs do not overlap; allowed slowdown 10%)")
+    new = samples(1.3e-3, 0.02, seed=1)
+    slow = compare_to_baseline(new, base, 0.10, name="k")
+    gate = compare_samples("k", base.samples_s, new.samples_s, LOWER, (), MetricPolicy(min_effect=0.10), unit="s")
+    assert slow.regressed and slow.verdict == gate.verdict.value == "regressed"
+    assert slow.change == pytest.approx(gate.ratio - 1.0) and slow.change == pytest.approx(0.3, abs=0.03)
+    assert (slow.new_median_s, slow.base_median_s) == (new.median_s, base.median_s)  # the medians shown
+    assert slow.message.startswith(f"k: regressed: {fmt_time(base.median_s)} -> {fmt_time(new.median_s)} "
+                                   "(medians), change +")
+    assert "(test interval)" in slow.message
     # slower, significant, but within the allowed slowdown
     small = compare_to_baseline(samples(1.05e-3, 0.01, seed=2), samples(1e-3, 0.01, seed=3), 0.10)
-    assert small.distinguishable and not small.regressed
-    # a large median shift inside very noisy samples: not significant, not a regression
+    assert small.verdict == "unchanged" and not small.regressed
+    # a large median shift inside very noisy samples: noisy, not a regression
     noisy = compare_to_baseline(samples(1.3e-3, 0.9, n=8, seed=4), samples(1e-3, 0.9, n=8, seed=5), 0.10)
-    assert not noisy.distinguishable and not noisy.regressed
+    assert noisy.verdict == "noisy" and not noisy.regressed
     # faster is never a regression
     fast = compare_to_baseline(samples(0.5e-3, 0.02, seed=6), base, 0.10)
-    assert not fast.regressed and fast.distinguishable and "faster" in fast.message
+    assert fast.verdict == "improved" and not fast.regressed
 
 
-def test_baseline_messages_without_a_usable_baseline_or_a_ci() -> None:
+def test_baseline_verdicts_without_usable_samples() -> None:
     empty = Measurement(samples_s=(), warmup_reps=0, stop_reason="converged", timer="perf_counter",
                         target_rel_ci=0.01)
     v = compare_to_baseline(samples(1e-3, 0.02), empty, 0.10, name="k")
-    assert (v.regressed, v.distinguishable, v.message) == (False, False, "k: baseline has no usable samples")
+    assert v.verdict == "incomparable" and not v.regressed
     two = compare_to_baseline(samples(2e-3, 0.01, n=2), samples(1e-3, 0.01, n=2, seed=1), 0.10, name="k")
-    assert not two.regressed and not two.distinguishable
-    assert two.message.endswith("too few samples for CIs; allowed slowdown 10%)")
+    assert two.verdict == "inconclusive" and "nothing measures the noise" in two.message

@@ -54,6 +54,16 @@ def test_registered_through_the_pytest11_entry_point() -> None:
     assert eps.get("perfkit") == "perfkit.pytest_plugin"
 
 
+@pytest.fixture(autouse=True)
+def gate_imported() -> None:
+    """The gate's modules (scipy, sqlalchemy) imported in this process before an in-process
+    pytester run loads them: pytester restores sys.modules after each run, and C extensions
+    cannot be loaded twice in one process."""
+    import perfkit.api
+    import perfkit.comparison.baseline
+    import perfkit.reports.gate_format  # noqa: F401
+
+
 def heavy_in(modules: list[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in HEAVY)
 
@@ -147,22 +157,70 @@ def test_baseline_catches_a_regression(pytester: pytest.Pytester, monkeypatch: p
     pytester.runpytest("-k", "test_speed", "--perfkit-out", "base").assert_outcomes(passed=1)
     baseline = single_run(pytester.path / "base")
 
-    # the same code against its own baseline passes
+    # the same code against its own baseline, with a 300% allowance: no regression, exit 0
     same = pytester.runpytest("-k", "test_speed", "--perfkit-baseline", str(baseline),
                               "--perfkit-max-slowdown", "3.0")
     same.assert_outcomes(passed=1)
-    same.stdout.fnmatch_lines(["*bench=work: * than the baseline*allowed slowdown 300%)*"])
+    assert same.ret == pytest.ExitCode.OK
+    same.stdout.fnmatch_lines(["*test_perf.py::test_speed bench=work: * -> * (medians), change *(test interval), p=*",
+                               "perfkit gate against *: *(fails on regressed)*"])
 
-    # work() now sleeps 2 ms: far slower, CIs apart -> the test fails with the verdict
+    # work() now sleeps 2 ms: far slower -> the gate's verdict "regressed" fails the session
     monkeypatch.setenv("PK_DELAY_S", "0.002")
     slow = pytester.runpytest("-k", "test_speed", "--perfkit-baseline", str(baseline),
                               "--perfkit-out", "new")
-    slow.assert_outcomes(failed=1)
-    slow.stdout.fnmatch_lines(["*PerfRegression: perfbench regression: pytest/test_perf.py::test_speed/"
-                               "bench=work: *% slower than the baseline*95% CIs do not overlap*"])
+    slow.assert_outcomes(passed=1)
+    assert slow.ret == pytest.ExitCode.TESTS_FAILED
+    slow.stdout.fnmatch_lines(["*test_perf.py::test_speed bench=work: regressed: * -> *2.* ms (medians), change +*",
+                               "perfkit gate against *: fails: * regressed"])
     new = load_run(single_run(pytester.path / "new"))
-    assert new.points[0].metrics["baseline"].startswith("pytest/test_perf.py::test_speed/bench=work: ")
-    assert new.points[0].metrics["test_outcome"] == "failed"
+    assert new.points[0].metrics["baseline"].startswith("test_perf.py::test_speed bench=work: regressed: ")
+    assert new.points[0].metrics["test_outcome"] == "passed"
+
+
+HEAVY_TAILED_TEST = '''
+import time
+
+CALLS = [0]
+
+
+def work():
+    """Mostly fast, every fifth call 20x slower: a heavy right tail."""
+    CALLS[0] += 1
+    time.sleep(0.002 if CALLS[0] % 5 == 0 else 0.0001)
+
+
+def test_tail(perfbench):
+    perfbench(work, label="work", warmup_s=0.0, budget_s=0.2, min_reps=40, target_rel_ci=0.01)
+    perfbench(sorted, list(range(200)), warmup_s=0.0, budget_s=0.05, min_reps=20, target_rel_ci=0.5)
+'''
+
+
+@pytest.mark.slow
+def test_plugin_verdicts_are_the_gates_on_the_same_runs(pytester: pytest.Pytester, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Heavy-tailed samples (where the old median-CI rule and the gate disagreed): the plugin's
+    verdict of each measurement is the gate's on the same two runs, and the medians are the same text."""
+    from perfkit.cli import main
+
+    pytester.makepyfile(test_perf=HEAVY_TAILED_TEST)
+    pytester.runpytest("--perfkit-out", "base").assert_outcomes(passed=1)
+    base = single_run(pytester.path / "base")
+    judged = pytester.runpytest("--perfkit-baseline", str(base), "--perfkit-out", "cand")
+    cand = single_run(pytester.path / "cand")
+    plugin = {p.key: p.metrics["baseline"] for p in load_run(cand).points}
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("defaults:\n  min_effect: 0.10\n")
+    capsys.readouterr()
+    code = main(["gate", "--baseline", str(base), "--candidate", str(cand), "--history", "0", "--db",
+                 str(tmp_path / "none.db"), "--policy", str(policy), "--format", "json", "--no-step-summary"])
+    gate = json.loads(capsys.readouterr().out)
+    assert {r["point"] for r in gate["rows"]} == set(plugin) and len(plugin) == 2
+    for row in gate["rows"]:
+        line = plugin[row["point"]]
+        assert line.startswith(f"{row['label']}: {row['verdict']}: {row['baseline_text']} -> {row['candidate_text']} "
+                               "(medians)"), (line, row)
+    assert (code == 1) == (judged.ret == pytest.ExitCode.TESTS_FAILED) == gate["failed"]
 
 
 def test_a_point_missing_from_the_baseline_is_not_judged(pytester: pytest.Pytester) -> None:

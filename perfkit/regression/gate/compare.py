@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from perfkit.core.env import Env
+from perfkit.core.measurement import median
 from perfkit.core.point_spec import PointSpec
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide
@@ -28,6 +29,10 @@ from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import finish
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
+
+DECISIVE = frozenset({Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED})
+OUTCOME_FAILS = "fails"
+OUTCOME_PASSES = "passes"
 
 
 class MetricLike(Protocol):
@@ -89,6 +94,29 @@ class GateResult:
     @property
     def failed(self) -> bool:
         return bool(self.failing)
+
+    @property
+    def undecided(self) -> tuple[Comparison, ...]:
+        """Measurements that could not have shown a regression of min_effect: noisy, inconclusive
+        or incomparable (only regressed, improved and unchanged are decisive)."""
+        return tuple(c for c in self.rows if c.verdict not in DECISIVE)
+
+    @property
+    def outcome(self) -> str:
+        """The headline word (docs/ci.md, "Headline"): "fails" when a verdict of fail_on occurs;
+        else "passes" when every measurement is decisive (regressed, improved or unchanged: each
+        could have shown a regression of its min_effect); else "noisy" when every undecided one
+        is noisy, "incomparable" when every one is incomparable, otherwise "inconclusive"."""
+        if self.failed:
+            return OUTCOME_FAILS
+        undecided = {c.verdict for c in self.undecided}
+        if not undecided and self.rows:
+            return OUTCOME_PASSES
+        if len(undecided) == 1 and Verdict.NOISY in undecided:
+            return Verdict.NOISY.value
+        if len(undecided) == 1 and Verdict.INCOMPARABLE in undecided:
+            return Verdict.INCOMPARABLE.value
+        return Verdict.INCONCLUSIVE.value
 
 
 def history_summary(samples: Sequence[float], value: float, run_id: str = "") -> RunSummary | None:
@@ -197,7 +225,7 @@ def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tu
     bm, cm = member
     if head.verdict == Verdict.INCOMPARABLE or not math.isfinite(head.ratio):
         return replace(head, metric=bm.name, unit=bm.unit, direction=bm.direction, same_as=head.metric,
-                       base_value=float(np.median(bm.samples)), cand_value=float(np.median(cm.samples)))
+                       base_value=median(bm.samples), cand_value=median(cm.samples))
 
     def const(m: MetricLike, ref: MetricLike) -> float:
         return float(np.exp(np.mean(np.log(m.samples) - power * np.log(ref.samples))))
@@ -208,5 +236,5 @@ def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tu
     lo, hi = sorted((head.ci_low**power, head.ci_high**power)) if math.isfinite(head.ci_low) else (math.nan,) * 2
     c = replace(head, metric=bm.name, unit=bm.unit, direction=mpol.direction or bm.direction, policy=mpol,
                 ratio=head.ratio**power * scale, ci_low=lo * scale, ci_high=hi * scale,
-                base_value=kb * head.base_value**power, cand_value=kc * head.cand_value**power, same_as=head.metric)
+                base_value=median(bm.samples), cand_value=median(cm.samples), same_as=head.metric)
     return decide(c, head.p_value)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from perfkit.core.measurement import median
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.robust import TRIM, summarize_rows
@@ -211,7 +212,7 @@ def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float], s
         return Comparison(metric=it.metric, verdict=Verdict.INCONCLUSIVE, direction=direction,
                           ratio=math.exp(sc[0] - sb[0]), ci_low=nan, ci_high=nan, confidence=1.0 - it.policy.max_p,
                           p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size), n_cand=int(c.size),
-                          base_value=math.exp(sb[0]), cand_value=math.exp(sc[0]), unit=it.unit, reason=note,
+                          base_value=median(b), cand_value=median(c), unit=it.unit, reason=note,
                           note=note, policy=it.policy, point_key=it.point_key, label=it.label)
     sigma, note = assumed_spread(_wsd(sb[1], b.size), _wsd(sc[1], c.size), it.policy)
     parts = [(se * se, max(n - 2 * int(math.floor(TRIM * n)) - 1, 1)) for se, n in ((sb[1], b.size), (sc[1], c.size))]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from perfkit.core.measurement import median
 from perfkit.regression.gate.types import Comparison, MetricPolicy, Verdict
 
 
@@ -31,7 +32,6 @@ def incomparable(
     return Comparison(
         metric=metric, verdict=Verdict.INCOMPARABLE, direction=direction, ratio=nan, ci_low=nan, ci_high=nan,
         confidence=1.0 - pol.max_p, p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size),
-        n_cand=int(c.size), base_value=float(np.median(b)) if b.size else nan,
-        cand_value=float(np.median(c)) if c.size else nan, unit=unit, reason=reason, policy=pol,
+        n_cand=int(c.size), base_value=median(b), cand_value=median(c), unit=unit, reason=reason, policy=pol,
         point_key=point_key, label=label,
     )

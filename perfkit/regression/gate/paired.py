@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
+from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.robust import trimmed_mean, trimmed_mean_rows, trimmed_mean_se
 from perfkit.regression.gate.stats import N_BOOT, N_PERM
@@ -64,14 +65,11 @@ def compare_paired(
     boot = trimmed_mean_rows(diffs[idx])
     confidence = 1.0 - pol.max_p
     lo, hi = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
-    # The values shown: the baseline's location and the candidate level the paired change implies
-    # (so the change shown is cand_value / base_value - 1).
-    base_value = math.exp(trimmed_mean(np.log(b)))
     raw = Comparison(
         metric=metric, verdict=Verdict.UNCHANGED, direction=pol.direction or direction, ratio=math.exp(d),
         ci_low=math.exp(float(lo)), ci_high=math.exp(float(hi)), confidence=confidence, p_value=p, p_raw=p,
-        p_run=p_t, p_rank=p_perm, n_base=int(b.size), n_cand=int(c.size), base_value=base_value,
-        cand_value=base_value * math.exp(d), unit=unit, run_spread=0.0, history_runs=0,
+        p_run=p_t, p_rank=p_perm, n_base=int(b.size), n_cand=int(c.size), base_value=median(b),
+        cand_value=median(c), unit=unit, run_spread=0.0, history_runs=0,
         note="interleaved pairs", policy=pol, df=float(df), se_log=se,
     )
     return decide(raw, p)

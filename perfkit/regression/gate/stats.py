@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 from scipy import special
 
+from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.multiple import detectable_changes
@@ -123,7 +124,7 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
             metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=math.exp(e.d),
             ci_low=math.exp(e.d - half[i]), ci_high=math.exp(e.d + half[i]), confidence=1.0 - it.policy.max_p,
             p_value=p_raw, p_raw=p_raw, p_run=float(p[i]), p_rank=p_rank, n_base=len(it.base), n_cand=len(it.cand),
-            base_value=math.exp(e.base_log), cand_value=math.exp(e.cand_log), unit=it.unit,
+            base_value=median(it.base), cand_value=median(it.cand), unit=it.unit,
             run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
             note=e.note, policy=it.policy, baseline_runs=e.baseline_runs, df=float(df[i]), se_log=float(sd[i]),
             tests=tests, point_key=it.point_key, label=it.label)

@@ -51,8 +51,11 @@ class Comparison:
     metric: str
     verdict: Verdict
     direction: str
-    ratio: float  # candidate / baseline location (= cand_value / base_value)
-    ci_low: float  # interval of the ratio
+    # The test's estimate of candidate / baseline on its own scale (geometric trimmed means, against
+    # the history's level when there is one): the change shown, with its interval, labelled as the
+    # test's; it is not cand_value / base_value.
+    ratio: float
+    ci_low: float  # interval of the ratio (the test interval)
     ci_high: float
     confidence: float  # level of the interval
     p_value: float  # the p-value decided on: p_raw, adjusted for the number of metrics
@@ -61,7 +64,8 @@ class Comparison:
     p_rank: float | None  # permutation test on the raw samples (None when not used)
     n_base: int
     n_cand: int
-    base_value: float  # locations (geometric 20%-trimmed means; the history's level), for display
+    # The medians of the two runs' raw samples: the one location every view shows for a measurement
+    base_value: float
     cand_value: float
     unit: str = ""
     run_spread: float = math.nan  # run-to-run sigma used (relative, log scale)
