@@ -91,7 +91,8 @@ def _status(p: Any, notes: _Footnotes) -> str:
     if p.status == "ok" and p.metrics.get("timing_skipped"):
         return f"[green]ok[/green] {notes.mark('numerics only: ' + str(p.metrics['timing_skipped']))}"
     if p.status == "ok":
-        return "[green]ok[/green]"
+        note = p.measurement.stop_note if p.measurement is not None else None  # e.g. the time ceiling
+        return "[green]ok[/green]" + (f" {notes.mark(note)}" if note else "")
     if p.status == "skipped":
         return f"[yellow]skip[/yellow] {notes.mark(p.error or 'skipped')}"
     return f"[red]FAIL[/red] {notes.mark(p.error or 'failed')}"
