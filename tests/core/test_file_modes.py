@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from perfkit.core.atomic import write_bytes_atomic
 from perfkit.core.run_layout import (
     ANALYSIS_DIR,
     PARTIAL_FILE,
@@ -173,3 +174,23 @@ def test_every_output_gets_the_users_umask(tmp_path: Path, umask: int) -> None:
     wrong = {rel: oct(mode) for rel, mode in modes.items()
              if mode != (dir_mode if (s.work / rel).is_dir() else file_mode)}
     assert not wrong, f"umask {umask:03o}: want files {file_mode:o}, folders {dir_mode:o}; got {wrong}"
+
+
+def _current_umask() -> int:
+    """The process umask from /proc (Linux), without os.umask's set-and-restore."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    pytest.skip("no Umask line in /proc/self/status")
+
+
+def test_atomic_write_new_file_like_open_and_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    plain, atomic = tmp_path / "plain.txt", tmp_path / "atomic.txt"
+    plain.write_bytes(b"x")
+    write_bytes_atomic(atomic, b"x")
+    want = 0o666 & ~_current_umask()
+    assert stat.S_IMODE(atomic.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode) == want
+    atomic.chmod(0o640)  # a user's choice on an existing file survives a rewrite, as with open("w")
+    write_bytes_atomic(atomic, b"y")
+    assert stat.S_IMODE(atomic.stat().st_mode) == 0o640 and atomic.read_bytes() == b"y"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic.txt", "plain.txt"]  # no temp file left
