@@ -13,6 +13,9 @@ Method (after triton.testing.do_bench, with an adaptive stop):
 4. After `min_reps` samples the loop stops as soon as the distribution-free 95% confidence
    interval of the median is within `target_rel_ci` of it (`converged`), else when `budget_s`
    of wall time is spent (`budget`) or `max_reps` samples are taken (`max_reps`).
+5. A budget is a budget: once CEILING_FACTOR x `budget_s` (10x) of wall time is spent the loop
+   stops even before `min_reps` samples (`time_ceiling`, a footnote in the profile table), so a
+   point whose call lasts seconds cannot run min_reps x seconds against a sub-second budget.
 Every raw sample is kept in the returned `Measurement`. The options, their defaults and limits
 are `perfkit.core.timing.TimingConfig` (the spec's `timing:` block is generated from it).
 """
@@ -28,9 +31,11 @@ from itertools import pairwise, repeat
 from typing import Any
 
 from perfkit.core.measurement import (
+    CEILING_FACTOR,
     STOP_BUDGET,
     STOP_CONVERGED,
     STOP_MAX_REPS,
+    STOP_TIME_CEILING,
     Measurement,
     sample_stats,
 )
@@ -50,7 +55,7 @@ def stop_reason(samples_s: list[float], elapsed_s: float, config: TimingConfig) 
     """Why sampling should stop now, or None to go on. Pure: tested on known samples."""
     n = len(samples_s)
     if n < config.min_reps:
-        return None
+        return STOP_TIME_CEILING if n > 0 and elapsed_s >= CEILING_FACTOR * config.budget_s else None
     if n >= config.max_reps:
         return STOP_MAX_REPS
     if sample_stats(samples_s).rel_ci_halfwidth <= config.target_rel_ci:

@@ -54,7 +54,8 @@ def _status(p: Any, notes: _Footnotes) -> Text:
     if p.status == "ok" and p.metrics.get("timing_skipped"):
         return Text("ok", style="green") + Text(" " + notes.mark("numerics only: " + str(p.metrics["timing_skipped"])))
     if p.status == "ok":
-        return Text("ok", style="green")
+        note = p.measurement.stop_note if p.measurement is not None else None  # e.g. the time ceiling
+        return Text("ok", style="green") + (Text(" " + notes.mark(note)) if note else Text())
     if p.status == "skipped":
         return Text("skip", style="yellow") + Text(" " + notes.mark(p.error or "skipped"))
     return Text("FAIL", style="red") + Text(" " + notes.mark(p.error or "failed"))

@@ -18,6 +18,10 @@ import numpy as np
 STOP_CONVERGED = "converged"  # CI of the median within the target
 STOP_BUDGET = "budget"  # time budget spent first
 STOP_MAX_REPS = "max_reps"  # repetition cap reached first
+STOP_TIME_CEILING = "time_ceiling"  # hard wall-time ceiling (CEILING_FACTOR x budget) hit before min_reps
+CEILING_FACTOR = 10  # the timed repetitions of a point never run past this many times its budget_s
+TIME_CEILING_NOTE = (f"stopped at the time ceiling ({CEILING_FACTOR}x timing.budget_s) before min_reps: "
+                     "fewer samples, wider CI; raise timing.budget_s or shrink the point")
 
 
 def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
@@ -149,3 +153,8 @@ class Measurement:
     def short_of_target(self) -> bool:
         """Stopped at its time budget with the median's 95% CI still wider than its target."""
         return self.stop_reason == STOP_BUDGET and self.stats.rel_ci_halfwidth > self.target_rel_ci
+
+    @property
+    def stop_note(self) -> str | None:
+        """A sentence for a table's footnote when sampling stopped short of min_reps, else None."""
+        return TIME_CEILING_NOTE if self.stop_reason == STOP_TIME_CEILING else None

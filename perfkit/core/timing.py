@@ -31,7 +31,7 @@ class TimingConfig:
 
     warmup_s: float = _option(0.1, ge=0, le=3600)  # wall time of warmup calls after the first call
     budget_s: float = _option(1.0, gt=0, le=3600)  # wall-time budget of the timed repetitions
-    min_reps: int = _option(10, ge=1, le=1_000_000)  # samples always taken, even past the budget
+    min_reps: int = _option(10, ge=1, le=1_000_000)  # samples taken even past the budget (up to 10x it)
     max_reps: int = _option(10_000, ge=1, le=10_000_000)  # cap on samples
     target_rel_ci: float = _option(0.01, gt=0, lt=1)  # stop once the median's 95% CI is within ±this
     flush_l2: bool = _option(True)  # zero a buffer of max(256 MB, 2 x L2) before each call (GPU)

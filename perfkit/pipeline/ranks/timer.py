@@ -7,7 +7,8 @@ stop on their own (profiler.timer's adaptive stop and wall-time warmup differ pe
    GPU, perf_counter on a CPU); the host syncs once per batch;
 3. after each batch every rank gathers every rank's samples; sample i of the point is the
    slowest rank's sample i (max over ranks), and profiler.timer.stop_reason on those maxima
-   (and the longest elapsed time) decides, identically on every rank, whether to stop.
+   (and the longest elapsed time) decides, identically on every rank, whether to stop (its
+   time ceiling too: 10x budget_s stops before min_reps, `time_ceiling`).
 Each rank's own samples come back too (per-rank medians in the record).
 """
 
