@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, widgets
+from perfkit.dashboard import data, display, widgets
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
 
@@ -47,10 +47,11 @@ cand_run = data.run_record(url, cand)
 labels = data.run_labels(cand_run)
 keys = sorted({str(k) for k in result.table["key"]})
 point = st.selectbox("Point", keys, format_func=lambda k: labels.get(k, k), key="cmp_point")
-diff, why = data.kernel_diff(url, base, cand, point, data.run_roots())
+diff, what = data.kernel_diff(url, base, cand, point, data.run_roots())
 if diff is None:
-    widgets.not_available(why)
+    widgets.not_available(what)
 else:
     table, totals = diff
-    st.dataframe(totals, hide_index=True, key="cmp_diff_totals")
-    st.dataframe(table, hide_index=True, key="cmp_diff")
+    st.caption(f"{widgets.md_text(what)}: before is the baseline, after the candidate.")
+    st.dataframe(display.readable(totals), hide_index=True, key="cmp_diff_totals")
+    st.dataframe(display.readable(table), hide_index=True, key="cmp_diff")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, figures, widgets
+from perfkit.dashboard import data, display, figures, widgets
 from perfkit.regression.changepoint.options import ChangePointOptions
 from perfkit.reports.markdown.run import md_text
 
@@ -89,14 +89,12 @@ if h.changes.empty:
     st.caption(f"None detected in this range (p <= {opts.max_p:g} and at least {opts.min_magnitude:.1%}, "
                f"{opts.min_size} commits a side).")
 else:
-    st.dataframe(h.changes[["gpu", "previous_commit", "commit", "created_at", "kind", "magnitude", "p_value",
-                            "before", "after"]],
-                 hide_index=True, key="history_changes",
-                 column_config={"previous_commit": st.column_config.TextColumn(
-                                    "previous commit", width="small", help="the last commit at the old level"),
+    st.dataframe(display.change_points_table(h.changes, unit), hide_index=True, key="history_changes",
+                 column_config={"previous commit": st.column_config.TextColumn(
+                                    width="small", help="the last commit at the old level"),
                                 "commit": st.column_config.TextColumn(
-                                    "commit", width="small", help="the first commit at the new level"),
-                                "magnitude": st.column_config.NumberColumn(format="percent")})
+                                    width="small", help="the first commit at the new level"),
+                                "created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
     st.caption("The gate's verdict on a change: the last run of the previous commit against the first run at the "
                "new level.")
     for change in h.changes.sort_values("created_epoch", ascending=False).head(MAX_LINKS).to_dict("records"):
@@ -107,6 +105,8 @@ else:
 st.subheader("Runs")
 table = h.runs.sort_values("created_epoch", ascending=False)[["run_id", "gpu", "created_at", "commit", "branch",
                                                               "value", "n"]]
-sel = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="history_runs")
+sel = st.dataframe(display.history_runs_table(table, unit), hide_index=True, on_select="rerun",
+                   selection_mode="single-row", key="history_runs",
+                   column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
 if sel.selection.rows:
     widgets.open_run(str(table.iloc[sel.selection.rows[0]]["run_id"]))

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.core.codec import to_builtins
-from perfkit.core.units import fmt_pct, fmt_rate, fmt_time
+from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
 from perfkit.dashboard import data, widgets
 from perfkit.reports.html.data import failures
 
@@ -45,16 +45,15 @@ for p in run.points:
     rows.append({
         "point": labels.get(p.key, p.key), "status": p.status,
         "median": fmt_time(st_.median_s) if st_ else "-", "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
-        "n": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
+        "samples": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
         "flop/s": fmt_rate(ach.get("flop_per_s"), "flop/s"), "bytes/s": fmt_rate(ach.get("bytes_per_s"), "B/s"),
-        "rel err": p.numerics.rel_err if p.numerics else None, "tol": p.numerics.tol if p.numerics else None,
+        "rel err": fmt_num(p.numerics.rel_err) if p.numerics else "-",
+        "tol": fmt_num(p.numerics.tol) if p.numerics else "-",
         "numerics ok": p.numerics.ok if p.numerics else None,
-        "reference": p.numerics.reference if p.numerics else "", "key": p.key,
+        "reference": p.numerics.reference if p.numerics else "", "point key": p.key,
     })
 st.subheader("Points and numerics")
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points",
-             column_config={"rel err": st.column_config.NumberColumn(format="%.2e"),
-                            "tol": st.column_config.NumberColumn(format="%.0e")})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points")
 st.subheader("Failures")
 bad = failures(run)
 if bad:
