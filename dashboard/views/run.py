@@ -50,7 +50,7 @@ for p in run.points:
         "rel err": fmt_num(p.numerics.rel_err) if p.numerics else "-",
         "tol": fmt_num(p.numerics.tol) if p.numerics else "-",
         "numerics ok": p.numerics.ok if p.numerics else None,
-        "reference": p.numerics.reference if p.numerics else "", "point key": p.key,
+        "reference": p.numerics.reference if p.numerics else "", "key": p.key,
     })
 st.subheader("Points and numerics")
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points")
