@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
 
@@ -33,7 +34,7 @@ for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
 st.caption("Metrics per verdict, as Overview counts them: flop/s and bytes/s of a timed point are its time's samples "
            "scaled and are not counted again (the table shows them).")
 if result.note:
-    st.caption(f"Not compared: {widgets.md_text(result.note)}")
+    st.caption(f"Not compared: {md(result.note)}")
 if result.table.empty:
     st.info("The two runs share no metric.")
     st.stop()
@@ -52,6 +53,6 @@ if diff is None:
     widgets.not_available(what)
 else:
     table, totals = diff
-    st.caption(f"{widgets.md_text(what)}: before is the baseline, after the candidate.")
+    st.caption(f"{md(what)}: before is the baseline, after the candidate.")
     st.dataframe(display.readable(totals), hide_index=True, key="cmp_diff_totals")
     st.dataframe(display.readable(table), hide_index=True, key="cmp_diff")

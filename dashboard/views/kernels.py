@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.figures import kernels_figure
 
 PERFETTO = """\
@@ -30,10 +31,10 @@ if view is None:
     if stored.empty:
         widgets.not_available(why)
     else:
-        st.caption(f"Kernel table stored with the run (traces unavailable: {widgets.md_text(why)}).")
+        st.caption(f"Kernel table stored with the run (traces unavailable: {md(why)}).")
         st.dataframe(display.readable(stored), hide_index=True, key="kern_stored")
 else:
-    st.caption(f"From {widgets.md_text(view.source)}.")
+    st.caption(f"From {md(view.source)}.")
     fig = kernels_figure(view.summary)
     if fig is not None:
         st.plotly_chart(fig, key="kern_chart", width="stretch")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
-from perfkit.reports.markdown.run import md_text
+from perfkit.dashboard.text import md
 
 MAX_LINKS = 5  # open regressions offered for Compare, largest first
 
@@ -45,12 +45,12 @@ else:
                                                           "branch": str(row["branch"] or "(all)")})
     for reg in shown.head(MAX_LINKS).to_dict("records"):  # the gate's verdict on each, in Compare
         st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
-                     label=md_text(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
+                     label=md(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
                                    f"→ {reg['run_id']}: {reg['gate'] or 'not compared'}"),
                      query_params={"base": str(reg["baseline_run"]), "run": str(reg["run_id"])})
 
 st.subheader("Latest runs")
-st.caption(f"Store: {widgets.md_text(state.url)}. The latest run of each spec on each GPU and branch, with its open "
+st.caption(f"Store: {md(state.url)}. The latest run of each spec on each GPU and branch, with its open "
            "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
            "timed point are not counted again). Every metric regressed against the baseline is an open "
            "regression. Select a row to open the run.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.text import plot_text
 
 st.title("Roofline")
@@ -28,10 +29,10 @@ for column in ("key", "workload"):
 fig = roofline_figure(shown, view.roofs, title=f"Roofline: {plot_text(view.device)}")
 st.plotly_chart(fig, key="roofline_chart", width="stretch")
 for note in view.notes:
-    st.caption(widgets.md_text(note))
+    st.caption(md(note))
 for label in roof_labels(view.roofs):
     roof = view.roofs[label]
-    st.caption(f"{widgets.md_text(label)} roof: {widgets.md_text(roof.device)} ({widgets.md_text(roof.source)})")
+    st.caption(f"{md(label)} roof: {md(roof.device)} ({md(roof.source)})")
 labels = data.run_labels(data.run_record(url, run_id))
 columns = ["key", "dtype", "time_s", "intensity_dram", "achieved_flop_per_s", "achieved_bytes_per_s"]
 for roof_label in roof_labels(view.roofs):

@@ -10,6 +10,7 @@ import streamlit as st
 from perfkit.core.codec import to_builtins
 from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
 from perfkit.dashboard import data, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.data import failures
 
 st.title("Run")
@@ -28,7 +29,7 @@ c1.metric("Status", run.status)
 c2.metric("Device", run.device)
 c3.metric("Commit", (git.commit or "-")[:10])
 c4.metric("Points ok", f"{run.counts.get('ok', 0)} / {len(run.points)}")
-st.caption(widgets.md_text(f"created {run.created} · finished {run.finished or '-'} · spec "
+st.caption(md(f"created {run.created} · finished {run.finished or '-'} · spec "
                            f"{run.spec.get('name', '')} ({run.spec_path}) · branch {git.branch or '-'}"))
 links = st.columns(4)
 links[0].page_link(widgets.COMPARE_PAGE, label="Compare with its baseline", query_params={"run": run_id})

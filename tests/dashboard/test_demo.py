@@ -139,3 +139,18 @@ def test_bad_port_is_bad_input(argv: list[str], capsys: pytest.CaptureFixture[st
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("perfkit dashboard: error: argument --port") and err.count("\n") == 1
+
+
+def test_compare_shows_the_op_diff_of_the_change(demo: Any) -> None:
+    """The runs before and at the change keep their traces: Compare shows the added copy."""
+    from tests.dashboard.test_pages import app, frame
+
+    commits, k = demo.info["commits"], demo.info["change_at"]
+    at = app("views/compare.py", base=commits[k - 2]["run_id"], run=commits[k - 1]["run_id"])
+    at.selectbox(key="cmp_point").set_value(LINEAR_KEY).run()
+    assert not at.exception and not any("Not available" in i.value for i in at.info)
+    diff = frame(at, "cmp_diff")
+    added = set(diff[diff["status"] == "added"]["name"])
+    assert added & {"aten::copy_", "aten::clone", "aten::contiguous"}, added  # W^T made contiguous: a copy
+    assert diff[diff["name"] == "aten::linear"]["status"].tolist() == ["slower"]
+    assert any("CPU ops" in c.value for c in at.caption)
