@@ -347,3 +347,13 @@ def test_display_formats_by_suffix() -> None:
     assert list(out["share"]) == ["12.3%", "0.5%"] and list(out["achieved bytes/s"]) == ["2.2 GB/s", "1 kB/s"]
     assert list(out["time"]) == ["12.3 us", "500 ms"] and list(out["calls"]) == [3, 4]
     assert list(out["name"]) == ["a_b", "c"] and list(out["ratio"]) == ["0.123", "2"]
+
+
+def test_user_strings_in_markdown_cannot_link() -> None:
+    from perfkit.dashboard.text import JOINER, md
+
+    out = md("go https://evil.example/x or www.evil.example, me@evil.example [a](https://e) <b>b</b> :red[r]")
+    for pattern in ("https://", "www.", "@evil", ":red[", "[a]", "<b>"):
+        assert pattern not in out, pattern
+    assert out.replace(JOINER, "").startswith("go https://evil.example/x or www.evil.example, me@evil.example")
+    assert md("gemm/sq/m=64:time_s") == "gemm/sq/m=64:time\\_s"  # ordinary names: only Markdown escapes
