@@ -88,8 +88,8 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
 
     at = app()
     opened = frame(at, "overview_open")
-    row = opened[opened["key"] == LINEAR_KEY].iloc[0]
-    assert (row["metric"], row["seen_by"], row["since_commit"]) == ("time_s", "change point", demo.change_sha)
+    row = opened[opened["point"] == LINEAR_KEY].iloc[0]
+    assert (row["metric"], row["seen by"], row["since commit"]) == ("time_s", "change point", demo.change_sha)
     assert int({m.label: m.value for m in at.metric}["Open regressions"]) == len(opened)
     latest = frame(at, "overview_table")
     assert len(latest) == 2  # the demo's CPU series and the GPU run

@@ -270,10 +270,11 @@ def test_run_page_shows_environment_spec_numerics_and_failures(store: Any) -> No
 
 @pytest.mark.slow
 def test_demo_label_on_every_page(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "synthetic commits <b>x</b>")
+    monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "commit 'see https://evil.example [a](b) <b>x</b>'")
     for page in PAGES:
         at = app(page)
-        assert any("Demo data" in w.value and "&lt;b&gt;x&lt;/b&gt;" in w.value for w in at.warning), page
+        (banner,) = [w.value for w in at.warning if "Demo data" in w.value]
+        assert "&lt;b&gt;x&lt;/b&gt;" in banner and "https://" not in banner and "[a]" not in banner, page
 
 
 @pytest.mark.slow
