@@ -17,9 +17,10 @@ from typing import Any
 from perfkit.reports.markdown.run import md_text
 
 JOINER = "\u2060"
-_AUTOLINK = re.compile(r"(?i)(\w:)(?=/)|(www)(?=\.)|(@)|(:)(?=[\w-]+[:\[/])")
+# after md_text: "[" is "\\[" by then, and Streamlit reads `:red[x]` in the parsed text all the same
+_AUTOLINK = re.compile(r"(?i)(\w:)(?=/)|(www)(?=\.)|(@)|(:)(?=[\w-]+\\?[:\[/])")
 
 
 def md(value: Any) -> str:
     """`value` as literal text inside Streamlit Markdown."""
-    return _AUTOLINK.sub(lambda m: (m.group(0)) + JOINER, md_text(value))
+    return _AUTOLINK.sub(lambda m: m.group(0) + JOINER, md_text(value))

@@ -354,7 +354,8 @@ def test_user_strings_in_markdown_cannot_link() -> None:
     from perfkit.dashboard.text import JOINER, md
 
     out = md("go https://evil.example/x or www.evil.example, me@evil.example [a](https://e) <b>b</b> :red[r]")
-    for pattern in ("https://", "www.", "@evil", ":red[", "[a]", "<b>"):
+    assert f":{JOINER}red\\[r\\]" in out  # no colour directive either
+    for pattern in ("https://", "www.", "@evil", ":red", "[a]", "<b>"):
         assert pattern not in out, pattern
     assert out.replace(JOINER, "").startswith("go https://evil.example/x or www.evil.example, me@evil.example")
     assert md("gemm/sq/m=64:time_s") == "gemm/sq/m=64:time\\_s"  # ordinary names: only Markdown escapes
