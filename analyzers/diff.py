@@ -1,5 +1,9 @@
 """Trace diff: kernel-level added / removed / slower / faster between two traces, with totals.
 
+op_diff is the same over CPU ops (a CPU-only trace has no kernels): each op name's inclusive
+time (an op's time holds the ops it calls), so a new aten::copy_ under aten::linear shows both
+as the copy's own row and as a slower aten::linear.
+
 Kernels are matched by exact name (memcpy / memset by their names, e.g. "Memcpy HtoD
 (Pinned -> Device)"). A kernel present in both is "slower" / "faster" when its total time
 changed by more than `rel_tol` (default 5%) AND by more than `abs_tol_ns` (default 1 us),
@@ -11,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.event_table import EventTable, Kind
 from perfkit.analyzers.kernel_summary import kernel_summary
 
 DIFF_COLUMNS = [
@@ -21,10 +25,29 @@ DIFF_COLUMNS = [
 STATUSES = ("added", "removed", "slower", "faster", "unchanged")
 
 
+def cpu_op_summary(table: EventTable) -> pd.DataFrame:
+    """One row per CPU op name: name, category ("cpu op"), count, total_ns (inclusive), mean_ns."""
+    rows = np.flatnonzero(table.mask_kind(Kind.CPU_OP))
+    ops = pd.DataFrame({"name_id": table["name_id"][rows], "dur_ns": table["dur_ns"][rows].astype(np.int64)})
+    g = ops.groupby("name_id", sort=False)["dur_ns"].agg(["size", "sum"])
+    names = table.name_of(g.index.to_numpy())
+    return pd.DataFrame({"name": names, "category": "cpu op", "count": g["size"].to_numpy(),
+                         "total_ns": g["sum"].to_numpy(), "mean_ns": g["sum"].to_numpy() / g["size"].to_numpy()})
+
+
 def trace_diff(a: EventTable, b: EventTable, rel_tol: float = 0.05, abs_tol_ns: int = 1000) -> pd.DataFrame:
     """One row per kernel name in A or B, sorted by |delta_ns|."""
-    ka = kernel_summary(a).set_index("name")
-    kb = kernel_summary(b).set_index("name")
+    return _diff(kernel_summary(a), kernel_summary(b), rel_tol, abs_tol_ns)
+
+
+def op_diff(a: EventTable, b: EventTable, rel_tol: float = 0.05, abs_tol_ns: int = 1000) -> pd.DataFrame:
+    """One row per CPU op name in A or B (inclusive times), sorted by |delta_ns|; columns as trace_diff."""
+    return _diff(cpu_op_summary(a), cpu_op_summary(b), rel_tol, abs_tol_ns)
+
+
+def _diff(sa: pd.DataFrame, sb: pd.DataFrame, rel_tol: float, abs_tol_ns: int) -> pd.DataFrame:
+    ka = sa.set_index("name")
+    kb = sb.set_index("name")
     names = ka.index.union(kb.index, sort=False)
     out = pd.DataFrame(index=names)
     out["category"] = kb["category"].reindex(names).fillna(ka["category"].reindex(names))

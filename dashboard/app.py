@@ -1,6 +1,8 @@
 """The perfkit dashboard (Streamlit): `perfkit dashboard` runs `streamlit run` on this file.
 
 One `st.navigation` entry over thin pages in views/; every read goes through dashboard.data.
+The default page answers at `/` only (Streamlit gives it the empty path), so Overview is also
+registered, hidden from the menu, at `/overview`: both URLs land on it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from perfkit.dashboard import widgets
 
 st.set_page_config(page_title="perfkit", page_icon=":material/show_chart:", layout="wide")
 PAGES = [
-    st.Page("views/overview.py", title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page("views/overview.py", title="Overview", icon=":material/home:", url_path="home", default=True),
+    st.Page("views/overview.py", title="Overview", url_path="overview", visibility="hidden"),
     st.Page("views/history.py", title="History", icon=":material/show_chart:", url_path="history"),
     st.Page("views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("views/roofline.py", title="Roofline", icon=":material/landscape:", url_path="roofline"),

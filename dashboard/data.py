@@ -27,6 +27,7 @@ import streamlit as st
 
 from perfkit.core.record import Run
 from perfkit.core.run_layout import RunDir
+from perfkit.core.units import fmt_change
 from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
@@ -405,8 +406,9 @@ def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
 
 @st.cache_data(ttl=TTL_S, show_spinner="Diffing kernels ...")
 def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tuple[str, ...]) -> tuple[Any, str]:
-    """((diff, totals) | None, why not): analyzers.diff over the two runs' traces of one point."""
-    from perfkit.analyzers.diff import diff_totals, trace_diff
+    """((diff, totals) | None, what it compares or why not): analyzers.diff over the two runs' traces
+    of one point: their GPU kernels, or their CPU ops when the traces hold no kernels (CPU runs)."""
+    from perfkit.analyzers.diff import diff_totals, op_diff, trace_diff
     from perfkit.analyzers.loaders.kineto.load import load_trace
 
     paths = []
@@ -415,10 +417,13 @@ def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tup
         if path is None:
             return None, f"no trace of this point for run {run_id} (run directory under --runs, with traces/)"
         paths.append(path)
-    diff = trace_diff(load_trace(paths[0]), load_trace(paths[1]))
+    base, cand = load_trace(paths[0]), load_trace(paths[1])
+    diff, what = trace_diff(base, cand), "GPU kernels"
     if diff.empty:
-        return None, "the traces hold no GPU kernels (CPU runs record CPU ops only)"
-    return (diff, diff_totals(diff)), ""
+        diff, what = op_diff(base, cand), "CPU ops (a CPU run's trace has no kernels; each op's time includes the ops it calls)"
+    if diff.empty:
+        return None, "the traces hold neither GPU kernels nor CPU ops"
+    return (diff, diff_totals(diff)), what
 
 
 def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
@@ -533,7 +538,7 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
         reg = table[table["verdict"] == "regressed"]
         if len(reg):
             top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
-            worst = f"{top['label']} {top['metric']} {(float(top['ratio']) - 1) * 100:+.1f}%"
+            worst = f"{top['label']} {top['metric']} {fmt_change(top['ratio'])}"
     row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
            "open_regressions": len(open_regressions(url, run_id)), "worst": worst,

@@ -9,8 +9,9 @@ and branch it measured, and the `kind: custom` workload imports that checkout's 
 `demo_ops/linear.py`. Commit `change_at` really changes that code path (the weight's transpose
 is copied on every call), so its time steps up from that commit on under the same point key:
 History shows the change point, Overview the open regression, Compare the gate's verdict on it.
-Only the last run records torch.profiler traces (the first trace of a process costs seconds of
-torch imports), so the Kernels page has traces to offer. Nothing here imports torch, and
+Three runs record torch.profiler traces (the first trace of a process costs seconds of torch
+imports): the commit before the change and the change itself, so Compare shows the op diff of the
+change (the added copy), and the last run, so the Kernels page has the newest traces to offer. Nothing here imports torch, and
 nothing here writes a run record: `perfkit profile` does.
 """
 
@@ -30,7 +31,7 @@ from perfkit.core.record import load_run
 from perfkit.dashboard.demo_repo import BRANCH, CHANGE_MESSAGE, commit_all, demo_history, init_repo
 from perfkit.dashboard.demo_runs import profile_commits
 
-DEMO_VERSION = 2
+DEMO_VERSION = 3  # 3: traces around the change
 DEMO_COMMITS = 12  # the fewest with which a step can be detected at p <= 0.005, 5 commits a side
 CHANGE_AT = 7
 MARKER = "demo.json"
@@ -108,6 +109,12 @@ def _write_specs(root: Path) -> dict[bool, Path]:
     return specs
 
 
+def traced_commits(commits: int, change_at: int) -> set[int]:
+    """0-based positions of the commits whose runs record traces: the one before the change, the
+    change (Compare's op diff of the regression) and the last (the Kernels page's newest run)."""
+    return {change_at - 2, change_at - 1, commits - 1}
+
+
 def make_runs(root: Path, commits: int, change_at: int, workers: int,
               progress: Callable[[str], Any]) -> list[dict[str, str]]:
     """The demo repository's history in root/repo, then one real profile run per commit (in
@@ -121,7 +128,8 @@ def make_runs(root: Path, commits: int, change_at: int, workers: int,
     def report(i: int, run_dir: Path) -> None:
         progress(f"  commit {i + 1}/{commits} {shas[i][:10]} {history[i].message}: run {run_dir.name}")
 
-    run_dirs = profile_commits(repo, shas, lambda i: specs[i == commits - 1], runs_dir, root / "checkouts", workers,
+    traced = traced_commits(commits, change_at)
+    run_dirs = profile_commits(repo, shas, lambda i: specs[i in traced], runs_dir, root / "checkouts", workers,
                                report)
     runs = [load_run(d) for d in run_dirs]
     created = [run.created for run in runs]

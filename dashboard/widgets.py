@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.dashboard import data
-from perfkit.reports.markdown.run import md_text
+from perfkit.dashboard.text import md
 
 RUN_PAGE = "views/run.py"
 COMPARE_PAGE = "views/compare.py"
@@ -25,7 +25,7 @@ perfkit dashboard --demo                             # or: a demo store built fr
 def demo_banner() -> None:
     label = data.demo_label()
     if label:
-        st.warning(f"**Demo data.** {md_text(label)}", icon=":material/science:")
+        st.warning(f"**Demo data.** {md(label)}", icon=":material/science:")
 
 
 def store_url() -> str | None:
@@ -34,7 +34,7 @@ def store_url() -> str | None:
     state = data.store_state(url)
     if state.ready:
         return url
-    st.info(f"No runs to show: {md_text(state.problem)}.")
+    st.info(f"No runs to show: {md(state.problem)}.")
     st.markdown("Fill the store, then reload this page:")
     st.code(FILL_HELP.format(url=state.url), language="bash")
     return None
@@ -67,4 +67,4 @@ def open_run(run_id: str) -> None:
 
 
 def not_available(reason: str) -> None:
-    st.info(f"Not available for this run: {md_text(reason)}")
+    st.info(f"Not available for this run: {md(reason)}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, widgets
+from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
@@ -34,7 +35,7 @@ for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
 st.caption("Measurements per verdict, as the gate counts them: a point's time, flop/s and bytes/s are one "
            "measurement, one row. " + VALUES_NOTE[0].upper() + VALUES_NOTE[1:] + ".")
 if result.note:
-    st.caption(f"Not compared: {widgets.md_text(result.note)}")
+    st.caption(f"Not compared: {md(result.note)}")
 if result.table.empty:
     st.info("The two runs share no metric.")
     st.stop()
@@ -48,10 +49,11 @@ cand_run = data.run_record(url, cand)
 labels = data.run_labels(cand_run)
 keys = sorted({str(k) for k in result.table["key"]})
 point = st.selectbox("Point", keys, format_func=lambda k: labels.get(k, k), key="cmp_point")
-diff, why = data.kernel_diff(url, base, cand, point, data.run_roots())
+diff, what = data.kernel_diff(url, base, cand, point, data.run_roots())
 if diff is None:
-    widgets.not_available(why)
+    widgets.not_available(what)
 else:
     table, totals = diff
-    st.dataframe(totals, hide_index=True, key="cmp_diff_totals")
-    st.dataframe(table, hide_index=True, key="cmp_diff")
+    st.caption(f"{md(what)}: before is the baseline, after the candidate.")
+    st.dataframe(display.readable(totals), hide_index=True, key="cmp_diff_totals")
+    st.dataframe(display.readable(table), hide_index=True, key="cmp_diff")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, figures, widgets
+from perfkit.dashboard import data, display, figures, widgets
+from perfkit.dashboard.text import md
 from perfkit.regression.changepoint.options import ChangePointOptions
-from perfkit.reports.markdown.run import md_text
 
 DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)
 MAX_LINKS = 5  # change points offered for Compare, newest first
@@ -38,7 +38,7 @@ with c2:
     cols = st.columns(max(len(varying), 1))
     for i, name in enumerate(varying):
         values = sorted({p.get(name) for p in rows["params"] if p.get(name) is not None}, key=str)
-        chosen = cols[i].selectbox(md_text(str(name)), values, key=f"h_param_{name}",
+        chosen = cols[i].selectbox(md(str(name)), values, key=f"h_param_{name}",
                                    index=index_of(values, target["params"].get(name) if target is not None else None))
         rows = rows[[p.get(name) == chosen for p in rows["params"]]]
 c3, c4, c5 = st.columns([2, 3, 2])
@@ -65,7 +65,7 @@ if len(commits) > 1:
     lo_i, hi_i = st.slider("Commit range (positions in time order, oldest 0)", 0, len(commits) - 1,
                            (max(0, len(commits) - DEFAULT_COMMITS), len(commits) - 1), key="h_range")
     first, last = commits[lo_i], commits[hi_i]
-    st.caption(f"From commit {md_text(first[:10])} to {md_text(last[:10])} ({hi_i - lo_i + 1:,} commits).")
+    st.caption(f"From commit {md(first[:10])} to {md(last[:10])} ({hi_i - lo_i + 1:,} commits).")
     if len(commits) > DEFAULT_COMMITS:
         st.caption(f"{len(commits):,} commits; the newest {DEFAULT_COMMITS} are shown first: widen the range to see "
                    "more. Change points and bands are computed over the whole history.")
@@ -73,7 +73,7 @@ if len(commits) > 1:
     hi = h.commits.loc[h.commits["commit"] == last, "created_epoch"].max()
     h = data.history_between(h, float(lo), float(hi))
 better = "higher" if direction == "higher" else "lower"
-st.caption(f"{md_text(name)} ({md_text(unit) or 'no unit'}, {better} is better). "
+st.caption(f"{md(name)} ({md(unit) or 'no unit'}, {better} is better). "
            "Dots: runs (click one to open it). Line: the level of each segment between change points; "
            "band: ±2 run-to-run sigma (the gate's spread estimate). Markers: detected change points.")
 spread = h.runs["value"].max() / max(h.runs["value"].min(), 1e-300)
@@ -89,24 +89,24 @@ if h.changes.empty:
     st.caption(f"None detected in this range (p <= {opts.max_p:g} and at least {opts.min_magnitude:.1%}, "
                f"{opts.min_size} commits a side).")
 else:
-    st.dataframe(h.changes[["gpu", "previous_commit", "commit", "created_at", "kind", "magnitude", "p_value",
-                            "before", "after"]],
-                 hide_index=True, key="history_changes",
-                 column_config={"previous_commit": st.column_config.TextColumn(
-                                    "previous commit", width="small", help="the last commit at the old level"),
+    st.dataframe(display.change_points_table(h.changes, unit), hide_index=True, key="history_changes",
+                 column_config={"previous commit": st.column_config.TextColumn(
+                                    width="small", help="the last commit at the old level"),
                                 "commit": st.column_config.TextColumn(
-                                    "commit", width="small", help="the first commit at the new level"),
-                                "magnitude": st.column_config.NumberColumn(format="percent")})
+                                    width="small", help="the first commit at the new level"),
+                                "created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
     st.caption("The gate's verdict on a change: the last run of the previous commit against the first run at the "
                "new level.")
     for change in h.changes.sort_values("created_epoch", ascending=False).head(MAX_LINKS).to_dict("records"):
         st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
-                     label=md_text(f"Compare {change['gpu']}: {change['previous_commit'][:10]} → "
+                     label=md(f"Compare {change['gpu']}: {change['previous_commit'][:10]} → "
                                    f"{change['commit'][:10]} ({change['kind']})"),
                      query_params={"base": change["base_run"], "run": change["first_run"]})
 st.subheader("Runs")
 table = h.runs.sort_values("created_epoch", ascending=False)[["run_id", "gpu", "created_at", "commit", "branch",
                                                               "value", "n"]]
-sel = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="history_runs")
+sel = st.dataframe(display.history_runs_table(table, unit), hide_index=True, on_select="rerun",
+                   selection_mode="single-row", key="history_runs",
+                   column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
 if sel.selection.rows:
     widgets.open_run(str(table.iloc[sel.selection.rows[0]]["run_id"]))

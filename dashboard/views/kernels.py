@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, widgets
+from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.figures import kernels_figure
 
 PERFETTO = """\
@@ -30,25 +31,25 @@ if view is None:
     if stored.empty:
         widgets.not_available(why)
     else:
-        st.caption(f"Kernel table stored with the run (traces unavailable: {widgets.md_text(why)}).")
-        st.dataframe(stored, hide_index=True, key="kern_stored")
+        st.caption(f"Kernel table stored with the run (traces unavailable: {md(why)}).")
+        st.dataframe(display.readable(stored), hide_index=True, key="kern_stored")
 else:
-    st.caption(f"From {widgets.md_text(view.source)}.")
+    st.caption(f"From {md(view.source)}.")
     fig = kernels_figure(view.summary)
     if fig is not None:
         st.plotly_chart(fig, key="kern_chart", width="stretch")
     st.subheader("Top kernels")
-    st.dataframe(view.summary, hide_index=True, key="kern_summary")
+    st.dataframe(display.readable(view.summary), hide_index=True, key="kern_summary")
     st.subheader("Launch overhead")
     if view.launch.empty:
         st.caption("No launch data.")
     else:
-        st.dataframe(view.launch, hide_index=True, key="kern_launch")
+        st.dataframe(display.readable(view.launch), hide_index=True, key="kern_launch")
     st.subheader("Idle breakdown")
     if view.idle.empty:
         st.caption("No idle data.")
     else:
-        st.dataframe(view.idle, hide_index=True, key="kern_idle")
+        st.dataframe(display.readable(view.idle), hide_index=True, key="kern_idle")
 if point != ALL:
     st.subheader("Trace")
     path = data.trace_file(run_id, point, run, data.run_roots())

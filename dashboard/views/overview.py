@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from perfkit.dashboard import data, widgets
-from perfkit.reports.markdown.run import md_text
+from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 
 MAX_LINKS = 5  # open regressions offered for Compare, largest first
 
@@ -36,26 +36,21 @@ else:
                f"change point: 5 commits a side). Select a row to see its History; the links (largest {MAX_LINKS}) "
                "open the Compare of its two runs.")
     shown = opened.sort_values("magnitude", key=abs, ascending=False).reset_index(drop=True)
-    pick = st.dataframe(shown[["gpu", "branch", "key", "metric", "seen_by", "magnitude", "gate", "gate_change",
-                               "since_commit", "commits_since", "p_value", "before", "after"]],
-                        hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_open",
-                        column_config={"seen_by": st.column_config.TextColumn("seen by"),
-                                       "since_commit": st.column_config.TextColumn("since commit", width="small"),
-                                       "magnitude": st.column_config.NumberColumn(format="percent"),
-                                       "gate_change": st.column_config.NumberColumn("gate change", format="percent"),
-                                       "p_value": st.column_config.NumberColumn(format="%.2g")})
+    pick = st.dataframe(display.open_regressions_table(shown), hide_index=True, on_select="rerun",
+                        selection_mode="single-row", key="overview_open",
+                        column_config={"since commit": st.column_config.TextColumn(width="small")})
     if pick.selection.rows:
         row = shown.iloc[pick.selection.rows[0]]
         st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(row["name"]),
                                                           "branch": str(row["branch"] or "(all)")})
     for reg in shown.head(MAX_LINKS).to_dict("records"):  # the gate's verdict on each, in Compare
         st.page_link(widgets.COMPARE_PAGE, icon=":material/compare_arrows:",
-                     label=md_text(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
+                     label=md(f"Compare {reg['key']} ({reg['gpu']}, {reg['branch']}): {reg['baseline_run']} "
                                    f"→ {reg['run_id']}: {reg['gate'] or 'not compared'}"),
                      query_params={"base": str(reg["baseline_run"]), "run": str(reg["run_id"])})
 
 st.subheader("Latest runs")
-st.caption(f"Store: {widgets.md_text(state.url)}. The latest run of each spec on each GPU and branch, with its open "
+st.caption(f"Store: {md(state.url)}. The latest run of each spec on each GPU and branch, with its open "
            "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
            "timed point are not counted again). Every metric regressed against the baseline is an open "
            "regression. Select a row to open the run.")
@@ -65,15 +60,20 @@ table = table[COLUMNS] if len(table) else table
 event = st.dataframe(
     table, hide_index=True, on_select="rerun", selection_mode="single-row", key="overview_table",
     column_config={
+        "gpu": st.column_config.TextColumn("GPU"),
         "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
         "open_regressions": st.column_config.NumberColumn("open regressions"),
         "regressed": st.column_config.NumberColumn("regressed vs baseline",
                                                    help="metrics the gate calls regressed against the run before"),
         "worst": st.column_config.TextColumn("largest regression vs baseline"),
+        "run_id": st.column_config.TextColumn("run"),
     },
 )
 if event.selection.rows:
     widgets.open_run(str(table.iloc[event.selection.rows[0]]["run_id"]))
 st.subheader("Recent runs")
 st.dataframe(all_runs[["run_id", "created_at", "gpu", "spec", "branch", "commit_short", "status", "ok", "failed",
-                       "skipped", "source"]].head(50), hide_index=True, key="recent_runs")
+                       "skipped", "source"]].head(50), hide_index=True, key="recent_runs",
+             column_config={"run_id": st.column_config.TextColumn("run"), "gpu": st.column_config.TextColumn("GPU"),
+                            "created_at": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
+                            "commit_short": st.column_config.TextColumn("commit")})

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from perfkit.dashboard import data, widgets
+from perfkit.dashboard import data, display, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.text import plot_text
 
 st.title("Roofline")
@@ -28,20 +29,14 @@ for column in ("key", "workload"):
 fig = roofline_figure(shown, view.roofs, title=f"Roofline: {plot_text(view.device)}")
 st.plotly_chart(fig, key="roofline_chart", width="stretch")
 for note in view.notes:
-    st.caption(widgets.md_text(note))
+    st.caption(md(note))
 for label in roof_labels(view.roofs):
     roof = view.roofs[label]
-    st.caption(f"{widgets.md_text(label)} roof: {widgets.md_text(roof.device)} ({widgets.md_text(roof.source)})")
+    st.caption(f"{md(label)} roof: {md(roof.device)} ({md(roof.source)})")
 labels = data.run_labels(data.run_record(url, run_id))
 columns = ["key", "dtype", "time_s", "intensity_dram", "achieved_flop_per_s", "achieved_bytes_per_s"]
 for roof_label in roof_labels(view.roofs):
     columns += [f"attainable_flop_per_s_{roof_label}", f"pct_of_roof_{roof_label}", f"bound_{roof_label}"]
 table = view.placed[[c for c in columns if c in view.placed.columns]]
-table = table.assign(key=[labels.get(k, k) for k in table["key"]]).rename(columns={"key": "point"})
-formats = {c: st.column_config.NumberColumn(c, format="compact") for c in table.columns
-           if c.startswith(("achieved_", "attainable_"))}
-formats.update({c: st.column_config.NumberColumn(c, format="%.1f%%") for c in table.columns if c.startswith("pct_of_roof")})
-formats.update({c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns if c.startswith("intensity")})
-if "time_s" in table.columns:
-    formats["time_s"] = st.column_config.NumberColumn("time_s", format="scientific")
-st.dataframe(table, hide_index=True, key="roofline_table", column_config=formats)
+table = table.assign(key=[labels.get(k, k) for k in table["key"]])
+st.dataframe(display.roofline_table(table, roof_labels(view.roofs)), hide_index=True, key="roofline_table")

@@ -8,8 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.core.codec import to_builtins
-from perfkit.core.units import fmt_pct, fmt_time
+from perfkit.core.units import fmt_num, fmt_pct, fmt_time
 from perfkit.dashboard import data, widgets
+from perfkit.dashboard.text import md
 from perfkit.reports.html.data import failures
 from perfkit.reports.point_cells import point_cells
 
@@ -29,7 +30,7 @@ c1.metric("Status", run.status)
 c2.metric("Device", run.device)
 c3.metric("Commit", (git.commit or "-")[:10])
 c4.metric("Points ok", f"{run.counts.get('ok', 0)} / {len(run.points)}")
-st.caption(widgets.md_text(f"created {run.created} · finished {run.finished or '-'} · spec "
+st.caption(md(f"created {run.created} · finished {run.finished or '-'} · spec "
                            f"{run.spec.get('name', '')} ({run.spec_path}) · branch {git.branch or '-'}"))
 links = st.columns(4)
 links[0].page_link(widgets.COMPARE_PAGE, label="Compare with its baseline", query_params={"run": run_id})
@@ -46,16 +47,15 @@ for p in run.points:
     rows.append({
         "point": labels.get(p.key, p.key), "status": p.status,
         "median": fmt_time(st_.median_s) if st_ else "-", "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
-        "n": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
+        "samples": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
         "flop/s": cells.flop_per_s, "bytes/s": cells.bytes_per_s,
-        "rel err": p.numerics.rel_err if p.numerics else None, "tol": p.numerics.tol if p.numerics else None,
+        "rel err": fmt_num(p.numerics.rel_err) if p.numerics else "-",
+        "tol": fmt_num(p.numerics.tol) if p.numerics else "-",
         "numerics ok": p.numerics.ok if p.numerics else None,
         "reference": p.numerics.reference if p.numerics else "", "key": p.key,
     })
 st.subheader("Points and numerics")
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points",
-             column_config={"rel err": st.column_config.NumberColumn(format="%.2e"),
-                            "tol": st.column_config.NumberColumn(format="%.0e")})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="run_points")
 metrics = data.workload_metrics(run)
 if not metrics.empty:
     st.subheader("Workload metrics")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analyzers.diff import diff_totals, trace_diff
+from perfkit.analyzers.diff import diff_totals, op_diff, trace_diff
 from perfkit.analyzers.loaders.kineto.load import load_trace, load_traces
 from perfkit.analyzers.multirank import comm_overlap, rank_skew, step_table
 
@@ -72,3 +72,25 @@ def test_diff(kineto, tmp_path: Path) -> None:
     tot = diff_totals(trace_diff(a, b)).set_index("status")
     assert tot.loc["all", "total_a_ns"] == 32 * US and tot.loc["all", "total_b_ns"] == pytest.approx(43.1 * US)
     assert tot.loc["added", "kernels"] == 1 and tot.loc["slower", "delta_ns"] == 10 * US
+
+
+def test_op_diff_of_cpu_only_traces(kineto, tmp_path: Path) -> None:
+    """A CPU run's traces have no kernels: the diff is over CPU ops, inclusive times by name."""
+
+    def trace(name: str, copy: bool) -> Path:
+        t = kineto()
+        for i in range(3):
+            ts = 1000.0 * i
+            t.cpu("aten::linear", ts, 300 if copy else 100)
+            t.cpu("aten::mm", ts + 1, 90)
+            if copy:
+                t.cpu("aten::copy_", ts + 95, 200)
+        return t.write(tmp_path / name)
+
+    a, b = load_trace(trace("a.json", False)), load_trace(trace("b.json", True))
+    assert trace_diff(a, b).empty  # no GPU kernels
+    d = op_diff(a, b).set_index("name")
+    assert d["status"].to_dict() == {"aten::linear": "slower", "aten::copy_": "added", "aten::mm": "unchanged"}
+    assert d.loc["aten::linear", "delta_ns"] == 600 * US and d.loc["aten::copy_", "count_b"] == 3
+    assert d.loc["aten::copy_", "category"] == "cpu op"
+    assert diff_totals(op_diff(a, b)).set_index("status").loc["added", "kernels"] == 1

@@ -88,8 +88,8 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
 
     at = app()
     opened = frame(at, "overview_open")
-    row = opened[opened["key"] == LINEAR_KEY].iloc[0]
-    assert (row["metric"], row["seen_by"], row["since_commit"]) == ("time_s", "change point", demo.change_sha)
+    row = opened[opened["point"] == LINEAR_KEY].iloc[0]
+    assert (row["metric"], row["seen by"], row["since commit"]) == ("time_s", "change point", demo.change_sha)
     assert int({m.label: m.value for m in at.metric}["Open regressions"]) == len(opened)
     latest = frame(at, "overview_table")
     assert len(latest) == 2  # the demo's CPU series and the GPU run
@@ -110,7 +110,7 @@ def test_overview_history_and_compare_tell_the_same_story(demo: Any) -> None:
     # History: the change point at that commit, after the commit before it
     at = app("views/history.py", metric=f"{LINEAR_KEY}:time_s")
     changes = frame(at, "history_changes")
-    assert list(changes["commit"]) == [demo.change_sha] and list(changes["previous_commit"]) == [demo.before_sha]
+    assert list(changes["commit"]) == [demo.change_sha] and list(changes["previous commit"]) == [demo.before_sha]
     assert list(changes["kind"]) == ["regression"]
     (link,) = at.get("page_link")
     first_run = demo.info["commits"][demo.info["change_at"] - 1]["run_id"]
@@ -139,3 +139,19 @@ def test_bad_port_is_bad_input(argv: list[str], capsys: pytest.CaptureFixture[st
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("perfkit dashboard: error: argument --port") and err.count("\n") == 1
+
+
+def test_compare_shows_the_op_diff_of_the_change(demo: Any) -> None:
+    """The runs before and at the change keep their traces: Compare shows the added copy."""
+    from tests.dashboard.test_pages import app, frame
+
+    commits, k = demo.info["commits"], demo.info["change_at"]
+    at = app("views/compare.py", base=commits[k - 2]["run_id"], run=commits[k - 1]["run_id"])
+    at.selectbox(key="cmp_point").set_value(LINEAR_KEY).run()
+    assert not at.exception and not any("Not available" in i.value for i in at.info)
+    diff = frame(at, "cmp_diff")
+    added = set(diff[diff["status"] == "added"]["name"])
+    assert added & {"aten::copy_", "aten::clone", "aten::contiguous"}, added  # W^T made contiguous: a copy
+    copied = diff[diff["name"].isin(added)]
+    assert all(v.startswith("+") for v in copied["change"])  # time the change added, formatted
+    assert any("CPU ops" in c.value for c in at.caption)

@@ -39,9 +39,9 @@ def store(seeded: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 # Tables without row selection carry no key in AppTest: found by the columns they show.
 SIGNATURES = {
-    "history_changes": {"kind", "magnitude"}, "cmp_table": {"verdict", "why"}, "cmp_diff": {"name", "status", "delta_ns"},
-    "cmp_diff_totals": {"kernels", "delta_ns"}, "roofline_table": {"point", "dtype"},
-    "kern_summary": {"name", "total_ns", "share_pct"}, "kern_launch": {"linked_ops"}, "kern_idle": {"host_wait_pct"},
+    "history_changes": {"kind", "change"}, "cmp_table": {"verdict", "why"}, "cmp_diff": {"name", "status", "change"},
+    "cmp_diff_totals": {"kernels", "change"}, "roofline_table": {"point", "dtype"},
+    "kern_summary": {"name", "total", "share"}, "kern_launch": {"linked ops"}, "kern_idle": {"host wait"},
     "run_points": {"numerics ok"}, "run_failures": {"error"},
 }
 
@@ -58,6 +58,12 @@ def frame(at: AppTest, key: str) -> Any:
 
 def plotly_figures(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def percent(text: str) -> float:
+    """'+30.2%' -> 30.2."""
+    assert text.endswith("%"), text
+    return float(text[:-1])
 
 
 def data_run(store: Any, run_id: str) -> Any:
@@ -96,12 +102,12 @@ def test_overview_lists_latest_runs_with_open_regressions_first(store: Any) -> N
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Runs stored"] == str(2 * 20 + 3) and metrics["GPUs"] == "2"
     opened = frame(at, "overview_open")
-    assert list(opened["key"]) == [store.regressed_key] and list(opened["metric"]) == ["time_s"]
-    assert opened.iloc[0]["since_commit"] == store.commit(store.step_at)
-    assert abs(opened.iloc[0]["magnitude"] - 0.30) < 0.05
-    assert opened.iloc[0]["seen_by"] == "change point"
+    assert list(opened["point"]) == [store.regressed_key] and list(opened["metric"]) == ["time_s"]
+    assert opened.iloc[0]["since commit"] == store.commit(store.step_at)
+    assert abs(percent(opened.iloc[0]["change"]) - 30) < 5
+    assert opened.iloc[0]["seen by"] == "change point"
     # the gate's verdict on the latest run against the last run before the change (Compare's pair)
-    assert opened.iloc[0]["gate"] == "regressed" and abs(opened.iloc[0]["gate_change"] - 0.30) < 0.08
+    assert opened.iloc[0]["gate"] == "regressed" and abs(percent(opened.iloc[0]["gate change"]) - 30) < 8
     (link,) = at.get("page_link")  # to that Compare
     assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[-1]}"
     assert metrics["Open regressions"] == "1"
@@ -127,9 +133,9 @@ def test_a_regression_too_new_for_a_change_point_is_open_too(seeded: Any, tmp_pa
     monkeypatch.setenv("PERFKIT_DB", url)
     at = app()
     opened = frame(at, "overview_open")
-    assert list(opened["key"]) == [seeded.regressed_key] and list(opened["metric"]) == ["time_s"]
+    assert list(opened["point"]) == [seeded.regressed_key] and list(opened["metric"]) == ["time_s"]
     row = opened.iloc[0]
-    assert (row["seen_by"], row["gate"], row["since_commit"]) == ("gate vs run before", "regressed",
+    assert (row["seen by"], row["gate"], row["since commit"]) == ("gate vs run before", "regressed",
                                                                   seeded.commit(seeded.step_at))
     latest = frame(at, "overview_table").iloc[0]
     assert latest["regressed"] == latest["open_regressions"] == 1  # flop/s and bytes/s not counted again
@@ -151,9 +157,9 @@ def test_history_shows_the_change_point_and_bands(store: Any) -> None:
     at.selectbox(key="h_param_m").set_value("64").run()
     assert not at.exception
     changes = frame(at, "history_changes")
-    cpu = changes[changes["gpu"] == store.cpu_gpu]
+    cpu = changes[changes["GPU"] == store.cpu_gpu]
     assert list(cpu["kind"]) == ["regression"] and list(cpu["commit"]) == [store.commit(store.step_at)]
-    assert changes[changes["gpu"] == store.h100].empty  # the store.h100 series is steady
+    assert changes[changes["GPU"] == store.h100].empty  # the store.h100 series is steady
     fig = plotly_figures(at)[0]
     names = [t.get("name", "") for t in fig["data"]]
     assert any(n.endswith(": regression") for n in names)
@@ -179,11 +185,11 @@ def test_history_filters(store: Any) -> None:
         else ":flop_per_s" in at.query_params["metric"]
     at.multiselect(key="h_gpus").set_value([store.h100]).run()
     runs = frame(at, "history_runs")
-    assert set(runs["gpu"]) == {store.h100} and len(runs) == 20
+    assert set(runs["GPU"]) == {store.h100} and len(runs) == 20
     at.multiselect(key="h_gpus").set_value([store.cpu_gpu]).run()
     at.selectbox(key="h_branch").set_value("feature/faster").run()
     runs = frame(at, "history_runs")
-    assert sorted(runs["run_id"]) == store.feature_runs
+    assert sorted(runs["run"]) == store.feature_runs
     at.selectbox(key="h_branch").set_value("main").run()
     at.slider(key="h_range").set_range(4, 8).run()  # commit positions: c05 ... c09
     runs = frame(at, "history_runs")
@@ -222,7 +228,7 @@ def test_roofline_against_the_datasheet(store: Any) -> None:
     fig = plotly_figures(at)[0]
     assert any("datasheet" in t.get("name", "") for t in fig["data"])  # the store.h100's ceilings
     table = frame(at, "roofline_table")
-    assert "pct_of_roof_datasheet" in table.columns and len(table) == 2
+    assert "% of datasheet roof" in table.columns and len(table) == 2
     at = app("views/roofline.py", run=store.cpu_runs[-1])
     assert any("no datasheet roof" in c.value for c in at.caption)
 
@@ -259,10 +265,11 @@ def test_run_page_shows_environment_spec_numerics_and_failures(store: Any) -> No
 
 @pytest.mark.slow
 def test_demo_label_on_every_page(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "synthetic commits <b>x</b>")
+    monkeypatch.setenv("PERFKIT_DASHBOARD_DEMO", "commit 'see https://evil.example [a](b) <b>x</b>'")
     for page in PAGES:
         at = app(page)
-        assert any("Demo data" in w.value and "&lt;b&gt;x&lt;/b&gt;" in w.value for w in at.warning), page
+        (banner,) = [w.value for w in at.warning if "Demo data" in w.value]
+        assert "&lt;b&gt;x&lt;/b&gt;" in banner and "https://" not in banner and "[a]" not in banner, page
 
 
 @pytest.mark.slow
@@ -277,3 +284,73 @@ def test_dashboard_never_writes_the_store(store: Any) -> None:
     with pytest.raises(Exception, match=r"readonly|read-only|query_only|attempt to write"), eng.connect() as conn:
         conn.exec_driver_sql("DELETE FROM runs")
     assert hashlib.sha256(store.db.read_bytes()).hexdigest() == before
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def assert_readable(element: Any, where: str) -> None:
+    """Column names in words as shown (a column_config label, else the column's name: no raw keys)
+    and no number shown as a bare float."""
+    table = element.value
+    labels = {k: v.get("label") for k, v in json.loads(element.proto.columns or "{}").items()}
+    for column in table.columns:
+        shown = labels.get(str(column)) or str(column)
+        assert "_" not in shown, f"{where}: raw column name {shown!r}"
+        assert table[column].dtype.kind != "f", f"{where}: {shown!r} holds unformatted floats"
+
+
+@pytest.mark.slow
+def test_every_number_is_formatted_with_its_unit_under_a_readable_name(store: Any) -> None:
+    pages = [("views/overview.py", {}), ("views/history.py", {"metric": f"{store.regressed_key}:time_s"}),
+             ("views/compare.py", {"run": store.h100_runs[-1], "base": store.h100_runs[-2]}),
+             ("views/roofline.py", {"run": store.h100_runs[-1]}), ("views/kernels.py", {"run": store.h100_runs[-1]}),
+             ("views/run.py", {"run": store.cpu_runs[-1]})]
+    for page, query in pages:
+        at = app(page, **query)
+        for element in at.dataframe:
+            if {"verdict", "why"} <= set(element.value.columns):  # the comparison table: the reports' display
+                continue
+            assert_readable(element, page)
+    at = app("views/history.py", metric=f"{store.regressed_key}:time_s")
+    runs = frame(at, "history_runs")
+    assert all(v.endswith((" us", " ms", " s", " ns")) for v in runs["value"])  # a time, never 0.0000
+    change = frame(at, "history_changes").iloc[0]
+    assert change["change"].startswith("+") and change["before"].endswith("s") and change["after"].endswith("s")
+    overview = frame(app(), "overview_open").iloc[0]
+    assert overview["before"].endswith("s") and overview["change"].endswith("%")
+    at = app("views/roofline.py", run=store.h100_runs[-1])
+    roof = frame(at, "roofline_table")
+    assert all(v.endswith("flop/s") for v in roof["achieved flop/s"]) and all(v.endswith("B/s")
+                                                                                for v in roof["achieved bytes/s"])
+    at = app("views/kernels.py", run=store.h100_runs[-1])
+    summary = frame(at, "kern_summary")
+    assert all(v.endswith(("us", "ms", "ns")) for v in summary["total"]) and all(v.endswith("%")
+                                                                                for v in summary["share"])
+
+
+def test_display_formats_by_suffix() -> None:
+    import pandas as pd
+
+    from perfkit.dashboard.display import readable
+
+    df = pd.DataFrame({"total_ns": [1500, 2_000_000], "delta_ns": [1500, -2_000_000], "share_pct": [12.345, 0.5],
+                       "achieved_bytes_per_s": [2.2e9, 1e3], "time_s": [1.234e-5, 0.5], "count": [3, 4],
+                       "name": ["a_b", "c"], "ratio": [0.12345, 2.0]})
+    out = readable(df)
+    assert list(out.columns) == ["total", "change", "share", "achieved bytes/s", "time", "calls", "name", "ratio"]
+    assert list(out["total"]) == ["1.5 us", "2 ms"] and list(out["change"]) == ["+1.5 us", "-2 ms"]
+    assert list(out["share"]) == ["12.3%", "0.5%"] and list(out["achieved bytes/s"]) == ["2.2 GB/s", "1 kB/s"]
+    assert list(out["time"]) == ["12.3 us", "500 ms"] and list(out["calls"]) == [3, 4]
+    assert list(out["name"]) == ["a_b", "c"] and list(out["ratio"]) == ["0.123", "2"]
+
+
+def test_user_strings_in_markdown_cannot_link() -> None:
+    from perfkit.dashboard.text import JOINER, md
+
+    out = md("go https://evil.example/x or www.evil.example, me@evil.example [a](https://e) <b>b</b> :red[r]")
+    assert f":{JOINER}red\\[r\\]" in out  # no colour directive either
+    for pattern in ("https://", "www.", "@evil", ":red", "[a]", "<b>"):
+        assert pattern not in out, pattern
+    assert out.replace(JOINER, "").startswith("go https://evil.example/x or www.evil.example, me@evil.example")
+    assert md("gemm/sq/m=64:time_s") == "gemm/sq/m=64:time\\_s"  # ordinary names: only Markdown escapes
