@@ -16,6 +16,7 @@ from perfkit.reports.html.data import gather
 from perfkit.reports.html.page import render_html
 from perfkit.reports.markdown.run import render_markdown
 from tests.helpers.tune_runs import write_tune_run
+from tests.helpers.workload_runs import decode_run, write_run
 
 
 def test_html_and_markdown_show_the_winner_its_median_and_speedup(tmp_path: Path) -> None:
@@ -43,13 +44,13 @@ def test_html_and_markdown_show_the_winner_its_median_and_speedup(tmp_path: Path
     assert "| - | - | - |" in lines[1]  # n=4096: one configuration timed, no runner-up
 
 
-def test_a_run_without_a_tune_table_has_no_tune_section(tiny_run_dir: Path) -> None:
-    data = gather(load_run(tiny_run_dir), tiny_run_dir, with_roofline=False, with_kernels=False)
+def test_a_run_without_a_tune_table_has_no_tune_section(tmp_path: Path) -> None:
+    where = write_run(decode_run(), tmp_path)
+    data = gather(load_run(where), where, with_roofline=False, with_kernels=False)
     assert data.tune == () and "tune" not in data.notes
     assert 'id="tune"' not in render_html(data, plotly_js="") and "Tune winners" not in render_markdown(data)
 
 
-@pytest.mark.slow
 def test_a_damaged_tune_file_is_one_located_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     where, _ = write_tune_run(tmp_path)
     (where / "tune.json").write_text('{"schema_version": 1,\n "shapes": [{"workload": 3}]}\n')
