@@ -19,6 +19,7 @@ from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run, load_run
 from perfkit.core.tune_result import triton_config, tune_document
+from perfkit.core.units import fmt_ratio, fmt_time
 from perfkit.pipeline.tune_report import csv_rows
 from perfkit.workloads.base import point_key
 from perfkit.workloads.tune import autotune_snippets, pick_best, tune_results
@@ -186,3 +187,8 @@ def test_tune_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     printed = capsys.readouterr().out
     assert "tune: best configuration per shape" in printed
     assert "@triton.autotune(configs=[triton.Config({'CHUNK': 8}), triton.Config({'CHUNK': 2048})], key=['n'])" in printed
+    assert main(["report", str(run_dir), "--format", "md", "--no-kernels"]) == 0
+    report = capsys.readouterr().out
+    row = next(line for line in report.splitlines() if line.startswith("| chunked | n=2048 |"))
+    assert f"| CHUNK=2048 | {fmt_time(big['best']['median_s'])} |" in row
+    assert f"| {fmt_ratio(big['speedup_vs_runner_up'])} | yes |" in row
