@@ -340,6 +340,23 @@ def trace_file(run_id: str, point_key: str, run: Run, roots: tuple[str, ...]) ->
     return path if path.is_file() else None
 
 
+def tune_winners(url: str, run_id: str, roots: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
+    """The run's tune winners (RUN/tune.json) as display text, one row per tuned workload and shape
+    (reports.tune_rows.TUNE_HEADERS), and why they are not shown (a damaged file, no directory);
+    an empty frame and "" for a run without a tune table."""
+    from perfkit.reports.html.data import tune_view
+    from perfkit.reports.tune_rows import TUNE_HEADERS, tune_rows
+
+    run = run_record(url, run_id)
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
+    empty = pd.DataFrame(columns=list(TUNE_HEADERS))
+    if where is None and run.artifacts.tune is not None:
+        return empty, f"run directory {run_id}/ not found under {', '.join(roots)} (start with --runs DIR)"
+    results, why = tune_view(run, Path(where) if where else None)
+    rows = [dict(zip(TUNE_HEADERS, row.cells(), strict=True)) for row in tune_rows(list(results))]
+    return (pd.DataFrame(rows, columns=list(TUNE_HEADERS)) if rows else empty), why
+
+
 def report_html(url: str, run_id: str, roots: tuple[str, ...]) -> bytes:
     """The self-contained HTML report of a stored run (kernels too when its directory is found)."""
     from perfkit.reports.html.data import gather

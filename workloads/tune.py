@@ -4,98 +4,18 @@ Pure functions over a finished `Run` (no torch). A configuration is a candidate 
 ran, passed numerics and was timed. The best is the lowest median; it is *distinguishable*
 from the runner-up when the distribution-free 95% confidence intervals of the two medians do
 not overlap (best's upper bound below the runner-up's lower bound: perfkit/regression/ci_overlap.py). Failed or skipped
-configurations are kept with their error.
+configurations are kept with their error. The records (TuneResult, ConfigResult) and the
+tune.json reader are perfkit/core/tune_result.py.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
+from perfkit.core.tune_result import ConfigResult, TuneResult, triton_config
 from perfkit.regression.ci_overlap import Interval, entirely_below
-
-# Axis names that are triton.Config keyword arguments rather than kernel meta-parameters.
-TRITON_LAUNCH_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-
-
-@dataclass(frozen=True)
-class ConfigResult:
-    config: dict[str, Any]
-    key: str
-    status: str
-    error: str | None = None
-    median_s: float | None = None
-    ci_low_s: float | None = None
-    ci_high_s: float | None = None
-    n: int = 0
-    timing_skipped: str | None = None
-
-    @property
-    def timed(self) -> bool:
-        return self.status == STATUS_OK and self.median_s is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "config": self.config,
-            "key": self.key,
-            "status": self.status,
-            "error": self.error,
-            "median_s": self.median_s,
-            "ci_low_s": self.ci_low_s,
-            "ci_high_s": self.ci_high_s,
-            "n": self.n,
-            "timing_skipped": self.timing_skipped,
-            "triton_config": triton_config(self.config),
-        }
-
-
-@dataclass(frozen=True)
-class ShapeResult:
-    workload: str
-    shape: dict[str, Any]
-    configs: tuple[ConfigResult, ...]
-    best: ConfigResult | None
-    runner_up: ConfigResult | None
-    distinguishable: bool | None  # None: no runner-up, or too few samples for a CI
-    note: str
-
-    @property
-    def speedup_vs_runner_up(self) -> float | None:
-        if self.best is None or self.runner_up is None:
-            return None
-        assert self.best.median_s is not None and self.runner_up.median_s is not None
-        return self.runner_up.median_s / self.best.median_s if self.best.median_s > 0 else None
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for c in self.configs if c.status != STATUS_OK)
-
-    @property
-    def timed(self) -> int:
-        return sum(1 for c in self.configs if c.timed)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "shape": self.shape,
-            "best": self.best.to_dict() if self.best else None,
-            "runner_up": self.runner_up.to_dict() if self.runner_up else None,
-            "distinguishable": self.distinguishable,
-            "speedup_vs_runner_up": self.speedup_vs_runner_up,
-            "configs_timed": self.timed,
-            "configs_failed": self.failed,
-            "note": self.note,
-            "configs": [c.to_dict() for c in self.configs],
-        }
-
-
-def triton_config(config: dict[str, Any]) -> str:
-    """The `triton.Config(...)` text of a configuration, ready to paste into triton.autotune."""
-    meta = {k: v for k, v in config.items() if k not in TRITON_LAUNCH_KEYS}
-    launch = [f"{k}={config[k]!r}" for k in TRITON_LAUNCH_KEYS if k in config]
-    return f"triton.Config({meta!r}" + "".join(f", {a}" for a in launch) + ")"
 
 
 def config_result(point: PointResult, config_names: tuple[str, ...]) -> ConfigResult:
@@ -122,12 +42,12 @@ def distinguishable(best: ConfigResult, runner_up: ConfigResult) -> bool | None:
     return entirely_below(Interval(best.ci_low_s, best.ci_high_s), Interval(runner_up.ci_low_s, runner_up.ci_high_s))
 
 
-def pick_best(workload: str, shape: dict[str, Any], configs: list[ConfigResult]) -> ShapeResult:
+def pick_best(workload: str, shape: dict[str, Any], configs: list[ConfigResult]) -> TuneResult:
     ranked = sorted((c for c in configs if c.timed), key=lambda c: c.median_s or 0.0)
     best = ranked[0] if ranked else None
     runner = ranked[1] if len(ranked) > 1 else None
     dist = distinguishable(best, runner) if best and runner else None
-    return ShapeResult(workload=workload, shape=shape, configs=tuple(configs), best=best,
+    return TuneResult(workload=workload, shape=shape, configs=tuple(configs), best=best,
                        runner_up=runner, distinguishable=dist,
                        note=_note(configs, best, runner, dist))
 
@@ -149,7 +69,7 @@ def _note(configs: list[ConfigResult], best: ConfigResult | None, runner: Config
     return "best and runner-up are not distinguishable (95% confidence intervals overlap); time longer or pick either"
 
 
-def tune_results(run: Run, tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> list[ShapeResult]:
+def tune_results(run: Run, tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> list[TuneResult]:
     """Group the points of each tuned workload by shape and pick the best configuration.
 
     `tuned` maps a workload label to (shape parameter names, configuration axis names).
@@ -166,7 +86,7 @@ def tune_results(run: Run, tuned: dict[str, tuple[tuple[str, ...], tuple[str, ..
     return [pick_best(workload, shape, configs) for (workload, _), (shape, configs) in groups.items()]
 
 
-def autotune_snippets(results: list[ShapeResult],
+def autotune_snippets(results: list[TuneResult],
                       tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> dict[str, dict[str, Any]]:
     """Per workload: the distinct best configurations (in shape order) and the integer shape keys."""
     out: dict[str, dict[str, Any]] = {}

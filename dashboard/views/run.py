@@ -1,4 +1,5 @@
-"""Run: one stored run's environment, spec, points with numerics, workload metrics, and failures."""
+"""Run: one stored run's environment, spec, points with numerics, workload metrics, tune winners
+(RUN/tune.json, when the run directory is found) and failures."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ if not metrics.empty:
     bandwidth = data.bandwidth_figure(run)
     if bandwidth is not None:
         st.plotly_chart(bandwidth, key="run_bandwidth")
+tune, why_not = data.tune_winners(store, chosen, data.run_roots())
+if not tune.empty or why_not:
+    st.subheader("Tune winners")
+    if why_not:
+        widgets.not_available(why_not)
+    else:
+        st.caption("Per shape, the fastest configuration and the runner-up; speedup = runner-up median / "
+                   "best median; distinguishable when their 95% confidence intervals do not overlap.")
+        st.dataframe(tune, hide_index=True, key="run_tune")
 st.subheader("Failures")
 bad = failures(run)
 if bad:

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.vs is not None:
         base, pairs, note = _compare(args)
     data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
+    if "tune" in data.notes:  # a damaged tune.json: the report says so in its section, and so does this line
+        print(f"perfkit: warning: tune winners not shown: {data.notes['tune']}", file=sys.stderr)
     if args.format == "md":
         from perfkit.reports.markdown.run import render_markdown
 

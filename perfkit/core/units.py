@@ -13,6 +13,7 @@ significant digits, whatever it is and wherever it is shown:
     change     +5.21%, -12.3%  (from a ratio)     fmt_change(ratio)
     interval   [+1.02%, +9.54%]  (ratio bounds)   fmt_interval(low, high)
     p-value    0.0123, <1e-4                      fmt_p(p)
+    ratio      2.01x  (a speedup: old / new time) fmt_ratio(ratio)
 
 Three digits resolve a 0.1-1% difference between two numbers shown side by side, which is as
 fine as timing noise allows. Changes and intervals are shown as percent changes (not as ratios
@@ -142,3 +143,9 @@ def fmt_p(p: Any) -> str:
     if x is None or math.isinf(x):
         return "-"
     return "<1e-4" if x < 1e-4 else sig(x)
+
+
+def fmt_ratio(ratio: Any) -> str:
+    """A speedup (how many times faster): 2.014 -> '2.01x'; '-' unknown."""
+    x = _number(ratio)
+    return "-" if x is None or math.isinf(x) else f"{sig(x)}x"

@@ -2,8 +2,9 @@
 
 `tune_step(spec, run, run_dir, show)` is the pipeline's tune-tables step, called by
 perfkit/pipeline/profile.py after the sweep. For every `kind: custom` workload with a `tune:`
-block it writes, into the run directory, `tune.json` (every configuration of every shape, best,
-runner-up, verdict, and the `triton.Config(...)` list to paste into `@triton.autotune`) and
+block it writes, into the run directory, `tune.json` (through perfkit/core/tune_result.py: every
+configuration of every shape, best, runner-up, verdict, and the `triton.Config(...)` list to
+paste into `@triton.autotune`) and
 `tune.csv` (one row per shape), returns them as artifacts for run.json, and prints the table.
 It also prints why timing was skipped for custom points that were only checked for numerics.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,10 @@ from perfkit.core.artifacts import Artifacts, TuneArtifacts
 from perfkit.core.atomic import write_bytes_atomic
 from perfkit.core.record import Run
 from perfkit.core.run_layout import TUNE_CSV, TUNE_JSON
+from perfkit.core.tune_result import TuneResult, triton_config, write_tune_json
+from perfkit.core.units import fmt_ratio, fmt_time
 from perfkit.pipeline.spec import RunSpec
-from perfkit.workloads.tune import ShapeResult, autotune_snippets, triton_config, tune_results
-
-TUNE_SCHEMA_VERSION = 1
+from perfkit.workloads.tune import autotune_snippets, tune_results
 
 
 def tuned_workloads(spec: RunSpec) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -46,7 +46,7 @@ def _column(name: str) -> str:
     return f"param_{name}" if name in STAT_COLUMNS or name == "workload" else name
 
 
-def csv_rows(results: list[ShapeResult]) -> tuple[list[str], list[dict[str, Any]]]:
+def csv_rows(results: list[TuneResult]) -> tuple[list[str], list[dict[str, Any]]]:
     """One row per shape: the shape, its best configuration, statistics and the verdict."""
     param_cols: list[str] = []
     for r in results:
@@ -69,19 +69,7 @@ def csv_rows(results: list[ShapeResult]) -> tuple[list[str], list[dict[str, Any]
     return ["workload", *param_cols, *STAT_COLUMNS], rows
 
 
-def tune_json(run: Run, results: list[ShapeResult],
-              tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> dict[str, Any]:
-    return {
-        "schema_version": TUNE_SCHEMA_VERSION,
-        "run_id": run.run_id,
-        "device": run.device,
-        "confidence": 0.95,
-        "autotune": autotune_snippets(results, tuned),
-        "shapes": [r.to_dict() for r in results],
-    }
-
-
-def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
+def write_tune(run_dir: Path, run: Run, results: list[TuneResult],
                tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> TuneArtifacts:
     cols, rows = csv_rows(results)
     buf = io.StringIO()
@@ -89,19 +77,18 @@ def write_tune(run_dir: Path, run: Run, results: list[ShapeResult],
     writer.writeheader()
     writer.writerows(rows)
     write_bytes_atomic(run_dir / TUNE_CSV, buf.getvalue().encode())
-    text = json.dumps(tune_json(run, results, tuned), indent=1, allow_nan=True)
-    write_bytes_atomic(run_dir / TUNE_JSON, text.encode() + b"\n")
+    write_tune_json(run_dir / TUNE_JSON, results, run_id=run.run_id, device=run.device,
+                    autotune=autotune_snippets(results, tuned))
     return TuneArtifacts(json=TUNE_JSON, csv=TUNE_CSV)
 
 
-def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) -> None:
+def print_tune(results: list[TuneResult], snippets: dict[str, dict[str, Any]]) -> None:
 
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
     from perfkit.core.terminal import terminal_width
-    from perfkit.core.units import fmt_time
 
     table = Table(title="tune: best configuration per shape", box=box.SIMPLE_HEAD, collapse_padding=True,
                   pad_edge=False)
@@ -116,7 +103,7 @@ def print_tune(results: list[ShapeResult], snippets: dict[str, dict[str, Any]]) 
         ci = (f"{fmt_time(b.ci_low_s)}..{fmt_time(b.ci_high_s)}"
               if b.ci_low_s is not None and b.ci_high_s is not None else "-")
         runner = " ".join(f"{k}={v}" for k, v in ru.config.items()) if ru else "-"
-        speed = f"{r.speedup_vs_runner_up:.3f}x" if r.speedup_vs_runner_up else "-"
+        speed = fmt_ratio(r.speedup_vs_runner_up)
         dist = {True: "yes", False: "no (CIs overlap)", None: "-"}[r.distinguishable]
         table.add_row(r.workload, shape, " ".join(f"{k}={v}" for k, v in b.config.items()),
                       fmt_time(b.median_s), ci, runner, speed, dist)

@@ -1,5 +1,6 @@
 """What a run report shows, gathered once for both renderers (HTML and Markdown) and the
-dashboard: the run, the optional baseline comparison, roofline placement and kernel tables.
+dashboard: the run, the optional baseline comparison, roofline placement, kernel tables and the
+tune winners (RUN/tune.json, read by perfkit/core/tune_result.py).
 
 Nothing here computes statistics or trace analyses: comparisons come from the gate, placement
 from roofline/, kernel tables from analyzers/ (or the Parquet tables `perfkit profile` wrote
@@ -17,8 +18,10 @@ from typing import Any
 
 import pandas as pd
 
+from perfkit.core.errors import PerfkitError
 from perfkit.core.record import STATUS_OK, Run
-from perfkit.core.run_layout import ANALYSIS_DIR, RunDir, analysis_table
+from perfkit.core.run_layout import ANALYSIS_DIR, TUNE_JSON, RunDir, analysis_table
+from perfkit.core.tune_result import TuneResult, read_tune
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 from perfkit.reports.html.compare import metric_suffix
 from perfkit.reports.point_params import varying_params
@@ -65,6 +68,7 @@ class ReportData:
     roofline: RooflineView | None = None
     kernels: KernelView | None = None
     notes: dict[str, str] = field(default_factory=dict)  # section -> why it is not available
+    tune: tuple[TuneResult, ...] = ()  # RUN/tune.json: the tune winners per workload and shape
 
 
 def point_labels(run: Run) -> dict[str, str]:
@@ -256,6 +260,22 @@ def kernel_view(run: Run, run_dir: Path | None, labels: Mapping[str, str]) -> tu
     return KernelView(summary.reset_index(drop=True), launch, idle, f"{len(traces)} trace(s) under traces/"), ""
 
 
+def tune_view(run: Run, run_dir: Path | None) -> tuple[tuple[TuneResult, ...], str]:
+    """The run's tune results (RUN/tune.json) and, when it has a tune table that cannot be read,
+    one line saying why (the file's located error); ((), "") for a run without a tune table."""
+    listed = run.artifacts.tune
+    name = listed.json if listed is not None else TUNE_JSON
+    if run_dir is None:
+        return (), f"no run directory: the tune table is RUN/{name}" if listed else ""
+    path = RunDir(run_dir).file(name)
+    if not path.is_file():
+        return (), f"{path} not found (run.json lists it)" if listed else ""
+    try:
+        return tuple(read_tune(path)), ""
+    except PerfkitError as exc:
+        return (), str(exc)
+
+
 def failures(run: Run) -> list[tuple[str, str, str]]:
     """(point key, status, error) of every point that did not run ok, and of numerics misses."""
     out = []
@@ -297,4 +317,7 @@ def gather(
     kern, why = kernel_view(run, run_dir, labels) if with_kernels else (None, "not requested")
     if why:
         notes["kernels"] = why
-    return ReportData(run, run_dir, labels, base, table, roof, kern, notes)
+    tune, why = tune_view(run, run_dir)
+    if why:
+        notes["tune"] = why
+    return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune)

@@ -3,7 +3,8 @@
 One file that opens offline: plotly.js is inlined once in the head and every figure is an
 inline div. Every string from the run, its spec or a trace is escaped (`perfkit.reports.html.text`):
 a kernel named `<script>...` renders as text. Sections: summary, comparison with a baseline
-(when given), points, workload metrics, roofline, kernels, failures, environment and spec.
+(when given), points, workload metrics, tune winners (a run with a tune table), roofline,
+kernels, failures, environment and spec.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from perfkit.reports.html.figures import (
 from perfkit.reports.html.text import esc, plot_text
 from perfkit.reports.metric_rows import bandwidth_points, metric_rows
 from perfkit.reports.point_cells import point_cells
+from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
 TOP_KERNELS = 25
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -200,6 +202,20 @@ def metrics_section(data: ReportData) -> Html:
     return section("metrics", f"Workload metrics ({len(rows)})", body)
 
 
+def tune_section(data: ReportData) -> Html | None:
+    """The tune winners (RUN/tune.json) per tuned workload and shape; None for a run without a tune table."""
+    if not data.tune and "tune" not in data.notes:
+        return None
+    if not data.tune:
+        return section("tune", "Tune winners", [not_available(data.notes["tune"])])
+    rows = [row.cells() for row in tune_rows(list(data.tune))]
+    return section("tune", f"Tune winners ({len(rows)})", [
+        Html("<p>Per shape, the fastest configuration of each tuned workload and the runner-up; "
+             "speedup is the runner-up's median over the best's, distinguishable when their 95% "
+             "confidence intervals do not overlap.</p>"),
+        table(TUNE_HEADERS, rows, numeric=TUNE_NUMERIC)])
+
+
 def roofline_section(data: ReportData) -> Html:
     view = data.roofline
     if view is None:
@@ -306,10 +322,14 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
     if data.base is not None:
         sections.append(compare_section(data))
         nav.append(("compare", "Comparison"))
-    sections += [points_section(data), metrics_section(data), roofline_section(data), kernels_section(data), failures_section(data),
-                 environment_section(data)]
-    nav += [("points", "Points"), ("metrics", "Metrics"), ("roofline", "Roofline"), ("kernels", "Kernels"), ("failures", "Failures"),
-            ("environment", "Environment")]
+    sections += [points_section(data), metrics_section(data)]
+    nav += [("points", "Points"), ("metrics", "Metrics")]
+    tune = tune_section(data)
+    if tune is not None:
+        sections.append(tune)
+        nav.append(("tune", "Tune"))
+    sections += [roofline_section(data), kernels_section(data), failures_section(data), environment_section(data)]
+    nav += [("roofline", "Roofline"), ("kernels", "Kernels"), ("failures", "Failures"), ("environment", "Environment")]
     ok = sum(1 for p in run.points if p.status == STATUS_OK)
     title = f"perfkit run {run.run_id}"
     subtitle = f"{describe_device(run)} · {describe_commit(run)} · {run.created} · {ok}/{len(run.points)} points ok"

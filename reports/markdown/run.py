@@ -16,6 +16,7 @@ from perfkit.reports.html.data import ReportData, describe_commit, failures, rec
 from perfkit.reports.html.text import shorten
 from perfkit.reports.metric_rows import metric_rows
 from perfkit.reports.point_cells import point_cells
+from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
 TOP_KERNELS = 10
 MAX_ROWS = 50
@@ -67,6 +68,7 @@ def render_markdown(data: ReportData) -> str:
         out += compare_lines(data)
     out += points_lines(data)
     out += metric_lines(data)
+    out += tune_lines(data)
     out += kernel_lines(data)
     out += failure_lines(data)
     return "\n".join(out).rstrip() + "\n"
@@ -129,6 +131,17 @@ def metric_lines(data: ReportData) -> list[str]:
     out = ["### Workload metrics", "", table, ""]
     if len(rows) > MAX_ROWS:
         out += [f"... and {len(rows) - MAX_ROWS} more metrics (see the HTML report).", ""]
+    return out
+
+
+def tune_lines(data: ReportData) -> list[str]:
+    """The tune winners (RUN/tune.json) per tuned workload and shape; [] for a run without a tune table."""
+    if not data.tune:
+        return ["### Tune winners", "", f"Not available: {md_text(data.notes['tune'])}", ""] if "tune" in data.notes else []
+    rows = [row.cells() for row in tune_rows(list(data.tune))]
+    out = [f"### Tune winners ({len(rows)})", "", md_table(TUNE_HEADERS, rows[:MAX_ROWS], right=TUNE_NUMERIC), ""]
+    if len(rows) > MAX_ROWS:
+        out += [f"... and {len(rows) - MAX_ROWS} more shapes (see the HTML report or RUN/tune.csv).", ""]
     return out
 
 

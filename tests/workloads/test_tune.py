@@ -18,9 +18,11 @@ from perfkit.core.artifacts import TuneArtifacts
 from perfkit.core.env import Env
 from perfkit.core.measurement import Measurement
 from perfkit.core.record import PointResult, Run, load_run
-from perfkit.pipeline.tune_report import csv_rows, tune_json
+from perfkit.core.tune_result import triton_config, tune_document
+from perfkit.core.units import fmt_ratio, fmt_time
+from perfkit.pipeline.tune_report import csv_rows
 from perfkit.workloads.base import point_key
-from perfkit.workloads.tune import pick_best, triton_config, tune_results
+from perfkit.workloads.tune import autotune_snippets, pick_best, tune_results
 
 TUNED = {"k": (("n",), ("BLOCK_SIZE", "num_warps"))}
 
@@ -98,7 +100,7 @@ def test_tables_keep_parameter_columns_apart_from_statistics() -> None:
     assert cols[:4] == ["workload", "n", "BLOCK_SIZE", "num_warps"]  # `n` the shape, `samples` the count
     assert rows[0]["n"] == 1024 and rows[0]["samples"] == 60 and rows[0]["BLOCK_SIZE"] == 512
     assert rows[0]["triton_config"] == "triton.Config({'BLOCK_SIZE': 512}, num_warps=4)"
-    data = tune_json(run, results, TUNED)
+    data = tune_document(results, run_id=run.run_id, device=run.device, autotune=autotune_snippets(results, TUNED))
     assert data["autotune"]["k"] == {"key": ["n"], "configs": ["triton.Config({'BLOCK_SIZE': 512}, num_warps=4)"]}
     assert len(data["shapes"][0]["configs"]) == 2
 
@@ -185,3 +187,8 @@ def test_tune_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     printed = capsys.readouterr().out
     assert "tune: best configuration per shape" in printed
     assert "@triton.autotune(configs=[triton.Config({'CHUNK': 8}), triton.Config({'CHUNK': 2048})], key=['n'])" in printed
+    assert main(["report", str(run_dir), "--format", "md", "--no-kernels"]) == 0
+    report = capsys.readouterr().out
+    row = next(line for line in report.splitlines() if line.startswith("| chunked | n=2048 |"))
+    assert f"| CHUNK=2048 | {fmt_time(big['best']['median_s'])} |" in row
+    assert f"| {fmt_ratio(big['speedup_vs_runner_up'])} | yes |" in row
