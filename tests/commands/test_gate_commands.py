@@ -3,7 +3,6 @@ real SQLite store and run directories on disk."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -17,14 +16,7 @@ from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.core.env import GpuState
 from perfkit.store.api import store_run
-
-_spec = importlib.util.spec_from_file_location(
-    "perfkit_test_factory", Path(__file__).resolve().parents[1] / "store" / "factory.py")
-assert _spec and _spec.loader
-f = sys.modules.get("perfkit_test_factory") or importlib.util.module_from_spec(_spec)
-if "perfkit_test_factory" not in sys.modules:
-    sys.modules["perfkit_test_factory"] = f
-    _spec.loader.exec_module(f)
+from tests.store import factory as f
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 

@@ -5,10 +5,8 @@ nothing in common are an error (exit 2, one line), never an empty comparison."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,14 +17,7 @@ from perfkit.cli import main
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.codec import to_builtins
 from perfkit.store.api import store_run
-
-_spec = importlib.util.spec_from_file_location(
-    "perfkit_test_factory", Path(__file__).resolve().parents[1] / "store" / "factory.py")
-assert _spec and _spec.loader
-f = sys.modules.get("perfkit_test_factory") or importlib.util.module_from_spec(_spec)
-if "perfkit_test_factory" not in sys.modules:
-    sys.modules["perfkit_test_factory"] = f
-    _spec.loader.exec_module(f)
+from tests.store import factory as f
 
 TINY = """\
 name: {name}

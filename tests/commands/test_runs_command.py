@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,14 +15,7 @@ from perfkit.core.env import GpuState
 from perfkit.store.api import open_store, store_run
 from perfkit.store.records import from_run
 from perfkit.store.write import write_runs
-
-_spec = importlib.util.spec_from_file_location(
-    "perfkit_test_factory", Path(__file__).resolve().parents[1] / "store" / "factory.py")
-assert _spec and _spec.loader
-f = sys.modules.get("perfkit_test_factory") or importlib.util.module_from_spec(_spec)
-if "perfkit_test_factory" not in sys.modules:
-    sys.modules["perfkit_test_factory"] = f
-    _spec.loader.exec_module(f)
+from tests.store import factory as f
 
 DATA = Path(__file__).resolve().parents[1] / "store" / "data"
 A100 = GpuState(index=0, name="NVIDIA A100-SXM4-80GB", driver="550.54.15")

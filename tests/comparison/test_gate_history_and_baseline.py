@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import perfkit_test_factory as factory
 import pytest
 
 from perfkit.comparison.baseline import baseline_policy, gate_against_baseline
@@ -13,6 +12,7 @@ from perfkit.comparison.gate_history import summaries
 from perfkit.regression.gate.compare import history_summary
 from perfkit.regression.gate.types import RunSummary
 from perfkit.store.bulk_history import RunValue
+from tests.store import factory as factory
 
 ROWS = [
     RunValue("a", 3.0, [1.0, 2.0, 3.0, 4.0, 5.0]),

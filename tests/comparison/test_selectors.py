@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import perfkit_test_factory as f
 import pytest
 
 from perfkit.comparison.gate_history import HistoryLookup
 from perfkit.comparison.selectors import Reference, resolve, resolve_pair
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store, store_run
+from tests.store import factory as f
 
 
 def _store(url: str) -> None:

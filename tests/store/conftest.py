@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("perfkit_test_factory", Path(__file__).with_name("factory.py"))
-assert _spec and _spec.loader
-factory = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("perfkit_test_factory", factory)
-_spec.loader.exec_module(factory)
+from tests.store import factory
 
 
 @pytest.fixture(scope="session")

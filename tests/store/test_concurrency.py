@@ -5,10 +5,10 @@ from __future__ import annotations
 import multiprocessing as mp
 
 import pytest
-from perfkit_test_factory import fresh_pg_database, make_run, noisy
 
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run
+from tests.store.factory import fresh_pg_database, make_run, noisy
 
 pytestmark = pytest.mark.slow
 

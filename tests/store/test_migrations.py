@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from perfkit_test_factory import make_run, noisy
 
 from perfkit.core.errors import StoreError
 from perfkit.store.admin import declared_columns, live_columns, live_indexes
 from perfkit.store.api import load_stored_run, open_store, store_run
 from perfkit.store.engine import open_engine
 from perfkit.store.migrations import SCHEMA_VERSION, current_version, migrate
+from tests.store.factory import make_run, noisy
 
 
 def test_fresh_store_matches_current_schema(db_url: str) -> None:

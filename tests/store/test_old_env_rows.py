@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from perfkit_test_factory import make_run
 
 from perfkit.comparison.selectors import resolve
 from perfkit.comparison.sides import side_from_run
@@ -24,6 +23,7 @@ from perfkit.store.api import open_store, store_run, store_stored_run
 from perfkit.store.engine import Engine
 from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
+from tests.store.factory import make_run
 
 DATA = Path(__file__).parent / "data"
 OLD_RUN_DIR = Path(__file__).parents[1] / "core" / "data" / "run-v1"

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from perfkit_test_factory import H100, failed_point, gemm_point, make_run
 
 from perfkit.core.env import GpuState
 from perfkit.core.errors import StoreError
@@ -22,6 +21,7 @@ from perfkit.store.engine import Engine
 from perfkit.store.history_rows import history_rows
 from perfkit.store.read_only import open_read_only
 from perfkit.store.run_list import RunListing, RunQuery, run_listing, spec_name
+from tests.store.factory import H100, failed_point, gemm_point, make_run
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 TIME = f"{KEY}:time_s"

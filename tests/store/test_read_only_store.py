@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import perfkit_test_factory as factory
 import pytest
 
 from perfkit.store.api import open_existing_store, open_store, store_run
 from perfkit.store.engine import open_engine
 from perfkit.store.migrations import migrate
 from tests.helpers.tmpfs import remount_read_only, tmpfs
+from tests.store import factory as factory
 
 REPO = Path(__file__).resolve().parents[2]
 

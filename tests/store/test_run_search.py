@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from perfkit_test_factory import gemm_point, make_run
 
 from perfkit.core.env import GpuState
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store, store_run
 from perfkit.store.engine import Engine
 from perfkit.store.run_search import RunSearch, find_latest, nearby_runs, runs_of_commit
+from tests.store.factory import gemm_point, make_run
 
 A100 = GpuState(index=0, name="NVIDIA A100-SXM4-80GB", driver="550.54.15")
 

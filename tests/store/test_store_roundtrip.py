@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from perfkit_test_factory import failed_point, gemm_point, make_run, noisy
 
 from perfkit.core.artifacts import Artifacts
 from perfkit.core.atomic import write_json_atomic
@@ -15,6 +14,7 @@ from perfkit.core.errors import StoreError
 from perfkit.store import read
 from perfkit.store.api import load_stored_run, open_store, store_run
 from perfkit.store.run_search import RunSearch, find_latest
+from tests.store.factory import failed_point, gemm_point, make_run, noisy
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 
