@@ -1,7 +1,8 @@
 """What every workload shares: its spec model, the points it expands to, what a runner returns.
 
-A workload kind is two modules: `<kind>_spec.py` (a pydantic model, no torch; validated from
-model.yaml) and a runner module (imports torch) with `prepare(point, ctx) -> Prepared`.
+A workload kind is a folder: `<kind>/spec.py` (a pydantic model, no torch; validated from
+model.yaml), `<kind>/runner.py` (imports torch) with `prepare(point, ctx) -> Prepared`, and
+`<kind>/cost.py` where its analytic cost needs more than a line.
 `perfkit.workloads.registry.KINDS` maps the YAML `kind:` to the spec class.
 """
 

@@ -23,7 +23,7 @@ makes every step robust to timing noise:
   (the weaker goes), and the survivors are re-located between their final neighbours.
 
 Every tuned constant (the thresholds above included) is a field of ChangePointOptions
-(changepoint_options.py); the numbers in this text are its defaults. Pure functions; the only
+(options.py); the numbers in this text are its defaults. Pure functions; the only
 randomness is a seeded numpy Generator.
 """
 

@@ -1,5 +1,5 @@
 """Compare every measurement of a baseline run with a candidate run: comparability first, then
-one test per measurement (a point's time, flop/s and bytes/s are one, gate_groups.py) against
+one test per measurement (a point's time, flop/s and bytes/s are one, groups.py) against
 the metric's history, run-to-run variances moderated across the gate's metrics, then the
 false-discovery-rate adjustment over the tests. Pure: the caller supplies runs and a history
 lookup."""

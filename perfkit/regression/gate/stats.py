@@ -1,20 +1,20 @@
 """The test of one measurement: candidate run vs baseline, with or without the store's history.
 
-With history (MIN_HISTORY or more runs, gate_history.py): the candidate run's location is
+With history (MIN_HISTORY or more runs, history.py): the candidate run's location is
 tested against the level of the baseline's segment of history (k runs), with the run-to-run
 variance s2 of one run's location measured there:
 
     d = loc(candidate) - level,   var(d) = s2 (1 + 1/k) [+ the candidate's extra within-run var]
 
-a t test with the df of s2 (moderated across the gate's metrics, gate_moderate.py). This is the
+a t test with the df of s2 (moderated across the gate's metrics, moderate.py). This is the
 quantity Conbench thresholds on (candidate vs the history of run means), with a p-value, so a
-false-discovery-rate procedure can run over many metrics at once (gate_multiple.py).
+false-discovery-rate procedure can run over many metrics at once (multiple.py).
 
 Without history: the two runs' within-run standard errors (Tukey-McLaughlin) plus a prior
 run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach the
 significance the gate needs (max_p / tests), a permutation test of the trimmed means on the raw
 samples must reject too. With fewer than 3 samples on a side nothing measures the noise: no
-test, the verdict is inconclusive. (The inputs: gate_evidence.py.)
+test, the verdict is inconclusive. (The inputs: evidence.py.)
 
 Intervals are t intervals of the same variance, so "the interval excludes 1" and "p <= max_p"
 say the same thing. All on the log scale; pure functions, seeded RNG.
