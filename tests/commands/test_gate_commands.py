@@ -21,14 +21,6 @@ from tests.store import factory as f
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite:///{tmp_path / 'perfkit.db'}"
-    monkeypatch.setenv("PERFKIT_DB", url)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return url
-
-
 def _history(url: str, n: int = 20) -> None:
     """n earlier main runs on the H100 with a 1% run-to-run offset."""
     import numpy as np

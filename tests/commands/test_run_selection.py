@@ -33,14 +33,6 @@ KERNELS = "  - {kind: kernels, name: norms, op: rmsnorm, tokens: 1, hidden: 64, 
 GEMM = "  - {kind: gemm, name: sq, m: 16, n: 16, k: 16, dtypes: [fp32]}"
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite:///{tmp_path / 'perfkit.db'}"
-    monkeypatch.setenv("PERFKIT_DB", url)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return url
-
-
 def _err_line(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err.strip()
     assert "\n" not in err, err

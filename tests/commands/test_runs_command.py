@@ -22,13 +22,6 @@ A100 = GpuState(index=0, name="NVIDIA A100-SXM4-80GB", driver="550.54.15")
 HOSTILE = "evil\x1b[2J\x1b]8;;http://x\x07name\nsecond line\u202e"
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite:///{tmp_path / 'perfkit.db'}"
-    monkeypatch.setenv("PERFKIT_DB", url)
-    return url
-
-
 def _run(run_id: str, day: int, *, commit: str, branch: str = "main", gpu: GpuState | None = None,
          spec: str = "demo", status: str = "complete", failed: bool = False) -> Any:
     points = [f.gemm_point([1e-3] * 5), *([f.failed_point()] if failed else [])]
