@@ -13,9 +13,9 @@ from typing import Any
 
 from perfkit.commands._store_args import add_db
 from perfkit.commands._types import positive_int
+from perfkit.core.terminal import terminal_width
 
 DEFAULT_LIMIT = 20
-NOT_A_TTY_WIDTH = 80
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,14 +32,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     add_db(p)
     return p
-
-
-def terminal_width() -> int:
-    """The tty's width; 80 when stdout is not a terminal (a pipe, a file, a CI log)."""
-    import shutil
-    import sys
-
-    return shutil.get_terminal_size((NOT_A_TTY_WIDTH, 24)).columns if sys.stdout.isatty() else NOT_A_TTY_WIDTH
 
 
 def run(args: argparse.Namespace) -> int:
