@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perfkit.analyzers.categories import category_of
-from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.event_table import EventTable, Kind, member
 from perfkit.analyzers.intervals import I64, intersection_ns, merge
 from perfkit.analyzers.steps import step_windows
 
@@ -40,8 +40,8 @@ def timed_windows(table: EventTable, label: str) -> Windows:
     steps = step_windows(table)
     if len(steps):
         return Windows(steps["rank"].to_numpy(), steps["ts_ns"].to_numpy(), steps["end_ns"].to_numpy())
-    ids = [i for i, n in enumerate(table.names) if n == label]
-    rows = np.isin(table["name_id"], ids) & table.mask_kind(Kind.USER_ANNOTATION)
+    rows = member(table["name_id"], table.name_ids_matching(lambda n: n == label)) & table.mask_kind(
+        Kind.USER_ANNOTATION)
     return Windows(table["rank"][rows], table["ts_ns"][rows], table.end_ns[rows])
 
 

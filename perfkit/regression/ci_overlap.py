@@ -1,7 +1,7 @@
 """The "confidence intervals do not overlap" rule: one interval lies entirely below another.
 
 Used where two measurements' medians are told apart by their distribution-free 95% confidence
-intervals (perfkit.api's baseline check, the tune tables' best vs runner-up). A missing bound
+intervals (the tune tables' best vs runner-up). A missing bound
 (None, or NaN: too few samples for an interval) leaves the rule undecided.
 """
 

@@ -24,8 +24,6 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from perfkit.analyzers.collective_share import collective_share
-from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.workloads.dtypes import torch_dtype
 from perfkit.workloads.models.blocked_init import fill_blocked
 from perfkit.workloads.models.config import ModelConfig
@@ -139,7 +137,11 @@ def gather_objects(obj: Any) -> list[Any]:
 
 def collective_metrics(paths: Sequence[str | Path], label: str) -> dict[str, Any]:
     """The point's metrics from its rank traces: `rank<r>_collective_share` and `collective_share`
-    (perfkit/analyzers/collective_share.py; windows: ProfilerStep ranges, else the `label` ranges)."""
+    (perfkit/analyzers/collective_share.py; windows: ProfilerStep ranges, else the `label` ranges).
+    The analyzers (and pandas) load here, not when a decode worker starts: tp 1 never needs them."""
+    from perfkit.analyzers.collective_share import collective_share
+    from perfkit.analyzers.loaders.kineto.load import load_traces
+
     share = collective_share(load_traces(list(paths)), label)
     out: dict[str, Any] = {f"rank{rank}_collective_share": v for rank, v in share.by_rank.items()}
     out["collective_share"] = share.overall
