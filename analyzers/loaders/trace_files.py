@@ -5,9 +5,9 @@
     table = load_trace_files(["rank0.json", "rank1.json"])  # Kineto: one file per rank
 
 - a file starting with the SQLite header, or named .sqlite / .sqlite3 / .db: an Nsight Systems
-  export (analyzers.nsys_sqlite; a file so named that is not SQLite is an error);
-- .nsys-rep: exported to SQLite beside it first (analyzers.nsys_export; needs nsys);
-- anything else: a Kineto trace (analyzers.kineto.load_traces).
+  export (analyzers.loaders.nsys.sqlite; a file so named that is not SQLite is an error);
+- .nsys-rep: exported to SQLite beside it first (analyzers.loaders.nsys.export; needs nsys);
+- anything else: a Kineto trace (analyzers.loaders.kineto.load.load_traces).
 Several exports are one job: their GPUs are numbered one after another (ranks 0..n-1 of the
 first, then n.. of the next). Kineto traces and nsys exports cannot be mixed in one table.
 """

@@ -1,7 +1,7 @@
 """Kineto events -> the columns of an `EventTable`, block by block.
 
-Part of the Kineto loader (analyzers.kineto). `Builder.add` takes one decoded block: its X
-events (analyzers.kineto_columns.Rows) get a Kind from their cat (CATEGORY_KIND; Trace and
+Part of the Kineto loader (analyzers.loaders.kineto.load). `Builder.add` takes one decoded block: its X
+events (analyzers.loaders.kineto.columns.Rows) get a Kind from their cat (CATEGORY_KIND; Trace and
 python_function events are dropped, an unknown cat is Kind.OTHER and counted), their fields are
 read into checked columns (ColumnReader), names and raw shape arguments become ids into string
 tables (`Interner`), and args.stream / device / bytes / shapes are read only on the rows that use

@@ -1,6 +1,6 @@
 """One decoded block's X events, and their fields read into checked columns.
 
-Part of the Kineto loader (analyzers.kineto). `Rows` picks a block's complete events (ph X),
+Part of the Kineto loader (analyzers.loaders.kineto.load). `Rows` picks a block's complete events (ph X),
 drops what is not an event (no object, no ph, an unknown ph) and maps a row back to its
 traceEvents index for warnings. `ColumnReader` reads one field of those rows into a column:
 exact times (`times`: the rows whose ts / dur cannot be used are dropped, by reason), integers

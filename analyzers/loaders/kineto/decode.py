@@ -1,6 +1,6 @@
 """Kineto event decoding: one block of the traceEvents array -> a list of event structs.
 
-Part of the Kineto loader (analyzers.kineto). `decode_chunk` tries, in order:
+Part of the Kineto loader (analyzers.loaders.kineto.load). `decode_chunk` tries, in order:
 - the strict decoder (the fast path): msgspec typed structs keeping only the fields the
   analyses need (`X`: ph X events; every other known ph decodes to an empty struct), with
   their usual types (pid / tid an integer or a string, the args fields integers);
@@ -9,7 +9,7 @@ Part of the Kineto loader (analyzers.kineto). `decode_chunk` tries, in order:
 - event by event, when a number is beyond float range: each field read from its raw text
   (`Unreadable` holds a value msgspec cannot).
 A block from the loose paths is a `LooseEvents`: its fields still need checking
-(analyzers.kineto_columns). ts and dur are always kept as their raw text, read exactly later.
+(analyzers.loaders.kineto.columns). ts and dur are always kept as their raw text, read exactly later.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class X(msgspec.Struct, tag_field="ph", tag="X", gc=False):
     name: str = ""
     pid: int | str = -1
     tid: int | str = -1
-    ts: msgspec.Raw = _NO_RAW  # the number's text: read exactly by analyzers.json_numbers
+    ts: msgspec.Raw = _NO_RAW  # the number's text: read exactly by analyzers.loaders.kineto.json_numbers
     dur: msgspec.Raw = _NO_RAW
     args: _Args = msgspec.field(default_factory=_Args)
 

@@ -1,6 +1,6 @@
 """Kineto field values coerced, and what reading one file dropped or coerced, counted.
 
-Part of the Kineto loader (analyzers.kineto). `int_value` and `as_text` read one value where
+Part of the Kineto loader (analyzers.loaders.kineto.load). `int_value` and `as_text` read one value where
 an integer or a string is needed and say what they did ("string read as integer", "not an
 integer, set to -1", ...). `Notes` collects, per file, the events dropped (by reason, one of
 DROP_REASONS) and the values coerced (by "field: what was done"), with the first few located

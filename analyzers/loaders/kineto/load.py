@@ -7,11 +7,11 @@
 Events are decoded with msgspec typed structs that keep only the fields the analyses need
 (ph, cat, name, pid, tid, ts, dur and from args: correlation, stream, device, External id,
 bytes, Input Dims, Input type, Concrete Inputs); everything else is skipped by the decoder.
-The array is read block by block (analyzers.json_stream), so memory holds one block of
+The array is read block by block (analyzers.loaders.kineto.json_stream), so memory holds one block of
 decoded events at a time plus the growing columns (~90 bytes per kept event).
 
 Timestamps are microseconds in the file, integers (torch < 2.3) or decimals with nanosecond
-digits; their text is read exactly (analyzers.json_numbers) into int64 nanoseconds (`ts_ns`,
+digits; their text is read exactly (analyzers.loaders.kineto.json_numbers) into int64 nanoseconds (`ts_ns`,
 `dur_ns`), sub-nanosecond digits rounded half to even: `1712195495519695.812` us is
 1712195495519695812 ns, where a float64 would keep 0.25 us.
 Kept: complete events (ph X) except the profiler's own span (cat Trace) and python_function
@@ -32,12 +32,12 @@ ph or an unknown ph. `TraceMeta.warnings` locates the first few (`path: traceEve
 ...`, at most MAX_WARNINGS a file, drops first); `TraceMeta.unknown_categories` counts the X
 events whose cat perfkit does not read (kept as Kind.OTHER; "(none)" when cat is absent).
 Repairs of the bytes themselves (a byte-order mark, invalid UTF-8, NaN literals) are in
-analyzers.json_stream and counted in `coerced` too.
+analyzers.loaders.kineto.json_stream and counted in `coerced` too.
 
-The loader's parts: analyzers.kineto_decode (a block of JSON -> event structs: the strict fast
-path, the loose fallbacks), analyzers.kineto_columns (a block's X events and their fields read
-into checked columns), analyzers.kineto_fields (one value coerced; `Notes`: the counts and
-located warnings of one file), analyzers.kineto_build (`Builder`: category -> Kind, interned
+The loader's parts: analyzers.loaders.kineto.decode (a block of JSON -> event structs: the strict fast
+path, the loose fallbacks), analyzers.loaders.kineto.columns (a block's X events and their fields read
+into checked columns), analyzers.loaders.kineto.fields (one value coerced; `Notes`: the counts and
+located warnings of one file), analyzers.loaders.kineto.build (`Builder`: category -> Kind, interned
 names and shapes, the table's columns). This module reads the files and the header.
 """
 
