@@ -17,6 +17,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 _HERMETIC_HOME = Path(tempfile.mkdtemp(prefix="perfkit-tests-"))
 os.environ["PERFKIT_HOME"] = str(_HERMETIC_HOME / "home")
 os.environ["PERFKIT_DB"] = f"sqlite:///{_HERMETIC_HOME / 'perfkit.db'}"
+# Tables fit $COLUMNS when set: a developer's shell must not change what "fits 80 columns" means
+# (a test that wants a width sets COLUMNS itself).
+os.environ.pop("COLUMNS", None)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TRACES = REPO.parent / "shared" / "bench" / "traces"
