@@ -1,0 +1,54 @@
+"""What one load-test request recorded, and how its output tokens were counted.
+
+Times are seconds on the client's monotonic clock, relative to the start of the stage (the
+first scheduled arrival is at or after 0). Each output token has its own arrival time: a chunk
+that carries k tokens gives k equal times (so a gap is shared by the k tokens, never counted
+once per chunk). Role-only and empty chunks add no token and no time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Where a request's per-chunk token counts came from, best first.
+TOKENS_FROM_USAGE = "usage"  # stream_options.continuous_usage_stats: completion_tokens per chunk
+TOKENS_FROM_LOGPROBS = "logprobs"  # one logprob entry per token
+TOKENS_FROM_IDS = "token_ids"  # the server's token ids per chunk
+TOKENS_FROM_CHUNKS = "chunks"  # nothing said: one token per content chunk (gaps are chunk gaps)
+TOKEN_SOURCES = (TOKENS_FROM_USAGE, TOKENS_FROM_LOGPROBS, TOKENS_FROM_IDS, TOKENS_FROM_CHUNKS)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    index: int  # order of scheduling within the stage
+    scheduled_s: float  # when the load plan wanted it sent (arrival time)
+    sent_s: float | None = None  # when the request left the client (None: never sent)
+    token_times_s: tuple[float, ...] = ()  # arrival of every output token (see above)
+    chunk_times_s: tuple[float, ...] = ()  # arrival of every chunk that carried tokens
+    chunk_tokens: tuple[int, ...] = ()  # tokens in each of those chunks
+    end_s: float | None = None  # the stream's end ([DONE] or close) as received
+    input_tokens: int = 0  # prompt tokens (the server's usage when given, else the client's count)
+    output_tokens: int = 0  # generated tokens (usage when given, else the count of token_times_s)
+    token_source: str = TOKENS_FROM_CHUNKS
+    error: str | None = None  # why the request failed (None: it succeeded)
+    # server-side stamps or timings a server attached (perfkit serve: "sent_s" per chunk;
+    # llama.cpp: its `timings` block), kept as given
+    server: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.sent_s is not None and bool(self.token_times_s)
+
+    @property
+    def ttft_s(self) -> float | None:
+        """First output token minus send (vLLM's TTFT)."""
+        if not self.ok or self.sent_s is None:
+            return None
+        return self.token_times_s[0] - self.sent_s
+
+    @property
+    def e2e_s(self) -> float | None:
+        """Last output token minus send."""
+        if not self.ok or self.sent_s is None:
+            return None
+        return self.token_times_s[-1] - self.sent_s
