@@ -20,6 +20,7 @@ from perfkit.core.version import __version__
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
     "profile",
+    "serve-bench",
     "calibrate",
     "roofline",
     "report",
@@ -51,7 +52,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if command is None else (command,):
-        module = importlib.import_module(f"perfkit.commands.{name}")
+        module = importlib.import_module(f"perfkit.commands.{name.replace('-', '_')}")
         command_parser = module.add_parser(sub)
         command_parser.set_defaults(_run=module.run)
     return parser

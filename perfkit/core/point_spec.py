@@ -21,17 +21,27 @@ class PointSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     # the settings of TIMING_KEYS the point recorded (a point without a measurement has none)
     timing: Mapping[str, Any] = field(default_factory=dict)
+    # why this point's numbers measure something else than the workload (a serving stage whose
+    # load client was the bottleneck: "client-bound: ..."); "" when they do not
+    refusal: str = ""
+
+
+def _refusal(metrics: Mapping[str, Any]) -> str:
+    value = metrics.get("client_bound")
+    return str(value)[:300] if value else ""
 
 
 def point_spec(point: PointResult) -> PointSpec:
     """The spec of a point of a run record."""
     m = point.measurement
     timing = {"timer": m.timer, "flush_l2": m.flush_l2, "cuda_graph": m.cuda_graph} if m is not None else {}
-    return PointSpec(point.workload or "", dict(point.params), timing)
+    return PointSpec(point.workload or "", dict(point.params), timing, _refusal(point.metrics))
 
 
 def point_spec_from_json(point: Mapping[str, Any]) -> PointSpec:
     """The spec of a point in its JSON form (as stored); settings it lacks stay unset."""
     measurement = point.get("measurement") or {}
+    metrics = point.get("metrics")
     return PointSpec(str(point.get("workload") or ""), dict(point.get("params") or {}),
-                     {k: measurement[k] for k in TIMING_KEYS if k in measurement})
+                     {k: measurement[k] for k in TIMING_KEYS if k in measurement},
+                     _refusal(metrics) if isinstance(metrics, Mapping) else "")

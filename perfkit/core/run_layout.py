@@ -34,6 +34,7 @@ NSYS_ANALYSIS_DIR = f"{NSYS_DIR}/{ANALYSIS_DIR}"
 CHILD_RUNS_DIR = "runs"  # under ncu/ and nsys/: the run directory of the pass's child profile
 ROOFLINE_FIGURE = "roofline.html"
 LAUNCH_LOG = "torchrun.log"
+SERVING_DIR = "serving"  # per-request records of each serving stage
 
 
 def trace_name(index: int, key: str, rank: int | None = None) -> str:
@@ -41,6 +42,12 @@ def trace_name(index: int, key: str, rank: int | None = None) -> str:
     slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
     suffix = "" if rank is None else f".rank{rank}"
     return f"{TRACES_DIR}/{index:04d}-{slug}{suffix}.json.gz"
+
+
+def serving_requests_name(key: str) -> str:
+    """serving/<key slug>.jsonl.gz: every request of one serving stage, relative to the run directory."""
+    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
+    return f"{SERVING_DIR}/{slug}.jsonl.gz"
 
 
 def analysis_table(name: str, subdir: str = ANALYSIS_DIR) -> str:

@@ -106,7 +106,7 @@ def _measure(
     numerics: Numerics | None = None
     measurement: Measurement | None = None
     trace: str | None = None
-    metrics: dict[str, Any] = {}
+    metrics: dict[str, Any] = dict(prepared.measured)
     gpu: GpuState | None = None
     try:
         with prepared.context():

@@ -140,7 +140,7 @@ def execute(
     status = RUN_COMPLETE
     try:
         for i, point in enumerate(points):
-            result = run_point(point, i, ctx, plan, run_dir)
+            result = run_point(point, i, replace(ctx, out_dir=run_dir, earlier=tuple(done)), plan, run_dir)
             done.append(result)
             try:
                 write_partial(run_dir, run.with_points(tuple(done)))

@@ -36,7 +36,8 @@ def point_reasons(base_point: PointSpec | None, cand_point: PointSpec | None) ->
     """Why one point's metrics cannot be compared: other params (dtype, shape) or measurement."""
     if base_point is None or cand_point is None:
         return []
-    reasons = []
+    reasons = [f"{side} {p.refusal}" for side, p in (("baseline", base_point), ("candidate", cand_point))
+               if p.refusal]
     bp, cp = base_point.params, cand_point.params
     for key in sorted(set(bp) | set(cp)):
         if bp.get(key) != cp.get(key):

@@ -1,0 +1,23 @@
+"""The terminal table of a serving run: one row per stage, then the notes."""
+
+from __future__ import annotations
+
+from perfkit.core.record import Run
+from perfkit.core.text_table import Column, table_text
+from perfkit.reports.serving_rows import STAGE_COLUMNS, column_label, stage_rows
+from perfkit.reports.terminal_text import terminal_safe
+
+
+def serving_table(run: Run, width: int | None) -> str:
+    rows = stage_rows(run.points)
+    if not rows:
+        return "no serving stages in this run"
+    shown = [k for k in STAGE_COLUMNS if any(r.cells[k] != "-" for r in rows)]
+    columns = [Column("stage", [terminal_safe(r.label) for r in rows], right=False),
+               Column("status", [r.status for r in rows], right=False, drop_rank=1)]
+    columns += [Column(column_label(k), [r.cells[k] for r in rows], drop_rank=100 - i) for i, k in enumerate(shown)]
+    lines = [table_text(columns, width)]
+    for r in rows:
+        for note in r.notes:
+            lines.append(terminal_safe(f"{r.label}: {note}"))
+    return "\n".join(lines)

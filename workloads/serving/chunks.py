@@ -1,0 +1,98 @@
+"""One streamed chunk of an OpenAI-compatible server -> how many output tokens it carried.
+
+Best source first (perfkit.workloads.serving.records): the cumulative `usage.completion_tokens`
+of `stream_options.continuous_usage_stats` (its increase is the chunk's token count); else one
+entry per token in `logprobs` (completions: `logprobs.tokens`; chat: `logprobs.content`); else
+the server's token ids (`token_ids`, llama.cpp's `tokens`); else one token for a chunk with any
+generated text (content, reasoning or tool-call arguments), labelled as a chunk count. A chunk
+with no generated text and no token increase (a role-only opening chunk, an empty delta, the
+final usage-only chunk) carries no token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from perfkit.workloads.serving.records import (
+    TOKENS_FROM_CHUNKS,
+    TOKENS_FROM_IDS,
+    TOKENS_FROM_LOGPROBS,
+    TOKENS_FROM_USAGE,
+)
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    tokens: int  # output tokens this chunk carried
+    source: str  # where the count came from
+    completion_tokens: int | None  # the cumulative count the chunk's usage gave (None: no usage)
+    prompt_tokens: int | None
+    error: str | None = None  # an error object the server streamed
+    stamps: dict[str, Any] | None = None  # perfkit serve's "perfkit" stamps; llama.cpp `timings`
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def _has_text(choice: dict[str, Any]) -> bool:
+    if isinstance(choice.get("text"), str) and choice["text"]:
+        return True
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        return False
+    for key in ("content", "reasoning_content", "reasoning"):
+        if isinstance(delta.get(key), str) and delta[key]:
+            return True
+    return bool(delta.get("tool_calls"))
+
+
+def _logprob_count(choice: dict[str, Any]) -> int | None:
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        return None
+    for key in ("content", "tokens"):
+        if isinstance(lp.get(key), list):
+            return len(lp[key])
+    return None
+
+
+def _id_count(payload: dict[str, Any], choice: dict[str, Any]) -> int | None:
+    for holder in (choice, payload):
+        for key in ("token_ids", "tokens"):
+            value = holder.get(key)
+            if isinstance(value, list) and all(isinstance(t, int) for t in value):
+                return len(value)
+    return None
+
+
+def read_chunk(payload: dict[str, Any], previous_completion: int | None) -> ChunkInfo:
+    """The token count of one parsed chunk; `previous_completion`: the cumulative count so far."""
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
+    completion = _int(usage.get("completion_tokens")) if usage else None
+    prompt = _int(usage.get("prompt_tokens")) if usage else None
+    err = payload.get("error")
+    error = None
+    if err is not None:
+        error = str(err.get("message") if isinstance(err, dict) else err)[:200] or "error"
+    stamps = payload.get("perfkit") if isinstance(payload.get("perfkit"), dict) else None
+    if stamps is None and isinstance(payload.get("timings"), dict):
+        stamps = {"timings": payload["timings"]}
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    if completion is not None and choice:
+        before = previous_completion or 0
+        return ChunkInfo(max(completion - before, 0), TOKENS_FROM_USAGE, completion, prompt, error, stamps)
+    if choice:
+        n = _logprob_count(choice)
+        if n is not None:
+            return ChunkInfo(n, TOKENS_FROM_LOGPROBS, completion, prompt, error, stamps)
+        n = _id_count(payload, choice)
+        if n is not None:
+            return ChunkInfo(n, TOKENS_FROM_IDS, completion, prompt, error, stamps)
+        if _has_text(choice):
+            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps)
+    return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps)

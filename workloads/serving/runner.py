@@ -1,0 +1,88 @@
+"""`kind: serving`: each stage (point) is one load test against the spec's endpoint.
+
+The stage runs while the point is built (there is no callable to time: the load client measures
+every request); its numbers come back as the point's metrics (perfkit.workloads.serving.summary),
+with the client-bound verdict, the server's /metrics differences and the per-request file. A
+`front` point (with `target_interactivity`) puts the cost at each target interactivity along the
+throughput-vs-interactivity front of the stages measured before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from perfkit.core.cost import Cost
+from perfkit.core.errors import PerfkitError
+from perfkit.core.run_layout import serving_requests_name
+from perfkit.workloads.base import Point, Prepared, RunContext
+from perfkit.workloads.serving.client import ClientOptions
+from perfkit.workloads.serving.client_bound import client_bound_reason, p99
+from perfkit.workloads.serving.plan import price_of, slo_of, stage_plan
+from perfkit.workloads.serving.request_file import write_requests
+from perfkit.workloads.serving.server_metrics import server_metrics
+from perfkit.workloads.serving.spec import ServingSpec
+from perfkit.workloads.serving.stage import StageResult, run_stage
+from perfkit.workloads.serving.summary import summarize
+
+MEASURED_BY_CLIENT = "serving stage: measured request by request by the load client"
+
+
+def client_options(spec: ServingSpec) -> ClientOptions:
+    assert spec.endpoint is not None
+    c = spec.client
+    return ClientOptions(base_url=spec.endpoint, model=spec.model, api=spec.api,
+                         connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
+                         request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
+                         logprobs=c.logprobs)
+
+
+def _nothing() -> None:
+    return None
+
+
+def prepare(point: Point, ctx: RunContext) -> Prepared:
+    spec = point.spec
+    assert isinstance(spec, ServingSpec)
+    if "front" in point.params:
+        from perfkit.workloads.serving.front_point import front_metrics
+
+        return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
+                        measured=front_metrics(spec, ctx.earlier))
+    if spec.endpoint is None:
+        raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
+    result = asyncio.run(run_stage(client_options(spec), stage_plan(spec, point.params, ctx.seed)))
+    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
+                    measured=stage_metrics(spec, point.key, result, ctx))
+
+
+def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunContext) -> dict[str, Any]:
+    ok = [r for r in result.records if r.ok]
+    if not ok:
+        reasons = sorted({r.error or "no output" for r in result.records})
+        raise PerfkitError(f"{key}: all {len(result.records)} requests to {spec.endpoint} failed "
+                           f"({'; '.join(reasons)[:300]}); check that the server is up and serves "
+                           f"model '{spec.model}'")
+    metrics: dict[str, Any] = dict(summarize(result.records, result.duration_s, slo_of(spec), price_of(spec)))
+    itl = metrics.get("token_itl_p50_s") or metrics.get("chunk_gap_p50_s")
+    reason = client_bound_reason(result.lag_s, itl if isinstance(itl, float) else None,
+                                 result.lateness_s, result.mean_interarrival_s)
+    lag, late = p99(result.lag_s), p99(result.lateness_s)
+    if lag is not None:
+        metrics["client_lag_p99_s"] = lag
+    if late is not None:
+        metrics["send_late_p99_s"] = late
+    if reason:
+        metrics["client_bound"] = reason
+    metrics["endpoint"] = spec.endpoint
+    server = server_metrics(result.metrics_before, result.metrics_after)
+    if server:
+        metrics["server_metrics"] = server
+    if result.notes:
+        metrics["serving_notes"] = result.notes
+    if ctx.out_dir is not None:
+        name = serving_requests_name(key)
+        write_requests(ctx.out_dir / name, result.records)
+        metrics["requests_file"] = name
+    return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}
