@@ -24,7 +24,7 @@ from perfkit.core.timing import limits as timing_limits
 
 if TYPE_CHECKING:
     from perfkit.core.measurement import Measurement
-    from perfkit.core.record import Numerics
+    from perfkit.core.record import Numerics, PointResult
 
 
 class FrozenModel(BaseModel):
@@ -131,6 +131,8 @@ class RunContext:
 
     device: str  # "cpu" or "cuda[:i]"
     seed: int = 0
+    out_dir: Path | None = None  # the run directory (a runner may write files of its own there)
+    earlier: tuple[PointResult, ...] = ()  # the points of this run measured before this one
 
 
 class Unsupported(Exception):
@@ -150,3 +152,5 @@ class Prepared:
     skip_timing: str | None = None  # numerics only, with the reason (e.g. Triton interpreter on CPU)
     # under several ranks: metrics from the point's rank traces (rank 0, after every rank wrote its own)
     trace_metrics: Callable[[list[Path]], dict[str, Any]] | None = None
+    # measured while building (a serving stage, measured by its load client): the point's metrics
+    measured: dict[str, Any] = field(default_factory=dict)

@@ -16,6 +16,7 @@ KINDS: dict[str, str] = {
     "moe": "perfkit.workloads.moe.spec:MoESpec",
     "decode": "perfkit.workloads.decode.spec:DecodeSpec",
     "collectives": "perfkit.workloads.collectives.spec:CollectivesSpec",
+    "serving": "perfkit.workloads.serving.spec:ServingSpec",
 }
 
 
