@@ -17,6 +17,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 _HERMETIC_HOME = Path(tempfile.mkdtemp(prefix="perfkit-tests-"))
 os.environ["PERFKIT_HOME"] = str(_HERMETIC_HOME / "home")
 os.environ["PERFKIT_DB"] = f"sqlite:///{_HERMETIC_HOME / 'perfkit.db'}"
+# hypothesis keeps its caches there too, not in ./.hypothesis of the working tree
+os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(_HERMETIC_HOME / "hypothesis")
 # Tables fit $COLUMNS when set: a developer's shell must not change what "fits 80 columns" means
 # (a test that wants a width sets COLUMNS itself).
 os.environ.pop("COLUMNS", None)

@@ -41,6 +41,95 @@ def _m(key: str, label: str, unit: str, direction: str, definition: str, **kw: A
     return MetricDef(key, label, unit, direction, definition, **kw)
 
 
+_SENT = "from the request's send"
+_SCHED = "from its scheduled arrival (client queueing included)"
+_PCT = {"p50": "median", "p90": "90th percentile", "p99": "99th percentile", "mean": "mean"}
+_SERVING_LATENCIES = (
+    # prefix, label, what, gated percentiles, headline percentiles
+    ("ttft", "TTFT", f"time to first token: first output token received, {_SENT}", ("p50", "p99"), ("p50",)),
+    ("ttft_sched", "TTFT from schedule", f"time to first token {_SCHED}", ("p50", "p99"), ()),
+    ("tpot", "TPOT", "time per output token (vLLM): (E2E - TTFT) / (timed tokens - 1) per request "
+     "with two or more timed tokens", ("p50", "p99"), ("p50",)),
+    ("token_itl", "ITL", "per-token inter-token latency: a chunk of k tokens gives k gaps of (its time - "
+     "the previous chunk's) / k, pooled over requests; only when every request's tokens were counted "
+     "(not one per chunk)", ("p50", "p99"), ("p99",)),
+    ("chunk_gap", "chunk gap", "time between consecutive chunks that carried tokens, pooled over "
+     "requests (a chunk may carry several tokens)", ("p50", "p99"), ()),
+    ("e2e", "E2E", f"end-to-end latency: last output token received, {_SENT}", ("p50", "p99"), ()),
+    ("e2e_sched", "E2E from schedule", f"end-to-end latency {_SCHED}", ("p50", "p99"), ()),
+)
+_SERVING_PERCENTILES = {"ttft": ("p50", "p90", "p99", "mean"), "tpot": ("p50", "p90", "p99", "mean"),
+                        "token_itl": ("p50", "p90", "p99")}
+
+
+def _serving() -> tuple[MetricDef, ...]:
+    """The serving stage's metrics (workloads/serving/summary.py), one per key it emits."""
+    out = []
+    for prefix, label, what, gated, headline in _SERVING_LATENCIES:
+        for pct in _SERVING_PERCENTILES.get(prefix, ("p50", "p99")):
+            out.append(_m(f"{prefix}_{pct}_s", f"{label} {pct}", "s", LOWER, f"{what}; {_PCT[pct]} over "
+                          "the stage", gated=pct in gated, headline=pct in headline))
+    return (
+        *out,
+        _m("request_per_s", "requests/s", "1/s", HIGHER, "succeeded requests / stage duration"),
+        _m("output_tok_per_s", "output tok/s", "tok/s", HIGHER, "output tokens (usage, else timed) of the "
+           "succeeded requests / stage duration", headline=True),
+        _m("input_tok_per_s", "input tok/s", "tok/s", HIGHER, "prompt tokens of the succeeded requests / "
+           "stage duration"),
+        _m("total_tok_per_s", "total tok/s", "tok/s", HIGHER, "input + output tokens of the succeeded "
+           "requests / stage duration"),
+        _m("interactivity_tok_per_s", "interactivity", "tok/s", HIGHER, "tokens per second per user: "
+           "1 / TPOT p50"),
+        _m("goodput_req_per_s", "goodput", "1/s", HIGHER, "requests meeting every SLO threshold (TTFT, "
+           "TPOT, E2E) / stage duration (vLLM goodput)"),
+        _m("goodput_tok_per_s", "goodput tok/s", "tok/s", HIGHER, "output tokens of the requests meeting "
+           "every SLO threshold / stage duration", headline=True),
+        _m("slo_attainment", "SLO attainment", "", HIGHER, "share of the stage's requests (failed ones "
+           "included) meeting every SLO threshold", shown_as=FRACTION),
+        _m("usd_per_1m_output_tok", "USD/1M output tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
+           "output tok/s x 1e6", headline=True),
+        _m("usd_per_1m_input_tok", "USD/1M input tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
+           "input tok/s x 1e6"),
+        _m("usd_per_1m_total_tok", "USD/1M total tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
+           "total tok/s x 1e6"),
+        _m("usd_per_1m_output_tok_at_slo", "USD/1M output tok at SLO", "USD", LOWER, "(USD per GPU-hour x "
+           "GPUs / 3600) / goodput tok/s x 1e6"),
+        _m("steady_output_tok_per_s", "steady output tok/s", "tok/s", HIGHER, "output tokens arriving in "
+           "the steady window / its length (SGLang: the longest window with in-flight >= 90% of the "
+           "peak)"),
+        _m("steady_ttft_p50_s", "steady TTFT p50", "s", LOWER, "TTFT median of the requests sent and "
+           "finished inside the steady window"),
+        _m("steady_tpot_p50_s", "steady TPOT p50", "s", LOWER, "TPOT median of the requests sent and "
+           "finished inside the steady window"),
+        _m("requests_ok", "requests ok", "", HIGHER, "requests that succeeded (sent, tokens, no error)",
+           gated=False),
+        _m("requests_failed", "requests failed", "", LOWER, "requests that failed or were never sent",
+           gated=False),
+        _m("duration_s", "duration", "s", LOWER, "the stage's duration that rates divide by", gated=False),
+        _m("steady_start_s", "steady start", "s", LOWER, "start of the steady window, from the stage's "
+           "start", gated=False),
+        _m("steady_end_s", "steady end", "s", LOWER, "end of the steady window, from the stage's start",
+           gated=False),
+        _m("in_flight_peak", "peak in flight", "", HIGHER, "most requests in flight at once (sent, "
+           "stream not ended)", gated=False),
+        # the server's own counters over the stage (workloads/serving/prometheus.py)
+        _m("server_prompt_tokens", "server prompt tokens", "", LOWER, "prompt tokens the server counted "
+           "during the stage (its /metrics)", gated=False),
+        _m("server_generation_tokens", "server generated tokens", "", HIGHER, "tokens the server "
+           "generated during the stage (its /metrics)", gated=False),
+        _m("server_prefix_cache_hit_rate", "prefix cache hit rate", "", HIGHER, "prefix-cache hit tokens "
+           "/ queried tokens during the stage (server /metrics)", gated=False, shown_as=FRACTION),
+        _m("server_kv_cache_usage", "KV cache usage", "", LOWER, "share of the KV cache in use at the "
+           "stage's end (server gauge)", gated=False, shown_as=FRACTION),
+        _m("server_preemptions", "preemptions", "", LOWER, "requests the server preempted during the "
+           "stage", gated=False),
+        _m("server_spec_acceptance_rate", "draft acceptance", "", HIGHER, "speculative decoding: accepted "
+           "/ drafted tokens during the stage", gated=False, shown_as=FRACTION),
+        _m("server_spec_mean_accepted_length", "mean accepted length", "", HIGHER, "speculative decoding: "
+           "1 + accepted tokens / drafts (tokens per target step)", gated=False),
+    )
+
+
 METRICS: tuple[MetricDef, ...] = (
     # decode (workloads/decode/metrics.py; vLLM and Databricks definitions)
     _m("ttft_s", "TTFT", "s", LOWER, "time to first token: first output token ready minus the start of "
@@ -97,6 +186,9 @@ METRICS: tuple[MetricDef, ...] = (
        gated=False),
     _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
        "forward", gated=False),
+    # serving (workloads/serving/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").
+    # Percentiles: numpy "linear" over the succeeded requests of a stage (ITL: pooled gaps).
+    *_serving(),
 )
 BY_KEY: dict[str, MetricDef] = {d.key: d for d in METRICS}
 # Suffix -> (unit, direction), longest first: metrics not described above are named with units.
@@ -163,6 +255,21 @@ def _generation_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ..
     return {k: v for k, v in out.items() if _same(metrics.get(k), statistics.median(v))}
 
 
+def _request_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
+    """Per-request values of a serving stage (`request_samples`: metric key -> one value per
+    request) for the described metrics whose stored value is their median, so the gate tests the
+    requests themselves; {} when the point has none."""
+    given = metrics.get("request_samples")
+    if not isinstance(given, Mapping):
+        return {}
+    out = {}
+    for key, values in given.items():
+        nums = numbers(values)
+        if key in BY_KEY and nums is not None and _same(metrics.get(key), statistics.median(nums)):
+            out[key] = nums
+    return out
+
+
 def _same(stored: Any, value: float) -> bool:
     return isinstance(stored, (int, float)) and math.isclose(float(stored), value, rel_tol=1e-9)
 
@@ -170,8 +277,9 @@ def _same(stored: Any, value: float) -> bool:
 def metric_values(metrics: Mapping[str, Any]) -> list[tuple[MetricDef, tuple[float, ...]]]:
     """The numbers of a point's `metrics` dict with their descriptions: described metrics first
     (registry order, nested ones such as the ITL percentiles included), then the others by name.
-    A value is a tuple of samples (one for a single number)."""
-    samples = _generation_samples(metrics)
+    A value is a tuple of samples (one for a single number; per generation or per request where
+    the point keeps those and their median is the stored value)."""
+    samples = {**_generation_samples(metrics), **_request_samples(metrics)}
     out: list[tuple[MetricDef, tuple[float, ...]]] = []
     for d in METRICS:
         raw = metrics.get(d.path[0], {}) if d.path else metrics
