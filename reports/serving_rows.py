@@ -14,14 +14,19 @@ from perfkit.core.units import fmt_value
 
 # the columns of the stage table, most important first
 STAGE_COLUMNS: tuple[str, ...] = (
-    "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "token_itl_p99_s", "e2e_p50_s", "output_tok_per_s",
-    "request_per_s", "goodput_tok_per_s", "slo_attainment", "usd_per_1m_output_tok", "ttft_sched_p50_s",
-    "chunk_gap_p99_s",
+    "ttft_p50_s", "tpot_p50_s", "token_itl_p99_s", "chunk_gap_p99_s", "output_tok_per_s",
+    "usd_per_1m_output_tok", "goodput_tok_per_s", "slo_attainment", "ttft_p99_s", "e2e_p50_s",
+    "ttft_sched_p50_s", "request_per_s",
 )
 
 
 def is_serving(point: PointResult) -> bool:
     return point.kind == "serving"
+
+
+def is_front(point: PointResult) -> bool:
+    """The cost-front point of a serving workload (not a load stage)."""
+    return is_serving(point) and "front" in point.params
 
 
 def stage_label(point: PointResult) -> str:
@@ -61,13 +66,33 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
         notes.append("no per-chunk token counts from the server: ITL is chunk gaps, not token gaps")
     for n in m.get("serving_notes") or ():
         notes.append(str(n))
-    return tuple(notes)
+    return tuple(dict.fromkeys(notes))
 
 
 def stage_rows(points: Iterable[PointResult], columns: tuple[str, ...] = STAGE_COLUMNS) -> list[StageRow]:
     return [StageRow(stage_label(p), p.status, {k: cell(p.metrics, k) for k in columns}, stage_notes(p))
-            for p in points if is_serving(p)]
+            for p in points if is_serving(p) and not is_front(p)]
 
 
 def column_label(key: str) -> str:
     return metric_def(key).label
+
+
+def front_lines(points: Iterable[PointResult]) -> list[str]:
+    """What each cost-front point says: the cost at every target interactivity, or why not."""
+    out = []
+    for p in points:
+        if not is_front(p):
+            continue
+        if p.error:
+            out.append(f"cost front: {p.error}")
+            continue
+        m = p.metrics
+        for key in sorted(k for k in m if k.startswith("usd_per_1m_output_tok_at_")):
+            target = key.removeprefix("usd_per_1m_output_tok_at_").removesuffix("_tok_per_user").replace("_", ".")
+            tput = m.get(f"throughput_per_gpu_at_{target.replace('.', '_')}_tok_per_user")
+            out.append(f"at {target} tok/s per user: {fmt_value(m[key], 'USD')} per 1M output tokens "
+                       f"({fmt_value(tput, 'tok/s')} per GPU, interpolated along the measured front)")
+        for note in m.get("serving_notes") or ():
+            out.append(f"cost front: {note}")
+    return out

@@ -58,6 +58,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--repo", type=Path, default=Path("."), help="git repository whose commit is recorded")
     p.add_argument("--format", choices=("text", "json"), default="text", help="json: the stages on stdout")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--wide", action="store_true", help="print every column of the stage table")
     return p
 
 
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         from perfkit.core.terminal import terminal_width
         from perfkit.reports.serving_text import serving_table
 
-        print(serving_table(final, terminal_width()))
+        print(serving_table(final, None if args.wide else terminal_width()))
         for message in outcome.messages:
             print(f"perfkit: {message}")
         print(outcome.run_dir)

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from perfkit.workloads.serving.chunks import read_chunk
-from perfkit.workloads.serving.records import TOKENS_FROM_CHUNKS, TOKEN_SOURCES, RequestRecord
+from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
 from perfkit.workloads.serving.sse import MAX_EVENT_BYTES, SseError, SseParser
 
 APIS = ("completions", "chat")

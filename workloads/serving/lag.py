@@ -1,7 +1,11 @@
-"""How late the client's own event loop runs: a timer that asks to wake every `interval_s` and
-records how much later than asked it woke. Lag delays every timestamp the client takes (a token
-read late looks like a slow server), so it is measured during the whole stage and compared with
-what the stage measured (perfkit.workloads.serving.client_bound)."""
+"""How late the client's own event loop runs. Every `interval_s` a probe queues a callback and
+records how long the loop took to run it: the time a ready event (a chunk that arrived) waits
+behind the loop's other work, or behind another thread holding the GIL. Lag delays every
+timestamp the client takes (a token read late looks like a slow server), so it is measured
+during the whole stage and compared with what the stage measured
+(perfkit.workloads.serving.client_bound). A timer's own lateness is not used: the selector
+rounds its timeouts up to whole milliseconds, which would read as up to 1 ms of lag on an idle
+client."""
 
 from __future__ import annotations
 
@@ -13,16 +17,26 @@ from collections.abc import AsyncIterator
 INTERVAL_S = 0.005
 
 
+def _finish(future: asyncio.Future[None]) -> None:
+    if not future.done():  # the probe may have been cancelled meanwhile
+        future.set_result(None)
+
+
 @contextlib.asynccontextmanager
 async def loop_lag(interval_s: float = INTERVAL_S) -> AsyncIterator[list[float]]:
     """Yields the list the lag samples (seconds) are appended to while the block runs."""
     samples: list[float] = []
 
+    loop = asyncio.get_running_loop()
+
     async def probe() -> None:
         while True:
-            due = time.monotonic() + interval_s
             await asyncio.sleep(interval_s)
-            samples.append(max(time.monotonic() - due, 0.0))
+            ran = loop.create_future()
+            queued = time.monotonic()
+            loop.call_soon(_finish, ran)
+            await ran
+            samples.append(time.monotonic() - queued)
 
     task = asyncio.create_task(probe())
     try:

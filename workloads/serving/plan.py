@@ -51,7 +51,7 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
         arrivals = read_replay(params["replay"])
         base = prompts_for(spec, len(arrivals), seed)
         plist = [Prompt(b.text, a.input_tokens or b.input_tokens, a.output_tokens or b.output_tokens)
-                 for a, b in zip(arrivals, base)]
+                 for a, b in zip(arrivals, base, strict=True)]
         return StagePlan(prompt_for=lambda i: plist[i % len(plist)],
                          arrivals_s=tuple(a.time_s for a in arrivals), **common)
     if "concurrency" in params:
@@ -62,6 +62,7 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
     if requests is None:
         if math.isinf(rate):
             raise SpecError(f"{spec.label}: rate .inf with duration_s only sends without end; give requests")
+        assert duration is not None  # one of the two is set (above)
         requests = min(math.ceil(rate * float(duration) * 1.5) + 16, MAX_OPEN_LOOP_REQUESTS)
     plist = prompts_for(spec, requests, seed)
     burst = float(params.get("burstiness", spec.load.burstiness))

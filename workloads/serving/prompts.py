@@ -23,7 +23,7 @@ import numpy as np
 from perfkit.core.errors import SpecError
 from perfkit.workloads.serving.client import Prompt
 
-WORDS = (
+_WORDS_TEXT = (
     "the of and to in is it you that he was for on are as with his they at be this have from or one had by "
     "word but not what all were we when your can said there use an each which she do how their if will up "
     "other about out many then them these so some her would make like him into time has look two more write "
@@ -33,7 +33,8 @@ WORDS = (
     "too mean old any same tell boy follow came want show also around form three small set put end does "
     "another well large must big even such because turn here why ask went men read need land different home "
     "us move try kind hand picture again change off play spell air away animal house point page letter mother"
-).split()
+)
+WORDS = tuple(_WORDS_TEXT.split())
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 
 
@@ -58,7 +59,7 @@ def synthetic(n: int, inputs: Lengths, outputs: Lengths, seed: int, token_ids: b
               vocab_size: int = 32000) -> list[Prompt]:
     rng = np.random.default_rng(seed)
     ins, outs = inputs.draw(rng, n), outputs.draw(rng, n)
-    return [_prompt(rng, i, o, token_ids, vocab_size) for i, o in zip(ins, outs)]
+    return [_prompt(rng, i, o, token_ids, vocab_size) for i, o in zip(ins, outs, strict=True)]
 
 
 def _prompt(rng: np.random.Generator, n_in: int, n_out: int, token_ids: bool, vocab_size: int) -> Prompt:
@@ -74,7 +75,7 @@ def shared_prefix(n: int, groups: int, prefix_len: int, suffix: Lengths, outputs
     rng = np.random.default_rng(seed)
     prefixes = [_prompt(rng, prefix_len, 1, token_ids, vocab_size) for _ in range(max(groups, 1))]
     out = []
-    for i, (s, o) in enumerate(zip(suffix.draw(rng, n), outputs.draw(rng, n))):
+    for i, (s, o) in enumerate(zip(suffix.draw(rng, n), outputs.draw(rng, n), strict=True)):
         head, tail = prefixes[i % len(prefixes)], _prompt(rng, s, o, token_ids, vocab_size)
         if isinstance(head.text, list) and isinstance(tail.text, list):
             text: str | list[int] = head.text + tail.text

@@ -36,7 +36,7 @@ def read_requests(path: Path) -> list[RequestRecord]:
         out = []
         for line in lines:
             d = json.loads(line)
-            times = [t for t, k in zip(d["chunk_times_s"], d["chunk_tokens"]) for _ in range(int(k))]
+            times = [t for t, k in zip(d["chunk_times_s"], d["chunk_tokens"], strict=True) for _ in range(int(k))]
             out.append(RequestRecord(
                 index=int(d["index"]), scheduled_s=float(d["scheduled_s"]), sent_s=d["sent_s"],
                 token_times_s=tuple(times), chunk_times_s=tuple(d["chunk_times_s"]),
