@@ -47,16 +47,16 @@ _PCT = {"p50": "median", "p90": "90th percentile", "p99": "99th percentile", "me
 _SERVING_LATENCIES = (
     # prefix, label, what, gated percentiles, headline percentiles
     ("ttft", "TTFT", f"time to first token: first output token received, {_SENT}", ("p50", "p99"), ("p50",)),
-    ("ttft_sched", "TTFT from schedule", f"time to first token {_SCHED}", ("p50", "p99"), ()),
+    ("ttft_sched", "TTFT from schedule", f"time to first token {_SCHED}", ("p50",), ()),
     ("tpot", "TPOT", "time per output token (vLLM): (E2E - TTFT) / (timed tokens - 1) per request "
-     "with two or more timed tokens", ("p50", "p99"), ("p50",)),
+     "with two or more timed tokens", ("p50",), ("p50",)),
     ("token_itl", "ITL", "per-token inter-token latency: a chunk of k tokens gives k gaps of (its time - "
      "the previous chunk's) / k, pooled over requests; only when every request's tokens were counted "
-     "(not one per chunk)", ("p50", "p99"), ("p99",)),
+     "(not one per chunk)", ("p99",), ("p99",)),
     ("chunk_gap", "chunk gap", "time between consecutive chunks that carried tokens, pooled over "
-     "requests (a chunk may carry several tokens)", ("p50", "p99"), ()),
-    ("e2e", "E2E", f"end-to-end latency: last output token received, {_SENT}", ("p50", "p99"), ()),
-    ("e2e_sched", "E2E from schedule", f"end-to-end latency {_SCHED}", ("p50", "p99"), ()),
+     "requests (a chunk may carry several tokens)", (), ()),
+    ("e2e", "E2E", f"end-to-end latency: last output token received, {_SENT}", ("p50",), ()),
+    ("e2e_sched", "E2E from schedule", f"end-to-end latency {_SCHED}", (), ()),
 )
 _SERVING_PERCENTILES = {"ttft": ("p50", "p90", "p99", "mean"), "tpot": ("p50", "p90", "p99", "mean"),
                         "token_itl": ("p50", "p90", "p99")}
@@ -71,15 +71,15 @@ def _serving() -> tuple[MetricDef, ...]:
                           "the stage", gated=pct in gated, headline=pct in headline))
     return (
         *out,
-        _m("request_per_s", "requests/s", "1/s", HIGHER, "succeeded requests / stage duration"),
+        _m("request_per_s", "requests/s", "1/s", HIGHER, "succeeded requests / stage duration", gated=False),
         _m("output_tok_per_s", "output tok/s", "tok/s", HIGHER, "output tokens (usage, else timed) of the "
            "succeeded requests / stage duration", headline=True),
         _m("input_tok_per_s", "input tok/s", "tok/s", HIGHER, "prompt tokens of the succeeded requests / "
-           "stage duration"),
+           "stage duration", gated=False),
         _m("total_tok_per_s", "total tok/s", "tok/s", HIGHER, "input + output tokens of the succeeded "
-           "requests / stage duration"),
+           "requests / stage duration", gated=False),
         _m("interactivity_tok_per_s", "interactivity", "tok/s", HIGHER, "tokens per second per user: "
-           "1 / TPOT p50"),
+           "1 / TPOT p50", gated=False),
         _m("goodput_req_per_s", "goodput", "1/s", HIGHER, "requests meeting every SLO threshold (TTFT, "
            "TPOT, E2E) / stage duration (vLLM goodput)"),
         _m("goodput_tok_per_s", "goodput tok/s", "tok/s", HIGHER, "output tokens of the requests meeting "
@@ -89,18 +89,18 @@ def _serving() -> tuple[MetricDef, ...]:
         _m("usd_per_1m_output_tok", "USD/1M output tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
            "output tok/s x 1e6", headline=True),
         _m("usd_per_1m_input_tok", "USD/1M input tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
-           "input tok/s x 1e6"),
+           "input tok/s x 1e6", gated=False),
         _m("usd_per_1m_total_tok", "USD/1M total tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
-           "total tok/s x 1e6"),
+           "total tok/s x 1e6", gated=False),
         _m("usd_per_1m_output_tok_at_slo", "USD/1M output tok at SLO", "USD", LOWER, "(USD per GPU-hour x "
            "GPUs / 3600) / goodput tok/s x 1e6"),
         _m("steady_output_tok_per_s", "steady output tok/s", "tok/s", HIGHER, "output tokens arriving in "
            "the steady window / its length (SGLang: the longest window with in-flight >= 90% of the "
-           "peak)"),
+           "peak)", gated=False),
         _m("steady_ttft_p50_s", "steady TTFT p50", "s", LOWER, "TTFT median of the requests sent and "
-           "finished inside the steady window"),
+           "finished inside the steady window", gated=False),
         _m("steady_tpot_p50_s", "steady TPOT p50", "s", LOWER, "TPOT median of the requests sent and "
-           "finished inside the steady window"),
+           "finished inside the steady window", gated=False),
         _m("requests_ok", "requests ok", "", HIGHER, "requests that succeeded (sent, tokens, no error)",
            gated=False),
         _m("requests_failed", "requests failed", "", LOWER, "requests that failed or were never sent",
@@ -112,6 +112,10 @@ def _serving() -> tuple[MetricDef, ...]:
            gated=False),
         _m("in_flight_peak", "peak in flight", "", HIGHER, "most requests in flight at once (sent, "
            "stream not ended)", gated=False),
+        _m("client_lag_p99_s", "client loop lag p99", "s", LOWER, "99th percentile of how long a callback "
+           "queued on the load client's event loop waited to run (workloads/serving/lag.py)", gated=False),
+        _m("send_late_p99_s", "send lateness p99", "s", LOWER, "open loop: 99th percentile of when the "
+           "client woke for an arrival minus the arrival time", gated=False),
         # the server's own counters over the stage (workloads/serving/prometheus.py)
         _m("server_prompt_tokens", "server prompt tokens", "", LOWER, "prompt tokens the server counted "
            "during the stage (its /metrics)", gated=False),
@@ -208,9 +212,20 @@ _SUFFIXES: tuple[tuple[str, str, str], ...] = (
 _HIGHER_WORDS = ("throughput", "bandwidth", "mfu", "mbu", "speedup", "efficiency")
 
 
+# Prefix -> (unit, direction): the serving cost front's per-target metrics
+# (usd_per_1m_output_tok_at_20_tok_per_user, throughput_per_gpu_at_20_tok_per_user).
+_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    ("usd_per_", "USD", LOWER),
+    ("throughput_per_gpu_at_", "tok/s", HIGHER),
+)
+
+
 def infer_unit_direction(name: str) -> tuple[str, str]:
     """Unit and better direction of a metric not described here, from its name (else: lower)."""
     low = name.lower()
+    for prefix, unit, direction in _PREFIXES:
+        if low.startswith(prefix):
+            return unit, direction
     for suffix, unit, direction in _SUFFIXES:
         if low.endswith(suffix):
             return unit, direction
