@@ -20,6 +20,7 @@ from perfkit.core.version import __version__
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
     "profile",
+    "serve",
     "calibrate",
     "roofline",
     "report",
