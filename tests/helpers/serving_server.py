@@ -116,35 +116,37 @@ class Reply:
 async def post(url: str, path: str, body: Any, *, read_timeout_s: float = 30.0,
                stop_after: int | None = None) -> Reply:
     """POST a JSON body; read SSE events (each stamped on arrival) or a whole body.
-    `stop_after`: close the connection after that many events (a client that goes away)."""
+    `stop_after`: close the connection after that many events (a client that goes away).
+    A connection closed before the response's headers gives status 0 and the error."""
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=None, sock_read=read_timeout_s)
+    data = body if isinstance(body, bytes) else json.dumps(body)
     async with aiohttp.ClientSession(timeout=timeout) as session:
-        sent = time.monotonic()
-        async with session.post(url + path, data=json.dumps(body) if not isinstance(body, bytes) else body,
-                                headers={"Content-Type": "application/json"}) as resp:
-            reply = Reply(resp.status, sent_s=sent)
-            if not resp.headers.get("Content-Type", "").startswith("text/event-stream"):
-                try:
+        reply = Reply(0, sent_s=time.monotonic())
+        try:
+            async with session.post(url + path, data=data, headers={"Content-Type": "application/json"}) as resp:
+                reply.status = resp.status
+                if not resp.headers.get("Content-Type", "").startswith("text/event-stream"):
                     reply.body = await resp.read()
-                except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                    reply.error = repr(exc)
-                return reply
-            buf = b""
-            try:
-                async for piece in resp.content.iter_any():
-                    buf += piece
-                    now = time.monotonic()
-                    while b"\n\n" in buf:
-                        event, buf = buf.split(b"\n\n", 1)
-                        reply.events.append(Event(now, event.removeprefix(b"data: ")))
-                        if stop_after is not None and len(reply.events) >= stop_after:
-                            resp.close()
-                            return reply
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                reply.error = repr(exc) or type(exc).__name__
-            return reply
+                    return reply
+                await _read_events(resp, reply, stop_after)
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            reply.error = repr(exc)
+        return reply
+
+
+async def _read_events(resp: Any, reply: Reply, stop_after: int | None) -> None:
+    buf = b""
+    async for piece in resp.content.iter_any():
+        buf += piece
+        now = time.monotonic()
+        while b"\n\n" in buf:
+            event, buf = buf.split(b"\n\n", 1)
+            reply.events.append(Event(now, event.removeprefix(b"data: ")))
+            if stop_after is not None and len(reply.events) >= stop_after:
+                resp.close()
+                return
 
 
 def post_sync(url: str, path: str, body: Any, **kwargs: Any) -> Reply:
@@ -166,3 +168,15 @@ def metric(text: str, name: str, **labels: str) -> float:
             if all(f'{k}="{v}"' in head for k, v in labels.items()):
                 return float(value)
     raise KeyError(f"perfkit:{name} {labels} not in the exposition")
+
+
+def reference_tokens(model: Any, prompt: list[int], n: int) -> list[int]:
+    """Greedy tokens of perfkit's Transformer run on one prompt alone, by the reference forward
+    (input_pos None: the whole sequence again at every token, no KV cache)."""
+    import torch
+
+    ids = list(prompt)
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model(torch.tensor([ids]))[0].argmax()))
+    return ids[len(prompt):]
