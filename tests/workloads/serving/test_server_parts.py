@@ -169,3 +169,13 @@ def test_a_port_in_use_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) ->
         assert main(["serve", "--synthetic", "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"--port {port}: cannot listen" in err and err.count("\n") == 1
+
+
+def test_a_missing_cuda_device_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    assert main(["serve", "--model", "tiny", "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert "no CUDA device here" in err and err.count("\n") == 1

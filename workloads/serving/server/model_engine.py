@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 
+import torch
+
+from perfkit.core.errors import DeviceError
 from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.presets import PRESETS
 from perfkit.workloads.serving.server.batcher import ContinuousBatcher, Delivery, Job
@@ -28,6 +31,8 @@ def token_text(token_id: int) -> str:
 
 class ModelEngine:
     def __init__(self, options: ModelOptions, seed: int) -> None:
+        if options.device.startswith("cuda") and not torch.cuda.is_available():
+            raise DeviceError(f"--device {options.device}: no CUDA device here; use --device cpu")
         cfg = PRESETS[options.preset]
         self.vocab_size = cfg.vocab_size
         model = build_model(cfg, options.dtype, options.device, seed)

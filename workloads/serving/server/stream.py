@@ -155,7 +155,6 @@ async def whole(request: web.Request, response: Response, admitted: Admitted,
                 times.written(time.monotonic(), len(step))
     except RuntimeError as exc:
         return web.json_response(error_body(str(exc), 500), status=500)
-    times.metrics.request_success += 1
     body = response.whole(tokens, admitted.prompt_tokens)
     body["perfkit"] = {"sent_s": time.monotonic(), "received_s": times.received_s, "tokens": len(tokens)}
     if fault == CLOSE_MID_STREAM:
@@ -167,4 +166,5 @@ async def whole(request: web.Request, response: Response, admitted: Admitted,
         return web.Response(body=b"{not json", content_type="application/json")
     if fault == HUGE_CHUNK:
         body["perfkit"]["padding"] = "x" * HUGE_BYTES
+    times.metrics.request_success += 1
     return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), content_type="application/json")
