@@ -44,6 +44,7 @@ def test_malformed_sse_then_the_stream_goes_on() -> None:
     assert sum(json.loads(d)["perfkit"]["tokens"] for d in data if d not in (b"{not json", b"[DONE]")) == 8
 
 
+@pytest.mark.slow
 def test_huge_chunk_is_one_valid_ten_mib_line() -> None:
     (reply,) = replies("huge-chunk", [STREAM])
     huge = reply.events[1]

@@ -44,8 +44,8 @@ def test_synthetic_server_process_stamps_and_clean_stop() -> None:
     assert all(0 <= g - s < 0.05 for g, s in zip(got, sent, strict=True))  # one clock across processes
     server_gaps = [b - a for a, b in itertools.pairwise(sent)]
     client_gaps = [b - a for a, b in itertools.pairwise(got)]
-    assert all(abs(c - s) < 0.02 for c, s in zip(client_gaps, server_gaps, strict=True))
-    assert 0.04 <= sent[0] - chunks[0]["perfkit"]["received_s"] < 0.09
+    assert all(abs(c - s) < 0.03 for c, s in zip(client_gaps, server_gaps, strict=True))
+    assert 0.04 <= sent[0] - chunks[0]["perfkit"]["received_s"] < 0.12
     assert sum(server_gaps) / len(server_gaps) == pytest.approx(0.010, abs=0.003)
 
 

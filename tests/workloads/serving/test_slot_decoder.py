@@ -78,6 +78,7 @@ def test_joining_requests_generate_what_they_generate_alone(preset: str) -> None
             assert float((a - b).norm() / b.norm()) < 1e-5
 
 
+@pytest.mark.slow  # the first model build in a process takes ~1 s
 def test_a_prompt_longer_than_the_cache_is_refused() -> None:
     model = build_model(PRESETS["tiny"], "fp32", "cpu", seed=0)
     decoder = SlotDecoder(model, max_batch=2, cache_len=8)
