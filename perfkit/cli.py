@@ -21,6 +21,7 @@ from perfkit.core.version import __version__
 COMMANDS: tuple[str, ...] = (
     "profile",
     "serve-bench",
+    "serve",
     "calibrate",
     "roofline",
     "report",

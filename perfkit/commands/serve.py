@@ -1,0 +1,176 @@
+"""`perfkit serve (--synthetic | --model PRESET)`: an OpenAI-compatible streaming server to
+load-test against (POST /v1/completions, /v1/chat/completions; GET /v1/models, /metrics, /health).
+
+--synthetic: no model; tokens come at the configured TTFT and ITL (absolute deadlines, optional
+gaussian jitter), k tokens per chunk, at most --max-concurrency requests at once (the rest wait
+in a server queue, and their TTFT includes the wait); optional simulated speculative decoding
+and injected faults. --model: perfkit's own decoder with seeded random weights, continuous
+batching over --max-batch KV-cache rows, greedy tokens.
+Every streamed chunk carries "perfkit": {"sent_s": time.monotonic() at the write, "tokens": k}
+(the first also "received_s"). When listening, one line goes to stdout:
+`perfkit serve: listening on http://HOST:PORT (mode ...)`. SIGINT / SIGTERM stop the server;
+a requested stop exits 0. See docs/serving-server.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from perfkit.commands._types import non_negative_int, positive_int
+from perfkit.workloads.serving.server.faults import FAULTS
+
+if TYPE_CHECKING:
+    from perfkit.workloads.serving.server.options import (
+        ModelOptions,
+        ServeOptions,
+        SyntheticOptions,
+    )
+
+DEFAULT_PORT = 8000
+SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
+                  "spec_accept_rate", "spec_k")
+MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "serve", help="run an OpenAI-compatible streaming server (synthetic timings or a model)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--synthetic", action="store_true", help="no model: tokens at configured times")
+    mode.add_argument("--model", metavar="PRESET", help="perfkit's decoder of this preset (e.g. tiny)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0: a free port, named in the listening line)")
+    p.add_argument("--seed", type=int, default=0, help="seed of weights, jitter and acceptance (default 0)")
+    p.add_argument("--output-tokens", type=positive_int, default=16, metavar="N",
+                   help="output length of a request without max_tokens (default 16)")
+    p.add_argument("--max-tokens-cap", type=positive_int, default=None, metavar="N",
+                   help="no request gets more output tokens than N (default: no cap)")
+    p.add_argument("--served-model-name", default=None, metavar="NAME",
+                   help="the model id /v1/models lists (default perfkit-synthetic or the preset)")
+    p.add_argument("--fault", choices=FAULTS, default=None, help="inject this fault (for client tests)")
+    p.add_argument("--fault-every", type=positive_int, default=1, metavar="N",
+                   help="the fault hits every Nth generation request (default 1: all)")
+    s = p.add_argument_group("synthetic mode")
+    s.add_argument("--ttft-ms", type=_non_negative_float, default=None, help="time to first token (default 50)")
+    s.add_argument("--itl-ms", type=_non_negative_float, default=None, help="inter-token latency (default 10)")
+    s.add_argument("--tokens-per-chunk", default=None, metavar="K[,K...]",
+                   help="tokens per chunk after the first token; a comma list is cycled (default 1)")
+    s.add_argument("--jitter-ms", type=_non_negative_float, default=None,
+                   help="std dev of gaussian noise on every gap, clipped >= 0 (default 0)")
+    s.add_argument("--max-concurrency", type=non_negative_int, default=None, metavar="K",
+                   help="server-side slots; more requests wait in a queue (default 0: unlimited)")
+    s.add_argument("--spec-accept-rate", type=_non_negative_float, default=None, metavar="P",
+                   help="simulate speculative decoding: each draft position accepted with P (0..1)")
+    s.add_argument("--spec-k", type=positive_int, default=None, metavar="K", help="draft tokens per step")
+    m = p.add_argument_group("model mode")
+    m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
+    m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
+    m.add_argument("--max-batch", type=positive_int, default=None, help="KV-cache rows: requests batched (default 8)")
+    m.add_argument("--cache-len", type=positive_int, default=None,
+                   help="positions per row, prompt + output (default 2048, at most the model's max_seq_len)")
+    m.add_argument("--extra-step-ms", type=_non_negative_float, default=None,
+                   help="sleep added to every decode step (default 0)")
+    return p
+
+
+def _port(text: str) -> int:
+    value = non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is above 65535; give a TCP port 0-65535 (0: a free one)")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from perfkit.core.errors import EXIT_OK
+    from perfkit.workloads.serving.server.runner import serve
+
+    options = serve_options(args)
+    asyncio.run(serve(options, lambda line: print(line, flush=True)))
+    return EXIT_OK
+
+
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    """The command line -> ServeOptions (SpecError for options that do not go together)."""
+    from perfkit.core.errors import SpecError
+    from perfkit.workloads.serving.server.options import FaultOptions, ServeOptions
+
+    wrong = MODEL_ONLY if args.synthetic else SYNTHETIC_ONLY
+    given = [f"--{name.replace('_', '-')}" for name in wrong if getattr(args, name) is not None]
+    if given:
+        raise SpecError(f"{', '.join(given)}: not an option of {'--synthetic' if args.synthetic else '--model'}; "
+                        "drop it or switch mode")
+    mode = _synthetic(args) if args.synthetic else _model(args)
+    fault = FaultOptions(args.fault, args.fault_every) if args.fault else None
+    return ServeOptions(mode=mode, host=args.host, port=args.port, seed=args.seed,
+                        output_tokens=args.output_tokens, max_tokens_cap=args.max_tokens_cap,
+                        served_model_name=args.served_model_name, fault=fault)
+
+
+def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
+    from perfkit.core.errors import SpecError
+    from perfkit.workloads.serving.server.options import (
+        SpecDecodeOptions,
+        SyntheticOptions,
+        chunk_sizes,
+    )
+
+    spec = None
+    if (args.spec_accept_rate is None) != (args.spec_k is None):
+        raise SpecError("--spec-accept-rate and --spec-k go together; give both or neither")
+    if args.spec_k is not None:
+        if args.spec_accept_rate > 1:
+            raise SpecError(f"--spec-accept-rate {args.spec_accept_rate}: give a probability 0..1")
+        if args.tokens_per_chunk is not None:
+            raise SpecError("--tokens-per-chunk: with speculative decoding a chunk is one step's "
+                            "accepted tokens + 1; drop --tokens-per-chunk")
+        spec = SpecDecodeOptions(args.spec_accept_rate, args.spec_k)
+    ms = 1e-3
+    return SyntheticOptions(
+        ttft_s=(50.0 if args.ttft_ms is None else args.ttft_ms) * ms,
+        itl_s=(10.0 if args.itl_ms is None else args.itl_ms) * ms,
+        tokens_per_chunk=chunk_sizes(args.tokens_per_chunk or "1"),
+        jitter_s=(args.jitter_ms or 0.0) * ms,
+        max_concurrency=args.max_concurrency or 0,
+        spec=spec,
+    )
+
+
+def _model(args: argparse.Namespace) -> ModelOptions:
+    from perfkit.core.errors import SpecError
+    from perfkit.workloads.dtypes import canonical
+    from perfkit.workloads.models.presets import PRESETS
+    from perfkit.workloads.models.spec import MODEL_DTYPES
+    from perfkit.workloads.serving.server.options import ModelOptions
+
+    if args.model not in PRESETS:
+        raise SpecError(f"--model {args.model!r}: no such preset; choose from {', '.join(PRESETS)}")
+    try:
+        dtype = canonical(args.dtype or "fp32")
+    except ValueError:
+        dtype = ""
+    if dtype not in MODEL_DTYPES:
+        raise SpecError(f"--dtype {args.dtype!r}: choose from {', '.join(MODEL_DTYPES)}")
+    device = args.device or "cpu"
+    if device != "cpu" and not device.startswith("cuda"):
+        raise SpecError(f"--device {device!r}: give cpu or cuda[:N]")
+    max_seq = PRESETS[args.model].max_seq_len
+    cache_len = args.cache_len or min(2048, max_seq)
+    if cache_len > max_seq:
+        raise SpecError(f"--cache-len {cache_len}: above {args.model}'s max_seq_len {max_seq}")
+    return ModelOptions(preset=args.model, dtype=dtype, device=device, max_batch=args.max_batch or 8,
+                        cache_len=cache_len, extra_step_s=(args.extra_step_ms or 0.0) * 1e-3)

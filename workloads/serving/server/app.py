@@ -1,0 +1,115 @@
+"""The aiohttp application: OpenAI-compatible routes over one engine, plus /metrics and /health.
+
+- GET  /v1/models            the one served model
+- POST /v1/completions       prompt -> text (stream: true gives SSE)
+- POST /v1/chat/completions  messages -> assistant message (stream: true gives SSE)
+- GET  /metrics              Prometheus text exposition (metrics.py)
+- GET  /health               200, empty body (as vLLM)
+A body that is not JSON or misses a field is answered 400 with an OpenAI-style error body.
+Output length: max_tokens (chat: max_completion_tokens first), else the server's
+--output-tokens, capped at --max-tokens-cap when given.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from perfkit.workloads.serving.server.chunks import Response, error_body
+from perfkit.workloads.serving.server.engine import Engine
+from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
+from perfkit.workloads.serving.server.metrics import ServerMetrics, render
+from perfkit.workloads.serving.server.options import ServeOptions
+from perfkit.workloads.serving.server.protocol import (
+    CHAT,
+    COMPLETION,
+    GenRequest,
+    RequestError,
+    parse_request,
+)
+from perfkit.workloads.serving.server.stream import TokenTimes, stream, whole
+
+MAX_BODY_BYTES = 64 * 2**20  # long token-id prompts
+
+
+@dataclass
+class ServerState:
+    options: ServeOptions
+    engine: Engine
+    metrics: ServerMetrics
+    faults: FaultPicker
+    started: int
+
+
+STATE = web.AppKey("state", ServerState)
+
+
+def make_app(state: ServerState) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app[STATE] = state
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/health", health)
+    return app
+
+
+def output_tokens(request: GenRequest, options: ServeOptions) -> int:
+    n = request.max_tokens if request.max_tokens is not None else options.output_tokens
+    return min(n, options.max_tokens_cap) if options.max_tokens_cap is not None else n
+
+
+def error_response(message: str, status: int, param: str | None = None) -> web.Response:
+    return web.json_response(error_body(message, status, param), status=status)
+
+
+async def models(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    card = {"id": state.options.model_name, "object": "model", "created": state.started,
+            "owned_by": "perfkit"}
+    return web.json_response({"object": "list", "data": [card]})
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.Response()
+
+
+async def metrics(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    text = render(state.metrics, state.engine.load())
+    return web.Response(text=text, content_type="text/plain", charset="utf-8",
+                        headers={"X-Prometheus-Exposition": "text/plain; version=0.0.4"})
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, COMPLETION)
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, CHAT)
+
+
+async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
+    received_s = time.monotonic()
+    state = request.app[STATE]
+    try:
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            raise RequestError(f"the request body is not JSON ({exc})") from None
+        gen = parse_request(kind, body)
+        admitted = state.engine.admit(gen, output_tokens(gen, state.options))
+    except RequestError as exc:
+        return error_response(exc.message, exc.status, exc.param)
+    fault = state.faults.next()
+    if fault == HTTP_500:
+        return error_response("injected fault http-500 (perfkit serve --fault)", 500)
+    state.metrics.prompt_tokens += admitted.prompt_tokens
+    response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs)
+    times = TokenTimes(state.metrics, received_s)
+    steps = state.engine.generate(admitted)
+    respond = stream if gen.stream else whole
+    return await respond(request, response, admitted, steps, times, fault)

@@ -1,0 +1,80 @@
+"""What `perfkit serve` is configured with: the mode's options and the options every mode shares.
+
+No torch and no aiohttp here: the command builds these before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perfkit.core.errors import SpecError
+
+SYNTHETIC_MODEL_NAME = "perfkit-synthetic"
+
+
+@dataclass(frozen=True)
+class SpecDecodeOptions:
+    accept_rate: float  # probability that each draft position is accepted (given all before were)
+    k: int  # draft tokens per step
+
+
+@dataclass(frozen=True)
+class SyntheticOptions:
+    ttft_s: float = 0.05  # from the request taking a slot to its first token
+    itl_s: float = 0.01  # between consecutive tokens
+    tokens_per_chunk: tuple[int, ...] = (1,)  # chunk sizes after the first token, cycled
+    jitter_s: float = 0.0  # standard deviation of gaussian noise on each gap (clipped >= 0)
+    max_concurrency: int = 0  # server-side slots (0: unlimited); more requests wait in a queue
+    spec: SpecDecodeOptions | None = None
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    preset: str = "tiny"
+    dtype: str = "fp32"
+    device: str = "cpu"
+    max_batch: int = 8  # KV-cache rows: requests decoded together
+    cache_len: int = 2048  # positions per row: prompt + output of one request
+    extra_step_s: float = 0.0  # sleep added to every decode step (to slow the server on purpose)
+
+
+@dataclass(frozen=True)
+class FaultOptions:
+    name: str  # one of faults.FAULTS
+    every: int = 1  # applied to every Nth generation request (1: all)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    mode: SyntheticOptions | ModelOptions
+    host: str = "127.0.0.1"
+    port: int = 8000  # 0: a free port
+    seed: int = 0
+    output_tokens: int = 16  # output length of a request that gives no max_tokens
+    max_tokens_cap: int | None = None  # no request gets more output tokens than this
+    served_model_name: str | None = None  # the `model` /v1/models lists (default: mode's own)
+    fault: FaultOptions | None = None
+
+    @property
+    def model_name(self) -> str:
+        if self.served_model_name:
+            return self.served_model_name
+        return self.mode.preset if isinstance(self.mode, ModelOptions) else SYNTHETIC_MODEL_NAME
+
+    def describe_mode(self) -> str:
+        """`synthetic` or `model PRESET` (as the listening line says)."""
+        if isinstance(self.mode, ModelOptions):
+            return f"model {self.mode.preset} {self.mode.dtype} {self.mode.device}"
+        return "synthetic"
+
+
+def chunk_sizes(text: str) -> tuple[int, ...]:
+    """`--tokens-per-chunk`: one positive integer, or a comma list cycled ("1,4")."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise SpecError(f"--tokens-per-chunk {text!r}: give a positive integer or a comma list "
+                        "such as 1,4") from None
+    if not sizes or min(sizes) < 1:
+        raise SpecError(f"--tokens-per-chunk {text!r}: every size must be >= 1")
+    return sizes

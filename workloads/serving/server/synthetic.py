@@ -1,0 +1,97 @@
+"""The synthetic engine: no model, tokens at configured times.
+
+A request first takes a server-side slot (`max_concurrency`; waiting FIFO when all are taken, so
+its TTFT as seen from outside includes the wait). From the moment it holds a slot: the first
+token is due after ttft, then every token after one more itl; each gap gets gaussian jitter
+(clipped so no gap is negative). Deadlines are absolute (each is the previous deadline plus the
+gap, never "now plus the gap"), so sleep overshoot does not add up over a stream.
+The first token is a chunk of its own; after it, chunks carry `tokens_per_chunk` tokens (a list is
+cycled) and a chunk is written when its last token is due. With simulated speculative decoding
+each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
+Every token is the text " tok" with logprob -0.125. Output length is the admitted output tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+from collections.abc import AsyncGenerator, Iterator
+
+from perfkit.workloads.serving.server.engine import Admitted, EngineLoad, Token
+from perfkit.workloads.serving.server.options import SyntheticOptions
+from perfkit.workloads.serving.server.protocol import GenRequest
+from perfkit.workloads.serving.server.slot_pool import SlotPool
+from perfkit.workloads.serving.server.spec_decode import SpecDecodeCounters, accepted_tokens
+
+TOKEN = Token(text=" tok", token_id=0, logprob=-0.125)
+
+
+async def sleep_until(deadline: float) -> None:
+    """Sleep until time.monotonic() reaches `deadline` (the event loop's clock)."""
+    delay = deadline - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+class SyntheticEngine:
+    def __init__(self, options: SyntheticOptions, seed: int,
+                 spec_counters: SpecDecodeCounters | None = None) -> None:
+        self.options, self.seed = options, seed
+        self.spec_counters = spec_counters
+        self.pool = SlotPool(options.max_concurrency)
+        self._requests = 0
+
+    def admit(self, request: GenRequest, output_tokens: int) -> Admitted:
+        return Admitted(request, request.prompt_tokens, output_tokens)
+
+    def load(self) -> EngineLoad:
+        size = self.pool.size
+        return EngineLoad(self.pool.held, self.pool.waiting, self.pool.held / size if size else 0.0)
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    async def generate(self, admitted: Admitted) -> AsyncGenerator[list[Token], None]:
+        self._requests += 1
+        rng = random.Random(self.seed * 1_000_003 + self._requests)  # per request, reproducible
+        await self.pool.acquire()
+        try:
+            due = time.monotonic() + self._gap(rng, self.options.ttft_s)
+            spec = self.options.spec is not None  # a step's tokens are all due at once
+            for size in self._chunk_sizes(rng, admitted.output_tokens):
+                for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
+                    due += self._gap(rng, self.options.itl_s)
+                await sleep_until(due)
+                yield [TOKEN] * size
+                due += self._gap(rng, self.options.itl_s)
+        finally:
+            self.pool.release()
+
+    def _gap(self, rng: random.Random, mean_s: float) -> float:
+        if self.options.jitter_s <= 0:
+            return mean_s
+        return max(0.0, rng.gauss(mean_s, self.options.jitter_s))
+
+    def _chunk_sizes(self, rng: random.Random, total: int) -> Iterator[int]:
+        """Tokens per chunk: 1 first, then the configured sizes (or spec-decode steps) up to total."""
+        if total <= 0:
+            return
+        yield 1
+        left = total - 1
+        sizes: Iterator[int] = itertools.cycle(self.options.tokens_per_chunk)
+        while left > 0:
+            if self.options.spec is not None:
+                accepted = accepted_tokens(rng, self.options.spec)
+                if self.spec_counters is not None:
+                    self.spec_counters.record(accepted)
+                size = accepted + 1
+            else:
+                size = next(sizes)
+            size = min(size, left)
+            left -= size
+            yield size
