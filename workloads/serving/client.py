@@ -70,20 +70,30 @@ def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
     return body
 
 
+async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
+    """aiohttp's trace hook: the request's headers are on the socket (the body follows at once)."""
+    rec = ctx.trace_request_ctx
+    if isinstance(rec, _Recorder):
+        rec.sent_s = time.monotonic() - rec.t0
+
+
 def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession:
-    """One keep-alive connection pool for a stage (`connections`: the most requests in flight)."""
+    """One keep-alive connection pool for a stage (`connections`: the most requests in flight).
+    A request's send time is when aiohttp wrote its headers (its own overhead before is left out)."""
     connector = aiohttp.TCPConnector(limit=max(connections, 1), force_close=False, enable_cleanup_closed=True)
     timeout = aiohttp.ClientTimeout(total=opts.request_timeout_s, sock_connect=opts.connect_timeout_s,
                                     sock_read=opts.read_timeout_s)
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(_headers_sent)
     return aiohttp.ClientSession(base_url=opts.base_url, connector=connector, timeout=timeout,
-                                 headers=opts.headers, auto_decompress=False)
+                                 headers=opts.headers, auto_decompress=False, trace_configs=[trace])
 
 
 class _Recorder:
     """What a request has received so far; `record` turns it into a RequestRecord."""
 
-    def __init__(self, index: int, scheduled_s: float, prompt: Prompt) -> None:
-        self.index, self.scheduled_s, self.prompt = index, scheduled_s, prompt
+    def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float) -> None:
+        self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
         self.sent_s: float | None = None
         self.end_s: float | None = None
         self.token_times: list[float] = []
@@ -133,12 +143,13 @@ class _Recorder:
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
                prompt: Prompt, t0: float) -> RequestRecord:
     """Send one request; every failure is the record's error (the load test goes on)."""
-    rec = _Recorder(index, scheduled_s, prompt)
+    rec = _Recorder(index, scheduled_s, prompt, t0)
     body = json.dumps(request_body(opts, prompt)).encode()
     error: str | None = None
     try:
-        rec.sent_s = time.monotonic() - t0
-        async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"}) as resp:
+        rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
+        async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"},
+                                trace_request_ctx=rec) as resp:
             if resp.status != 200:
                 text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
                 raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")

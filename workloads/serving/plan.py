@@ -46,7 +46,9 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
         requests = DEFAULT_REQUESTS
     metrics_url = None if spec.metrics_url == "none" else (
         f"{spec.endpoint}/metrics" if spec.metrics_url == "auto" else spec.metrics_url)
-    common: dict[str, Any] = {"warmup": spec.warmup, "metrics_url": metrics_url, "duration_s": duration}
+    width = int(params.get("concurrency") or params.get("max_concurrency") or spec.load.max_concurrency or 1)
+    warmup = spec.warmup if spec.warmup is not None else min(width, 64)
+    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration}
     if "replay" in params:
         arrivals = read_replay(params["replay"])
         base = prompts_for(spec, len(arrivals), seed)

@@ -8,7 +8,8 @@
       load: {concurrency: [1, 4, 16]}     # or {rate: [1, 4], burstiness: 1.0, max_concurrency: 64}
                                           # or {stages: [{rate: 2, duration_s: 30}, ...]} or {replay: FILE}
       requests: 64                        # per stage; or duration_s: 60
-      warmup: 2                           # requests before each stage, not recorded
+      warmup: 4                           # requests before each stage, not recorded (default: one
+                                          # per connection the stage keeps open, sent at once)
       prompts: {input_len: 128, output_len: 64}   # or {dist: uniform, min, max}; source: sharegpt | shared_prefix
       slo: {ttft_s: 0.5, tpot_s: 0.05, quantile: 0.99}
       price: {usd_per_gpu_hour: 2.99, gpus: 1}    # or {file: prices.yaml, name: h100-ondemand}
@@ -181,7 +182,7 @@ class ServingSpec(WorkloadSpec):
     load: LoadSpec = LoadSpec(concurrency=(1,))
     requests: int | None = Field(None, ge=1, le=10_000_000)
     duration_s: float | None = Field(None, gt=0, le=7 * 86400)
-    warmup: int = Field(1, ge=0, le=100_000)
+    warmup: int | None = Field(None, ge=0, le=100_000)  # None: one per connection the stage opens
     prompts: PromptSpec = PromptSpec()
     slo: SloSpec | None = None
     price: PriceSpec | None = None

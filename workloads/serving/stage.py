@@ -32,7 +32,8 @@ class StagePlan:
     max_concurrency: int | None = None  # open loop: at most this many in flight
     requests: int | None = None  # stop after this many (closed loop; open loop: len(arrivals_s))
     duration_s: float | None = None  # stop starting requests after this long
-    warmup: int = 0  # requests sent (and awaited) before the stage, not recorded
+    warmup: int = 0  # requests sent at once (and awaited) before the stage, not recorded: they open
+    # the pool's connections, so no measured request pays for a TCP connect
     metrics_url: str | None = None  # Prometheus /metrics, scraped before and after
 
 
