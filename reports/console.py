@@ -14,6 +14,8 @@ from perfkit.core.units import fmt_num
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
+from perfkit.reports.serving_rows import headline as serving_headline
+from perfkit.reports.serving_rows import is_serving, stage_notes
 from perfkit.reports.text_layout import Row, hanging, table_lines
 
 
@@ -51,6 +53,8 @@ class _Footnotes:
 
 
 def _status(p: Any, notes: _Footnotes) -> Text:
+    if p.status == "ok" and is_serving(p):  # measured by the load client: its notes, not "numerics only"
+        return Text("ok", style="green") + Text("".join(" " + notes.mark(n) for n in stage_notes(p)))
     if p.status == "ok" and p.metrics.get("timing_skipped"):
         return Text("ok", style="green") + Text(" " + notes.mark("numerics only: " + str(p.metrics["timing_skipped"])))
     if p.status == "ok":
@@ -91,7 +95,7 @@ def _rows(run: Run, workloads: dict[str, WorkloadParams], notes: _Footnotes,
                  Text(_rate_cell(p.achieved.get("bytes_per_s"), scales[1])), Text(c.rel_err))
         rows.append(Row(label, cells, indent=2 if grouped and not single else 0,
                         name_style="bold" if single else ""))
-        line = headline(p)
+        line = serving_headline(p) if is_serving(p) else headline(p)
         if line:
             metrics.append((f"{p.workload} {label}" if grouped and not single else label, line))
     return rows, metrics
