@@ -41,9 +41,13 @@ class Curve:
     front: tuple[FrontCost, ...] = ()
 
 
-def run_label(run: Run) -> str:
+def commit_run_label(commit: str | None, run_id: str) -> str:
     """`c0ffee1234 · RUN_ID` (`no commit · RUN_ID` without one)."""
-    return f"{(run.commit or '')[:10] or 'no commit'} · {run.run_id}"
+    return f"{(commit or '')[:10] or 'no commit'} · {run_id}"
+
+
+def run_label(run: Run) -> str:
+    return commit_run_label(run.commit, run.run_id)
 
 
 def _num(value: Any) -> float | None:
