@@ -46,9 +46,10 @@ def workload_block(run: Run, workload: str) -> Html:
         body.append(f"<p>Endpoint: {', '.join(f'<code>{esc(e)}</code>' for e in where)}</p>")
     if rows:
         shown = shown_columns(rows)
-        body.append(table(["stage", "status", *(column_label(k) for k in shown)],
-                          [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
-                          numeric=tuple(range(2, 2 + len(shown)))))
+        stage_table = table(["stage", "status", *(column_label(k) for k in shown)],
+                            [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
+                            numeric=tuple(range(2, 2 + len(shown))))
+        body.append(f'<div style="overflow-x:auto">{stage_table}</div>')  # many columns: scroll, not overflow
     body.append(_notes([f"{r.label}: {n}" for r in rows for n in r.notes]))
     for p in (q for q in run.points if is_front(q) and q.workload == workload):
         costs = front_rows(p)
