@@ -87,3 +87,12 @@ def test_serving_page_without_serving_runs_says_so(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("PERFKIT_DB", db)
     at = app("views/serving.py")
     assert any("No serving runs" in i.value for i in at.info) and not plotly_figures(at)
+
+
+@pytest.mark.slow
+def test_run_page_names_serving_stages(url: str) -> None:
+    from perfkit.reports.serving_rows import SERVING_STAGE
+    from tests.dashboard.test_pages import frame
+
+    points = frame(app("views/run.py", run="srv1"), "run_points")
+    assert set(points["median"]) == {SERVING_STAGE}
