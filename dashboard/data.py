@@ -375,6 +375,114 @@ def roofline(url: str, run_id: str) -> tuple[Any, str]:
     return roofline_view(run_record(url, run_id))
 
 
+# ----------------------------------------------------------------------------- serving
+
+SERVING_KIND = "serving"
+SERVING_RUNS_SHOWN = 8  # runs drawn by default: the latest of each commit
+
+
+def serving_workloads(url: str) -> list[str]:
+    """The stored serving workloads as the catalog names them (`serving/<workload>`), sorted."""
+    cat = catalog(url)
+    return sorted({str(w) for w in cat[cat["kind"] == SERVING_KIND]["workload"]})
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def serving_run_ids(url: str, workload: str) -> list[str]:
+    """The runs whose points include `workload` (a catalog name), newest first."""
+    from perfkit.store import read
+
+    cat = catalog(url)
+    mine = cat[(cat["kind"] == SERVING_KIND) & (cat["workload"] == workload)]
+    names = mine.drop_duplicates("key")["name"]  # one metric per point is enough to find its runs
+    found: set[str] = set()
+    with _engine(url).connect() as conn:
+        for name in names:
+            found.update(h.run_id for h in read.metric_history(conn, str(name)))
+    return [r for r in runs(url)["run_id"] if r in found]
+
+
+def latest_per_commit(url: str, run_ids: list[str], most: int = SERVING_RUNS_SHOWN) -> list[str]:
+    """Of `run_ids`, the newest run of each commit (a run without a commit counts as its own), newest
+    first, at most `most`."""
+    listed = runs(url)
+    rows = listed[listed["run_id"].isin(run_ids)]
+    commit = rows["commit"].fillna("").where(rows["commit"].fillna("") != "", rows["run_id"])
+    return [str(r) for r in rows.assign(_c=commit).drop_duplicates("_c", keep="first")["run_id"].head(most)]
+
+
+def serving_run_labels(url: str, run_ids: list[str]) -> dict[str, str]:
+    """Run id -> its label in the serving figures (commit short + run id)."""
+    from perfkit.reports.serving_curves import commit_run_label
+
+    listed = runs(url)
+    rows = listed[listed["run_id"].isin(run_ids)]
+    return {str(r): commit_run_label(c if isinstance(c, str) else None, str(r))
+            for r, c in zip(rows["run_id"], rows["commit"], strict=True)}
+
+
+def serving_runs(url: str, workload: str, run_ids: list[str] | None = None) -> list[tuple[str, Run]]:
+    """(label, run) of the given runs, or of every run with `workload` (commit short + run id)."""
+    from perfkit.reports.serving_curves import run_label
+
+    chosen = serving_run_ids(url, workload) if run_ids is None else run_ids
+    return [(run_label(run), run) for run in (run_record(url, r) for r in chosen)]
+
+
+def point_workload(workload: str) -> str:
+    """`serving/chat` (the catalog's name) -> `chat` (the points' workload)."""
+    return workload.split("/", 1)[1] if "/" in workload else workload
+
+
+def serving_curves(url: str, workload: str, run_ids: list[str]) -> list[Any]:
+    """The curves (reports.serving_curves.Curve) of `workload` in the given runs, one per run."""
+    from perfkit.reports.serving_curves import serving_curves as curves
+
+    return curves(serving_runs(url, workload, run_ids), point_workload(workload))
+
+
+@dataclass(frozen=True)
+class ServingTables:
+    """A serving workload of one run as the dashboard shows it: text cells (reports.serving_rows)."""
+
+    stages: pd.DataFrame  # stage, status, then a column per metric with a value
+    notes: list[str]  # `stage: note` (client-bound, failed requests, chunk gaps, the client's notes)
+    front: pd.DataFrame  # reports.serving_rows.FRONT_HEADERS
+    server: pd.DataFrame  # metric, then one column per stage
+    endpoints: list[str]
+
+
+def serving_tables(run: Run, workload: str) -> ServingTables:
+    from perfkit.reports.serving_rows import (
+        FRONT_HEADERS,
+        column_label,
+        endpoints,
+        front_rows,
+        is_front,
+        server_metric_table,
+        shown_columns,
+        stage_label,
+        stage_notes,
+        stage_points,
+        stage_rows,
+    )
+
+    name = point_workload(workload)
+    stages = stage_points(run.points, name)
+    rows = stage_rows(stages)
+    shown = shown_columns(rows)
+    table = pd.DataFrame([[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
+                         columns=["stage", "status", *(column_label(k) for k in shown)])
+    notes = [f"{r.label}: {n}" for r in rows for n in r.notes]
+    fronts = [p for p in run.points if is_front(p) and p.workload == name]
+    notes += [f"{stage_label(p)}: {n}" for p in fronts for n in stage_notes(p)]
+    front = pd.DataFrame([[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu] for p in fronts
+                          for c in front_rows(p)], columns=list(FRONT_HEADERS))
+    names, metrics = server_metric_table(stages)
+    server = pd.DataFrame(metrics, columns=["metric", *names])
+    return ServingTables(table, notes, front, server, endpoints(stages))
+
+
 # ----------------------------------------------------------------------------- comparisons
 
 VERDICTS = ("regressed", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow

@@ -1,7 +1,7 @@
 """User strings inside Streamlit Markdown (captions, info boxes, page-link and widget labels):
 shown as the text they are, never as a link, image or markup.
 
-Streamlit renders those with GitHub-flavoured Markdown, HTML off. reports.markdown's md_text
+Streamlit renders those with GitHub-flavoured Markdown, HTML off. reports.markdown.text's md_text
 escapes Markdown syntax and HTML; GFM also turns a bare `https://...`, `www.x.y` or `a@b.cd` in
 plain text into a link after escapes are read (remark-gfm finds them in the parsed text), so no
 escape stops it. A WORD JOINER (U+2060, invisible, no line break) after the scheme's colon, in
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from perfkit.reports.markdown.run import md_text
+from perfkit.reports.markdown.text import md_text
 
 JOINER = "\u2060"
 # after md_text: "[" is "\\[" by then, and Streamlit reads `:red[x]` in the parsed text all the same

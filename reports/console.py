@@ -14,6 +14,9 @@ from perfkit.core.units import fmt_num
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
+from perfkit.reports.serving_rows import headline as serving_headline
+from perfkit.reports.serving_rows import is_serving, stage_notes
+from perfkit.reports.terminal_text import terminal_safe
 from perfkit.reports.text_layout import Row, hanging, table_lines
 
 
@@ -51,6 +54,8 @@ class _Footnotes:
 
 
 def _status(p: Any, notes: _Footnotes) -> Text:
+    if p.status == "ok" and is_serving(p):  # measured by the load client: its notes, not "numerics only"
+        return Text("ok", style="green") + Text("".join(" " + notes.mark(n) for n in stage_notes(p)))
     if p.status == "ok" and p.metrics.get("timing_skipped"):
         return Text("ok", style="green") + Text(" " + notes.mark("numerics only: " + str(p.metrics["timing_skipped"])))
     if p.status == "ok":
@@ -82,16 +87,17 @@ def _rows(run: Run, workloads: dict[str, WorkloadParams], notes: _Footnotes,
         params = workloads[p.workload]
         single = grouped and params.varying == [] and sum(q.workload == p.workload for q in run.points) == 1
         if grouped and p.workload != current and not single:
-            rows.append(Row(f"{p.workload} {params_text(params.constant)}".rstrip(), blank, name_style="bold"))
+            rows.append(Row(terminal_safe(f"{p.workload} {params_text(params.constant)}".rstrip()), blank,
+                            name_style="bold"))
         current = p.workload
         label = f"{p.workload} {params_text(params.constant)}".rstrip() if single else point_label(p, params.varying)
         c = point_cells(p)
         flop = (Text(_rate_cell(p.achieved.get("flop_per_s"), scales[0])),) if with_flop else ()
         cells = (_status(p, notes), Text(c.median), Text(c.ci), Text(c.n), *flop,
                  Text(_rate_cell(p.achieved.get("bytes_per_s"), scales[1])), Text(c.rel_err))
-        rows.append(Row(label, cells, indent=2 if grouped and not single else 0,
+        rows.append(Row(terminal_safe(label), cells, indent=2 if grouped and not single else 0,
                         name_style="bold" if single else ""))
-        line = headline(p)
+        line = serving_headline(p) if is_serving(p) else headline(p)
         if line:
             metrics.append((f"{p.workload} {label}" if grouped and not single else label, line))
     return rows, metrics
@@ -109,7 +115,8 @@ def summary_table(run: Run, width: int | None = None) -> Group:
     """One row per point in the terminal's width (perfkit.core.terminal): the parameters constant
     across a workload once in its header line, a short point label naming what varies (wrapped
     with a hanging indent), units in the headers, and each distinct skip / failure /
-    numerics-only reason once, as a footnote. User strings are plain Text, never markup."""
+    numerics-only reason once, as a footnote. User strings are plain Text, never markup, with
+    control characters shown as escapes (terminal_safe)."""
     width = width or terminal_width()
     rates = [_positive([p.achieved.get(k) for p in run.points]) for k in ("flop_per_s", "bytes_per_s")]
     (f_prefix, f_scale), (b_prefix, b_scale) = rate_scale(rates[0]), rate_scale(rates[1])
@@ -119,13 +126,13 @@ def summary_table(run: Run, width: int | None = None) -> Group:
     rows, metrics = _rows(run, workloads, notes, (f_scale, b_scale), with_flop)
     header = ("point", "status", "median", "95% CI", "n", *([f"{f_prefix}flop/s"] if with_flop else []),
               f"{b_prefix}B/s", "rel err")
-    lines = [Text(t, style="italic") for t in hanging(_title(run, workloads), width)]
+    lines = [Text(t, style="italic") for t in hanging(terminal_safe(_title(run, workloads)), width)]
     lines += table_lines(header, (False, False, *(True,) * (len(header) - 2)), rows, width)
-    lines += [Text(t) for n, text in notes.items() for t in hanging(f"[{n}] {text}", width)]
+    lines += [Text(t) for n, text in notes.items() for t in hanging(terminal_safe(f"[{n}] {text}"), width)]
     if metrics:
         lines += [Text(), Text("workload metrics", style="italic")]
         lines += [Text(t.replace(NBSP, " ")) for label, text in metrics
-                  for t in hanging(f"{label}: {_unbreakable(text)}", width)]
+                  for t in hanging(f"{terminal_safe(label)}: {_unbreakable(terminal_safe(text))}", width)]
     return Group(*lines)
 
 

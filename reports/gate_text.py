@@ -27,6 +27,7 @@ from perfkit.reports.gate_format import (
     sort_key,
     status_text,
 )
+from perfkit.reports.terminal_text import terminal_safe
 
 HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
@@ -74,8 +75,8 @@ def render_json(result: GateResult) -> str:
 
 
 def _cells(c: Comparison) -> tuple[str, ...]:
-    return (c.verdict.value, row_name(c), fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
-            fmt_change(c), fmt_interval(c))
+    return (c.verdict.value, terminal_safe(row_name(c)), fmt_value(c.base_value, c.unit),
+            fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c))
 
 
 def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
@@ -102,7 +103,7 @@ def _header(result: GateResult, width: int) -> list[str]:
     out = []
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
-        out.append(shorten(f"{word} {side.label}: run {side.run_id}{commit}", width))
+        out.append(shorten(terminal_safe(f"{word} {side.label}: run {side.run_id}{commit}"), width))
     out += textwrap.wrap(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the tests "
                          f"({result.policy.correction})", width, subsequent_indent="    ")
     return out
@@ -113,7 +114,7 @@ def render_table(result: GateResult) -> str:
     width = terminal_width()
     lines = _header(result, width)
     if result.run_reasons:
-        lines += textwrap.wrap("not comparable: " + "; ".join(result.run_reasons), width)
+        lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
     table = _table([HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
@@ -121,7 +122,7 @@ def render_table(result: GateResult) -> str:
         lines.append(line)
         if c.verdict == Verdict.UNCHANGED:
             continue
-        why = row_main_reason(c)
+        why = terminal_safe(row_main_reason(c))
         if c.note:
             mark = notes.setdefault(c.note, len(notes) + 1)
             why = f"{why} [{mark}]" if why else f"[{mark}]"
@@ -131,9 +132,9 @@ def render_table(result: GateResult) -> str:
     if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
         lines.append("gate " + status_text(result))
     for note, mark in notes.items():
-        lines += textwrap.wrap(f"[{mark}] {note}", width, subsequent_indent="    ")
+        lines += textwrap.wrap(terminal_safe(f"[{mark}] {note}"), width, subsequent_indent="    ")
     for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
         if names:
-            lines += textwrap.wrap(f"only in {word} ({len(names)}): {', '.join(names[:5])}"
-                                   + (" ..." if len(names) > 5 else ""), width)
+            lines += textwrap.wrap(terminal_safe(f"only in {word} ({len(names)}): {', '.join(names[:5])}"
+                                                 + (" ..." if len(names) > 5 else "")), width)
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from perfkit.core.record import PointResult
 from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
+from perfkit.reports.serving_rows import SERVING_STAGE, is_serving
 
 
 @dataclass(frozen=True)
@@ -21,16 +22,17 @@ class PointCells:
 
     @property
     def timed(self) -> bool:
-        return self.median != "-"
+        return self.median not in ("-", SERVING_STAGE)
 
 
 def point_cells(p: PointResult) -> PointCells:
-    """The numbers of `p` as text; '-' where the point has none."""
+    """The numbers of `p` as text; '-' where the point has none (a serving stage's median says
+    "serving stage": the load client measured it request by request, its metrics tell)."""
     m = p.measurement
     st = m.stats if m is not None and m.samples_s else None
     ach = p.achieved
     return PointCells(
-        median=fmt_time(st.median_s) if st else "-",
+        median=fmt_time(st.median_s) if st else (SERVING_STAGE if is_serving(p) else "-"),
         ci=fmt_pct(st.rel_ci_halfwidth) if st else "-",
         n=str(st.n) if st else "-",
         stop=(m.stop_reason or "-") if m is not None and st else "-",

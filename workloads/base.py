@@ -91,6 +91,9 @@ class WorkloadSpec(FrozenModel):
     timing: TimingOverride | None = None
 
     runner: ClassVar[str] = ""  # "module:function" called as prepare(point, ctx)
+    # "module:function" called as preflight(spec) before anything is measured: it reads the files
+    # the spec names and raises a located SpecError for a bad one ("": nothing to check)
+    preflight: ClassVar[str] = ""
 
     @property
     def label(self) -> str:

@@ -28,3 +28,10 @@ def spec_class(kind: str) -> type[WorkloadSpec]:
 def runner_for(spec: WorkloadSpec):  # type: ignore[no-untyped-def]
     module_name, _, attr = spec.runner.partition(":")
     return getattr(importlib.import_module(module_name), attr)
+
+
+def preflight(spec: WorkloadSpec) -> None:
+    """The kind's check of the inputs its spec names (files), before the sweep starts."""
+    if spec.preflight:
+        module_name, _, attr = spec.preflight.partition(":")
+        getattr(importlib.import_module(module_name), attr)(spec)

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from perfkit.core.codec import to_builtins
-from perfkit.core.units import fmt_num, fmt_pct, fmt_time
+from perfkit.core.units import fmt_num, fmt_pct
 from perfkit.dashboard import data, widgets
 from perfkit.dashboard.text import md
 from perfkit.reports.html.data import failures
@@ -47,7 +47,7 @@ for p in run.points:
     cells = point_cells(p)
     rows.append({
         "point": labels.get(p.key, p.key), "status": p.status,
-        "median": fmt_time(st_.median_s) if st_ else "-", "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
+        "median": cells.median, "95% CI": fmt_pct(st_.rel_ci_halfwidth) if st_ else "-",
         "samples": st_.n if st_ else 0, "stop": p.measurement.stop_reason if p.measurement else "-",
         "flop/s": cells.flop_per_s, "bytes/s": cells.bytes_per_s,
         "rel err": fmt_num(p.numerics.rel_err) if p.numerics else "-",

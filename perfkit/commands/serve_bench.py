@@ -37,6 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--shared-prefix", type=int, metavar="TOKENS", help="prompts share a prefix this long")
     p.add_argument("--groups", type=int, default=None, help="distinct shared prefixes (default 4)")
     p.add_argument("--token-ids", action="store_true", help="send token-id prompts (completions)")
+    p.add_argument("--vocab-size", type=int, default=None, help="token ids are drawn below this (default 32000)")
     p.add_argument("--slo", metavar="ttft=S,tpot=S,e2e=S", help="SLO thresholds in seconds (goodput)")
     p.add_argument("--slo-quantile", type=float, default=None, help="quantile the SLO holds at (default 0.99)")
     p.add_argument("--price-per-gpu-hour", type=float, default=None, metavar="USD")
@@ -68,7 +69,7 @@ OPTION_OF = {
     "load.concurrency": "--concurrency", "load.rate": "--rate", "load.burstiness": "--burstiness",
     "load.max_concurrency": "--max-concurrency", "requests": "--requests", "duration_s": "--duration-s",
     "warmup": "--warmup", "prompts": "--dataset / --shared-prefix", "prompts.input_len": "--input-len",
-    "prompts.output_len": "--output-len", "prompts.groups": "--groups", "prompts.prefix_len": "--shared-prefix",
+    "prompts.output_len": "--output-len", "prompts.groups": "--groups", "prompts.vocab_size": "--vocab-size", "prompts.prefix_len": "--shared-prefix",
     "slo": "--slo", "slo.quantile": "--slo-quantile", "price": "--price-per-gpu-hour / --prices",
     "price.gpus": "--gpus", "price.usd_per_gpu_hour": "--price-per-gpu-hour",
     "target_interactivity": "--target-interactivity", "client": "--*-timeout-s", "name": "--name",
@@ -131,6 +132,8 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
         prompts["output_len"] = args.output_len
     if args.token_ids:
         prompts["token_ids"] = True
+    if args.vocab_size is not None:
+        prompts["vocab_size"] = args.vocab_size
     w["prompts"] = prompts
     if args.slo:
         w["slo"] = _slo(args.slo) | ({"quantile": args.slo_quantile} if args.slo_quantile is not None else {})
@@ -162,7 +165,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     raw = {"name": args.name, "device": "cpu", "seed": max(args.seed, 0),
            "profile": {"torch_profiler": False, "nvtx": False, "analyze": False}, "workloads": [workload(args)]}
     try:
-        return RunSpec.model_validate(raw)
+        spec = RunSpec.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [str(p) for p in err["loc"] if not str(p).isdigit() and p != "workloads"]
@@ -170,6 +173,7 @@ def build_spec(args: argparse.Namespace) -> Any:
                      "an option")
         message = str(err["msg"]).removeprefix("Value error, ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
+    return spec  # the files it names are read by the profile pipeline's preflight
 
 
 def run(args: argparse.Namespace) -> int:

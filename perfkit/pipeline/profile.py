@@ -48,6 +48,7 @@ from perfkit.pipeline.sweep import (
     start_run,
 )
 from perfkit.pipeline.tune_report import tune_step
+from perfkit.workloads.registry import preflight
 
 
 @contextlib.contextmanager
@@ -97,6 +98,8 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
         from perfkit.store.api import open_store
 
         open_store(post.db_url).dispose()
+    for workload in spec.workloads:  # the files a spec names are read before anything is measured
+        preflight(workload)
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:

@@ -3,19 +3,19 @@
 One file that opens offline: plotly.js is inlined once in the head and every figure is an
 inline div. Every string from the run, its spec or a trace is escaped (`perfkit.reports.html.text`):
 a kernel named `<script>...` renders as text. Sections: summary, comparison with a baseline
-(when given), points, workload metrics, tune winners (a run with a tune table), roofline,
-kernels, failures, environment and spec.
+(when given), serving (a run with serving stages: reports/html/serving.py), points, workload
+metrics, tune winners (a run with a tune table), roofline, kernels, failures, environment and
+spec. The building blocks (tables, sections, inline figures) are reports/html/markup.py.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from perfkit.core.codec import to_builtins
 from perfkit.core.record import STATUS_OK, Run
@@ -46,13 +46,15 @@ from perfkit.reports.html.figures import (
     kernels_figure,
     samples_figure,
 )
+from perfkit.reports.html.markup import Html, code, figure_div, not_available, section, table
+from perfkit.reports.html.serving import ANCHOR as SERVING_ANCHOR
+from perfkit.reports.html.serving import serving_section
 from perfkit.reports.html.text import esc, plot_text
 from perfkit.reports.metric_rows import bandwidth_points, metric_rows
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
 TOP_KERNELS = 25
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -71,46 +73,9 @@ footer{color:#6b7280;font-size:12px;padding:0 28px 20px}
 """
 
 
-class Html(str):
-    """A string that is already HTML (built here from escaped parts): not escaped again."""
-
-
-def cell(value: Any) -> str:
-    return value if isinstance(value, Html) else esc(value)
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = ()) -> Html:
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = []
-    for row in rows:
-        tds = "".join(
-            f'<td class="num">{cell(v)}</td>' if i in numeric else f"<td>{cell(v)}</td>" for i, v in enumerate(row)
-        )
-        body.append(f"<tr>{tds}</tr>")
-    return Html(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
-
-
-def code(text: Any) -> Html:
-    return Html(f"<code>{esc(text)}</code>")
-
-
 def badge(verdict: str) -> Html:
     color = VERDICT_COLORS.get(verdict, "#6b7280")
     return Html(f'<span class="badge" style="background:{color}">{esc(verdict)}</span>')
-
-
-def not_available(reason: str) -> Html:
-    return Html(f'<p class="na">Not available for this run: {esc(reason)}</p>')
-
-
-def figure_div(fig: go.Figure | None) -> Html:
-    if fig is None:
-        return Html("")
-    return Html('<div class="figure">' + fig.to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG) + "</div>")
-
-
-def section(anchor: str, title: str, body: Iterable[str]) -> Html:
-    return Html(f'<section id="{anchor}"><h2>{esc(title)}</h2>{"".join(body)}</section>')
 
 
 def describe_device(run: Run) -> str:
@@ -322,6 +287,10 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
     if data.base is not None:
         sections.append(compare_section(data))
         nav.append(("compare", "Comparison"))
+    serving = serving_section(run)
+    if serving is not None:
+        sections.append(serving)
+        nav.append((SERVING_ANCHOR, "Serving"))
     sections += [points_section(data), metrics_section(data)]
     nav += [("points", "Points"), ("metrics", "Metrics")]
     tune = tune_section(data)

@@ -5,6 +5,8 @@ away. Values are the runs' medians; the change and its interval are the test's."
 
 from __future__ import annotations
 
+from typing import Any
+
 from perfkit.core.units import fmt_p, fmt_value
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
@@ -19,12 +21,14 @@ from perfkit.reports.gate_format import (
     sort_key,
     status_text,
 )
+from perfkit.reports.markdown.text import md_text
 
 MAX_ROWS = 50  # rows of the attention table; the rest are counted
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A cell as text (the Markdown reports' one rule): a point label or reason is never markup."""
+    return md_text(text)
 
 
 def _row(c: Comparison) -> str:
@@ -45,21 +49,25 @@ _FULL_HEAD = ("| verdict | point | baseline | candidate | change | test interval
               "|---|---|---:|---:|---:|---|---:|")
 
 
+def _side(side: Any) -> str:
+    commit = f", {side.commit[:10]}" if side.commit else ""
+    return f"**{md_text(side.label)}** ({md_text(side.run_id + commit)})"
+
+
 def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
     status = f"{HEADLINE_SYMBOL[result.outcome]} **{status_text(result)}**"
     b, c = result.base, result.cand
     lines = [
         f"### {title}: {status}",
         "",
-        f"Baseline `{b.label}` ({b.run_id}{', ' + b.commit[:10] if b.commit else ''}) vs candidate "
-        f"`{c.label}` ({c.run_id}{', ' + c.commit[:10] if c.commit else ''}) on **{c.gpu}**.",
+        f"Baseline {_side(b)} vs candidate {_side(c)} on **{md_text(c.gpu)}**.",
         "",
         f"{counts_text(result)}. Policy: {result.policy.source}; p-values adjusted over the tests "
         f"({result.policy.correction}). {VALUES_NOTE[0].upper()}{VALUES_NOTE[1:]}.",
         "",
     ]
     if result.run_reasons:
-        lines += ["> ⚠️ Runs are not comparable: " + "; ".join(result.run_reasons), ""]
+        lines += ["> ⚠️ Runs are not comparable: " + md_text("; ".join(result.run_reasons)), ""]
     ordered = sorted(result.rows, key=sort_key)
     attention = [x for x in ordered if x.verdict != Verdict.UNCHANGED]
     if attention:

@@ -5,15 +5,13 @@ is escaped (`md_text`): a kernel named `<script>` or `a|b` shows as text and kee
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-from typing import Any
-
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
+from perfkit.reports.markdown.serving import serving_lines
+from perfkit.reports.markdown.text import Md, md_table, md_text
 from perfkit.reports.metric_rows import metric_rows
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
@@ -21,29 +19,7 @@ from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 TOP_KERNELS = 10
 MAX_ROWS = 50
 NAME_CHARS = 120
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "inconclusive": "🟡", "unchanged": "⚪"}
-
-
-def md_text(value: Any) -> str:
-    """Text safe in GitHub Markdown and inside table cells: no HTML, no emphasis, no links."""
-    s = "" if value is None else str(value)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return s.replace("\r", " ").replace("\n", " ")
-
-
-def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Sequence[int] = ()) -> str:
-    """A pipe table; cells are escaped unless they are `Md` (already Markdown)."""
-    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
-             "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
-    for row in rows:
-        lines.append("| " + " | ".join(v if isinstance(v, Md) else md_text(v) for v in row) + " |")
-    return "\n".join(lines)
-
-
-class Md(str):
-    """A cell that is already Markdown (built here from escaped parts)."""
 
 
 def device_text(run: Run) -> str:
@@ -66,6 +42,7 @@ def render_markdown(data: ReportData) -> str:
     ]
     if data.base is not None:
         out += compare_lines(data)
+    out += serving_lines(run)
     out += points_lines(data)
     out += metric_lines(data)
     out += tune_lines(data)

@@ -282,3 +282,32 @@ def test_no_user_string_becomes_a_link_image_or_markup(seeded: Any, tmp_path: Pa
     assert "<b>bold-payload</b>" in texts[pages[-1]] and "https://evil.example/bare" in texts[pages[-1]]
     assert "Page not found" not in texts["/overview"] and "Overview" in texts["/overview"]
     assert f"spec {PAYLOAD}" in texts[f"/run?run={cand}"]  # the spec name and branch, as written
+
+
+@pytest.mark.slow
+def test_serving_page_draws_in_chromium_with_hostile_strings_as_text(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from perfkit.store.api import store_run
+    from tests.helpers.serving_runs import serving_run
+
+    url = f"sqlite:///{tmp_path / 'serving.db'}"
+    store_run(serving_run("srv1", commit="beef001234567", speed=1.3), url)
+    store_run(serving_run("srv2", hostile=True, created="2026-01-02T00:00:00+00:00"), url)  # newest: its stages show
+    dialogs: list[str] = []
+    ARTIFACTS.mkdir(exist_ok=True)
+    with serve(url, tmp_path / "runs", tmp_path) as server, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(server + "/serving?workload=serving/chat")
+            settle(page, 2, 1)
+            page.wait_for_timeout(500)
+            drawn, found, text = marks(page), page.evaluate(FOUND), page.inner_text("main").replace("\u2060", "")
+            errors = page.locator('[data-testid="stException"]').count()
+            page.screenshot(path=str(ARTIFACTS / "dashboard-serving.png"), full_page=True)
+        finally:
+            browser.close()
+    assert errors == 0 and drawn > 0 and found == [] and dialogs == []
+    assert "[x](http://evil)" in text and "alert(1)" in text  # the client's note, as text

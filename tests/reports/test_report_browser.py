@@ -56,3 +56,31 @@ def test_report_opens_offline_and_draws_every_figure(tiny_run_dir: Path, tmp_pat
     assert dialogs == []  # the <script> in the kernel name never ran
     assert [u for u in requests if not u.startswith("file:")] == []  # nothing fetched: offline
     assert evil_kernel in body  # the kernel name is on the page, as text
+
+
+@pytest.mark.slow
+def test_serving_section_draws_offline_and_its_strings_stay_text(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from tests.helpers.serving_runs import EVIL_NOTE, serving_run
+
+    html = render_html(gather(serving_run(hostile=True), None, with_roofline=False, with_kernels=False))
+    report = tmp_path / "serving.html"
+    report.write_text(html)
+    dialogs: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1300, "height": 900}, offline=True).new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(report.as_uri())
+            page.wait_for_function("document.querySelectorAll('#serving .js-plotly-plot .main-svg').length >= 2",
+                                   timeout=30_000)
+            drawn = page.eval_on_selector_all("#serving .js-plotly-plot", "els => els.map(e => e.querySelectorAll('.point').length)")
+            text = page.inner_text("#serving")
+            links = page.eval_on_selector_all("#serving a", "els => els.length")
+        finally:
+            browser.close()
+    assert len(drawn) == 2 and all(n > 0 for n in drawn)
+    assert dialogs == [] and links == 0
+    assert EVIL_NOTE.split(" \x1b")[0] in text  # the note's markup and link, as text

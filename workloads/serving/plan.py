@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from perfkit.core.errors import SpecError
+from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.serving.arrivals import gamma_arrivals, read_replay
 from perfkit.workloads.serving.client import Prompt
 from perfkit.workloads.serving.cost import Price, load_prices
@@ -35,8 +36,9 @@ def prompts_for(spec: ServingSpec, n: int, seed: int) -> list[Prompt]:
         fixed = p.output_len.value if p.output_len is not None and p.output_len.dist == "fixed" else None
         return read_sharegpt(p.path, n, seed, fixed)
     if p.source == "shared_prefix":
-        return shared_prefix(n, p.groups, p.prefix_len, lengths(p.input_len, 128), out_len, seed, p.token_ids)
-    return synthetic(n, lengths(p.input_len, 128), out_len, seed, p.token_ids)
+        return shared_prefix(n, p.groups, p.prefix_len, lengths(p.input_len, 128), out_len, seed, p.token_ids,
+                             p.vocab_size)
+    return synthetic(n, lengths(p.input_len, 128), out_len, seed, p.token_ids, p.vocab_size)
 
 
 def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePlan:
@@ -93,3 +95,14 @@ def price_of(spec: ServingSpec) -> Price | None:
         return Price(found.usd_per_gpu_hour, p.gpus, found.source)
     assert p.usd_per_gpu_hour is not None
     return Price(p.usd_per_gpu_hour, p.gpus, p.source)
+
+
+def preflight(spec: WorkloadSpec) -> None:
+    """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
+    one is a located one-line error now, not a failed stage later."""
+    assert isinstance(spec, ServingSpec)
+    price_of(spec)
+    if spec.prompts.source == "sharegpt":
+        prompts_for(spec, 1, 0)
+    if spec.load.replay is not None:
+        read_replay(spec.load.replay)

@@ -77,6 +77,7 @@ class PromptSpec(FrozenModel):
     prefix_len: int = Field(512, ge=1, le=10_000_000)  # shared_prefix
     groups: int = Field(4, ge=1, le=1_000_000)  # shared_prefix: distinct prefixes
     token_ids: bool = False  # send token ids instead of words (completions only)
+    vocab_size: int = Field(32000, ge=2, le=10_000_000)  # token ids are drawn below this
 
     @model_validator(mode="after")
     def _path(self) -> PromptSpec:
@@ -191,6 +192,7 @@ class ServingSpec(WorkloadSpec):
     metrics_url: str = Field("auto", min_length=1, max_length=2000)
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
+    preflight: ClassVar[str] = "perfkit.workloads.serving.plan:preflight"
 
     @field_validator("endpoint")
     @classmethod

@@ -1,0 +1,53 @@
+"""Serving: one serving workload across runs (latency vs throughput, cost vs interactivity; one
+curve per run, by default the latest run of each commit) and the stage table of one run with its
+notes, the cost at each target interactivity and the server's metrics."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from perfkit.dashboard import data, widgets
+from perfkit.dashboard.text import md
+from perfkit.reports.serving_figures import cost_vs_interactivity, latency_vs_throughput
+
+st.title("Serving")
+url = widgets.store_url()
+if url is None:
+    st.stop()
+workloads = data.serving_workloads(url)
+if not workloads:
+    st.info("No serving runs in the store yet: measure a server with `perfkit serve-bench URL` "
+            "(or `kind: serving` in a spec) and store the run.")
+    st.stop()
+wanted = st.query_params.get("workload")
+workload = st.selectbox("Serving workload", workloads, index=workloads.index(wanted) if wanted in workloads else 0,
+                        key="srv_workload")
+ids = data.serving_run_ids(url, workload)
+names = data.serving_run_labels(url, ids)
+chosen = st.multiselect(f"Runs (default: the latest run of each commit, up to {data.SERVING_RUNS_SHOWN})", ids,
+                        default=data.latest_per_commit(url, ids), format_func=lambda r: names.get(r, r),
+                        key=f"srv_runs_{workload}")
+if not chosen:
+    st.info("Pick one or more runs.")
+    st.stop()
+curves = data.serving_curves(url, workload, chosen)
+st.caption("One line per run (commit · run id), its stages in load order; an X marks a stage where the load "
+           "client, not the server, was the bottleneck (the gate does not compare it).")
+for key, fig in (("srv_latency", latency_vs_throughput(curves)), ("srv_cost", cost_vs_interactivity(curves))):
+    if fig is not None:
+        st.plotly_chart(fig, key=key, width="stretch")
+
+st.subheader("Stages")
+run_id = st.selectbox("Run", chosen, format_func=lambda r: names.get(r, r), key="srv_run")
+tables = data.serving_tables(data.run_record(url, run_id), workload)
+for where in tables.endpoints:
+    st.caption(f"Endpoint: {md(where)}")
+st.dataframe(tables.stages, hide_index=True, key="srv_stages")
+for note in tables.notes:
+    st.warning(md(note), icon=":material/info:")
+if not tables.front.empty:
+    st.subheader("Cost at target interactivity")
+    st.dataframe(tables.front, hide_index=True, key="srv_front")
+if not tables.server.empty:
+    with st.expander("Server metrics (difference over each stage)"):
+        st.dataframe(tables.server, hide_index=True, key="srv_server")

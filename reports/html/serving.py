@@ -1,0 +1,76 @@
+"""The Serving section of a run's HTML report: per serving workload the endpoint, the stage
+table and its notes (reports/serving_rows.py: the numbers and notes every view shows), the
+front point's costs and the server's /metrics differences; above them the latency-vs-throughput
+and cost-vs-interactivity figures of the run. Every string from the run is escaped."""
+
+from __future__ import annotations
+
+from perfkit.core.record import Run
+from perfkit.reports.html.markup import Html, figure_div, section, table
+from perfkit.reports.html.text import esc
+from perfkit.reports.serving_curves import run_label, serving_curves, serving_workloads
+from perfkit.reports.serving_figures import cost_vs_interactivity, latency_vs_throughput
+from perfkit.reports.serving_rows import (
+    FRONT_HEADERS,
+    column_label,
+    endpoints,
+    front_rows,
+    is_front,
+    server_metric_table,
+    shown_columns,
+    stage_notes,
+    stage_points,
+    stage_rows,
+)
+
+ANCHOR = "serving"
+
+
+def has_serving(run: Run) -> bool:
+    return bool(serving_workloads(run))
+
+
+def _notes(lines: list[str]) -> Html:
+    if not lines:
+        return Html("")
+    return Html('<ul class="note">' + "".join(f"<li>{esc(n)}</li>" for n in lines) + "</ul>")
+
+
+def workload_block(run: Run, workload: str) -> Html:
+    """The endpoint, stage table, notes, front costs and server metrics of one serving workload."""
+    stages = stage_points(run.points, workload)
+    rows = stage_rows(stages)
+    body = [f"<h3>{esc(workload)}</h3>"]
+    where = endpoints(stages)
+    if where:
+        body.append(f"<p>Endpoint: {', '.join(f'<code>{esc(e)}</code>' for e in where)}</p>")
+    if rows:
+        shown = shown_columns(rows)
+        stage_table = table(["stage", "status", *(column_label(k) for k in shown)],
+                            [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
+                            numeric=tuple(range(2, 2 + len(shown))))
+        body.append(f'<div style="overflow-x:auto">{stage_table}</div>')  # many columns: scroll, not overflow
+    body.append(_notes([f"{r.label}: {n}" for r in rows for n in r.notes]))
+    for p in (q for q in run.points if is_front(q) and q.workload == workload):
+        costs = front_rows(p)
+        body.append("<h4>Cost at target interactivity</h4>")
+        if costs:
+            body.append(table(FRONT_HEADERS, [[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu]
+                                              for c in costs], numeric=(0, 1, 2)))
+        body.append(_notes(list(stage_notes(p))))
+    names, metrics = server_metric_table(stages)
+    if metrics:
+        body.append("<h4>Server metrics (difference over each stage)</h4>")
+        body.append(table(["metric", *names], metrics, numeric=tuple(range(1, 1 + len(names)))))
+    return Html("".join(body))
+
+
+def serving_section(run: Run) -> Html | None:
+    """The Serving section; None for a run without serving points."""
+    names = serving_workloads(run)
+    if not names:
+        return None
+    curves = serving_curves([(run_label(run), run)])
+    body: list[str] = [figure_div(latency_vs_throughput(curves)), figure_div(cost_vs_interactivity(curves))]
+    body += [workload_block(run, w) for w in names]
+    return section(ANCHOR, "Serving", body)

@@ -1,0 +1,58 @@
+"""The Serving part of a run's Markdown summary: per serving workload the endpoint, the stage
+table and its notes (reports/serving_rows.py: the numbers and notes every view shows), the
+front point's costs and, folded away, the server's /metrics differences. Every string from the
+run goes through `md_text`."""
+
+from __future__ import annotations
+
+from perfkit.core.record import Run
+from perfkit.reports.markdown.text import md_table, md_text
+from perfkit.reports.serving_curves import serving_workloads
+from perfkit.reports.serving_rows import (
+    FRONT_HEADERS,
+    column_label,
+    endpoints,
+    front_rows,
+    is_front,
+    server_metric_table,
+    shown_columns,
+    stage_notes,
+    stage_points,
+    stage_rows,
+)
+
+
+def _notes(lines: list[str]) -> list[str]:
+    return [*(f"- {md_text(n)}" for n in lines), ""] if lines else []
+
+
+def workload_lines(run: Run, workload: str) -> list[str]:
+    stages = stage_points(run.points, workload)
+    rows = stage_rows(stages)
+    out = [f"### Serving: {md_text(workload)}", ""]
+    where = endpoints(stages)
+    if where:
+        out += ["Endpoint: " + ", ".join(md_text(e) for e in where), ""]
+    if rows:
+        shown = shown_columns(rows)
+        out += [md_table(["stage", "status", *(column_label(k) for k in shown)],
+                         [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
+                         right=tuple(range(2, 2 + len(shown)))), ""]
+    out += _notes([f"{r.label}: {n}" for r in rows for n in r.notes])
+    for p in (q for q in run.points if is_front(q) and q.workload == workload):
+        costs = front_rows(p)
+        if costs:
+            out += ["Cost at target interactivity:", "",
+                    md_table(FRONT_HEADERS, [[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu] for c in costs],
+                             right=(0, 1, 2)), ""]
+        out += _notes(list(stage_notes(p)))
+    names, metrics = server_metric_table(stages)
+    if metrics:
+        out += ["<details><summary>Server metrics (difference over each stage)</summary>", "",
+                md_table(["metric", *names], metrics, right=tuple(range(1, 1 + len(names)))), "", "</details>", ""]
+    return out
+
+
+def serving_lines(run: Run) -> list[str]:
+    """The Serving part of the summary; [] for a run without serving points."""
+    return [line for w in serving_workloads(run) for line in workload_lines(run, w)]

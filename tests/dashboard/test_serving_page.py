@@ -1,0 +1,98 @@
+"""The dashboard's Serving page: pick a serving workload and runs (by default the latest run of
+each commit), the two figures with one curve per run, and one run's stage table with its notes,
+costs at target interactivity and server metrics; the same strings as the reports
+(reports/serving_rows.py); user strings never become Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+
+from perfkit.reports.serving_rows import column_label, stage_points, stage_rows
+from perfkit.store.api import store_run
+from tests.dashboard.test_pages import app, plotly_figures
+from tests.helpers.serving_runs import serving_run
+from tests.helpers.workload_runs import decode_run
+
+
+@pytest.fixture
+def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    db = f"sqlite:///{tmp_path / 'serving.db'}"
+    store_run(serving_run("srv1", hostile=True), db)
+    store_run(serving_run("srv2", commit="beef001234567", speed=1.2, created="2026-01-02T00:00:00+00:00"), db)
+    store_run(serving_run("srv3", commit="beef001234567", speed=1.3, created="2026-01-03T00:00:00+00:00"), db)
+    store_run(serving_run("code1", workload="code", created="2026-01-04T00:00:00+00:00"), db)
+    store_run(decode_run(), db)
+    monkeypatch.setenv("PERFKIT_DB", db)
+    monkeypatch.setenv("PERFKIT_RUNS", str(tmp_path / "runs"))
+    return db
+
+
+def table(at: Any, key: str) -> Any:
+    (found,) = [df.value for df in at.dataframe if df.key == key] or [None]
+    if found is None:  # AppTest keys only tables with selections: find it by its columns
+        columns = {"srv_stages": {"stage", "status"}, "srv_front": {"$ per 1M output tokens"},
+                   "srv_server": {"metric"}}[key]
+        (found,) = [df.value for df in at.dataframe if columns <= set(df.value.columns)]
+    return found
+
+
+@pytest.mark.slow
+def test_serving_page_draws_the_latest_run_of_each_commit(url: str) -> None:
+    at = app("views/serving.py", workload="serving/chat")
+    assert [s.value for s in at.selectbox][:1] == ["serving/chat"]
+    assert list(at.selectbox[0].options) == ["serving/chat", "serving/code"]
+    (runs,) = at.multiselect
+    assert runs.value == ["srv3", "srv1"]  # srv2 is an older run of srv3's commit
+    assert list(runs.options) == ["beef001234 · srv3", "beef001234 · srv2", "c0ffee1234 · srv1"]
+    latency, cost = plotly_figures(at)
+    names = [t.get("name") for t in latency["data"]]
+    assert names.count("beef001234 · srv3") == 2 and names.count("c0ffee1234 · srv1") == 2  # both panels
+    assert latency["layout"]["title"]["text"] == "Latency vs throughput"
+    assert cost["layout"]["title"]["text"] == "Cost vs interactivity"
+    assert "x" in [s for t in latency["data"] for s in (t.get("marker", {}).get("symbol") or [])]
+
+
+@pytest.mark.slow
+def test_serving_page_shows_the_stage_table_and_escaped_notes(url: str) -> None:
+    at = app("views/serving.py", workload="serving/chat")
+    at.selectbox(key="srv_run").set_value("srv1").run()
+    assert not at.exception
+    stages = table(at, "srv_stages")
+    run = serving_run("srv1", hostile=True)
+    expected = stage_rows(stage_points(run.points))
+    assert list(stages["stage"]) == [r.label for r in expected]
+    ttft = column_label("ttft_p50_s")
+    assert list(stages[ttft]) == [r.cells["ttft_p50_s"] for r in expected]  # the reports' strings
+    notes = [w.value for w in at.warning]
+    assert any("client-bound" in n for n in notes) and any("2 requests failed" in n for n in notes)
+    for note in notes:  # Markdown-escaped: no link, no tag, no raw escape character
+        assert "[x](http" not in note and "<script>" not in note and "\x1b" not in note
+    endpoint = [c.value for c in at.caption if c.value.startswith("Endpoint")]
+    assert endpoint and "<script>" not in endpoint[0] and "&lt;script&gt;" in endpoint[0]
+    front = table(at, "srv_front")
+    assert list(front["$ per 1M output tokens"]) == ["1.5", "4.25"]
+    server = table(at, "srv_server")
+    assert list(server["metric"]) == ["vllm:num_preemptions_total", "vllm:prompt_tokens_total"]
+
+
+@pytest.mark.slow
+def test_serving_page_without_serving_runs_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = f"sqlite:///{tmp_path / 'decode.db'}"
+    store_run(decode_run(), db)
+    monkeypatch.setenv("PERFKIT_DB", db)
+    at = app("views/serving.py")
+    assert any("No serving runs" in i.value for i in at.info) and not plotly_figures(at)
+
+
+@pytest.mark.slow
+def test_run_page_names_serving_stages(url: str) -> None:
+    from perfkit.reports.serving_rows import SERVING_STAGE
+    from tests.dashboard.test_pages import frame
+
+    points = frame(app("views/run.py", run="srv1"), "run_points")
+    assert set(points["median"]) == {SERVING_STAGE}
