@@ -37,6 +37,11 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+def module_name(command: str) -> str:
+    """The module under perfkit.commands of a command (`serve-bench` -> perfkit.commands.serve_bench)."""
+    return f"perfkit.commands.{command.replace('-', '_')}"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse with its usage errors on one line (exit 2); subcommand parsers inherit it."""
 
@@ -53,7 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if command is None else (command,):
-        module = importlib.import_module(f"perfkit.commands.{name.replace('-', '_')}")
+        module = importlib.import_module(module_name(name))
         command_parser = module.add_parser(sub)
         command_parser.set_defaults(_run=module.run)
     return parser

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from perfkit.cli import COMMANDS
+from perfkit.cli import COMMANDS, module_name
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "examples" / "traces" / "alexnet-a100.json.gz"
@@ -20,7 +20,7 @@ NOT_FOR_ANALYZE = (
     "torch", "scipy", "sqlalchemy", "streamlit", "plotly", "pydantic", "rich", "jinja2",
     "perfkit.store", "perfkit.reports", "perfkit.pipeline", "perfkit.workloads", "perfkit.profiler",
     "perfkit.roofline", "perfkit.dashboard", "perfkit.api",
-    *(f"perfkit.commands.{name}" for name in COMMANDS if name != "analyze"),
+    *(module_name(name) for name in COMMANDS if name != "analyze"),
 )  # fmt: skip
 NOT_FOR_HELP = ("pandas", "numpy", "pyarrow", "msgspec", "yaml")
 
@@ -62,5 +62,5 @@ def test_analyze_imports_only_the_analysis_path_and_spawns_nothing() -> None:
 def test_help_imports_no_data_library() -> None:
     got = _child("--help")
     assert got["rc"] == 0 and "analyze" in got["stdout"]
-    assert all(f"perfkit.commands.{name}" in got["modules"] for name in COMMANDS)  # --help lists them all
+    assert all(module_name(name) in got["modules"] for name in COMMANDS)  # --help lists them all
     assert _loaded(got["modules"], NOT_FOR_HELP) == []

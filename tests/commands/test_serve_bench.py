@@ -71,7 +71,7 @@ def test_a_sweep_against_the_model_server(tmp_path: Path, db: str, capsys: pytes
 
 def _tpot_verdicts(out: str) -> list[str]:
     doc = json.loads(out)
-    return [c["verdict"] for c in doc["comparisons"] if c["metric"].endswith("tpot_p50_s")]
+    return [c["verdict"] for c in doc["rows"] if c["metric"].endswith("tpot_p50_s")]
 
 
 @pytest.mark.slow
