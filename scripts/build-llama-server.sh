@@ -86,6 +86,9 @@ if [ ! -f "$src/CMakeLists.txt" ]; then
   rm -rf "$src" && mv "$src.part" "$src"
 fi
 
+# the source tree is not a git checkout: keep llama.cpp's build info from reading perfkit's
+# repository above it (it would print perfkit's commit as llama.cpp's)
+export GIT_CEILING_DIRECTORIES="$dir"
 # CPU only, no network features (LLAMA_CURL is deprecated in newer trees: a warning, no error),
 # no tests/examples: only what llama-server needs.
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \

@@ -159,3 +159,12 @@ def test_infinite_burstiness_is_a_constant_rate(tmp_path: Path) -> None:
     d["burstiness"] = math.inf  # json writes Infinity, as vLLM's json.dump does
     [stage] = read_serving_results(write(tmp_path, d))
     assert (stage.strategy, stage.burstiness, stage.request_rate_per_s) == ("constant", None, 4.0)
+
+
+def test_a_ramp_up_stage(tmp_path: Path) -> None:
+    d = raw()
+    d |= {"request_rate": "inf", "ramp_up_strategy": "linear", "ramp_up_start_rps": 1,
+          "ramp_up_end_rps": 10}
+    [stage] = read_serving_results(write(tmp_path, d))
+    assert (stage.strategy, stage.request_rate_per_s) == ("ramp-up-linear", None)
+    assert stage.name == "ramp-up-linear 1->10/s concurrency=8"

@@ -127,6 +127,10 @@ def _load(d: dict[str, Any]) -> tuple[str | None, float | None, float | None, in
 
 def _stage(path: str, index: int, line: int | None, d: dict[str, Any]) -> IngestedStage:
     strategy, rate, burst, cap = _load(d)
+    name = stage_name(strategy, cap, rate, burst)
+    start, end = number(d.get("ramp_up_start_rps")), number(d.get("ramp_up_end_rps"))
+    if strategy and strategy.startswith("ramp-up") and start is not None and end is not None:
+        name = stage_name(f"{strategy} {start:g}->{end:g}/s", cap, None)
     summary: dict[str, float] = {}
     for key, value in d.items():
         if key in _PLAIN:
@@ -137,7 +141,7 @@ def _stage(path: str, index: int, line: int | None, d: dict[str, Any]) -> Ingest
     info = {k: v for k in ("date", "backend", "label", "model_id", "tokenizer_id", "num_prompts")
             if (v := text_field(d.get(k))) is not None}
     return IngestedStage(
-        source=SOURCE, path=path, name=stage_name(strategy, cap, rate, burst), index=index,
+        source=SOURCE, path=path, name=name, index=index,
         strategy=strategy, concurrency=cap, request_rate_per_s=rate, burstiness=burst,
         duration_s=number(d.get("duration")), requests=records, summary=summary,
         definitions=definitions_for(summary, DEFINITIONS),
