@@ -22,7 +22,7 @@ import pytest
 from perfkit.workloads.serving.records import TOKENS_FROM_CHUNKS, RequestRecord
 from perfkit.workloads.serving.tiny_gguf import write_tiny_gguf
 
-pytestmark = pytest.mark.llama
+pytestmark = [pytest.mark.llama, pytest.mark.slow]  # seconds with a real server
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 120.0  # model load + warm-up of a 2-layer model: seconds; a slow CI box: more
