@@ -1,4 +1,5 @@
-"""Shared test configuration: single-threaded torch, the `gpu` marker, shared trace folder."""
+"""Shared test configuration: single-threaded torch, the `gpu` and `llama` markers, shared trace
+folder."""
 
 from __future__ import annotations
 
@@ -48,7 +49,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_HERMETIC_HOME, ignore_errors=True)
 
 
+LLAMA_SERVER_ENV = "PERFKIT_LLAMA_SERVER"  # a built llama-server (scripts/build-llama-server.sh)
+
+
+def llama_server_skip_reason() -> str | None:
+    """Why the `llama` tests cannot run here (None: $PERFKIT_LLAMA_SERVER is an executable)."""
+    path = os.environ.get(LLAMA_SERVER_ENV, "")
+    if not path:
+        return f"set {LLAMA_SERVER_ENV} to a llama-server binary (scripts/build-llama-server.sh)"
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return f"{LLAMA_SERVER_ENV}={path} is not an executable file"
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    llama_reason = llama_server_skip_reason()
+    if llama_reason is not None:
+        skip_llama = pytest.mark.skip(reason=llama_reason)
+        for item in items:
+            if item.get_closest_marker("llama") is not None:
+                item.add_marker(skip_llama)
     if _cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
