@@ -76,6 +76,8 @@ SMOKE: dict[str, Smoke] = {
         (str(NSYS_EXPORT), "{tmp}/scaled.sqlite", "--kernels", "1"), (r"CUPTI_ACTIVITY_KIND_KERNEL \d+",),
         needs=NSYS_EXPORT),
     "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
+    # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
+    "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
     "timer_floor": Smoke(("--smoke",), (r"paired ratio", r"all within target: (True|False)"), slow=True),
     "timer_vs_do_bench": Smoke(
         ("--smoke",), (r"needs a CUDA device; nothing to compare|worst \|ratio - 1\|",), slow=True),

@@ -22,6 +22,7 @@ from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS,
 from perfkit.workloads.serving.sse import MAX_EVENT_BYTES, SseError, SseParser
 
 APIS = ("completions", "chat")
+UNSENT_RETRIES = 3  # a request that never reached the server (a closed keep-alive connection)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class _Recorder:
     def chunk(self, payload: Any, t: float) -> str | None:
         if not isinstance(payload, dict):
             return "malformed SSE: a data line that is not a JSON object"
-        info = read_chunk(payload, self.completion)
+        # the cumulative count so far: the server's usage, else the tokens counted from other sources
+        info = read_chunk(payload, self.completion if self.completion is not None else len(self.token_times))
         if info.completion_tokens is not None:
             self.completion = max(info.completion_tokens, self.completion or 0)
         if info.prompt_tokens is not None:
@@ -142,31 +144,50 @@ class _Recorder:
 
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
                prompt: Prompt, t0: float) -> RequestRecord:
-    """Send one request; every failure is the record's error (the load test goes on)."""
-    rec = _Recorder(index, scheduled_s, prompt, t0)
+    """Send one request; every failure is the record's error (the load test goes on).
+
+    A pooled keep-alive connection the server closed meanwhile (llama.cpp's server closes them
+    after its keep-alive timeout or request count) fails before the request reaches the server:
+    such a request is sent again (at most UNSENT_RETRIES times: the next pooled connection may be
+    closed too), timed from its last send.
+    """
     body = json.dumps(request_body(opts, prompt)).encode()
-    error: str | None = None
+    for attempt in range(UNSENT_RETRIES + 1):
+        rec = _Recorder(index, scheduled_s, prompt, t0)
+        error, unsent = await _attempt(session, opts, rec, body, t0)
+        if not unsent or attempt == UNSENT_RETRIES:
+            break
+    if rec.end_s is None:
+        rec.end_s = time.monotonic() - t0
+    return rec.record(error)
+
+
+async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Recorder, body: bytes,
+                   t0: float) -> tuple[str | None, bool]:
+    """(error or None, whether the request never reached the server on a reused connection)."""
+    answered = False
     try:
         rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
         async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"},
                                 trace_request_ctx=rec) as resp:
+            answered = True
             if resp.status != 200:
                 text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
                 raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
             await _read_stream(resp, rec, opts, t0)
     except _Failed as exc:
-        error = str(exc)
+        return str(exc), False
     except asyncio.TimeoutError:
-        error = "timeout: no data within the read timeout, or the request took longer than its limit"
+        return "timeout: no data within the read timeout, or the request took longer than its limit", False
     except aiohttp.ClientConnectorError as exc:
-        error = f"unreachable: {exc.os_error.strerror if exc.os_error else exc}"
+        return f"unreachable: {exc.os_error.strerror if exc.os_error else exc}", False
     except aiohttp.ClientPayloadError:
-        error = "stream closed mid-response"
+        return "stream closed mid-response", False
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        return f"connection: {type(exc).__name__}: {str(exc)[:160]}", not answered
     except (aiohttp.ClientError, OSError) as exc:
-        error = f"connection: {type(exc).__name__}: {str(exc)[:160]}"
-    if rec.end_s is None:
-        rec.end_s = time.monotonic() - t0
-    return rec.record(error)
+        return f"connection: {type(exc).__name__}: {str(exc)[:160]}", False
+    return None, False
 
 
 class _Failed(Exception):
