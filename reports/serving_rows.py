@@ -137,7 +137,7 @@ class FrontRow:
     throughput_per_gpu: str
 
 
-FRONT_HEADERS = ("target interactivity (tok/s per user)", "$ per 1M output tokens", "output tok/s per GPU")
+FRONT_HEADERS = ("target interactivity (tok/s per user)", "cost per 1M output tokens", "output per GPU")
 
 
 def front_rows(point: PointResult) -> list[FrontRow]:

@@ -131,7 +131,7 @@ def test_headline_and_front_rows() -> None:
     line = headline(stage)
     assert line.startswith(f"{column_label('ttft_p50_s')} 60 ms · {column_label('tpot_p50_s')} 11 ms")
     assert [(r.target, r.usd_per_1m_output_tok, r.throughput_per_gpu) for r in front_rows(front)] == [
-        ("20", "1.5", "350"), ("50", "4.25", "120")]
+        ("20", "1.5 USD", "350 tok/s"), ("50", "4.25 USD", "120 tok/s")]
     assert point_cells(stage).median == SERVING_STAGE and not point_cells(stage).timed
 
 
@@ -149,7 +149,7 @@ def test_markdown_serving_section_is_text_only() -> None:
     stage_rows = [r for r in serving.split("<tr>")[1:] if "<td>concurrency=" in r]
     assert len(stage_rows) == 3 and {r.count("<td") for r in stage_rows} == {14}  # no cell split by the `|`s
     assert "2 requests failed (HTTP 503 x2)" in html and "ITL is chunk gaps" in html
-    assert "| 20 | 1.5 | 350 |" in text  # the cost at each target interactivity
+    assert "| 20 | 1.5 USD | 350 tok/s |" in text  # the cost at each target interactivity
 
 
 def test_html_serving_section_has_figures_table_and_escaped_notes() -> None:
