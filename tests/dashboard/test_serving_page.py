@@ -35,7 +35,7 @@ def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def table(at: Any, key: str) -> Any:
     (found,) = [df.value for df in at.dataframe if df.key == key] or [None]
     if found is None:  # AppTest keys only tables with selections: find it by its columns
-        columns = {"srv_stages": {"stage", "status"}, "srv_front": {"$ per 1M output tokens"},
+        columns = {"srv_stages": {"stage", "status"}, "srv_front": {"cost per 1M output tokens"},
                    "srv_server": {"metric"}}[key]
         (found,) = [df.value for df in at.dataframe if columns <= set(df.value.columns)]
     return found
@@ -75,7 +75,7 @@ def test_serving_page_shows_the_stage_table_and_escaped_notes(url: str) -> None:
     endpoint = [c.value for c in at.caption if c.value.startswith("Endpoint")]
     assert endpoint and "<script>" not in endpoint[0] and "&lt;script&gt;" in endpoint[0]
     front = table(at, "srv_front")
-    assert list(front["$ per 1M output tokens"]) == ["1.5", "4.25"]
+    assert list(front["cost per 1M output tokens"]) == ["1.5 USD", "4.25 USD"]
     server = table(at, "srv_server")
     assert list(server["metric"]) == ["vllm:num_preemptions_total", "vllm:prompt_tokens_total"]
 
