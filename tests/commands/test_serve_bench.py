@@ -130,3 +130,20 @@ def test_a_url_that_is_not_http_is_refused(tmp_path: Path, db: str, capsys: pyte
     code = main(["serve-bench", "ftp://x", "--out", str(tmp_path / "runs"), "--db", db])
     err = capsys.readouterr().err
     assert code == 2 and "serve-bench URL: endpoint 'ftp://x' is not an http(s) URL" in err
+
+
+@pytest.mark.slow
+def test_failed_requests_are_recorded_with_their_reasons_and_the_run_goes_on(
+        tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with running_server("--synthetic", "--ttft-ms", "5", "--itl-ms", "2", "--fault", "close-mid-stream",
+                        "--fault-every", "3") as url:
+        code = _bench(url, tmp_path, db, "--concurrency", "2", "--requests", "9", "--output-len", "8",
+                      "--format", "json")
+    doc = json.loads(capsys.readouterr().out)
+    m = doc["stages"][0]["metrics"]
+    assert code == 0 and m["requests_failed"] == 3 and m["requests_ok"] == 6
+    assert m["failures"] == {"stream closed mid-response": 3} or list(m["failures"]) == ["stream closed before [DONE]"]
+    from perfkit.workloads.serving.request_file import read_requests
+
+    records = read_requests(Path(doc["run_dir"]) / m["requests_file"])
+    assert len(records) == 9 and sum(1 for r in records if r.error) == 3  # every request kept, failed ones too
