@@ -56,6 +56,8 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
         notes.append(point.error)
     if m.get("client_bound"):
         notes.append(str(m["client_bound"]))
+    if m.get("saturated"):
+        notes.append(str(m["saturated"]))
     failed = m.get("requests_failed")
     if isinstance(failed, (int, float)) and failed:
         reasons = m.get("failures") if isinstance(m.get("failures"), dict) else {}

@@ -147,3 +147,16 @@ def test_failed_requests_are_recorded_with_their_reasons_and_the_run_goes_on(
 
     records = read_requests(Path(doc["run_dir"]) / m["requests_file"])
     assert len(records) == 9 and sum(1 for r in records if r.error) == 3  # every request kept, failed ones too
+
+
+@pytest.mark.slow
+def test_a_rate_sweep_finds_where_the_server_saturates(tmp_path: Path, db: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # one server slot of 10 + 9 x 5 = 55 ms per request: about 18 requests/s at most
+    with running_server("--synthetic", "--ttft-ms", "10", "--itl-ms", "5", "--max-concurrency", "1") as url:
+        code = _bench(url, tmp_path, db, "--rate", "4,60", "--requests", "16", "--output-len", "10",
+                      "--format", "json")
+    doc = json.loads(capsys.readouterr().out)
+    low, high = (s["metrics"] for s in doc["stages"])
+    assert code == 0 and "saturated" not in low
+    assert high["saturated"].startswith("saturated: at 60 requests/s offered")

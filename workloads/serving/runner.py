@@ -21,6 +21,7 @@ from perfkit.workloads.serving.client import ClientOptions
 from perfkit.workloads.serving.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.plan import price_of, slo_of, stage_plan
 from perfkit.workloads.serving.request_file import write_requests
+from perfkit.workloads.serving.saturation import saturation_reason
 from perfkit.workloads.serving.server_metrics import server_metrics
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.stage import StageResult, run_stage
@@ -54,10 +55,12 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
     result = asyncio.run(run_stage(client_options(spec), stage_plan(spec, point.params, ctx.seed)))
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
-                    measured=stage_metrics(spec, point.key, result, ctx))
+                    measured=stage_metrics(spec, point.key, result, ctx, point.params))
 
 
-def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunContext) -> dict[str, Any]:
+def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunContext,
+                  params: dict[str, Any] | None = None) -> dict[str, Any]:
+    params = params or {}
     ok = [r for r in result.records if r.ok]
     if not ok:
         reasons = sorted({r.error or "no output" for r in result.records})
@@ -75,6 +78,11 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
         metrics["send_late_p99_s"] = late
     if reason:
         metrics["client_bound"] = reason
+    rate = params.get("rate")
+    if isinstance(rate, (int, float)) and math.isfinite(rate):
+        saturated = saturation_reason(result.records, float(rate))
+        if saturated:
+            metrics["saturated"] = saturated
     metrics["endpoint"] = spec.endpoint
     server = server_metrics(result.metrics_before, result.metrics_after)
     if server:
