@@ -19,6 +19,7 @@ from perfkit.core.run_layout import serving_requests_name
 from perfkit.workloads.base import Point, Prepared, RunContext
 from perfkit.workloads.serving.client import ClientOptions
 from perfkit.workloads.serving.client_bound import client_bound_reason, p99
+from perfkit.workloads.serving.gpu_telemetry import gpu_telemetry
 from perfkit.workloads.serving.plan import price_of, slo_of, stage_plan
 from perfkit.workloads.serving.request_file import write_requests
 from perfkit.workloads.serving.saturation import saturation_reason
@@ -53,9 +54,13 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
                         measured=front_metrics(spec, ctx.earlier))
     if spec.endpoint is None:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
-    result = asyncio.run(run_stage(client_options(spec), stage_plan(spec, point.params, ctx.seed)))
-    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
-                    measured=stage_metrics(spec, point.key, result, ctx, point.params))
+    with gpu_telemetry(spec.endpoint) as gpus:
+        result = asyncio.run(run_stage(client_options(spec), stage_plan(spec, point.params, ctx.seed)))
+    measured = stage_metrics(spec, point.key, result, ctx, point.params)
+    server = {**measured.get("server_metrics", {}), **gpus.metrics()}
+    if server:
+        measured["server_metrics"] = server
+    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
 
 
 def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunContext,
