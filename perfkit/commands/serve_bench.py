@@ -52,6 +52,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--connect-timeout-s", type=float, default=None, help="longest connect (10)")
     p.add_argument("--no-usage", action="store_true", help="do not ask for stream_options usage")
     p.add_argument("--logprobs", action="store_true", help="ask for logprobs (token counts without usage)")
+    p.add_argument("--processes", type=int, default=None,
+                   help="client processes each stage's requests are spread over (default 1; more when a "
+                        "stage is client-bound)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs/)")
     p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
@@ -73,6 +76,7 @@ OPTION_OF = {
     "slo": "--slo", "slo.quantile": "--slo-quantile", "price": "--price-per-gpu-hour / --prices",
     "price.gpus": "--gpus", "price.usd_per_gpu_hour": "--price-per-gpu-hour",
     "target_interactivity": "--target-interactivity", "client": "--*-timeout-s", "name": "--name",
+    "client.processes": "--processes",
 }
 
 
@@ -149,7 +153,7 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
     if args.metrics_url:
         w["metrics_url"] = args.metrics_url
     client: dict[str, Any] = {"usage": not args.no_usage, "logprobs": args.logprobs}
-    for key in ("read_timeout_s", "request_timeout_s", "connect_timeout_s"):
+    for key in ("read_timeout_s", "request_timeout_s", "connect_timeout_s", "processes"):
         if getattr(args, key) is not None:
             client[key] = getattr(args, key)
     w["client"] = client

@@ -160,3 +160,21 @@ def test_a_rate_sweep_finds_where_the_server_saturates(tmp_path: Path, db: str,
     low, high = (s["metrics"] for s in doc["stages"])
     assert code == 0 and "saturated" not in low
     assert high["saturated"].startswith("saturated: at 60 requests/s offered")
+
+
+@pytest.mark.slow
+def test_a_stage_spread_over_client_processes(synthetic: str, tmp_path: Path, db: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for load in (["--concurrency", "6"], ["--rate", "50"]):
+        code = _bench(synthetic, tmp_path, db, *load, "--requests", "12", "--processes", "2", "--output-len", "6",
+                      "--format", "json")
+        doc = json.loads(capsys.readouterr().out)
+        m = doc["stages"][0]["metrics"]
+        assert code == 0 and m["requests_ok"] == 12 and "sent from 2 client processes" in m["serving_notes"]
+        from perfkit.workloads.serving.request_file import read_requests
+
+        records = read_requests(Path(doc["run_dir"]) / m["requests_file"])
+        assert sorted(r.index for r in records) == list(range(12))
+        # one time axis: every request was sent after t0 and its tokens came after its send
+        assert all(r.sent_s is not None and r.sent_s >= 0 and r.token_times_s[0] > r.sent_s for r in records)
+        assert 0.015 < m["ttft_p50_s"] < 0.06

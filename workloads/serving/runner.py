@@ -20,7 +20,8 @@ from perfkit.workloads.base import Point, Prepared, RunContext
 from perfkit.workloads.serving.client import ClientOptions
 from perfkit.workloads.serving.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.gpu_telemetry import gpu_telemetry
-from perfkit.workloads.serving.plan import price_of, slo_of, stage_plan
+from perfkit.workloads.serving.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.processes import run_stage_processes
 from perfkit.workloads.serving.request_file import write_requests
 from perfkit.workloads.serving.saturation import saturation_reason
 from perfkit.workloads.serving.server_metrics import server_metrics
@@ -55,12 +56,20 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     if spec.endpoint is None:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
     with gpu_telemetry(spec.endpoint) as gpus:
-        result = asyncio.run(run_stage(client_options(spec), stage_plan(spec, point.params, ctx.seed)))
+        result = _run(spec, point.params, ctx.seed)
     measured = stage_metrics(spec, point.key, result, ctx, point.params)
     server = {**measured.get("server_metrics", {}), **gpus.metrics()}
     if server:
         measured["server_metrics"] = server
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
+
+
+def _run(spec: ServingSpec, params: dict[str, Any], seed: int) -> StageResult:
+    opts, plan = client_options(spec), stage_plan(spec, params, seed)
+    if spec.client.processes == 1:
+        return asyncio.run(run_stage(opts, plan))
+    total = plan.requests if plan.requests is not None else len(plan.arrivals_s or ()) or DURATION_PROMPTS
+    return run_stage_processes(opts, plan, spec.client.processes, total)
 
 
 def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunContext,

@@ -173,6 +173,7 @@ class ClientSpec(FrozenModel):
     usage: bool = True
     logprobs: bool = False
     ignore_eos: bool = True
+    processes: int = Field(1, ge=1, le=256)  # client processes a stage's requests are spread over
 
 
 class ServingSpec(WorkloadSpec):

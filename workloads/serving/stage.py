@@ -80,9 +80,9 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         async with loop_lag() as lag:
             t0 = time.monotonic()
             if plan.arrivals_s is not None:
-                records, lateness = await _open_loop(session, opts, plan, t0)
+                records, lateness = await open_loop(session, opts, plan, t0)
             else:
-                records, lateness = await _closed_loop(session, opts, plan, t0), []
+                records, lateness = await closed_loop(session, opts, plan, t0), []
             duration = time.monotonic() - t0
         after = await scrape(session, plan.metrics_url, notes)
     records.sort(key=lambda r: r.index)
@@ -92,7 +92,7 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
     return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, gaps)
 
 
-async def _closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
+async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
                        t0: float) -> list[RequestRecord]:
     assert plan.concurrency
     limit = plan.requests if plan.requests is not None else 10_000_000
@@ -110,7 +110,7 @@ async def _closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan
     return out
 
 
-async def _open_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
+async def open_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
                      t0: float) -> tuple[list[RequestRecord], list[float]]:
     assert plan.arrivals_s is not None
     slots = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
