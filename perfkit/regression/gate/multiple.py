@@ -4,6 +4,13 @@ Benjamini-Hochberg (the default) controls the false discovery rate: among the ch
 reports, at most a share max_p are expected to be false. Unlike a family-wise correction
 (Holm, Bonferroni), whose threshold max_p / m leaves a gate of 1000 metrics blind to anything
 but huge changes, the BH threshold grows with the number of real changes found.
+
+Direction-restricted: regressions and improvements are two families, each adjusted over all m
+tests with the other direction's p-values set to 1. A regression is decided among the metrics
+that moved the bad way only, so real improvements are never discoveries that loosen the
+threshold for the rest: a pull request that only improves things fails no more often than one
+that changes nothing (measured: benchmarks/gate_improvements.py). Improvements are reported the
+same way, in their own family.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from perfkit.regression.gate.decide import verdict_reason
+from perfkit.regression.gate.decide import verdict_reason, worse_parts
 from perfkit.regression.gate.types import Comparison, Verdict
 
 CORRECTIONS = ("bh", "holm", "none")
@@ -61,10 +68,14 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     discovery needs.
     """
     idx = [i for i, c in enumerate(comparisons) if c.verdict != Verdict.INCOMPARABLE and math.isfinite(c.p_raw)]
-    raw = [comparisons[i].p_raw for i in idx]
-    adjusted = adjust_p_values(raw, method)
+    worse = [_moved_worse(comparisons[i]) for i in idx]
+    raw_worse = [comparisons[i].p_raw if w else 1.0 for i, w in zip(idx, worse, strict=True)]
+    raw_better = [1.0 if w else comparisons[i].p_raw for i, w in zip(idx, worse, strict=True)]
+    adj_worse, adj_better = adjust_p_values(raw_worse, method), adjust_p_values(raw_better, method)
+    adjusted = [aw if w else ab for aw, ab, w in zip(adj_worse, adj_better, worse, strict=True)]
     out = list(comparisons)
-    levels = {q: next_threshold(raw, adjusted, q, method) for q in {c.policy.max_p for c in out}}
+    # the smallest detectable regression: what one more discovery in the regression family needs
+    levels = {q: next_threshold(raw_worse, adj_worse, q, method) for q in {c.policy.max_p for c in out}}
     sel = [out[i] for i in idx]
     mde = detectable_changes(np.array([c.se_log for c in sel]), np.array([c.df for c in sel]),
                              np.array([levels[c.policy.max_p] for c in sel]))
@@ -72,6 +83,11 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
         verdict, reason = verdict_reason(out[i], p, len(idx), float(d))
         out[i] = replace(out[i], tests=len(idx), detectable=float(d), p_value=p, verdict=verdict, reason=reason)
     return out
+
+
+def _moved_worse(c: Comparison) -> bool:
+    """The comparison's estimate moved in the metric's bad direction (or not at all)."""
+    return worse_parts(c)[0] >= 0.0
 
 
 def detectable_changes(se_log: np.ndarray, df: np.ndarray, level: np.ndarray) -> np.ndarray:
