@@ -1,6 +1,10 @@
 """`perfkit ingest RUN_DIR...` stores runs made elsewhere (by `perfkit profile`);
 `perfkit ingest --format csv FILE` and `--format pytest-benchmark FILE` store other tools'
-results, so history, compare and gate work for any numbers.
+results, so history, compare and gate work for any numbers. `--format vllm|aiperf|guidellm FILE`
+stores a serving benchmark's result (`vllm bench serve --save-result`, AIPerf's
+profile_export.jsonl / profile_export_aiperf.json, GuideLLM's benchmarks.json / .yaml) as one
+run of serving points, one per load stage, like a `perfkit serve-bench` run; `--format serving`
+tells the three apart by content (docs/serving-ingest.md).
 
 CSV header: commit,metric,value,unit,direction,gpu,timestamp (one row per sample; optional
 branch column). Each input is one transaction: a bad file stores nothing. Runs already stored
@@ -11,23 +15,41 @@ branch column). Each input is one transaction: a bad file stores nothing. Runs a
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._store_args import add_db
 
-INPUT_FORMATS = ("run", "csv", "pytest-benchmark")
+if TYPE_CHECKING:
+    from perfkit.workloads.serving.ingest.to_run import IngestOptions
+
+SERVING_FORMATS = ("vllm", "aiperf", "guidellm", "serving")  # serving: any of the three, detected
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,200}")  # as a workload's name in a spec
+INPUT_FORMATS = ("run", "csv", "pytest-benchmark", *SERVING_FORMATS)
+# what the head of a vLLM, AIPerf or GuideLLM result holds (a hint for a file given without --format)
+_SERVING_MARKS = (b'"request_throughput"', b'"request_start_ns"', b'"aiperf_version"', b"guidellm_version",
+                  b"generative_benchmark")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "ingest", help="store runs (run directories, CSV, pytest-benchmark JSON) in the results store",
+        "ingest", help="store runs (run directories, CSV, pytest-benchmark JSON, vLLM / AIPerf / "
+             "GuideLLM serving results) in the results store",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="PATH", help="run directories, or files of --format")
     p.add_argument("--format", choices=INPUT_FORMATS, default="run",
                    help="what the inputs are (default: run directories)")
-    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark)")
-    p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model)")
+    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark, serving)")
+    p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model; "
+                                              "serving: default 'unknown GPU')")
+    serving = p.add_argument_group("serving results (--format vllm|aiperf|guidellm|serving)")
+    serving.add_argument("--commit", default=None, help="commit to record")
+    serving.add_argument("--name", default=None,
+                         help="workload and spec name (default: the tool: vllm, aiperf, guidellm)")
+    serving.add_argument("--price-per-gpu-hour", type=float, default=None, metavar="USD",
+                         help="GPU-hour price: adds the cost per 1M tokens")
+    serving.add_argument("--gpus", type=int, default=None, help="GPUs behind the server (default 1)")
     p.add_argument("--partial", action="store_true",
                    help="also store runs that never finished (killed: only run.partial.json), with the "
                         "points they recorded, as interrupted")
@@ -49,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.store.write import write_runs
 
     # Parse every input before writing anything.
+    serving = _serving_options(args)
     batches: list[tuple[str, list[StoredRun]]] = []
     for item in args.inputs:
-        if args.format == "csv":
+        if serving is not None:
+            from perfkit.workloads.serving.ingest.to_run import read_serving_run
+
+            batches.append((item, [from_run(read_serving_run(item, serving))]))
+        elif args.format == "csv":
             batches.append((item, parse_csv(item, branch=args.branch)))
         elif args.format == "pytest-benchmark":
             batches.append((item, parse_pytest_benchmark(item, gpu=args.gpu, branch=args.branch)))
@@ -76,6 +103,35 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _serving_options(args: argparse.Namespace) -> IngestOptions | None:
+    """The options of a serving format (None for the others, which refuse them)."""
+    from perfkit.core.errors import SpecError
+
+    given = [opt for opt, value in (("--commit", args.commit), ("--name", args.name), ("--gpus", args.gpus),
+                                    ("--price-per-gpu-hour", args.price_per_gpu_hour)) if value is not None]
+    if args.format not in SERVING_FORMATS:
+        if given:
+            raise SpecError(f"{given[0]} is for serving results; pass --format "
+                            f"{'|'.join(SERVING_FORMATS)}, or leave it out")
+        return None
+    from perfkit.workloads.serving.cost import Price
+    from perfkit.workloads.serving.ingest.to_run import IngestOptions
+
+    if args.name is not None and not _NAME.fullmatch(args.name):
+        raise SpecError(f"--name {args.name[:60]!r}: use letters, digits, '.', '_' and '-' (at most 200), "
+                        "e.g. --name llama-8b")
+    price = None
+    if args.price_per_gpu_hour is not None:
+        try:
+            price = Price(args.price_per_gpu_hour, 1 if args.gpus is None else args.gpus, "--price-per-gpu-hour")
+        except ValueError as exc:
+            raise SpecError(f"--price-per-gpu-hour / --gpus: {exc}") from None
+    elif args.gpus is not None:
+        raise SpecError("--gpus counts the GPUs a price is for; add --price-per-gpu-hour USD")
+    return IngestOptions(name=args.name, gpu=args.gpu, commit=args.commit, branch=args.branch, price=price,
+                         expected=None if args.format == "serving" else args.format)
+
+
 def _refuse_other_format(path: Path) -> None:
     """A CSV or pytest-benchmark file given without --format: say which flag it needs."""
     from perfkit.core.errors import SpecError
@@ -85,8 +141,11 @@ def _refuse_other_format(path: Path) -> None:
         return
     if path.suffix.lower() == ".csv":
         raise SpecError(f"{path}: a CSV file, not a run directory; pass --format csv")
-    if path.suffix.lower() == ".json" and path.name not in RECORD_FILES:
+    if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml") and path.name not in RECORD_FILES:
         with path.open("rb") as fh:
             head = fh.read(4096)
+        if b'"machine_info"' not in head and any(mark in head for mark in _SERVING_MARKS):
+            raise SpecError(f"{path}: a serving benchmark's result, not a run record; pass --format serving "
+                            "(or vllm, aiperf, guidellm)")
         if b'"benchmarks"' in head or b'"machine_info"' in head:
             raise SpecError(f"{path}: a pytest-benchmark file, not a run record; pass --format pytest-benchmark")

@@ -93,7 +93,8 @@ def iso_utc(value: str | datetime) -> str:
 
 
 def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
-    """The stored form of a perfkit Run (run_dir: where relative artifact paths point)."""
+    """The stored form of a perfkit Run (run_dir: where relative artifact paths point). Its source
+    is "perfkit", or the tool a run made from another tool's file came from (`env.source`)."""
     git = run.env.git
     metrics = tuple(run_metrics(run))
     with_time = {m.point_key for m in metrics if m.name.endswith(":time_s")}
@@ -121,7 +122,7 @@ def from_run(run: Run, run_dir: Path | None = None) -> StoredRun:
         gpu=run.env.label,
         device=run.device,
         status=run.status,
-        source=SOURCE_PERFKIT,
+        source=run.env.source.format if run.env.source is not None else SOURCE_PERFKIT,
         env=run.env,
         metrics=metrics,
         commit=git.commit,

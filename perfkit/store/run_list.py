@@ -23,7 +23,7 @@ class RunListing:
     gpu: str
     device: str
     status: str
-    source: str  # perfkit (a run directory) | csv | pytest-benchmark
+    source: str  # perfkit (a run directory) | csv | pytest-benchmark | vllm | aiperf | guidellm
     dirty: bool | None
     spec: str  # the spec's name ("" when it has none)
     points: dict[str, int] = field(default_factory=dict)  # point status (ok, failed, skipped) -> points

@@ -50,6 +50,8 @@ def test_load_parameters_old_and_new_layouts() -> None:
         "poisson", 8, 2.0, 1.0)
     assert new.info["aiperf_version"] == "0.10.0"
     assert new.info["model"] == old.info["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (old.info["endpoint"], new.info["endpoint"]) == ("localhost:8000", "http://localhost:8000")
+    assert sorted(Path(f).name for f in new.files) == ["profile_export.jsonl", "profile_export_aiperf.json"]
 
 
 def test_summary_maps_aiperf_names() -> None:

@@ -33,7 +33,9 @@ def test_one_stage_per_benchmark() -> None:
         1, "constant", 2.0, None)
     assert rate.name == "constant rate=2/s"
     assert sync.duration_s == pytest.approx(report()["benchmarks"][0]["duration"])
-    assert sync.info == {"guidellm_version": "0.7.3"}
+    assert sync.info == {"guidellm_version": "0.7.3", "model": "meta-llama/Llama-3.1-8B-Instruct",
+                         "endpoint": "http://localhost:8000", "start_time": sync.info["start_time"]}
+    assert float(sync.info["start_time"]) == report()["benchmarks"][0]["start_time"]
 
 
 def test_summary_from_the_successful_group() -> None:
@@ -108,7 +110,7 @@ def test_a_yaml_report(tmp_path: Path) -> None:
     path = tmp_path / "benchmarks.yaml"
     path.write_text(yaml.safe_dump(report()))
     assert read_serving_results(path) == [
-        s.__class__(**{**s.__dict__, "path": str(path)}) for s in read_serving_results(NEW)]
+        s.__class__(**{**s.__dict__, "path": str(path), "files": (str(path),)}) for s in read_serving_results(NEW)]
 
 
 def test_bad_requests_are_dropped(tmp_path: Path) -> None:

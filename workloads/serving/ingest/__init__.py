@@ -21,4 +21,9 @@ tool's own aggregates under perfkit's names. The summary names, common to the th
 STAT: mean, std, min, max, p50, pNN (p99.9 -> p99_9). Each source module has its full table;
 the definitions that differ from perfkit's travel with each stage (`IngestedStage.definitions`).
 A file that cannot be read raises `ServingResultsError` (boundary.py; a bad-input PerfkitError).
+
+`read_serving_run(path)` (to_run.py) makes one perfkit run of a file's stages, a serving point
+per stage (points.py: the load as params, metrics by perfkit's definitions or the tool's
+aggregates under perfkit's keys), which `perfkit ingest --format vllm|aiperf|guidellm|serving`
+stores (docs/serving-ingest.md).
 """

@@ -134,7 +134,8 @@ def read(records: Document | None, summary: Document | None, notes: list[str]) -
         source=SOURCE, path=path, name=stage_name(strategy, cap, rate, burst), strategy=strategy,
         concurrency=cap, request_rate_per_s=rate, burstiness=burst, duration_s=duration,
         requests=reqs, summary=stats, definitions=definitions_for(stats, DEFINITIONS),
-        notes=tuple(out_notes), info=_info(top, config))
+        notes=tuple(out_notes), info=_info(top, config),
+        files=tuple(d.path for d in (records, summary) if d is not None))
 
 
 # -- summary -----------------------------------------------------------------------------------
@@ -201,6 +202,11 @@ def _info(top: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
              else names[0] if isinstance(names, list) and names else None)
     if (model := text_field(first)) is not None:
         info["model"] = model
+    endpoint = mapping(config.get("endpoint"))
+    urls = endpoint.get("urls")
+    url = text_field(urls[0] if isinstance(urls, list) and urls else endpoint.get("url"))
+    if url is not None:
+        info["endpoint"] = url
     return info
 
 

@@ -28,6 +28,7 @@ median), std (from std_dev), min, max, pNN (p001 -> p0_1, p999 -> p99_9)):
 | tokens_per_second (mean)                 | total_tok_per_s                |
 | request_concurrency (mean)               | mean_concurrency               |
 | request_totals successful / errored / incomplete | completed / failed / incomplete |
+| request_totals total                     | requests_total (kept or not)   |
 
 GuideLLM's "inter_token_latency" is vLLM's (and perfkit's) TPOT, and its "time per output token"
 includes the first token. Definitions that differ from perfkit's are in `DEFINITIONS`.
@@ -66,7 +67,8 @@ _DISTRIBUTIONS = {"time_to_first_token_ms": ("ttft", 1e-3), "inter_token_latency
                   "time_per_output_token_ms": ("e2e_per_token", 1e-3), "request_latency": ("e2e", 1.0)}
 _MEANS = {"requests_per_second": "request_per_s", "output_tokens_per_second": "output_tok_per_s",
           "tokens_per_second": "total_tok_per_s", "request_concurrency": "mean_concurrency"}
-_TOTALS = {"successful": "completed", "errored": "failed", "incomplete": "incomplete"}
+_TOTALS = {"successful": "completed", "errored": "failed", "incomplete": "incomplete",
+           "total": "requests_total"}
 _FIXED_POINT = {"p001": "p0.1", "p01": "p1", "p05": "p5", "p999": "p99.9"}
 INCOMPLETE = "incomplete: still running when the benchmark ended (GuideLLM cancelled it)"
 DEFINITIONS = {
@@ -101,13 +103,13 @@ def read(doc: Document) -> list[IngestedStage]:
     if not benchmarks:
         fail(doc.path, "the report has no benchmarks (the run stopped before the first finished); "
              "pass a report with results")
-    version = text_field(mapping(top.get("metadata")).get("guidellm_version"))
+    report_info = _report_info(top)
     stages = []
     for index, bench in enumerate(benchmarks):
         if not isinstance(bench, dict):
             fail(doc.path, f"benchmarks[{index}] is a {type(bench).__name__}, not a benchmark; "
                  "pass the report GuideLLM wrote")
-        stages.append(_stage(doc.path, index, bench, version))
+        stages.append(_stage(doc.path, index, bench, report_info))
     return stages
 
 
@@ -146,7 +148,24 @@ def _duration(bench: dict[str, Any]) -> float | None:
     return duration if duration is not None and duration >= 0 else None
 
 
-def _stage(path: str, index: int, bench: dict[str, Any], version: str | None) -> IngestedStage:
+def _report_info(top: dict[str, Any]) -> dict[str, str]:
+    """The report's version, model and target (0.4+: `metadata`, `config`)."""
+    config = mapping(top.get("config"))
+    found = {"guidellm_version": mapping(top.get("metadata")).get("guidellm_version"),
+             "model": config.get("model"), "endpoint": config.get("target")}
+    return {k: v for k, raw in found.items() if (v := text_field(raw)) is not None}
+
+
+def _bench_info(bench: dict[str, Any], report_info: dict[str, str]) -> dict[str, str]:
+    """The report's info, the benchmark's start (Unix seconds) and 0.3's backend target / model."""
+    worker = mapping(bench.get("worker"))
+    found = {"start_time": bench.get("start_time") if number(bench.get("start_time")) else None,
+             "endpoint": worker.get("backend_target"), "model": worker.get("backend_model")}
+    own = {k: v for k, raw in found.items() if (v := text_field(raw)) is not None}
+    return {**own, **report_info}
+
+
+def _stage(path: str, index: int, bench: dict[str, Any], report_info: dict[str, str]) -> IngestedStage:
     kind, rate, burst, cap = _strategy(bench)
     metrics = mapping(bench.get("metrics"))
     stats = _summary(metrics)
@@ -154,12 +173,12 @@ def _stage(path: str, index: int, bench: dict[str, Any], version: str | None) ->
     if duration is not None:
         stats["duration_s"] = duration
     records, notes = _requests(index, bench, metrics)
-    info = {"guidellm_version": version} if version else {}
+    info = _bench_info(bench, report_info)
     return IngestedStage(
         source=SOURCE, path=path, name=stage_name(kind, cap, rate, burst), index=index,
         strategy=kind, concurrency=cap, request_rate_per_s=rate, burstiness=burst,
         duration_s=duration, requests=records, summary=stats,
-        definitions=definitions_for(stats, DEFINITIONS), notes=tuple(notes), info=info)
+        definitions=definitions_for(stats, DEFINITIONS), notes=tuple(notes), info=info, files=(path,))
 
 
 def _requests(index: int, bench: dict[str, Any],

@@ -19,7 +19,9 @@ class IngestedStage:
     own client writes. `summary` is the tool's own aggregate numbers under perfkit's names, in
     seconds, tokens and 1/s (the table of names is in each source's module docstring);
     `definitions` says, for the summary keys whose tool definition differs from perfkit's, how
-    the tool defines them. `notes` say what was assumed, dropped or missing.
+    the tool defines them. `notes` say what was assumed, dropped or missing. `info` holds what
+    the file says about the run as text: model, tool version, start time (`date`, vLLM's
+    "%Y%m%d-%H%M%S"; `start_time`, ISO 8601 or Unix seconds) and `endpoint` where given.
     """
 
     source: str  # "vllm" | "aiperf" | "guidellm"
@@ -35,7 +37,8 @@ class IngestedStage:
     summary: dict[str, float] = field(default_factory=dict)
     definitions: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    info: dict[str, str] = field(default_factory=dict)  # model, tool version, date: as given
+    info: dict[str, str] = field(default_factory=dict)  # model, tool version, date, endpoint: as given
+    files: tuple[str, ...] = ()  # every file read for it (AIPerf: the records and the summary)
 
 
 def stage_name(strategy: str | None, concurrency: int | None, rate: float | None,

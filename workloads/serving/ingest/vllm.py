@@ -145,7 +145,7 @@ def _stage(path: str, index: int, line: int | None, d: dict[str, Any]) -> Ingest
         strategy=strategy, concurrency=cap, request_rate_per_s=rate, burstiness=burst,
         duration_s=number(d.get("duration")), requests=records, summary=summary,
         definitions=definitions_for(summary, DEFINITIONS),
-        notes=tuple(notes), info=info)
+        notes=tuple(notes), info=info, files=(path,))
 
 
 def _lists(path: str, line: int | None, d: dict[str, Any]) -> dict[str, list[Any]]:
