@@ -39,6 +39,24 @@ class DeviceError(PerfkitError):
     """A device that was asked for but is not available."""
 
 
+ECHO_LIMIT = 80  # characters of a user's value quoted in a message
+
+
+def shorten(value: object, limit: int = ECHO_LIMIT) -> str:
+    """`value` as text for a message: whole when up to `limit` characters, else its start and
+    end around an ellipsis with its length, so a 10 KB value never becomes a 10 KB line."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return f"{text[: limit - tail - 1]}…{text[-tail:]} ({len(text)} characters)"
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """repr(value) shortened: a quoted user value in a message."""
+    return shorten(repr(value), limit)
+
+
 def located(path: str, line: int | None, col: int | None, message: str) -> str:
     """Format `FILE:LINE:COL: message` (1-based line and column; parts omitted when unknown)."""
     where = str(path)

@@ -174,7 +174,10 @@ STORE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("store-folder-missing", lambda t: ["ingest", _a_file(t), "--db", str(t / "no" / "such" / "x.db")], ""),
     ("store-unknown-driver", lambda t: ["history", "*", "--db", "mysql://u@localhost/x"], "--db"),
     ("store-postgres-unreachable", lambda t: ["history", "*", "--db", "postgresql://u@127.0.0.1:9/x"], ""),
-    ("store-empty-sqlite-url", lambda t: ["history", "*", "--db", "sqlite:///:memory:"], ""),
+    ("store-empty-sqlite-url", lambda t: ["history", "*", "--db", "sqlite:///:memory:"], "always empty"),
+    ("ingest-into-memory-store", lambda t: ["ingest", _a_file(t), "--db", "sqlite://"], "keeps nothing"),
+    ("profile-into-memory-store", lambda t: ["profile", _spec(t), "--quiet", "--db", "sqlite:///:memory:"],
+     "keeps nothing"),
 ]
 
 INGEST_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
