@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from perfkit.core.errors import EXIT_BAD_INPUT, exit_code_of
+from perfkit.core.errors import EXIT_BAD_INPUT, capped, exit_code_of
 from perfkit.core.version import __version__
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
@@ -46,7 +46,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with its usage errors on one line (exit 2); subcommand parsers inherit it."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {capped(message)}; see `{self.prog} --help`\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -57,6 +57,18 @@ def echo(value: object, limit: int = ECHO_LIMIT) -> str:
     return shorten(repr(value), limit)
 
 
+WORD_LIMIT = 160  # characters of one word (a path, a quoted value) in a printed error line
+LINE_LIMIT = 2000  # characters of a printed error line
+
+
+def capped(message: str) -> str:
+    """An error line as printed: on one line, every word over WORD_LIMIT characters shortened,
+    the whole at most LINE_LIMIT: the net under every message that quotes a user's value."""
+    words = " ".join(message.split()).split(" ")
+    line = " ".join(shorten(w, WORD_LIMIT) for w in words)
+    return shorten(line, LINE_LIMIT)
+
+
 def located(path: str, line: int | None, col: int | None, message: str) -> str:
     """Format `FILE:LINE:COL: message` (1-based line and column; parts omitted when unknown)."""
     where = str(path)
@@ -94,11 +106,11 @@ def exit_code_of(main: Callable[[], int]) -> int:
     try:
         return int(main())
     except PerfkitError as exc:
-        print(f"perfkit: error: {exc}", file=sys.stderr)
+        print(f"perfkit: error: {capped(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("perfkit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # a path that is a file, a read-only or full disk: one line, no traceback
-        print(f"perfkit: error: {describe_os_error(exc)}", file=sys.stderr)
+        print(f"perfkit: error: {capped(describe_os_error(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store
 from perfkit.store.engine import open_engine
@@ -58,10 +56,9 @@ def test_a_timeout_that_is_not_seconds_is_refused(value: str, monkeypatch: pytes
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_a_statement_stuck_behind_a_lock_ends_within_the_statement_timeout(pg_store: str, tmp_path: Path) -> None:
-    locker = create_engine(pg_store)
-    with locker.connect() as conn:
-        conn.execute(text("BEGIN"))
-        conn.execute(text("LOCK TABLE perfkit_schema IN ACCESS EXCLUSIVE MODE"))
+    locker = open_engine(pg_store)
+    with locker.connect() as conn, conn.begin():
+        conn.exec_driver_sql("LOCK TABLE perfkit_schema IN ACCESS EXCLUSIVE MODE")
         start = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-m", "perfkit", "history", "*", "--db", pg_store], capture_output=True, text=True,
@@ -69,7 +66,6 @@ def test_a_statement_stuck_behind_a_lock_ends_within_the_statement_timeout(pg_st
             env={**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB_STATEMENT_TIMEOUT_S": "1",
                  "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})
         elapsed = time.monotonic() - start
-        conn.execute(text("ROLLBACK"))
     locker.dispose()
     err = proc.stderr.strip()
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err[-2000:]
