@@ -89,6 +89,8 @@ _OS_HINTS = {
     errno.EPERM: "pass a path you can write to",
     errno.EROFS: "the file system is read-only; pass a writable path",
     errno.ENOENT: "check the path",
+    errno.EPIPE: "the reader at the other end of a pipe or socket went away",
+    errno.EBADF: "a file or pipe perfkit writes to was closed",
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_store
 from perfkit.store.engine import open_engine
