@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from perfkit.core.errors import StoreError, shorten
 from perfkit.store.url import check_persistent, sqlite_path
@@ -81,7 +82,23 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
         raise StoreError(
             f"--db {url!r}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
         ) from None
+    _one_line_errors(engine)
     return engine
+
+
+def _one_line_errors(engine: Engine) -> None:
+    """A statement that runs out of time (a lock, the statement timeout) or loses its server is
+    one StoreError line wherever it runs, not a traceback from a read deep in a command."""
+
+    @event.listens_for(engine, "handle_error")
+    def _convert(ctx: ExceptionContext) -> None:
+        exc = ctx.sqlalchemy_exception
+        if ctx.connection is None or ctx.is_pre_ping or not isinstance(exc, OperationalError):
+            return
+        if not (ctx.is_disconnect or _timed_out(str(exc.orig or exc).lower())):
+            return
+        reading = (ctx.statement or "").lstrip().upper().startswith(("SELECT", "WITH", "PRAGMA", "SHOW"))
+        raise operational_error(engine, exc, "reading the store" if reading else "writing the store")
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -186,6 +203,10 @@ def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError
     lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
     first = shorten(lines[0] if lines else type(exc).__name__, 200)
     return StoreError(f"{describe(engine)}: {doing} failed ({first}); {_advice(engine, first)}")
+
+
+def _timed_out(text: str) -> bool:
+    return any(word in text for word in ("locked", "busy", "timeout", "timed out", "canceling statement"))
 
 
 def _advice(engine: Engine, first: str) -> str:

@@ -200,3 +200,24 @@ def test_a_locked_sqlite_store_times_out_with_one_line(tmp_path: Path, locked_st
     err = _one_line_exit_2(proc, "PERFKIT_DB_BUSY_TIMEOUT_S")
     assert "locked" in err and "over 1 s" in err
     assert time.monotonic() - start < 30
+
+
+def test_a_read_stuck_behind_a_lock_is_one_store_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statement deep in a command (not the store's opening) that runs into the busy timeout."""
+    from perfkit.core.errors import StoreError
+    from perfkit.store.api import open_existing_store
+
+    db = _store(tmp_path)
+    monkeypatch.setenv("PERFKIT_DB_BUSY_TIMEOUT_S", "0.3")
+    engine = open_existing_store(str(db))
+    assert engine is not None
+    with engine.connect() as conn:
+        locker = sqlite3.connect(db, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(StoreError, match=r"reading the store failed \(database is locked\).*over 0.3 s"):
+                conn.exec_driver_sql("SELECT count(*) FROM runs").scalar()
+        finally:
+            locker.execute("ROLLBACK")
+            locker.close()
+    engine.dispose()
