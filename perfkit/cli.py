@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from perfkit.core.errors import EXIT_BAD_INPUT, exit_code_of
+from perfkit.core.errors import EXIT_BAD_INPUT, capped, exit_code_of
+from perfkit.core.stdout_guard import guard_stdout
 from perfkit.core.version import __version__
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
@@ -46,7 +47,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with its usage errors on one line (exit 2); subcommand parsers inherit it."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {capped(message)}; see `{self.prog} --help`\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -65,6 +66,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_stdout()  # a closed stdout drops what is printed, never the work (perfkit.core.stdout_guard)
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(words)

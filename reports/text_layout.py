@@ -30,7 +30,7 @@ class Row:
 
 def name_width(width: int, header: Sequence[str], rows: Sequence[Row]) -> int:
     """The first column's width: its longest name, at most what `width` leaves after the others."""
-    others = [max(len(h), *(r.cells[i].cell_len for r in rows)) for i, h in enumerate(header[1:])]
+    others = [max([len(h), *(r.cells[i].cell_len for r in rows)]) for i, h in enumerate(header[1:])]
     longest = max([len(header[0]), *(r.indent + len(r.name) for r in rows if any(c.cell_len for c in r.cells))])
     return max(min(width - sum(others) - len(GAP) * len(others), longest), MIN_NAME_WIDTH)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.atomic import write_json_atomic
-from perfkit.core.errors import StoreError
+from perfkit.core.errors import StoreError, shorten
 from perfkit.roofline.device_info import DeviceInfo
 
 SCHEMA_VERSION = 1
@@ -156,6 +157,21 @@ def calibration_dir() -> Path:
 
 def path_for(info: DeviceInfo, directory: Path | None = None) -> Path:
     return (directory or calibration_dir()) / f"{info.fingerprint}.json"
+
+
+def check_writable(directory: Path | None = None) -> Path:
+    """The calibration folder, made if missing and probed with a file: `perfkit calibrate` calls
+    it before measuring, so an unusable PERFKIT_HOME is one line, not a lost measurement."""
+    folder = directory or calibration_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".perfkit-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreError(f"{shorten(folder, 160)}: cannot store a calibration there ({exc.strerror or exc}); set "
+                         "PERFKIT_HOME to a folder you can write to, or pass --no-save") from None
+    return folder
 
 
 def save(cal: Calibration, directory: Path | None = None) -> Path:

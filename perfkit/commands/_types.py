@@ -10,13 +10,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from perfkit.core.errors import echo, shorten
+
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+            raise argparse.ArgumentTypeError(f"{echo(text)} is not an integer") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is below {minimum}; give an integer >= {minimum}")
         return value
@@ -30,9 +32,9 @@ def fraction(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        raise argparse.ArgumentTypeError(f"{echo(text)} is not a number") from None
     if not (math.isfinite(value) and 0 < value <= 1):
-        raise argparse.ArgumentTypeError(f"{text} is outside (0, 1]; give e.g. 0.05")
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is outside (0, 1]; give e.g. 0.05")
     return value
 
 
@@ -40,7 +42,7 @@ def regex(text: str) -> str:
     try:
         re.compile(text)
     except re.error as exc:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a regular expression ({exc})") from None
+        raise argparse.ArgumentTypeError(f"{echo(text)} is not a regular expression ({exc})") from None
     return text
 
 
@@ -59,16 +61,33 @@ def output_dir(text: str) -> Path:
     """--out: a directory perfkit can write in (made if missing), checked before any work."""
     path = Path(text)
     if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file; pass a directory (it is created if missing)")
+        raise argparse.ArgumentTypeError(f"{shorten(text, 160)} is a file; pass a directory (it is created if missing)")
     base = path
     while not base.exists() and base != base.parent:
         base = base.parent
     if not base.is_dir():
-        raise argparse.ArgumentTypeError(f"{base} (in {text}) is a file; pass a directory path")
+        raise argparse.ArgumentTypeError(f"{shorten(base, 160)} (in {shorten(text, 160)}) is a file; pass a directory path")
     try:
         fd, probe = tempfile.mkstemp(prefix=".perfkit-probe.", dir=base)
     except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot write in {base} ({exc.strerror}); pass a directory you can write to") from None
+        raise argparse.ArgumentTypeError(f"cannot write in {shorten(base, 160)} ({exc.strerror}); pass a directory you can "
+                                         "write to") from None
     os.close(fd)
     os.unlink(probe)
     return path
+
+
+def run_selector(text: str) -> str:
+    """A run on the command line (a run directory, a stored run id, a commit, BRANCH@GPU[:SPEC]):
+    never empty, which would name the current directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; name a run directory, a stored run id, a commit or BRANCH@GPU "
+                                         "(`perfkit runs` lists them)")
+    return text
+
+
+def run_path(text: str) -> Path:
+    """A run directory (or its run.json) on the command line: never empty (the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; pass a run directory (or its run.json)")
+    return Path(text)

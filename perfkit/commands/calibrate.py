@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"no stored calibration for {info.name} ({info.fingerprint}); run `perfkit calibrate`")
             return 0
     else:
+        if not args.no_save:  # where the result goes is checked before a measurement of minutes
+            store.check_writable()
         dtypes = [d for d in args.dtypes.split(",") if d.strip()] if args.dtypes else None
         progress = None if (args.quiet or args.json) else (lambda msg: print(f"  {msg}", file=sys.stderr))
         cal = calibrate(device, threads=threads, dtypes=dtypes, quick=args.quick, progress=progress)

@@ -17,16 +17,17 @@ import sys
 from typing import Any
 
 from perfkit.commands._store_args import add_comparison_options, add_db, add_format
+from perfkit.commands._types import run_selector
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "compare", help="compare two runs metric by metric (ratio, interval, p-value, verdict)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("base", metavar="BASE",
+    p.add_argument("base", metavar="BASE", type=run_selector,
                    help="baseline: run directory, run id, commit, or BRANCH@GPU[:SPEC] (its latest run of "
                         "CAND's spec, or of SPEC, other than CAND)")
-    p.add_argument("cand", metavar="CAND", help="candidate: run directory, run id, commit, or BRANCH@GPU[:SPEC]")
+    p.add_argument("cand", metavar="CAND", type=run_selector, help="candidate: run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
     add_format(p)
     add_comparison_options(p)

@@ -64,13 +64,17 @@ def run(args: argparse.Namespace) -> int:
     import importlib.util
 
     from perfkit.core.errors import EXIT_OK, SpecError
-    from perfkit.store.url import normalize_db_url
+    from perfkit.store.engine import check_sqlite_file
+    from perfkit.store.url import check_persistent, normalize_db_url, sqlite_path
 
     if importlib.util.find_spec("streamlit") is None:
         raise SpecError("the dashboard needs streamlit: pip install 'perfkit[dashboard]'")
     runs = list(args.runs or [Path("runs")])
     label = None
-    db_url = normalize_db_url(args.db)
+    db_url = normalize_db_url(args.db) if args.demo else check_persistent(args.db, writing=False)
+    path = sqlite_path(db_url)
+    if path is not None and not args.demo:  # a directory or a foreign file: one line, before the server starts
+        check_sqlite_file(path)
     if args.demo:
         from perfkit.dashboard.demo import build
 

@@ -21,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_comparison_options, add_db, add_format
+from perfkit.commands._types import run_selector
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "gate", help="exit 1 when the candidate regressed against the baseline",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--baseline", required=True, metavar="RUN",
+    p.add_argument("--baseline", required=True, metavar="RUN", type=run_selector,
                    help="run directory, run id, commit, or BRANCH@GPU[:SPEC] (its latest run of the "
                         "candidate's spec, or of SPEC, other than the candidate)")
-    p.add_argument("--candidate", required=True, metavar="RUN",
+    p.add_argument("--candidate", required=True, metavar="RUN", type=run_selector,
                    help="run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
     add_format(p)

@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _since_epoch(text: str | None) -> float | None:
     import time
 
-    from perfkit.core.errors import SpecError
+    from perfkit.core.errors import SpecError, echo
     from perfkit.store.records import parse_time
 
     if text is None:
@@ -56,14 +56,14 @@ def _since_epoch(text: str | None) -> float | None:
     try:
         return parse_time(value).timestamp()
     except ValueError:
-        raise SpecError(f"--since {text!r}: not an ISO date (2026-01-31) or N days ('30d')") from None
+        raise SpecError(f"--since {echo(text)}: not an ISO date (2026-01-31) or N days ('30d')") from None
 
 
 def run(args: argparse.Namespace) -> int:
     import difflib
     from dataclasses import replace
 
-    from perfkit.core.errors import EXIT_OK, SpecError, StoreError
+    from perfkit.core.errors import EXIT_OK, SpecError, StoreError, echo
     from perfkit.regression.changepoint.options import ChangePointOptions
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             if not names or (not glob and args.metric not in known):
                 close = difflib.get_close_matches(args.metric, known, n=3, cutoff=0.4)
                 hint = f"; did you mean {', '.join(close)}?" if close else "; list names with a glob such as '*'"
-                raise StoreError(f"{describe(engine)}: no metric {args.metric!r}{hint}")
+                raise StoreError(f"{describe(engine)}: no metric {echo(args.metric)}{hint}")
             for name in names:
                 gpus = read.metric_gpus(conn, name)
                 if args.gpu:
@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     if not series_info:
-        raise StoreError(f"{args.metric!r}: no stored runs" + (f" on a GPU matching {args.gpu!r}" if args.gpu else "")
+        on_gpu = f" on a GPU matching {echo(args.gpu)}" if args.gpu else ""
+        raise StoreError(f"{echo(args.metric)}: no stored runs{on_gpu}"
                          + (" in that time range" if since is not None else ""))
     if args.format == "json":
         sys.stdout.write(cr.render_json(rows, series_info))

@@ -68,8 +68,10 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.store.ingest_csv import parse_csv
     from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
     from perfkit.store.records import StoredRun, from_run
+    from perfkit.store.url import check_persistent
     from perfkit.store.write import write_runs
 
+    check_persistent(args.db)  # a store that would lose what it is given is refused first
     # Parse every input before writing anything.
     serving = _serving_options(args)
     batches: list[tuple[str, list[StoredRun]]] = []

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.spec import load_spec
     from perfkit.pipeline.sweep import ProfileOptions
 
+    if not args.no_store:  # a store that would lose the run is refused before anything else
+        from perfkit.store.url import check_persistent
+
+        check_persistent(args.db)
     if args.ncu:  # ncu profiles only what lies in perfkit's NVTX ranges
         _refuse_ncu_without_nvtx()
     if args.nsys:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.commands._store_args import add_comparison_options, add_db
+from perfkit.commands._types import run_path, run_selector
 from perfkit.core.errors import EXIT_OK
 
 
@@ -28,8 +29,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("run_dir", metavar="RUN", type=Path, help="run directory (or its run.json)")
-    p.add_argument("--vs", metavar="BASE", default=None,
+    p.add_argument("run_dir", metavar="RUN", type=run_path, help="run directory (or its run.json)")
+    p.add_argument("--vs", metavar="BASE", default=None, type=run_selector,
                    help="baseline (the before side; RUN is the candidate): run directory, stored run id, commit, "
                         "or BRANCH@GPU[:SPEC] (its latest run of RUN's spec, or of SPEC)")
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format (default: html)")

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from perfkit.commands._types import run_path
 from perfkit.core.artifacts import Artifacts
 from perfkit.core.run_layout import RunDir
 
@@ -28,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("run_dir", metavar="RUN", help="run directory (or its run.json)")
+    p.add_argument("run_dir", metavar="RUN", type=run_path, help="run directory (or its run.json)")
     p.add_argument("--calibration", default=None, help="a calibration JSON to use as the measured roof")
     p.add_argument("--ncu", default=None, help="an ncu raw-page CSV to place (default: the run's, if any)")
     p.add_argument("--roof", choices=("both", "measured", "datasheet"), default="both")

@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _filters_text(args: argparse.Namespace) -> str:
-    given = [f"--{name} {value}" for name in ("branch", "gpu", "spec", "commit", "status")
+    from perfkit.core.errors import shorten
+
+    given = [f"--{name} {shorten(value)}" for name in ("branch", "gpu", "spec", "commit", "status")
              if (value := getattr(args, name)) is not None]
     return f" matching {' '.join(given)}" if given else ""

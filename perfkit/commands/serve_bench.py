@@ -185,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
 
+    if not args.no_store:  # a store that would lose the run is refused before anything else
+        from perfkit.store.url import check_persistent
+
+        check_persistent(args.db)
     spec = build_spec(args)
     show = not args.quiet and args.format == "text"
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo)

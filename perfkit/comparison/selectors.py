@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.comparison.sides import side_from_run, side_from_store
-from perfkit.core.errors import StoreError
+from perfkit.core.errors import StoreError, echo, shorten
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import RUN_FILE
 from perfkit.regression.gate.compare import RunSide
@@ -47,9 +47,9 @@ def branch_search(selector: str, ref: Reference | None) -> RunSearch | None:
     branch, _, rest = selector.partition("@")
     gpu, colon, spec = rest.partition(":")
     if not branch:
-        raise StoreError(f"{selector!r}: BRANCH@GPU needs a branch (e.g. main@H100)")
+        raise StoreError(f"{echo(selector)}: BRANCH@GPU needs a branch (e.g. main@H100)")
     if colon and not spec:
-        raise StoreError(f"{selector!r}: BRANCH@GPU:SPEC needs a spec name after ':' (e.g. main@H100:kernels)")
+        raise StoreError(f"{echo(selector)}: BRANCH@GPU:SPEC needs a spec name after ':' (e.g. main@H100:kernels)")
     return RunSearch(branch, gpu, spec if colon else (ref.spec if ref else None), ref.run_id if ref else None)
 
 
@@ -59,7 +59,7 @@ def resolve(selector: str, engine: Engine | None, ref: Reference | None = None) 
     if is_run_path(selector) or path.is_dir():
         return side_from_run(load_run(path), selector)
     if engine is None:
-        raise StoreError(f"{selector!r}: not a run directory, and there is no store to look it up in; "
+        raise StoreError(f"{echo(selector)}: not a run directory, and there is no store to look it up in; "
                          "pass a run directory or --db (PERFKIT_DB)")
     with engine.connect() as conn:
         search = branch_search(selector, ref)
@@ -74,15 +74,15 @@ def _latest(conn: Connection, selector: str, search: RunSearch, store: str) -> r
     row = find_latest(conn, search)
     if row is not None:
         return row
-    what = f"branch {search.branch!r} on a GPU matching {search.gpu!r}"
+    what = f"branch {echo(search.branch)} on a GPU matching {echo(search.gpu)}"
     if search.spec is not None:
         what += f" of spec {search.spec or '(unnamed)'!r}"
     if search.exclude is not None and find_latest(conn, RunSearch(search.branch, search.gpu, search.spec)):
-        raise StoreError(f"{selector}: the only stored run of {what} is the candidate ({search.exclude}); "
-                         f"store another run of {search.branch!r} to compare against")
+        raise StoreError(f"{shorten(selector)}: the only stored run of {what} is the candidate ({search.exclude}); "
+                         f"store another run of {echo(search.branch)} to compare against")
     near = nearby_runs(conn, search)
     closest = f"; closest: {', '.join(b.describe() for b in near)}" if near else "; the store has no run near it"
-    raise StoreError(f"{selector}: no stored run of {what} in {store}{closest}; {LIST_HINT} "
+    raise StoreError(f"{shorten(selector)}: no stored run of {what} in {store}{closest}; {LIST_HINT} "
                      "(BRANCH@GPU:SPEC names another spec)")
 
 
@@ -90,19 +90,19 @@ def _of_commit(conn: Connection, selector: str, ref: Reference | None, store: st
     """The run of the commit `selector` names: of the reference's spec and GPU when it has several."""
     rows = runs_of_commit(conn, selector)
     if ref is not None and rows and all(r.run_id == ref.run_id for r in rows):
-        raise StoreError(f"commit {selector!r}: its only stored run is the candidate ({ref.run_id}); "
+        raise StoreError(f"commit {echo(selector)}: its only stored run is the candidate ({ref.run_id}); "
                          "name another commit or run")
     if ref is not None:
         rows = [r for r in rows if r.run_id != ref.run_id]
         rows = [r for r in rows if r.spec_name == ref.spec] or rows
         rows = [r for r in rows if r.gpu == ref.gpu] or rows
     if not rows:
-        raise StoreError(f"{selector!r}: no run directory, stored run id or commit of that name in {store}; "
+        raise StoreError(f"{echo(selector)}: no run directory, stored run id or commit of that name in {store}; "
                          f"{LIST_HINT} or pass a run directory")
     kinds = sorted({(r.spec_name, r.gpu) for r in rows})
     if len(kinds) > 1:
         runs = ", ".join(f"{r.run_id} (spec {r.spec_name or '(unnamed)'!r} on {r.gpu})" for r in rows[:4])
-        raise StoreError(f"commit {selector!r}: runs of several specs or GPUs ({runs}); pass a run id")
+        raise StoreError(f"commit {echo(selector)}: runs of several specs or GPUs ({runs}); pass a run id")
     return rows[0]
 
 
@@ -112,7 +112,7 @@ def resolve_pair(base_sel: str, cand_sel: str, engine: Engine | None) -> tuple[R
     cand = resolve(cand_sel, engine)
     base = resolve(base_sel, engine, reference(cand))
     if base.run_id == cand.run_id:
-        raise StoreError(f"{base_sel} and {cand_sel} are the same run ({cand.run_id}); "
+        raise StoreError(f"{shorten(base_sel)} and {shorten(cand_sel)} are the same run ({cand.run_id}); "
                          "compare a candidate with another run")
     return base, cand
 

@@ -39,6 +39,36 @@ class DeviceError(PerfkitError):
     """A device that was asked for but is not available."""
 
 
+ECHO_LIMIT = 80  # characters of a user's value quoted in a message
+
+
+def shorten(value: object, limit: int = ECHO_LIMIT) -> str:
+    """`value` as text for a message: whole when up to `limit` characters, else its start and
+    end around an ellipsis with its length, so a 10 KB value never becomes a 10 KB line."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return f"{text[: limit - tail - 1]}…{text[-tail:]} ({len(text)} characters)"
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """repr(value) shortened: a quoted user value in a message."""
+    return shorten(repr(value), limit)
+
+
+WORD_LIMIT = 160  # characters of one word (a path, a quoted value) in a printed error line
+LINE_LIMIT = 2000  # characters of a printed error line
+
+
+def capped(message: str) -> str:
+    """An error line as printed: on one line, every word over WORD_LIMIT characters shortened,
+    the whole at most LINE_LIMIT: the net under every message that quotes a user's value."""
+    words = " ".join(message.split()).split(" ")
+    line = " ".join(shorten(w, WORD_LIMIT) for w in words)
+    return shorten(line, LINE_LIMIT)
+
+
 def located(path: str, line: int | None, col: int | None, message: str) -> str:
     """Format `FILE:LINE:COL: message` (1-based line and column; parts omitted when unknown)."""
     where = str(path)
@@ -59,6 +89,8 @@ _OS_HINTS = {
     errno.EPERM: "pass a path you can write to",
     errno.EROFS: "the file system is read-only; pass a writable path",
     errno.ENOENT: "check the path",
+    errno.EPIPE: "the reader at the other end of a pipe or socket went away",
+    errno.EBADF: "a file or pipe perfkit writes to was closed",
 }
 
 
@@ -76,11 +108,11 @@ def exit_code_of(main: Callable[[], int]) -> int:
     try:
         return int(main())
     except PerfkitError as exc:
-        print(f"perfkit: error: {exc}", file=sys.stderr)
+        print(f"perfkit: error: {capped(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("perfkit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # a path that is a file, a read-only or full disk: one line, no traceback
-        print(f"perfkit: error: {describe_os_error(exc)}", file=sys.stderr)
+        print(f"perfkit: error: {capped(describe_os_error(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

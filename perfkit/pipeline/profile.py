@@ -104,9 +104,15 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
         if spec.nproc > 1 and not (ncu_pass or nsys_pass):  # several ranks under torchrun (docs/multi-gpu.md)
-            from perfkit.pipeline.ranks.launch import execute_launched
+            from perfkit.pipeline.ranks.launch import LaunchFailed, execute_launched
 
-            run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show)
+            try:
+                run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show)
+            except LaunchFailed as exc:  # not a signal (those are Ctrl-C's): its own exit code, one line
+                if not received.name:
+                    write_final(run_dir, exc.run)
+                    raise
+                run = exc.run
         else:
             run = execute(run, run_dir, points, plan_for(spec, options.quick, ncu_pass, nsys_pass), spec.seed, advance)
     if received.name:

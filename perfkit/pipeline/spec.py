@@ -22,7 +22,7 @@ from pydantic import (
     field_validator,
 )
 
-from perfkit.core.errors import SpecError
+from perfkit.core.errors import SpecError, echo, shorten
 from perfkit.core.yaml_source import YamlDoc, load_yaml
 from perfkit.workloads.base import RECORD, FrozenModel, Point, TimingSpec, WorkloadSpec
 from perfkit.workloads.models.spec import ModelSpec
@@ -167,8 +167,8 @@ def _parse_workload(doc: YamlDoc, index: int, raw: Any, shared_model: ModelSpec 
     if kind is None:
         raise doc.error(loc, f"workload has no 'kind'; add one of: {', '.join(sorted(KINDS))}")
     if not isinstance(kind, str) or kind not in KINDS:
-        hint = _did_you_mean(str(kind), KINDS)
-        raise doc.error([*loc, "kind"], f"unknown workload kind '{kind}'{hint}")
+        hint = _did_you_mean(str(kind)[:100], KINDS)
+        raise doc.error([*loc, "kind"], f"unknown workload kind {echo(kind)}{hint}")
     cls = spec_class(kind)
     try:
         context = {"yaml": doc, "loc": tuple(loc), "model": shared_model}  # kinds may record positions
@@ -240,7 +240,7 @@ def _first_error(doc: YamlDoc, exc: ValidationError, cls: type[BaseModel], prefi
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
     # pydantic adds the union/tagged member name to loc for unions; drop non-YAML parts
     full = [*prefix, *loc]
-    name = str(loc[-1]) if loc else "value"
+    name = shorten(loc[-1]) if loc else "value"
     etype = err["type"]
     value = err.get("input")
     ctx = err.get("ctx") or {}
@@ -256,16 +256,21 @@ def _first_error(doc: YamlDoc, exc: ValidationError, cls: type[BaseModel], prefi
         message = str(ctx.get("error", err["msg"]))
         return doc.error(full, f"'{name}': {message}{more}" if loc else f"{message}{more}")  # loc (): a model-level check
     if etype == "literal_error":
-        return doc.error(full, f"'{name}' is {value!r}; expected {ctx.get('expected')}{more}")
+        return doc.error(full, f"'{name}' is {echo(value)}; expected {ctx.get('expected')}{more}")
     if etype in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         bound = {"greater_than": "> {gt}", "greater_than_equal": ">= {ge}",
                  "less_than": "< {lt}", "less_than_equal": "<= {le}"}[etype].format(**ctx)
-        return doc.error(full, f"'{name}' is {value!r}; it must be {bound}{more}")
+        return doc.error(full, f"'{name}' is {echo(value)}; it must be {bound}{more}")
+    if etype in ("string_too_long", "too_long"):
+        limit = ctx.get("max_length")
+        size = f"{len(value)} {'characters' if etype == 'string_too_long' else 'items'}" if hasattr(value, "__len__") \
+            else "too long"
+        return doc.error(full, f"'{name}' is {size} long; the limit is {limit}, shorten it{more}")
     if etype in ("too_short", "string_too_short"):
         return doc.error(full, f"'{name}' is empty; give at least one value{more}")
     if etype == "string_pattern_mismatch":
-        return doc.error(full, f"'{name}' is {value!r}; use letters, digits, '_', '-', '.'{more}")
+        return doc.error(full, f"'{name}' is {echo(value)}; use letters, digits, '_', '-', '.'{more}")
     for word, phrase in _TYPE_WORDS.items():
         if etype.startswith(word):
-            return doc.error(full, f"'{name}' must be {phrase}, got {value!r}; fix its type{more}")
+            return doc.error(full, f"'{name}' must be {phrase}, got {echo(value)}; fix its type{more}")
     return doc.error(full, f"'{name}': {err['msg']}; fix the value{more}")

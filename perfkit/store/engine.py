@@ -1,9 +1,21 @@
 """Opening the store: SQLite in WAL mode with a busy timeout (safe with concurrent writers),
-or PostgreSQL through psycopg 3. Every write is one transaction (`write_tx`)."""
+or PostgreSQL through psycopg 3 with a connect and a statement timeout. Every write is one
+transaction (`write_tx`).
+
+A writer's connection puts a SQLite file in WAL mode and, when it closes as the last one, back in
+rollback-journal mode: a store at rest has no `-wal` / `-shm` files, so a reader (`mode=ro`)
+finds none to create and leaves nothing beside the file.
+
+Timeouts (seconds; environment variables, for every command):
+  PERFKIT_DB_CONNECT_TIMEOUT_S    PostgreSQL: connecting, the server's first answer included (10)
+  PERFKIT_DB_STATEMENT_TIMEOUT_S  PostgreSQL: one statement, waiting for a lock included (300)
+  PERFKIT_DB_BUSY_TIMEOUT_S       SQLite: waiting for another process's write lock (60)
+"""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -11,12 +23,31 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
-from perfkit.core.errors import StoreError
-from perfkit.store.url import normalize_db_url, sqlite_path
+from perfkit.core.errors import StoreError, shorten
+from perfkit.store.url import check_persistent, sqlite_path
 
-BUSY_TIMEOUT_S = 60.0
+CONNECT_TIMEOUT_ENV = "PERFKIT_DB_CONNECT_TIMEOUT_S"
+STATEMENT_TIMEOUT_ENV = "PERFKIT_DB_STATEMENT_TIMEOUT_S"
+BUSY_TIMEOUT_ENV = "PERFKIT_DB_BUSY_TIMEOUT_S"
+TIMEOUT_DEFAULTS_S = {CONNECT_TIMEOUT_ENV: 10.0, STATEMENT_TIMEOUT_ENV: 300.0, BUSY_TIMEOUT_ENV: 60.0}
+
+
+def timeout_s(name: str) -> float:
+    """The timeout `name` (one of TIMEOUT_DEFAULTS_S) from the environment, else its default."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return TIMEOUT_DEFAULTS_S[name]
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < 1e6):
+        raise StoreError(f"{name}={shorten(text)}: not a number of seconds above 0; set it to e.g. "
+                         f"{TIMEOUT_DEFAULTS_S[name]:g} or unset it")
+    return value
 
 
 def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
@@ -26,7 +57,7 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
     no journal), or `immutable=1` when its folder or the file cannot be written (a read-only
     filesystem, a store shipped as an artifact), where SQLite could not even take its read lock.
     """
-    full = normalize_db_url(url)
+    full = check_persistent(url, writing=not read_only)
     try:
         if full.startswith("sqlite"):
             path = sqlite_path(full)
@@ -34,15 +65,14 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
                 raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
             if path is not None:
                 check_sqlite_file(path)
+            busy_s = timeout_s(BUSY_TIMEOUT_ENV)
             if read_only and path is not None:
-                engine = create_engine(full, creator=_read_only_connector(path))
+                engine = create_engine(full, creator=_read_only_connector(path, busy_s))
             else:
-                engine = create_engine(
-                    full, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
-                )
-            _sqlite_events(engine, read_only=read_only)
+                engine = create_engine(full, connect_args={"timeout": busy_s, "check_same_thread": False})
+            _sqlite_events(engine, busy_s, read_only=read_only)
         else:
-            engine = create_engine(full, pool_pre_ping=True)
+            engine = create_engine(full, pool_pre_ping=True, connect_args=_postgres_args(full))
     except (ArgumentError, NoSuchModuleError) as exc:
         raise StoreError(
             f"--db {url!r}: not a usable database URL ({exc}); pass a file path, "
@@ -52,7 +82,23 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
         raise StoreError(
             f"--db {url!r}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
         ) from None
+    _one_line_errors(engine)
     return engine
+
+
+def _one_line_errors(engine: Engine) -> None:
+    """A statement that runs out of time (a lock, the statement timeout) or loses its server is
+    one StoreError line wherever it runs, not a traceback from a read deep in a command."""
+
+    @event.listens_for(engine, "handle_error")
+    def _convert(ctx: ExceptionContext) -> None:
+        exc = ctx.sqlalchemy_exception
+        if ctx.connection is None or ctx.is_pre_ping or not isinstance(exc, OperationalError):
+            return
+        if not (ctx.is_disconnect or _timed_out(str(exc.orig or exc).lower())):
+            return
+        reading = (ctx.statement or "").lstrip().upper().startswith(("SELECT", "WITH", "PRAGMA", "SHOW"))
+        raise operational_error(engine, exc, "reading the store" if reading else "writing the store")
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -74,25 +120,45 @@ def check_sqlite_file(path: Path) -> None:
                          "pass another --db or move the file aside")
 
 
-def _read_only_connector(path: Path) -> Any:
+def _postgres_args(full: str) -> dict[str, Any]:
+    """psycopg's connect_timeout and a server-side statement_timeout, unless the URL sets them."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        query = make_url(full).query
+    except ArgumentError:
+        return {}  # create_engine says what is wrong with the URL
+    args: dict[str, Any] = {}
+    if "connect_timeout" not in query:
+        # libpq counts whole seconds and takes 2 as its least
+        args["connect_timeout"] = max(2, math.ceil(timeout_s(CONNECT_TIMEOUT_ENV)))
+    options = query.get("options", "")
+    options = " ".join(options) if isinstance(options, tuple) else options
+    if "statement_timeout" not in options:
+        ms = max(1, round(timeout_s(STATEMENT_TIMEOUT_ENV) * 1000))
+        args["options"] = f"{options} -c statement_timeout={ms}".strip()
+    return args
+
+
+def _read_only_connector(path: Path, busy_s: float) -> Any:
     """A DB-API connect function opening `path` read-only (see open_engine)."""
     writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
     flag = "mode=ro" if writable else "immutable=1"
     uri = f"{path.resolve().as_uri()}?{flag}"
 
     def connect() -> sqlite3.Connection:
-        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        return sqlite3.connect(uri, uri=True, timeout=busy_s, check_same_thread=False)
 
     return connect
 
 
-def _sqlite_events(engine: Engine, read_only: bool = False) -> None:
+def _sqlite_events(engine: Engine, busy_s: float, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event issue BEGIN (DEFERRED or IMMEDIATE) itself.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_s * 1000)}")
         if read_only:
             cur.execute("PRAGMA query_only = ON")
         else:
@@ -100,6 +166,16 @@ def _sqlite_events(engine: Engine, read_only: bool = False) -> None:
             cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
+
+    if not read_only:
+        @event.listens_for(engine, "close")
+        def _on_close(dbapi_conn: Any, _record: Any) -> None:
+            # The last connection out returns the file to rollback-journal mode (SQLite then
+            # removes -wal and -shm); while another process has it open this fails at once and
+            # the file stays in WAL mode for it.
+            with contextlib.suppress(sqlite3.Error):
+                dbapi_conn.execute("PRAGMA busy_timeout = 0")
+                dbapi_conn.execute("PRAGMA journal_mode = DELETE")
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -124,5 +200,25 @@ def describe(engine: Engine) -> str:
 
 
 def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError:
-    first = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
-    return StoreError(f"{describe(engine)}: {doing} failed ({first}); check the --db URL and the server")
+    lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
+    first = shorten(lines[0] if lines else type(exc).__name__, 200)
+    return StoreError(f"{describe(engine)}: {doing} failed ({first}); {_advice(engine, first)}")
+
+
+def _timed_out(text: str) -> bool:
+    return any(word in text for word in ("locked", "busy", "timeout", "timed out", "canceling statement"))
+
+
+def _advice(engine: Engine, first: str) -> str:
+    """What to do about a failed store operation, from the driver's first line."""
+    text = first.lower()
+    if engine.dialect.name == "sqlite" and ("locked" in text or "busy" in text):
+        return (f"another process held the store's lock for over {timeout_s(BUSY_TIMEOUT_ENV):g} s "
+                f"({BUSY_TIMEOUT_ENV}); retry when it is done")
+    if "statement timeout" in text or "canceling statement" in text:
+        return (f"the server took over {timeout_s(STATEMENT_TIMEOUT_ENV):g} s ({STATEMENT_TIMEOUT_ENV}); "
+                "raise it or check the server's load")
+    if "timeout" in text or "timed out" in text:
+        return (f"no answer within {timeout_s(CONNECT_TIMEOUT_ENV):g} s ({CONNECT_TIMEOUT_ENV}); "
+                "check the --db URL, that the server is up, and the network")
+    return "check the --db URL and the server"

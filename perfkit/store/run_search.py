@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, or_, select
 
-from perfkit.core.errors import StoreError
+from perfkit.core.errors import StoreError, echo, shorten
 from perfkit.store import schema
 from perfkit.store.read import RunRow, get_run
 from perfkit.store.run_list import spec_name
@@ -54,7 +54,7 @@ def gpu_label(conn: Connection, branch: str, gpu: str) -> str | None:
     if gpu in labels:
         return gpu
     if len(labels) > 1:
-        raise StoreError(f"{branch}@{gpu}: GPU {gpu!r} matches {', '.join(labels)}; name one exactly")
+        raise StoreError(f"{shorten(branch)}@{shorten(gpu)}: GPU {echo(gpu)} matches {', '.join(labels)}; name one exactly")
     return labels[0] if labels else None
 
 
@@ -90,7 +90,7 @@ def runs_of_commit(conn: Connection, commit: str) -> list[RunRow]:
     commits = sorted({str(x.commit) for x in rows})
     if not exact and len(commits) > 1:
         shown = ", ".join(commits[:3]) + (", ..." if len(commits) > 3 else "")
-        raise StoreError(f"commit {commit!r}: ambiguous prefix ({shown}); pass more of the hash")
+        raise StoreError(f"commit {echo(commit)}: ambiguous prefix ({shown}); pass more of the hash")
     return [get_run(conn, str(x.run_id)) for x in (exact or rows)]
 
 

@@ -1,9 +1,17 @@
-"""Where the store lives: `--db`, then PERFKIT_DB, then ./perfkit.db (SQLite)."""
+"""Where the store lives: `--db`, then PERFKIT_DB, then ./perfkit.db (SQLite).
+
+A SQLite URL with no file (`sqlite://`, `sqlite:///:memory:`, `mode=memory`) names a store that
+is gone when perfkit exits: refused by every command (`check_persistent`), by the writers because
+what they store would be lost, by the readers because such a store is always empty.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import parse_qs
+
+from perfkit.core.errors import StoreError, shorten
 
 ENV_VAR = "PERFKIT_DB"
 DEFAULT_FILE = "perfkit.db"
@@ -34,11 +42,43 @@ def normalize_db_url(value: str | None) -> str:
     return sqlite_url(text)
 
 
+def _sqlite_parts(url: str) -> tuple[str, dict[str, list[str]]]:
+    """The database part of a SQLite URL (after `sqlite:///`) and its query."""
+    rest = url.split("://", 1)[1] if "://" in url else ""
+    rest, _, query = rest.partition("?")
+    database = rest[1:] if rest.startswith("/") else rest
+    params = parse_qs(query)
+    if database.startswith("file:"):  # a SQLite URI filename: its own query counts too
+        database, _, inner = database[len("file:"):].partition("?")
+        params = {**parse_qs(inner), **params}
+    return database, params
+
+
+def in_memory(url: str) -> bool:
+    """True for a SQLite URL whose database lives in memory only (no file, `:memory:`,
+    `mode=memory`): nothing stored there outlives the process."""
+    if not url.startswith("sqlite"):
+        return False
+    database, params = _sqlite_parts(url)
+    return database in ("", ":memory:") or "memory" in params.get("mode", [])
+
+
 def sqlite_path(url: str) -> Path | None:
     """The file of a file-backed SQLite URL, else None."""
-    if not url.startswith("sqlite"):
+    if not url.startswith("sqlite") or in_memory(url):
         return None
-    rest = url.split("://", 1)[1] if "://" in url else ""
-    if rest in ("", "/", "/:memory:") or ":memory:" in rest:
-        return None
-    return Path(rest[1:] if rest.startswith("/") else rest)
+    return Path(_sqlite_parts(url)[0])
+
+
+def check_persistent(value: str | None, writing: bool = True) -> str:
+    """The full URL of --db `value` (None: the default), refused (StoreError, exit 2) when it
+    names an in-memory SQLite store: a writer would lose what it stores, a reader finds it empty."""
+    full = normalize_db_url(value)
+    if not in_memory(full):
+        return full
+    given = shorten(value) if value is not None and str(value).strip() else f"{ENV_VAR}={shorten(full)}"
+    if writing:
+        raise StoreError(f"{given}: an in-memory SQLite store keeps nothing after perfkit exits; "
+                         "pass a file (--db runs.db, sqlite:///PATH) or postgresql://USER@HOST/DB")
+    raise StoreError(f"{given}: an in-memory SQLite store is always empty; pass the store's file "
+                     "(--db runs.db, sqlite:///PATH) or postgresql://USER@HOST/DB")

@@ -174,7 +174,10 @@ STORE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("store-folder-missing", lambda t: ["ingest", _a_file(t), "--db", str(t / "no" / "such" / "x.db")], ""),
     ("store-unknown-driver", lambda t: ["history", "*", "--db", "mysql://u@localhost/x"], "--db"),
     ("store-postgres-unreachable", lambda t: ["history", "*", "--db", "postgresql://u@127.0.0.1:9/x"], ""),
-    ("store-empty-sqlite-url", lambda t: ["history", "*", "--db", "sqlite:///:memory:"], ""),
+    ("store-empty-sqlite-url", lambda t: ["history", "*", "--db", "sqlite:///:memory:"], "always empty"),
+    ("ingest-into-memory-store", lambda t: ["ingest", _a_file(t), "--db", "sqlite://"], "keeps nothing"),
+    ("profile-into-memory-store", lambda t: ["profile", _spec(t), "--quiet", "--db", "sqlite:///:memory:"],
+     "keeps nothing"),
 ]
 
 INGEST_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
@@ -228,7 +231,41 @@ OPTION_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("history-bad-format", lambda t: ["history", "*", "--format", "xml"], "invalid choice"),
 ]
 
-CASES += SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES
+LONG = "b" * 10_000  # a value echoed in a message is shortened (perfkit.core.errors.shorten)
+
+
+def _dir(name: str) -> Callable[[Path], str]:
+    def make(tmp: Path) -> str:
+        (tmp / name).mkdir()
+        return str(tmp / name)
+    return make
+
+
+NAME_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("store-dir-named-sqlite", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t),
+                                          "--db", _dir("x.sqlite")(t)], "is a directory"),
+    ("store-dir-named-db-history", lambda t: ["history", "*", "--db", _dir("x.db")(t)], "is a directory"),
+    ("dashboard-db-is-directory", lambda t: ["dashboard", "--db", _dir("x.db")(t)], "is a directory"),
+    ("spec-name-too-long", lambda t: ["profile", _write("n.yaml", GEMM.replace("name: t", "name: " + "a" * 201))(t)],
+     "201 characters long; the limit is 200"),
+    ("spec-long-kind", lambda t: ["profile", _write("k.yaml", GEMM.replace("kind: gemm", "kind: " + LONG))(t)],
+     "(10002 characters)"),
+    ("spec-long-value", lambda t: ["profile", _write("v.yaml", GEMM.replace("m: 8", "m: " + LONG))(t)],
+     "characters)"),
+    ("spec-long-dtype", lambda t: ["profile", _write("d.yaml", GEMM + f"    dtypes: [{LONG}]\n")(t)], "characters)"),
+    ("option-long-choice", lambda t: ["profile", _spec(t), "--device", LONG], "characters)"),
+    ("option-long-integer", lambda t: ["analyze", "x.json", "--top", LONG], "characters)"),
+    ("selector-long", lambda t: ["compare", LONG, "main@" + LONG, "--db", _db("empty")(t)], "characters)"),
+    ("history-long-metric", lambda t: ["history", LONG], ""),
+    ("analyze-long-path", lambda t: ["analyze", LONG], "characters)"),
+    ("compare-empty-baseline", lambda t: ["compare", "", "x"], "argument BASE: empty"),
+    ("gate-empty-candidate", lambda t: ["gate", "--baseline", "a", "--candidate", " "], "argument --candidate: empty"),
+    ("report-empty-run", lambda t: ["report", ""], "argument RUN: empty"),
+    ("report-empty-vs", lambda t: ["report", _run_dir(t, "{}"), "--vs", ""], "argument --vs: empty"),
+    ("roofline-empty-run", lambda t: ["roofline", ""], "argument RUN: empty"),
+]
+
+CASES += SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES + NAME_CASES
 
 
 @pytest.mark.slow

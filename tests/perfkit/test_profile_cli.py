@@ -48,7 +48,7 @@ workloads:
 
 
 def _perfkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": str(kw.get("db", "sqlite://"))}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": str(kw.get("db", os.environ["PERFKIT_DB"]))}
     return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True,
                           check=False, env=env, cwd=kw.get("cwd", REPO))  # type: ignore[arg-type]
 
