@@ -30,6 +30,7 @@ from perfkit.analyzers.loaders.nsys.checks import (
     INT32_MAX,
     INT64_MAX,
     UINT32_MAX,
+    Bound,
     Clean,
     TableCheck,
     integer_rules,
@@ -84,48 +85,54 @@ def _config_cleans() -> list[Clean]:
 def gpu_check(export: Export, table: str) -> TableCheck:
     """The rows of a GPU table perfkit reads (checked once per export): times, a device and a
     stream that are usable; correlationId, globalPid, bytes, kinds, launch configuration and
-    name ids read as absent where unusable."""
+    name ids read as absent where unusable. Its `found` bounds size the table's columns."""
     found = export.memo.get(("check", table))
     if found is None:
         export.require(table, GPU_REQUIRED)
         rules = time_rules() + integer_rules("deviceId", 0, INT32_MAX) + integer_rules("streamId", 0, UINT32_MAX)
         cleans = [_CORRELATION, _PROCESS]
+        bounds: dict[str, Bound] = {"stream": '"streamId"', "device": '"deviceId"', "correlation": _CORRELATION,
+                                    "dur_ns": '"end" - "start"'}
         if table == KERNEL:
-            cleans += _config_cleans() + [Clean(c, 0, INT64_MAX) for c in NAME_COLUMNS]
+            config = _config_cleans()
+            cleans += config + [Clean(c, 0, INT64_MAX) for c in NAME_COLUMNS]
+            bounds.update(zip(KERNEL_CONFIG, config, strict=True))
         else:
             cleans += [_BYTES] + [Clean(c, 0, INT32_MAX) for c in _KIND_COLUMNS[table]]
-        found = export.memo[("check", table)] = TableCheck(export, table, rules, cleans).run()
+            bounds["bytes"] = _BYTES
+        found = export.memo[("check", table)] = TableCheck(export, table, rules, cleans, bounds=bounds).run()
     assert isinstance(found, TableCheck)
     return found
 
 
-def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
+def _base(check: TableCheck) -> dict[str, tuple[str, Any]]:
     return {
         "ts_ns": ('"start"', np.int64),
         "dur_ns": ('"end" - "start"', np.int64),
         "device": ('"deviceId"', np.int32),
         "stream": ('"streamId"', np.int64),
-        "correlation": (_CORRELATION.sql(export, table), np.int64),
-        "process": (_PROCESS.sql(export, table), None),  # interned while read (`Interner`)
+        "correlation": (check.sql(_CORRELATION), np.int64),
+        "process": (check.sql(_PROCESS), None),  # interned while read (`Interner`)
     }
+
+
+_GPU_BOUNDS = ("stream", "device", "correlation", "dur_ns", "bytes")
 
 
 def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
     """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU
     table's kept rows."""
-    where = gpu_check(export, table).where
-    cols = {"stream": '"streamId"', "device": '"deviceId"', "correlation": _CORRELATION.sql(export, table),
-            "dur_ns": '"end" - "start"'}
-    if table != KERNEL:
-        cols["bytes"] = _BYTES.sql(export, table)
-    return dict(zip(cols, export.bounds(table, list(cols.values()), where), strict=True))
+    found = gpu_check(export, table).found
+    return {k: found[k] for k in _GPU_BOUNDS if k in found}
 
 
-def _name_sql(export: Export) -> str:
+def _name_sql(export: Export, check: TableCheck) -> str:
     """SQL: the kernel's first usable string id among NAME_COLUMNS, else -1."""
     present = [c for c in NAME_COLUMNS if export.has(KERNEL, c)]
     if not present:
         export.require(KERNEL, ("demangledName",))
+    if check.clean:
+        return f"COALESCE({', '.join(chr(34) + c + chr(34) for c in present)}, -1)"
     whens = " ".join(f"WHEN {Clean(c, 0, INT64_MAX).ok()} THEN \"{c}\"" for c in present)
     return f"CASE {whens} ELSE -1 END"
 
@@ -169,14 +176,13 @@ def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels) and
     `unnamed` (the kernels named by their launch configuration)."""
     check = gpu_check(export, KERNEL)
-    cols = _base(export, KERNEL)
-    cols["name_sid"] = (_name_sql(export), None)
-    exprs = {extra: Clean(column, 0, int(np.iinfo(dt).max)).sql(export, KERNEL) for extra, (column, dt) in KERNEL_CONFIG.items()}
-    found = export.bounds(KERNEL, list(exprs.values()), check.where)  # each value kept in the narrowest dtype
+    cols = _base(check)
+    cols["name_sid"] = (_name_sql(export, check), None)
+    config_cleans = dict(zip(KERNEL_CONFIG, _config_cleans(), strict=True))
     n = len(into["ts_ns"])
-    config = Interner({k: int_dtype_for(*(b or (-1, -1))) for k, b in zip(exprs, found, strict=True)}, n)
-    for extra, expr in exprs.items():
-        cols[extra] = (expr, None)
+    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) for k in KERNEL_CONFIG}, n)  # narrowest
+    for extra, clean in config_cleans.items():
+        cols[extra] = (check.sql(clean), None)
     process = Interner({"process": np.int64}, n)
     name_id = _Filler(into["name_id"])
     unnamed = Unnamed(names)
@@ -213,8 +219,9 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
     (named by `fmt` once per distinct combination); returns `process` interned."""
     n = len(into["ts_ns"])
     kind_cols = _KIND_COLUMNS[table]
+    check = gpu_check(export, table)
     for column in kind_cols:
-        cols[column] = (Clean(column, 0, INT32_MAX).sql(export, table), None)
+        cols[column] = (check.sql(Clean(column, 0, INT32_MAX)), None)
     kinds = Interner(dict.fromkeys(kind_cols, np.int64), n)
     process = Interner({"process": np.int64}, n)
 
@@ -222,8 +229,7 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
         kinds.add([chunk[c] for c in kind_cols])
         process.add([chunk["process"]])
 
-    export.read(table, cols, where=gpu_check(export, table).where, out={k: into[k] for k in (*DIRECT, "bytes")},
-                feed=feed)
+    export.read(table, cols, where=check.where, out={k: into[k] for k in (*DIRECT, "bytes")}, feed=feed)
     distinct, code = kinds.result()
     rows = [tuple(r) for r in np.stack(list(distinct.values()), axis=1).tolist()] if distinct else []
     ids = {r: names.intern(fmt(r)) for r in sorted(set(rows))}  # names numbered in the codes' order
@@ -234,8 +240,9 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
 
 def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Copies: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    cols = _base(export, MEMCPY)
-    cols["bytes"] = (_BYTES.sql(export, MEMCPY), np.int64)
+    check = gpu_check(export, MEMCPY)
+    cols = _base(check)
+    cols["bytes"] = (check.sql(_BYTES), np.int64)
 
     def name(code: tuple[int, ...]) -> str:
         kind = COPY_KINDS.get(code[0], f"kind {code[0]}")
@@ -250,8 +257,9 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
 
 def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Memsets: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    cols = _base(export, MEMSET)
-    cols["bytes"] = (_BYTES.sql(export, MEMSET), np.int64)
+    check = gpu_check(export, MEMSET)
+    cols = _base(check)
+    cols["bytes"] = (check.sql(_BYTES), np.int64)
     out = _read_named(export, MEMSET, cols, into, names,
                       lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
     into["kind"][:] = int(Kind.MEMSET)
@@ -270,27 +278,26 @@ def runtime_check(export: Export) -> TableCheck:
     if found is None:
         export.require(RUNTIME, RUNTIME_REQUIRED)
         rules = time_rules() + integer_rules("globalTid", 0, INT64_MAX)
-        found = export.memo[("check", RUNTIME)] = TableCheck(export, RUNTIME, rules, [_CORRELATION, _NAME_ID]).run()
+        bounds: dict[str, Bound] = {"correlation": _CORRELATION, "dur_ns": '"end" - "start"'}
+        found = export.memo[("check", RUNTIME)] = TableCheck(export, RUNTIME, rules, [_CORRELATION, _NAME_ID],
+                                                             bounds=bounds).run()
     assert isinstance(found, TableCheck)
     return found
 
 
-def runtime_columns(export: Export) -> dict[str, tuple[str, Any]]:
+def runtime_columns(check: TableCheck) -> dict[str, tuple[str, Any]]:
     return {
         "ts_ns": ('"start"', np.int64),
         "dur_ns": ('"end" - "start"', np.int64),
         "global_tid": ('"globalTid"', np.int64),
-        "correlation": (_CORRELATION.sql(export, RUNTIME), np.int64),
-        "name_sid": (_NAME_ID.sql(export, RUNTIME), np.int64),
+        "correlation": (check.sql(_CORRELATION), np.int64),
+        "name_sid": (check.sql(_NAME_ID), np.int64),
     }
 
 
 def runtime_bounds(export: Export) -> dict[str, tuple[int, int] | None]:
     """(min, max) of the correlation and duration of the API calls read."""
-    where = runtime_check(export).where
-    cols = runtime_columns(export)
-    corr, dur = export.bounds(RUNTIME, [cols["correlation"][0], cols["dur_ns"][0]], where)
-    return {"correlation": corr, "dur_ns": dur}
+    return dict(runtime_check(export).found)
 
 
 def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
@@ -299,7 +306,7 @@ def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
     if RUNTIME not in export.tables:
         return
     check = runtime_check(export)
-    cols = runtime_columns(export)
+    cols = runtime_columns(check)
     for chunk in export.chunks(RUNTIME, cols, check.where):
         out = {k: chunk[k] for k in cols if k != "name_sid"}
         out["name_id"] = names.from_string_ids(chunk["name_sid"], api_name, missing=UNNAMED_CALL)

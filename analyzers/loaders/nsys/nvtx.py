@@ -59,17 +59,17 @@ def _empty() -> NvtxRows:
 def nvtx_check(export: Export) -> TableCheck:
     """The NVTX ranges perfkit reads: of the events that are ranges (or whose eventType is not
     an integer, so nobody can tell), those with an end, usable times and a usable thread."""
-    rules = [Rule("eventType", "not an integer", f'NOT {is_int("eventType")}', ("eventType",)),
-             Rule("end", "NULL (the range did not end)", '"end" IS NULL', ("start", "end")),
+    rules = [Rule("eventType", "not an integer", f'NOT {is_int("eventType")}', ("eventType",), ("type",)),
+             Rule("end", "NULL (the range did not end)", '"end" IS NULL', ("start", "end"), ("null",)),
              *time_rules(), *integer_rules("globalTid", 0, INT64_MAX)]
     scope = f'NOT {is_int("eventType")} OR {_RANGE}'
-    return TableCheck(export, NVTX, rules, [_DOMAIN, _TEXT_ID], scope).run()
+    return TableCheck(export, NVTX, rules, [_DOMAIN, _TEXT_ID], scope, bounds={"dur_ns": '"end" - "start"'}).run()
 
 
 def _domain_names(export: Export, names: Names) -> dict[int, str]:
     if not export.has(NVTX, "domainId"):
         return {}
-    text, text_id = _text_exprs(export)
+    text, text_id = _text_exprs(export, Clean("textId", 0, INT64_MAX).sql(export, NVTX))
     rows = export.query(f'SELECT "domainId", {text}, {text_id} FROM {NVTX} WHERE "eventType" = {DOMAIN_CREATE} '
                         f'AND {is_int("domainId")}')
     sids = names.strings(r[2] for r in rows if r[1] is None and r[2] >= 0)
@@ -81,10 +81,10 @@ def _domain_names(export: Export, names: Names) -> dict[int, str]:
     return out
 
 
-def _text_exprs(export: Export) -> tuple[str, str]:
+def _text_exprs(export: Export, text_id: str) -> tuple[str, str]:
     """SQL of a range's text (as bytes: any type, any encoding) and its string id (-1: none)."""
     text = 'CAST("text" AS BLOB)' if export.has(NVTX, "text") else "NULL"
-    return text, _TEXT_ID.sql(export, NVTX)
+    return text, text_id
 
 
 class NvtxScan:
@@ -104,11 +104,11 @@ class NvtxScan:
         if not self.present:
             return
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
-        self.check = nvtx_check(export)
-        text, text_id = _text_exprs(export)
-        domain = _DOMAIN.sql(export, NVTX)
-        where = self.check.where
-        self.n, (self.dur_bounds,) = export.count_and_bounds(NVTX, ['"end" - "start"'], where)
+        check = self.check = nvtx_check(export)
+        text, text_id = _text_exprs(export, check.sql(_TEXT_ID))
+        domain = check.sql(_DOMAIN)
+        where = check.where
+        self.n, self.dur_bounds = check.kept, check.found["dur_ns"]
         self.sql = f'SELECT "start", "end" - "start", "globalTid", {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
