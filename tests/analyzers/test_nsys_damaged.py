@@ -421,3 +421,20 @@ def test_a_clean_export_says_nothing(clean: Path) -> None:
     assert (meta.dropped, meta.coerced, meta.warnings) == ((), (), ())
     assert meta.events_read == meta.events_kept == 24 + 4 + 2 + 32 + 6
 
+
+
+@pytest.mark.parametrize("name", ["tiny", pytest.param("mfu_2gpu_before.sqlite", marks=pytest.mark.slow)])
+def test_the_row_by_row_checks_read_a_clean_export_as_the_fast_path_does(
+        clean: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from perfkit.analyzers.loaders.nsys import checks
+
+    path = clean if name == "tiny" else SHARED / name
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    fast = load_nsys(path)
+    monkeypatch.setattr(checks._Health, "clean", lambda self, found: False)  # every table counted row by row
+    slow = load_nsys(path)
+    assert fast.names == slow.names and fast.meta == slow.meta
+    for k, v in fast.columns.items():
+        assert (v == slow.columns[k]).all() and v.dtype == slow.columns[k].dtype, k
+    assert fast.extra.keys() == slow.extra.keys() and all((fast.extra[k] == slow.extra[k]).all() for k in fast.extra)
