@@ -128,7 +128,8 @@ class TableCheck:
     bounds: dict[str, Bound] = field(default_factory=dict)  # name -> what to take (min, max) of
     total: int = 0  # rows in scope
     kept: int = 0
-    clean: bool = True  # no row broke a rule, no value was read as absent
+    clean: bool = True  # no row broke a rule, no value was read as absent (but for `unfinished`)
+    unfinished: list[str] = field(default_factory=list)  # clean but for NULLs a ("null",) rule leaves out
     found: dict[str, tuple[int, int] | None] = field(default_factory=dict)  # (min, max) of each bound
     dropped: dict[str, int] = field(default_factory=dict)  # "TABLE.column what" -> rows
     coerced: dict[str, int] = field(default_factory=dict)  # "TABLE.column: not ... read as -1" -> values
@@ -150,6 +151,7 @@ class TableCheck:
         parts = [f"({self.scope})"] if self.scope else []
         if self.rules and not self.clean:
             parts.append(f"{self.case()} = 0")
+        parts += [f"{q(c)} IS NOT NULL" for c in self.unfinished]
         return f"WHERE {' AND '.join(parts)}" if parts else ""
 
     def sql(self, item: Bound) -> str:
@@ -172,12 +174,27 @@ class TableCheck:
         self.clean = health.clean(found)
         if self.clean:
             self.found = {k: health.bounds(found, k) for k in self.bounds}
+            self._left_unfinished(health.unfinished(found), scope)
         else:
             self._count(scope)
             self.found = dict(zip(self.bounds, self.export.bounds(
                 self.table, [self.sql(b) for b in self.bounds.values()], self.where), strict=True)) if self.bounds else {}
         self.export.known_counts[(self.table, self.where)] = self.kept
         return self
+
+    def _left_unfinished(self, nulls: dict[int, int], scope: str) -> None:
+        """A clean table but for rows a ("null",) rule leaves out (NVTX ranges that did not end):
+        those are counted from the health scan and filtered by `where`, the rest read unfiltered."""
+        for i, n in nulls.items():
+            rule = self.rules[i]
+            self.unfinished.append(rule.column)
+            self.kept -= n  # one such rule per table: the rows do not overlap
+            self.dropped[f"{self.table}.{rule.reason}"] = n
+            if self.export.has_rowid(self.table):
+                more = f"{scope} AND" if scope else "WHERE"
+                found = self.export.query(f'SELECT min(rowid) FROM "{self.table}" {more} {q(rule.column)} IS NULL')
+                if found and found[0][0] is not None:
+                    self._first[i] = int(found[0][0])
 
     def _count(self, scope: str) -> None:
         sums = "".join(f", sum({c.bad()})" for c in self.cleans)
@@ -224,8 +241,11 @@ class _Health:
         columns = [r.column for r in check.rules] + [c.column for c in check.cleans]
         columns += [r.test[1] for r in check.rules if r.test and r.test[0] in ("order", "span")]
         columns = list(dict.fromkeys(columns))
-        required = [r.column for r in check.rules if r.test and r.test[0] in ("type", "null")]
+        nullable = {r.column for r in check.rules if r.test and r.test[0] == "null"}  # counted, not odd
+        required = [r.column for r in check.rules if r.test and r.test[0] == "type" and r.column not in nullable]
         required += [c.column for c in check.cleans if c.count_null]
+        for col in sorted(nullable):
+            self._add(f"count({q(col)})")
         for col in columns:
             self._add(f"min({q(col)})")
             self._add(f"max({q(col)})")
@@ -278,6 +298,13 @@ class _Health:
             if kind not in ("type", "null", "range", "order", "span"):
                 return False  # a rule the aggregates cannot decide: count it row by row
         return all(ints(c.column, c.lo, c.hi) for c in self.check.cleans)
+
+    def unfinished(self, found: tuple[Any, ...]) -> dict[int, int]:
+        """{index of a ("null",) rule: rows it leaves out} (of a table otherwise clean)."""
+        rules = self.check.rules
+        out = {i: found[0] - found[self.at[f"count({q(r.column)})"]] for i, r in enumerate(rules)
+               if r.test and r.test[0] == "null"}
+        return {i: int(n) for i, n in out.items() if n}
 
     def bounds(self, found: tuple[Any, ...], name: str) -> tuple[int, int] | None:
         expr = self._expr(self.check.bounds[name])
