@@ -40,7 +40,8 @@ from tests.helpers.nsys_export import (
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "bench" / "nsys"
 HUGE = (1 << 63) - 1
-DAMAGES: dict[str, Any] = {"null": None, "text": "abc", "real": 1.5, "negative": -7, "huge": HUGE}
+DAMAGES: dict[str, Any] = {"null": None, "text": "abc", "real": 1.5, "negative": -7, "huge": HUGE,
+                           "not-utf8": "CAST(X'FF61' AS TEXT)"}  # SQL: text whose bytes are not UTF-8
 # the rows damaged in each table (NVTX: two ranges; StringIds: two names in use)
 ROWS = {KERNEL: "rowid IN (2, 3)", MEMCPY: "rowid IN (2, 3)", MEMSET: "rowid = 2", RUNTIME: "rowid IN (2, 3)",
         NVTX: "rowid IN (2, 3)", "StringIds": "id IN (1, 30)", "TARGET_INFO_GPU": "rowid = 1",
@@ -175,8 +176,11 @@ def test_a_damaged_column_is_left_out_or_read_as_absent_with_a_note(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, column: str, damage: str) -> None:
     path = _damaged(clean, tmp_path, "")
     with sqlite3.connect(path) as conn:
-        conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {ROWS[table]}', (DAMAGES[damage],))
-    say, text = _expect(table, column, damage)
+        if damage == "not-utf8":
+            conn.execute(f'UPDATE "{table}" SET "{column}" = {DAMAGES[damage]} WHERE {ROWS[table]}')
+        else:
+            conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {ROWS[table]}', (DAMAGES[damage],))
+    say, text = _expect(table, column, "text" if damage == "not-utf8" else damage)
     _check(clean, path, capsys, table, say, text)
 
 

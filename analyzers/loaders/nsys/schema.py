@@ -170,6 +170,10 @@ class Export:
             raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
 
 
+def _decoded(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
 def as_text(value: Any) -> str | None:
     """A value read from SQLite as text: None for NULL, bytes decoded (U+FFFD where not UTF-8),
     the text of a number for a number."""
@@ -199,6 +203,7 @@ def open_export(path: str | Path) -> Iterator[Export]:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise TraceError(f"{path}: cannot be opened as SQLite ({_reason(exc)}); {REEXPORT}") from None
+    conn.text_factory = _decoded  # text that is not UTF-8 (a damaged value, a name) reads with U+FFFD
     export = Export(path, conn)
     try:
         names = [r[0] for r in export.query("SELECT name FROM sqlite_master WHERE type = 'table'")]
