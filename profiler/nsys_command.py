@@ -47,7 +47,7 @@ def profile_command(nsys: str, output_base: Path, target: Sequence[str], trace: 
 
 def _run(cmd: list[str], what: str, timeout_s: float, env: Mapping[str, str] | None) -> None:
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False,
+        done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout_s, check=False,
                               env=dict(env) if env is not None else None)
     except subprocess.TimeoutExpired:
         raise DeviceError(f"{what} did not finish within {timeout_s:.0f} s: {' '.join(cmd[:4])} ...") from None

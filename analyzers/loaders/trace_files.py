@@ -10,10 +10,13 @@
 - anything else: a Kineto trace (analyzers.loaders.kineto.load.load_traces).
 Several exports are one job: their GPUs are numbered one after another (ranks 0..n-1 of the
 first, then n.. of the next). Kineto traces and nsys exports cannot be mixed in one table.
+A file given twice (the same path, a link to it, a copy with the same bytes, or a .nsys-rep
+beside its own export) is refused with one line: it would double every count.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,14 +38,50 @@ def trace_format(path: str | Path) -> str:
     return "kineto"
 
 
-def _load_nsys(path: Path, rank_offset: int) -> EventTable:
-    from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
-
+def _exported(path: Path) -> Path:
+    """The SQLite export of a .nsys-rep (made once with nsys), any other file itself."""
     if trace_format(path) == "nsys-rep":
         from perfkit.analyzers.loaders.nsys.export import export_report
 
-        path = export_report(path)
-    return load_nsys(path, rank_offset)
+        return export_report(path)
+    return path
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def refuse_repeats(paths: Sequence[Path], given: Sequence[str | Path] | None = None) -> None:
+    """TraceError when two of `paths` are one file (same resolved path) or hold the same bytes
+    (compared by SHA-256 only among files of equal size). `given`: the names to print."""
+    shown = list(given) if given is not None else list(paths)
+    seen: dict[Path, int] = {}
+    sizes: dict[int, list[int]] = {}
+    for i, p in enumerate(paths):
+        try:
+            real, size = p.resolve(), p.stat().st_size
+        except OSError:
+            continue  # the loader names a missing or unreadable file itself
+        if real in seen:
+            raise TraceError(f"{shown[i]}: the same file as {shown[seen[real]]} (given twice); pass each trace "
+                             "once: a file given twice doubles every count")
+        seen[real] = i
+        sizes.setdefault(size, []).append(i)
+    for group in (g for g in sizes.values() if len(g) > 1):
+        digests: dict[str, int] = {}
+        for i in group:
+            try:
+                d = _digest(paths[i])
+            except OSError:
+                continue
+            if d in digests:
+                raise TraceError(f"{shown[i]}: the same bytes as {shown[digests[d]]} (a copy); pass each trace "
+                                 "once: a file given twice doubles every count")
+            digests[d] = i
 
 
 def load_trace_file(path: str | Path) -> EventTable:
@@ -59,15 +98,23 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
     if not any(nsys):
         from perfkit.analyzers.loaders.kineto.load import load_traces
 
+        refuse_repeats([Path(p) for p in paths], paths)
         return load_traces(paths)
     if not all(nsys):
         kineto = next(p for p, is_nsys in zip(paths, nsys, strict=True) if not is_nsys)
         raise TraceError(f"{kineto}: a Kineto trace among nsys exports; analyze them separately "
                          "(an nsys export already holds every GPU of its host)")
+    from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
+
+    given = [Path(p) for p in paths]
+    refuse_repeats(given, paths)  # before any export is made
+    files = [_exported(p) for p in given]
+    if files != given:
+        refuse_repeats(files, paths)  # a report and its own export
     tables = []
     offset = 0
-    for p in paths:
-        table = _load_nsys(Path(p), offset)
+    for p in files:
+        table = load_nsys(p, offset)
         tables.append(table)
         offset = max(table.ranks, default=offset - 1) + 1
     return tables[0] if len(tables) == 1 else concat_tables(tables)

@@ -3,14 +3,21 @@
 Header (stable interface): commit,metric,value,unit,direction,gpu,timestamp  (+ optional branch)
 One row per sample; the rows of one commit and metric are its samples; commits are ordered by
 timestamp (ISO 8601 or Unix seconds). The rows of one (commit, gpu) become one stored run.
+The file is one transaction: the first bad row refuses the whole file with one line
+`FILE:LINE:COL: what is wrong` (LINE: where the row starts), and nothing is stored. A text field
+holding a line break or another control character (a quoted newline in a metric name) is such
+a row: it would be stored as a name no view can show on one line.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import math
+import unicodedata
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +29,24 @@ from perfkit.store.records import SOURCE_CSV, StoredRun, iso_utc, parse_time
 
 REQUIRED = ("commit", "metric", "value", "unit", "direction", "gpu", "timestamp")
 OPTIONAL = ("branch",)
+TEXT_FIELDS = ("commit", "metric", "unit", "gpu", "branch")  # stored as given: no control characters
+
+
+def _control(text: str) -> str | None:
+    """The first control character of `text` (a line break, tab, NUL, ...), as Python writes it."""
+    return next((repr(c)[1:-1] for c in text if unicodedata.category(c) == "Cc"), None)
+
+
+def _rows(p: Path, text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line where the row starts, fields) of each row; a quoted field may span lines."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    try:
+        for row in reader:
+            yield start, row
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise StoreError(located(str(p), start, None, f"not CSV ({exc}); fix the row")) from None
 
 
 @dataclass
@@ -44,8 +69,8 @@ def parse_csv(path: str | Path, branch: str | None = None) -> list[StoredRun]:
         raise StoreError(f"{p}: cannot read ({exc.strerror}); pass a CSV file") from None
     except UnicodeDecodeError:
         raise StoreError(f"{p}: not UTF-8 text; pass a CSV file") from None
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
+    rows_in = _rows(p, text)
+    header = next(rows_in, (1, []))[1]
     if not header or not any(h.strip() for h in header):
         raise StoreError(located(str(p), 1, None, f"empty file; the header must be {','.join(REQUIRED)}"))
     cols = [h.strip().lower() for h in header]
@@ -62,7 +87,7 @@ def parse_csv(path: str | Path, branch: str | None = None) -> list[StoredRun]:
     groups: dict[tuple[str, str], _Group] = {}
     meta: dict[str, tuple[str, str, int]] = {}  # metric -> unit, direction, first line
     rows = 0
-    for line_no, row in enumerate(reader, start=2):
+    for line_no, row in rows_in:
         if not row or all(not x.strip() for x in row):
             continue
         if len(row) != len(cols):
@@ -74,6 +99,11 @@ def parse_csv(path: str | Path, branch: str | None = None) -> list[StoredRun]:
         def bad(name: str, what: str, _line: int = line_no) -> StoreError:
             return StoreError(located(str(p), _line, at[name] + 1, what))
 
+        for name in (c for c in TEXT_FIELDS if c in at):
+            char = _control(field(name))
+            if char is not None:
+                raise bad(name, f"{name} {field(name)[:60]!r} holds the control character '{char}' "
+                                "(a quoted line break?); names are one line of text")
         commit, metric, gpu = field("commit"), field("metric"), field("gpu")
         for name, text_value in (("commit", commit), ("metric", metric), ("gpu", gpu)):
             if not text_value:

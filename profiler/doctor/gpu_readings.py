@@ -141,7 +141,7 @@ def read_tool(name: str, timeout_s: float = 10.0) -> ToolReading:
     if path is None:
         return ToolReading(name, None)
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, errors="replace",
                              timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         return ToolReading(name, path, error=f"--version did not answer within {timeout_s:g} s")

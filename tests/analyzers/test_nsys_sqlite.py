@@ -223,10 +223,8 @@ BAD = {
     "no-kernel-table": (lambda t: _copy(t, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;"), "no CUDA kernels"),
     "no-stream-column": (lambda t: _copy(t, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN streamId;"),
                          "lacks column(s) streamId"),
-    "text-device-id": (lambda t: _copy(t, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 'abc' WHERE rowid = 5;"),
-                       "cannot read as an integer ('abc')"),
-    "correlation-past-32-bits": (lambda t: _copy(t, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = "
-                                                    "1099511627776 WHERE rowid = 3;"), "outside CUPTI's 32-bit range"),
+    "no-usable-kernel": (lambda t: _copy(t, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start - 1;"),
+                         "none of the 3,442 kernels of CUPTI_ACTIVITY_KIND_KERNEL is usable: end before start (3,442)"),
     "not-nsys": (lambda t: _copy(t, "".join(f"DROP TABLE {n};" for n in ("StringIds", "META_DATA_EXPORT",
                                                                           "CUPTI_ACTIVITY_KIND_KERNEL"))),
                  "not an Nsight Systems export"),
@@ -253,7 +251,7 @@ def test_nvtx_range_with_a_text_end_is_left_out_and_counted(tmp_path: Path) -> N
     ranges = int(table.mask_kind(Kind.USER_ANNOTATION).sum())
     assert ranges == int(clean.mask_kind(Kind.USER_ANNOTATION).sum()) - 1  # left out, not a negative duration
     assert int(table["dur_ns"].min()) >= 0
-    assert dict(table.meta[0].dropped)["NVTX range ending before it starts or with a non-integer time"] == 1
+    assert dict(table.meta[0].dropped)["NVTX_EVENTS.end not an integer"] == 1
 
 
 def test_optional_columns_missing_still_load(tmp_path: Path) -> None:

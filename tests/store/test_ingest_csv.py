@@ -87,3 +87,41 @@ def test_bad_inputs_name_file_line_and_column(tmp_path: Path, header: str, body:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot read"):
         parse_csv(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize(
+    ("body", "where", "what"),
+    [
+        ('a1,"dec\node",1.0,s,lower,cpu,2026-01-01\n', ":2:2:", r"metric 'dec\node' holds the control character '\n'"),
+        ('a1,"dec\r\node",1.0,s,lower,cpu,2026-01-01\n', ":2:2:", "control character"),
+        ('a1,m,1.0,s,lower,"H1\x0000",2026-01-01\n', ":2:6:", "control character '\\x00'"),
+        ('a1,m,1.0,"m\ts",lower,cpu,2026-01-01\n', ":2:4:", "unit 'm\\ts'"),
+        ('"a\n1",m,1.0,s,lower,cpu,2026-01-01\n', ":2:1:", "commit"),
+        # the row after a multi-line one is named by the line it starts on
+        ('a1,m,1.0,s,lower,cpu,2026-01-01\nb2,"x\ny",1.0,s,lower,cpu,2026-01-01\n', ":3:2:", "metric"),
+        ('a1,m,1.0,s,lower,cpu,2026-01-01\n"b2\n\n",m,oops,s,lower,cpu,2026-01-01\n', ":3:3:", "not a number"),
+    ],
+)
+def test_control_characters_refuse_the_file_at_the_row(tmp_path: Path, body: str, where: str, what: str) -> None:
+    p = tmp_path / "results.csv"
+    p.write_bytes((HEADER + body).encode())  # bytes: the newlines as written, never translated
+    with pytest.raises(StoreError) as err:
+        parse_csv(p)
+    msg = str(err.value)
+    assert f"{p}{where}" in msg and what in msg and "\n" not in msg and "\r" not in msg
+
+
+def test_a_file_with_one_bad_row_stores_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from perfkit.cli import main
+
+    p = tmp_path / "results.csv"
+    p.write_text(HEADER + "a1,m,1.0,s,lower,cpu,2026-01-01\n" + 'b2,"de\ncode",1.0,s,lower,cpu,2026-01-02\n')
+    db = tmp_path / "store.db"
+    assert main(["ingest", "--format", "csv", str(p), "--db", f"sqlite:///{db}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{p}:3:2:" in err and "Traceback" not in err
+    if db.exists():  # the store may be created, but holds no run
+        engine = open_store(f"sqlite:///{db}")
+        with engine.connect() as conn:
+            assert count_rows(conn)["samples"] == 0
+        engine.dispose()

@@ -50,7 +50,7 @@ def export_report(report: str | Path, timeout_s: float = EXPORT_TIMEOUT_S) -> Pa
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".nsys-export-") as tmp:
         tmp_out = Path(tmp) / out.name
         try:
-            done = subprocess.run(export_command(nsys, report, tmp_out), capture_output=True, text=True,
+            done = subprocess.run(export_command(nsys, report, tmp_out), capture_output=True, text=True, errors="replace",
                                   timeout=timeout_s, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
             raise TraceError(f"{report}: `nsys export` could not run ({exc}); export it by hand") from None

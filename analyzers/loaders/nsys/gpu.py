@@ -2,7 +2,8 @@
 
 Tables (columns perfkit reads; optional ones default to -1 when an export lacks them):
 - CUPTI_ACTIVITY_KIND_KERNEL: start, end, deviceId, streamId, correlationId, globalPid*,
-  demangledName (else shortName), graphId*, graphNodeId*, gridX/Y/Z*, blockX/Y/Z*,
+  demangledName (else shortName, else mangledName; none usable: named by launch
+  configuration, `Unnamed`), graphId*, graphNodeId*, gridX/Y/Z*, blockX/Y/Z*,
   registersPerThread*, staticSharedMemory*, dynamicSharedMemory*.
 - CUPTI_ACTIVITY_KIND_MEMCPY (optional table): start, end, deviceId, streamId, correlationId,
   globalPid*, bytes, copyKind*, srcKind*, dstKind*; named as Kineto names copies
@@ -10,6 +11,10 @@ Tables (columns perfkit reads; optional ones default to -1 when an export lacks 
 - CUPTI_ACTIVITY_KIND_MEMSET (optional table): ... bytes, memKind* ("Memset (Device)").
 - CUPTI_ACTIVITY_KIND_RUNTIME (optional table): start, end, globalTid, correlationId, nameId
   (names without nsys's `_vNNNN` suffix: cudaLaunchKernel_v7000 -> cudaLaunchKernel).
+
+Every table is checked before it is read (`gpu_check`, `runtime_check`; rules in
+analyzers.loaders.nsys.checks): rows with unusable times, device, stream or thread are left out
+and counted, unusable describing values are read as absent and counted.
 """
 
 from __future__ import annotations
@@ -21,6 +26,16 @@ import numpy as np
 import numpy.typing as npt
 
 from perfkit.analyzers.event_table import Kind, int_dtype_for
+from perfkit.analyzers.loaders.nsys.checks import (
+    INT32_MAX,
+    INT64_MAX,
+    UINT32_MAX,
+    Bound,
+    Clean,
+    TableCheck,
+    integer_rules,
+    time_rules,
+)
 from perfkit.analyzers.loaders.nsys.names import Names, api_name
 from perfkit.analyzers.loaders.nsys.schema import Export
 from perfkit.analyzers.row_codes import Interner, per_row
@@ -54,59 +69,137 @@ MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 
 
 Columns = dict[str, npt.NDArray[Any]]
 
-
 # columns each GPU table fills in the event table (`into` views) besides its own derived ones
 DIRECT = ("ts_ns", "dur_ns", "device", "stream", "correlation")
+NAME_COLUMNS = ("demangledName", "shortName", "mangledName")  # a kernel's name: the first usable one
+_CORRELATION = Clean("correlationId", 0, UINT32_MAX)
+_PROCESS = Clean("globalPid", 0, INT64_MAX)
+_BYTES = Clean("bytes", 0, INT64_MAX)
+_KIND_COLUMNS = {MEMCPY: ("copyKind", "srcKind", "dstKind"), MEMSET: ("memKind",)}
 
 
-def _base(export: Export, table: str) -> dict[str, tuple[str, Any]]:
-    export.require(table, GPU_REQUIRED)
+def _config_cleans() -> list[Clean]:
+    return [Clean(column, 0, int(np.iinfo(dt).max)) for column, dt in KERNEL_CONFIG.values()]
+
+
+def gpu_check(export: Export, table: str) -> TableCheck:
+    """The rows of a GPU table perfkit reads (checked once per export): times, a device and a
+    stream that are usable; correlationId, globalPid, bytes, kinds, launch configuration and
+    name ids read as absent where unusable. Its `found` bounds size the table's columns."""
+    found = export.memo.get(("check", table))
+    if found is None:
+        export.require(table, GPU_REQUIRED)
+        rules = time_rules() + integer_rules("deviceId", 0, INT32_MAX) + integer_rules("streamId", 0, UINT32_MAX)
+        cleans = [_CORRELATION, _PROCESS]
+        bounds: dict[str, Bound] = {"stream": '"streamId"', "device": '"deviceId"', "correlation": _CORRELATION,
+                                    "dur_ns": '"end" - "start"'}
+        if table == KERNEL:
+            config = _config_cleans()
+            cleans += config + [Clean(c, 0, INT64_MAX) for c in NAME_COLUMNS]
+            bounds.update(zip(KERNEL_CONFIG, config, strict=True))
+        else:
+            cleans += [_BYTES] + [Clean(c, 0, INT32_MAX) for c in _KIND_COLUMNS[table]]
+            bounds["bytes"] = _BYTES
+        found = export.memo[("check", table)] = TableCheck(export, table, rules, cleans, bounds=bounds).run()
+    assert isinstance(found, TableCheck)
+    return found
+
+
+def _base(check: TableCheck) -> dict[str, tuple[str, Any]]:
     return {
         "ts_ns": ('"start"', np.int64),
         "dur_ns": ('"end" - "start"', np.int64),
         "device": ('"deviceId"', np.int32),
         "stream": ('"streamId"', np.int64),
-        "correlation": (export.expr(table, "correlationId", -1), np.int64),
-        "process": (export.expr(table, "globalPid", -1), None),  # interned while read (`Interner`)
+        "correlation": (check.sql(_CORRELATION), np.int64),
+        "process": (check.sql(_PROCESS), None),  # interned while read (`Interner`)
     }
 
 
+_GPU_BOUNDS = ("stream", "device", "correlation", "dur_ns", "bytes")
+
+
 def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
-    """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU table."""
-    export.require(table, GPU_REQUIRED)
-    cols = {"stream": '"streamId"', "device": '"deviceId"', "correlation": export.expr(table, "correlationId", -1),
-            "dur_ns": '"end" - "start"'}
-    if table != KERNEL:
-        cols["bytes"] = export.expr(table, "bytes", -1)
-    return dict(zip(cols, export.bounds(table, list(cols.values())), strict=True))
+    """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU
+    table's kept rows."""
+    found = gpu_check(export, table).found
+    return {k: found[k] for k in _GPU_BOUNDS if k in found}
+
+
+def _name_sql(export: Export, check: TableCheck) -> str:
+    """SQL: the kernel's first usable string id among NAME_COLUMNS, else -1."""
+    present = [c for c in NAME_COLUMNS if export.has(KERNEL, c)]
+    if not present:
+        export.require(KERNEL, ("demangledName",))
+    if check.clean:
+        return f"COALESCE({', '.join(chr(34) + c + chr(34) for c in present)}, -1)"
+    whens = " ".join(f"WHEN {Clean(c, 0, INT64_MAX).ok()} THEN \"{c}\"" for c in present)
+    return f"CASE {whens} ELSE -1 END"
+
+
+_UNNAMED_BY = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers", "static_smem_bytes")
+
+
+class Unnamed:
+    """Kernels without a usable name id, named by their launch configuration (one name per
+    distinct configuration: `<unnamed kernel: grid 128x1x1, block 256x1x1, 32 registers,
+    0 B static shared>`), so unnamed kernels are never merged into one row."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self.n = 0
+        self.distinct: set[int] = set()
+
+    def name_ids(self, rows: npt.NDArray[Any]) -> npt.NDArray[np.int32]:
+        self.n += len(rows)
+        config = np.stack([rows[k] for k in _UNNAMED_BY], axis=1)
+        uniq, inverse = np.unique(config, axis=0, return_inverse=True)
+        lut = np.asarray([self.names.intern(_unnamed(tuple(u))) for u in uniq.tolist()], dtype=np.int32)
+        self.distinct.update(lut.tolist())
+        return lut[inverse.ravel()]
+
+
+def _unnamed(c: tuple[int, ...]) -> str:
+    def part(values: tuple[int, ...]) -> str:
+        return "x".join("?" if v < 0 else str(v) for v in values)
+
+    if all(v < 0 for v in c):
+        return "<unnamed kernel>"
+    regs = "?" if c[6] < 0 else str(c[6])
+    smem = "?" if c[7] < 0 else str(c[7])
+    return f"<unnamed kernel: grid {part(c[0:3])}, block {part(c[3:6])}, {regs} registers, {smem} B static shared>"
 
 
 def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Kernels: DIRECT columns and name_id written into `into`; returns `process` and `config`
     interned (`Interner.result()`: the distinct values and each row's code; `config` holds
-    KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels)."""
-    present = [c for c in ("demangledName", "shortName") if export.has(KERNEL, c)]
-    if not present:
-        export.require(KERNEL, ("demangledName",))
-    cols = _base(export, KERNEL)
-    cols["name_sid"] = (f'COALESCE({", ".join(chr(34) + c + chr(34) for c in present)}, -1)', None)
-    exprs = {extra: export.expr(KERNEL, column, -1) for extra, (column, _) in KERNEL_CONFIG.items()}
-    found = export.bounds(KERNEL, list(exprs.values()))  # each value kept in the narrowest dtype
+    KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels) and
+    `unnamed` (the kernels named by their launch configuration)."""
+    check = gpu_check(export, KERNEL)
+    cols = _base(check)
+    cols["name_sid"] = (_name_sql(export, check), None)
+    config_cleans = dict(zip(KERNEL_CONFIG, _config_cleans(), strict=True))
     n = len(into["ts_ns"])
-    config = Interner({k: int_dtype_for(*(b or (-1, -1))) for k, b in zip(exprs, found, strict=True)}, n)
-    for extra, expr in exprs.items():
-        cols[extra] = (expr, None)
+    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) for k in KERNEL_CONFIG}, n)  # narrowest
+    for extra, clean in config_cleans.items():
+        cols[extra] = (check.sql(clean), None)
     process = Interner({"process": np.int64}, n)
     name_id = _Filler(into["name_id"])
+    unnamed = Unnamed(names)
 
     def feed(chunk: npt.NDArray[Any]) -> None:
-        name_id.add(names.from_string_ids(chunk["name_sid"]))
+        sid = chunk["name_sid"]
+        ids = names.from_string_ids(sid, missing=None)
+        none = np.flatnonzero(sid < 0)
+        if len(none):
+            ids[none] = unnamed.name_ids(chunk[none])
+        name_id.add(ids)
         process.add([chunk["process"]])
         config.add([chunk[k] for k in KERNEL_CONFIG])
 
-    export.read(KERNEL, cols, out={k: into[k] for k in DIRECT}, feed=feed)
+    export.read(KERNEL, cols, where=check.where, out={k: into[k] for k in DIRECT}, feed=feed)
     into["kind"][:] = int(Kind.KERNEL)
-    return {"process": process.result(), "config": config.result()}
+    return {"process": process.result(), "config": config.result(), "unnamed": unnamed}
 
 
 class _Filler:
@@ -120,21 +213,23 @@ class _Filler:
         self.pos += len(values)
 
 
-def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], code_cols: dict[str, str],
-                into: Columns, names: Names, fmt: Callable[[tuple[int, ...]], str]) -> dict[str, Any]:
-    """A copy / set table: DIRECT and bytes into `into`, name_id from the interned `code_cols`
+def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], into: Columns, names: Names,
+                fmt: Callable[[tuple[int, ...]], str]) -> dict[str, Any]:
+    """A copy / set table: DIRECT and bytes into `into`, name_id from the interned kind columns
     (named by `fmt` once per distinct combination); returns `process` interned."""
     n = len(into["ts_ns"])
-    for c, column in code_cols.items():
-        cols[c] = (export.expr(table, column, -1), None)
-    kinds = Interner(dict.fromkeys(code_cols, np.int64), n)
+    kind_cols = _KIND_COLUMNS[table]
+    check = gpu_check(export, table)
+    for column in kind_cols:
+        cols[column] = (check.sql(Clean(column, 0, INT32_MAX)), None)
+    kinds = Interner(dict.fromkeys(kind_cols, np.int64), n)
     process = Interner({"process": np.int64}, n)
 
     def feed(chunk: npt.NDArray[Any]) -> None:
-        kinds.add([chunk[c] for c in code_cols])
+        kinds.add([chunk[c] for c in kind_cols])
         process.add([chunk["process"]])
 
-    export.read(table, cols, out={k: into[k] for k in (*DIRECT, "bytes")}, feed=feed)
+    export.read(table, cols, where=check.where, out={k: into[k] for k in (*DIRECT, "bytes")}, feed=feed)
     distinct, code = kinds.result()
     rows = [tuple(r) for r in np.stack(list(distinct.values()), axis=1).tolist()] if distinct else []
     ids = {r: names.intern(fmt(r)) for r in sorted(set(rows))}  # names numbered in the codes' order
@@ -145,8 +240,9 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], co
 
 def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Copies: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    cols = _base(export, MEMCPY)
-    cols["bytes"] = (export.expr(MEMCPY, "bytes", -1), np.int64)
+    check = gpu_check(export, MEMCPY)
+    cols = _base(check)
+    cols["bytes"] = (check.sql(_BYTES), np.int64)
 
     def name(code: tuple[int, ...]) -> str:
         kind = COPY_KINDS.get(code[0], f"kind {code[0]}")
@@ -154,37 +250,64 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
             return f"Memcpy {kind}"
         return f"Memcpy {kind} ({MEM_KINDS.get(code[1], code[1])} -> {MEM_KINDS.get(code[2], code[2])})"
 
-    out = _read_named(export, MEMCPY, cols, {"copy": "copyKind", "src": "srcKind", "dst": "dstKind"}, into, names, name)
+    out = _read_named(export, MEMCPY, cols, into, names, name)
     into["kind"][:] = int(Kind.MEMCPY)
     return out
 
 
 def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     """Memsets: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    cols = _base(export, MEMSET)
-    cols["bytes"] = (export.expr(MEMSET, "bytes", -1), np.int64)
-    out = _read_named(export, MEMSET, cols, {"mem": "memKind"}, into, names,
+    check = gpu_check(export, MEMSET)
+    cols = _base(check)
+    cols["bytes"] = (check.sql(_BYTES), np.int64)
+    out = _read_named(export, MEMSET, cols, into, names,
                       lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
     into["kind"][:] = int(Kind.MEMSET)
     return out
 
 
-RUNTIME_COLUMNS = {
-    "ts_ns": ('"start"', np.int64),
-    "dur_ns": ('"end" - "start"', np.int64),
-    "global_tid": ('COALESCE("globalTid", -1)', np.int64),
-    "correlation": ('COALESCE("correlationId", -1)', np.int64),
-    "name_sid": ('COALESCE("nameId", -1)', np.int64),
-}
+RUNTIME_REQUIRED = ("start", "end", "globalTid", "correlationId", "nameId")
+_NAME_ID = Clean("nameId", 0, INT64_MAX, count_null=True)
+UNNAMED_CALL = "<unnamed API call>"
+
+
+def runtime_check(export: Export) -> TableCheck:
+    """The CUDA API calls perfkit reads (checked once per export): usable times and thread;
+    correlationId and nameId read as absent where unusable."""
+    found = export.memo.get(("check", RUNTIME))
+    if found is None:
+        export.require(RUNTIME, RUNTIME_REQUIRED)
+        rules = time_rules() + integer_rules("globalTid", 0, INT64_MAX)
+        bounds: dict[str, Bound] = {"correlation": _CORRELATION, "dur_ns": '"end" - "start"'}
+        found = export.memo[("check", RUNTIME)] = TableCheck(export, RUNTIME, rules, [_CORRELATION, _NAME_ID],
+                                                             bounds=bounds).run()
+    assert isinstance(found, TableCheck)
+    return found
+
+
+def runtime_columns(check: TableCheck) -> dict[str, tuple[str, Any]]:
+    return {
+        "ts_ns": ('"start"', np.int64),
+        "dur_ns": ('"end" - "start"', np.int64),
+        "global_tid": ('"globalTid"', np.int64),
+        "correlation": (check.sql(_CORRELATION), np.int64),
+        "name_sid": (check.sql(_NAME_ID), np.int64),
+    }
+
+
+def runtime_bounds(export: Export) -> dict[str, tuple[int, int] | None]:
+    """(min, max) of the correlation and duration of the API calls read."""
+    return dict(runtime_check(export).found)
 
 
 def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
     """CUDA runtime / driver API calls, CHUNK_ROWS at a time (none without a RUNTIME table):
-    ts_ns, dur_ns, global_tid, correlation, name_id."""
+    ts_ns, dur_ns, global_tid, correlation, name_id (UNNAMED_CALL without a usable nameId)."""
     if RUNTIME not in export.tables:
         return
-    export.require(RUNTIME, ("start", "end", "globalTid", "correlationId", "nameId"))
-    for chunk in export.chunks(RUNTIME, RUNTIME_COLUMNS):
-        out = {k: chunk[k] for k in RUNTIME_COLUMNS if k != "name_sid"}
-        out["name_id"] = names.from_string_ids(chunk["name_sid"], api_name)
+    check = runtime_check(export)
+    cols = runtime_columns(check)
+    for chunk in export.chunks(RUNTIME, cols, check.where):
+        out = {k: chunk[k] for k in cols if k != "name_sid"}
+        out["name_id"] = names.from_string_ids(chunk["name_sid"], api_name, missing=UNNAMED_CALL)
         yield out

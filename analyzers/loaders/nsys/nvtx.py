@@ -6,23 +6,41 @@ NvtxStartEndRange) that ended (`end` not NULL, not before `start`). A range's na
 `DOMAIN:text` (the domain's name from its NvtxDomainCreate event, eventType 75, else
 `domain N`). The range's thread is `globalTid`: for a start/end range that is the thread that
 started it. Marks and other NVTX events are not ranges and are skipped.
+
+Checked before it is read (`nvtx_check`): a range whose times or thread are unusable (not an
+integer, out of range, an end before the start) or whose eventType is not an integer is left
+out and counted; an `end` that is NULL is an unfinished range (left out, counted). A domainId
+that is not an integer reads as the default domain, a textId that is not a string id as none
+(counted); `text` of any type is read as its text (bytes that are not UTF-8 as U+FFFD).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from perfkit.analyzers.loaders.nsys.names import Names
-from perfkit.analyzers.loaders.nsys.schema import Export
+from perfkit.analyzers.loaders.nsys.checks import (
+    INT64_MAX,
+    Clean,
+    Rule,
+    TableCheck,
+    integer_rules,
+    is_int,
+    time_rules,
+)
+from perfkit.analyzers.loaders.nsys.names import Names, no_name
+from perfkit.analyzers.loaders.nsys.schema import Export, as_text
 
 NVTX = "NVTX_EVENTS"
 PUSH_POP, START_END, DOMAIN_CREATE = 59, 60, 75
 _RANGE = f'"eventType" IN ({PUSH_POP}, {START_END})'
+_DOMAIN = Clean("domainId", -INT64_MAX, INT64_MAX, default=0)
+_TEXT_ID = Clean("textId", 0, INT64_MAX)
+UNNAMED_RANGE = "(unnamed range)"
 
 
 @dataclass
@@ -31,7 +49,6 @@ class NvtxRows:
     dur_ns: npt.NDArray[np.int64]
     global_tid: npt.NDArray[np.int64]
     name_id: npt.NDArray[np.int32]
-    dropped: dict[str, int] = field(default_factory=dict)
 
 
 def _empty() -> NvtxRows:
@@ -39,23 +56,34 @@ def _empty() -> NvtxRows:
     return NvtxRows(i64, i64, i64, np.empty(0, dtype=np.int32))
 
 
+def nvtx_check(export: Export) -> TableCheck:
+    """The NVTX ranges perfkit reads: of the events that are ranges (or whose eventType is not
+    an integer, so nobody can tell), those with an end, usable times and a usable thread."""
+    rules = [Rule("eventType", "not an integer", f'NOT {is_int("eventType")}', ("eventType",), ("type",)),
+             Rule("end", "NULL (the range did not end)", '"end" IS NULL', ("start", "end"), ("null",)),
+             *time_rules(), *integer_rules("globalTid", 0, INT64_MAX)]
+    scope = f'NOT {is_int("eventType")} OR {_RANGE}'
+    return TableCheck(export, NVTX, rules, [_DOMAIN, _TEXT_ID], scope, bounds={"dur_ns": '"end" - "start"'}).run()
+
+
 def _domain_names(export: Export, names: Names) -> dict[int, str]:
     if not export.has(NVTX, "domainId"):
         return {}
-    text = _text_exprs(export)
-    rows = export.query(f'SELECT "domainId", {text[0]}, {text[1]} FROM {NVTX} WHERE "eventType" = {DOMAIN_CREATE}')
-    sids = names.strings(r[2] for r in rows if r[1] is None and r[2] is not None)
+    text, text_id = _text_exprs(export, Clean("textId", 0, INT64_MAX).sql(export, NVTX))
+    rows = export.query(f'SELECT "domainId", {text}, {text_id} FROM {NVTX} WHERE "eventType" = {DOMAIN_CREATE} '
+                        f'AND {is_int("domainId")}')
+    sids = names.strings(r[2] for r in rows if r[1] is None and r[2] >= 0)
     out = {}
     for domain, txt, sid in rows:
-        label = txt if txt is not None else sids.get(int(sid)) if sid is not None else None
-        if domain is not None and label:
-            out[int(domain)] = str(label)
+        label = as_text(txt) if txt is not None else sids.get(sid)
+        if label:
+            out[int(domain)] = label
     return out
 
 
-def _text_exprs(export: Export) -> tuple[str, str]:
-    text = '"text"' if export.has(NVTX, "text") else "NULL"
-    text_id = '"textId"' if export.has(NVTX, "textId") else "NULL"
+def _text_exprs(export: Export, text_id: str) -> tuple[str, str]:
+    """SQL of a range's text (as bytes: any type, any encoding) and its string id (-1: none)."""
+    text = 'CAST("text" AS BLOB)' if export.has(NVTX, "text") else "NULL"
     return text, text_id
 
 
@@ -69,27 +97,19 @@ class NvtxScan:
     def __init__(self, export: Export, names: Names) -> None:
         self.export, self.names = export, names
         self.present = NVTX in export.tables
-        self.keys: dict[tuple[int, Any], int] = {}  # (domain, text or string id) -> local code
-        self.n = self.unfinished = self.invalid = 0
+        self.keys: dict[tuple[int, Any], int] = {}  # (domain, text bytes or string id) -> local code
+        self.n = 0
         self.dur_bounds: tuple[int, int] | None = None  # (min, max) duration of the kept ranges
+        self.check: TableCheck | None = None
         if not self.present:
             return
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
-        text, text_id = _text_exprs(export)
-        domain = export.expr(NVTX, "domainId", 0)
-        kept = 'typeof("start") = \'integer\' AND typeof("end") = \'integer\' AND "end" >= "start"'
-        left = export.query(f'SELECT coalesce(sum("end" IS NULL), 0), coalesce(sum("end" IS NOT NULL AND NOT ({kept})), 0) '
-                            f"FROM {NVTX} WHERE {_RANGE}")[0]  # one scan for both counts
-        self.unfinished, self.invalid = int(left[0]), int(left[1])
-        where = f"WHERE {_RANGE} AND {kept}"
-        self.n, (self.dur_bounds,) = export.count_and_bounds(NVTX, ['"end" - "start"'], where)
-        self.sql = f'SELECT "start", "end" - "start", COALESCE("globalTid", -1), {domain}, {text}, {text_id} FROM {NVTX} {where}'
-
-    def dropped(self) -> dict[str, int]:
-        out = {"unfinished NVTX range": self.unfinished} if self.unfinished else {}
-        if self.invalid:
-            out["NVTX range ending before it starts or with a non-integer time"] = self.invalid
-        return out
+        check = self.check = nvtx_check(export)
+        text, text_id = _text_exprs(export, check.sql(_TEXT_ID))
+        domain = check.sql(_DOMAIN)
+        where = check.where
+        self.n, self.dur_bounds = check.kept, check.found["dur_ns"]
+        self.sql = f'SELECT "start", "end" - "start", "globalTid", {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
         if not self.present:
@@ -99,8 +119,8 @@ class NvtxScan:
             m = len(rows)
             start, dur, tid, dom, txt, sid = zip(*rows, strict=True)
             del rows
-            codes = np.fromiter((put((d, t if t is not None else (-1 if i is None else i)), len(keys))
-                                 for d, t, i in zip(dom, txt, sid, strict=True)), dtype=np.int32, count=m)
+            codes = np.fromiter((put((d, t if t else i), len(keys)) for d, t, i in zip(dom, txt, sid, strict=True)),
+                                dtype=np.int32, count=m)
             yield (np.fromiter(start, dtype=np.int64, count=m), np.fromiter(dur, dtype=np.int64, count=m),
                    np.fromiter(tid, dtype=np.int64, count=m), codes)
 
@@ -108,16 +128,14 @@ class NvtxScan:
         return _resolve(self.export, self.names, list(self.keys))
 
 
-def read_nvtx(export: Export, names: Names) -> NvtxRows:
-    """The export's finished NVTX ranges as arrays (empty when it has no NVTX_EVENTS table)."""
-    scan = NvtxScan(export, names)
+def read_nvtx(scan: NvtxScan) -> NvtxRows:
+    """The scan's ranges as arrays (empty when the export has no NVTX_EVENTS table)."""
     parts = list(scan.chunks())
     if not parts:
         out = _empty()
     else:
         ts, dur, tid, codes = (np.concatenate(c) for c in zip(*parts, strict=True))
         out = NvtxRows(ts, dur, tid, scan.name_lut()[codes])
-    out.dropped = scan.dropped()
     return out
 
 
@@ -126,9 +144,16 @@ def _resolve(export: Export, names: Names, keys: list[tuple[int, Any]]) -> npt.N
     domains = _domain_names(export, names)
     sids = names.strings(k[1] for k in keys if isinstance(k[1], int))
     lut = np.empty(len(keys), dtype=np.int32)
-    for i, (dom, label) in enumerate(keys):
-        if isinstance(label, int):
-            label = sids.get(label, "(unnamed range)" if label < 0 else f"<string id {label}>")
-        text = str(label) if dom == 0 else f"{domains.get(dom, f'domain {dom}')}:{label}"
+    for i, (dom, key) in enumerate(keys):
+        if not isinstance(key, int):
+            label = as_text(key) or UNNAMED_RANGE
+        elif key < 0:
+            label = UNNAMED_RANGE
+        elif key in sids:
+            label = sids[key]
+        else:
+            names.unresolved.add(key)
+            label = no_name(key)
+        text = label if dom == 0 else f"{domains.get(dom, f'domain {dom}')}:{label}"
         lut[i] = names.intern(text)
     return lut

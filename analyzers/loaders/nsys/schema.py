@@ -44,6 +44,8 @@ class Export:
     path: Path
     conn: sqlite3.Connection
     tables: dict[str, set[str]] = field(default_factory=dict)
+    known_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (table, WHERE) -> rows
+    memo: dict[Any, Any] = field(default_factory=dict)  # what the readers learnt once (table checks)
 
     def has(self, table: str, column: str | None = None) -> bool:
         return table in self.tables and (column is None or column in self.tables[table])
@@ -63,11 +65,13 @@ class Export:
 
     def version(self) -> str:
         """'Nsight Systems 2026.2.1.210, export schema 3.25.0' (or what the export says of itself)."""
-        if "META_DATA_EXPORT" not in self.tables:
+        if not (self.has("META_DATA_EXPORT", "name") and self.has("META_DATA_EXPORT", "value")):
             return "export schema unknown"
-        rows = dict(self.query("SELECT name, value FROM META_DATA_EXPORT"))
+        rows = {as_text(k): as_text(v) for k, v in self.query(
+            "SELECT CAST(name AS BLOB), CAST(value AS BLOB) FROM META_DATA_EXPORT WHERE name IN "
+            "('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')")}
         product = rows.get("EXPORT_PRODUCT_VERSION")
-        schema = rows.get("EXPORT_SCHEMA_VERSION", "unknown")
+        schema = rows.get("EXPORT_SCHEMA_VERSION") or "unknown"
         return f"Nsight Systems {product or 'unknown'}, export schema {schema}"
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -77,7 +81,20 @@ class Export:
             raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
 
     def count(self, table: str, where: str = "") -> int:
-        return int(self.query(f'SELECT count(*) FROM "{table}" {where}')[0][0])
+        found = self.known_counts.get((table, where))
+        if found is None:
+            found = self.known_counts[(table, where)] = int(self.query(f'SELECT count(*) FROM "{table}" {where}')[0][0])
+        return found
+
+    def has_rowid(self, table: str) -> bool:
+        """Whether `table` has SQLite's rowid (not a WITHOUT ROWID table, no column hiding it)."""
+        if "rowid" in {c.lower() for c in self.tables.get(table, ())}:
+            return False
+        try:
+            self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 0')
+        except sqlite3.Error:
+            return False
+        return True
 
     def expr(self, table: str, column: str, default: int | None = None) -> str:
         """A column's SQL (quoted; NULL as `default`), or the default literal when it is absent."""
@@ -153,6 +170,18 @@ class Export:
             raise self.fail(f"cannot be read as SQLite ({_reason(exc)}); {REEXPORT}") from None
 
 
+def _decoded(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+def as_text(value: Any) -> str | None:
+    """A value read from SQLite as text: None for NULL, bytes decoded (U+FFFD where not UTF-8),
+    the text of a number for a number."""
+    if value is None:
+        return None
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
 def _reason(exc: sqlite3.Error) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -174,6 +203,7 @@ def open_export(path: str | Path) -> Iterator[Export]:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise TraceError(f"{path}: cannot be opened as SQLite ({_reason(exc)}); {REEXPORT}") from None
+    conn.text_factory = _decoded  # text that is not UTF-8 (a damaged value, a name) reads with U+FFFD
     export = Export(path, conn)
     try:
         names = [r[0] for r in export.query("SELECT name FROM sqlite_master WHERE type = 'table'")]

@@ -10,6 +10,13 @@ of the GPU they drive: a CUDA API call the rank of the op it enqueued (same proc
 correlationId), else the GPU its process used most; an NVTX range one row per GPU its process
 used (a process driving two GPUs projects its ranges onto both; a warning says so). CPU rows
 of processes that put no work on a GPU are left out (counted in `meta.dropped`).
+Every table is checked at this boundary (analyzers.loaders.nsys.checks): rows with unusable
+times, device, stream or thread are left out, counted per table and column in `meta.dropped`
+and the first located in `meta.warnings`; unusable describing values are read as absent and
+counted in `meta.coerced`; a GPU op or API call repeating an earlier one in every column read
+is left out as a copy; an export none of whose kernels is usable, or whose durations sum past
+`SUM_LIMIT`, is refused with one line. Device ids are mapped to dense indices before anything
+is sized by them.
 `pid` / `tid` are the OS ids from `globalTid` (pid = bits 24-47, tid = bits 0-23) so range
 projection matches a range to the calls launched on its thread. Kernel launch configuration
 (grid, block, registers, shared memory) and graphId / graphNodeId are `extra` columns.
@@ -33,22 +40,29 @@ from perfkit.analyzers.event_table import (
     member,
     narrowest,
 )
+from perfkit.analyzers.loaders.nsys.checks import SUM_LIMIT, Findings, TableCheck, is_int
+from perfkit.analyzers.loaders.nsys.copies import later_copies
 from perfkit.analyzers.loaders.nsys.gpu import (
     KERNEL,
     MEMCPY,
     MEMSET,
     RUNTIME,
     Columns,
+    Unnamed,
     gpu_bounds,
+    gpu_check,
     read_kernels,
     read_memcpy,
     read_memset,
+    runtime_bounds,
+    runtime_check,
     runtime_chunks,
 )
 from perfkit.analyzers.loaders.nsys.names import Names
 from perfkit.analyzers.loaders.nsys.nvtx import NvtxRows, NvtxScan, read_nvtx
-from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, open_export
+from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, as_text, open_export
 from perfkit.analyzers.row_codes import per_row
+from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks, release_freed
 
 _PID_MASK = ~np.int64(0xFFFFFF)  # globalTid -> globalPid
@@ -78,25 +92,20 @@ def _check(export: Export) -> None:
 
 class _Devices:
     """Which GPUs each process drove, and, for a process that drove several, the GPU of the op
-    each of its correlationIds enqueued (a process with one GPU needs no such index)."""
+    each of its correlationIds enqueued (a process with one GPU needs no such index). Device
+    ids are mapped to dense indices first: nothing is sized by a raw deviceId."""
 
     def __init__(self, procs: npt.NDArray[np.int64], code: npt.NDArray[Any], corr: npt.NDArray[Any],
                  device: npt.NDArray[Any]) -> None:
         """`procs`: the processes with GPU work, sorted; `code`: each op's index into them."""
         self.procs = procs
-        lo = int(device.min()) if len(device) else 0
-        width = (int(device.max()) - lo + 1) if len(device) else 1
-        counts_all = np.zeros(len(procs) * width, dtype=np.int64)  # ops per (process, device) pair
-        for a in range(0, len(code), _BLOCK):
-            pair = code[a : a + _BLOCK].astype(np.int64) * width
-            pair += device[a : a + _BLOCK]
-            pair -= lo
-            counts_all += np.bincount(pair, minlength=len(counts_all))
-        seen = np.flatnonzero(counts_all)
+        ids = np.unique(device)  # the distinct deviceIds, sorted
+        seen, counts = _pair_counts(code, device, ids, len(procs))
         self.devices: dict[int, list[int]] = {}
         self.primary = np.full(len(procs), -1, dtype=np.int64)
         best = np.zeros(len(procs), dtype=np.int64)
-        for p, d, n in zip((seen // width).tolist(), (seen % width + lo).tolist(), counts_all[seen].tolist(), strict=True):
+        width = max(len(ids), 1)
+        for p, d, n in zip((seen // width).tolist(), ids[seen % width].tolist(), counts.tolist(), strict=True):
             self.devices.setdefault(p, []).append(d)
             if n > best[p]:
                 best[p], self.primary[p] = n, d
@@ -127,29 +136,39 @@ class _Devices:
         return out
 
 
+def _pair_counts(code: npt.NDArray[Any], device: npt.NDArray[Any], ids: npt.NDArray[Any],
+                 n_procs: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(pair = process code * len(ids) + dense device index, ops) for the pairs that occur."""
+    width = max(len(ids), 1)
+    if n_procs * width <= 1 << 24:  # the usual case: a small table of every pair, counted by blocks
+        counts_all = np.zeros(n_procs * width, dtype=np.int64)
+        for a in range(0, len(code), _BLOCK):
+            pair = code[a : a + _BLOCK].astype(np.int64) * width
+            pair += np.searchsorted(ids, device[a : a + _BLOCK])
+            counts_all += np.bincount(pair, minlength=len(counts_all))
+        seen = np.flatnonzero(counts_all)
+        return seen, counts_all[seen]
+    pair = code.astype(np.int64) * width + np.searchsorted(ids, device)  # many processes and GPUs
+    seen, counts = np.unique(pair, return_counts=True)
+    return seen, counts.astype(np.int64)
+
+
 GPU_READERS = ((KERNEL, read_kernels), (MEMCPY, read_memcpy), (MEMSET, read_memset))  # kernels first
 _OS_ID_MAX = 0xFFFFFF  # pid and tid are 24-bit fields of globalTid
-CORRELATION_MAX = 0xFFFFFFFF  # CUPTI correlation ids are uint32 (the join keys shift them by 40 bits)
 
 
 def _dtypes(export: Export, rank_offset: int, nvtx_dur: tuple[int, int] | None) -> dict[str, Any]:
-    """Each stored column's dtype: the smallest that holds the export's values (from SQL bounds)."""
+    """Each stored column's dtype: the smallest that holds the kept rows' values (from SQL bounds)."""
     lo = dict.fromkeys(("stream", "device", "correlation", "bytes", "dur_ns"), -1)
     hi = dict(lo)
     bounds = [gpu_bounds(export, t) for t, _ in GPU_READERS if t in export.tables]
     if RUNTIME in export.tables:
-        export.require(RUNTIME, ("start", "end", "correlationId"))
-        corr, dur = export.bounds(RUNTIME, ['COALESCE("correlationId", -1)', '"end" - "start"'])
-        bounds.append({"correlation": corr, "dur_ns": dur})
+        bounds.append(runtime_bounds(export))
     bounds.append({"dur_ns": nvtx_dur})
     for found in bounds:
         for k, b in found.items():
             if b is not None:
                 lo[k], hi[k] = min(lo[k], b[0]), max(hi[k], b[1])
-    if hi["correlation"] > CORRELATION_MAX or lo["correlation"] < -1:
-        bad = hi["correlation"] if hi["correlation"] > CORRELATION_MAX else lo["correlation"]
-        raise export.fail(f"correlationId {bad} is outside CUPTI's 32-bit range, so calls and GPU work cannot be "
-                          f"linked; {REEXPORT}")
     dtypes = dict(COLUMNS)
     dtypes.update({k: int_dtype_for(lo[k], hi[k]) for k in lo})
     dtypes["pid"] = int_dtype_for(-1, _OS_ID_MAX)
@@ -197,6 +216,14 @@ class _Assembly:
             self.cols[k][sl] = v
         self.pos += m
 
+    def keep(self, first: int, keep: npt.NDArray[np.bool_]) -> None:
+        """Keep only the `keep` rows of the last part written (rows `first`.. `pos`), in order."""
+        assert first + len(keep) == self.pos
+        for col in self.cols.values():
+            part = col[first : self.pos]
+            part[: int(keep.sum())] = part[keep]
+        self.pos = first + int(keep.sum())
+
     def columns(self) -> Columns:
         """The filled rows (fewer than allocated when calls or ranges of processes without GPU work
         were left out: the columns are shrunk in place)."""
@@ -210,31 +237,58 @@ class _Assembly:
 
 
 _Interned = tuple[dict[str, npt.NDArray[Any]], npt.NDArray[Any] | None]  # Interner.result()
+_GPU_IDENTITY = ("ts_ns", "dur_ns", "device", "stream", "correlation", "name_id", "pid", "bytes")
+_CALL_IDENTITY = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "name_id")
 
 
-def _read_gpu(export: Export, names: Names, table: _Assembly,
-              rank_offset: int) -> tuple[_Interned, int, tuple[npt.NDArray[np.int64], npt.NDArray[Any]]]:
+def _kept(interned: _Interned, keep: npt.NDArray[np.bool_]) -> _Interned:
+    """An `Interner.result()` for the kept rows only."""
+    values, code = interned
+    if code is None:  # every row's own values
+        return {k: v[keep] for k, v in values.items()}, None
+    return values, code[keep]
+
+
+def _drop_copies(table: _Assembly, first: int, columns: tuple[str, ...], name: str, found: Findings) -> npt.NDArray[np.bool_] | None:
+    """Leave out the rows of the last part (from `first`) that repeat an earlier one; the kept
+    mask, or None when there were none."""
+    copies = later_copies([table.cols[k][first : table.pos] for k in columns])
+    if not copies.any():
+        return None
+    found.drop(f"{name}: a copy of an earlier row (every column read equal)", int(copies.sum()))
+    keep = ~copies
+    table.keep(first, keep)
+    return keep
+
+
+def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int,
+              found: Findings) -> tuple[_Interned, int, tuple[npt.NDArray[np.int64], npt.NDArray[Any]], Unnamed | None]:
     """GPU ops into `table` (kernels first): (kernel launch configurations interned, how many
-    kernels, the processes of the ops: sorted distinct globalPids and each op's code into them)."""
+    kernels, the processes of the ops: sorted distinct globalPids and each op's code into them,
+    the kernels named by their launch configuration)."""
     parts: list[_Interned] = []
     config: _Interned = ({}, np.empty(0, dtype=np.int8))
     n_kernels = 0
+    unnamed = None
     for name, reader in GPU_READERS:
         if name not in export.tables:
             continue
-        m = export.count(name)
+        first = table.pos
+        m = gpu_check(export, name).kept
         into = table.view(m)
         mine = reader(export, names, into)
         procs, code = mine["process"]
         into["pid"][:] = per_row(os_pid(procs["process"]), code)
         into["tid"][:] = into["stream"]
         into["rank"][:] = into["device"].astype(np.int64) + rank_offset
-        parts.append(mine["process"])
-        if name == KERNEL:
-            config, n_kernels = mine["config"], m
         del into
         table.advance(m)
-    return config, n_kernels, _merged(parts)
+        keep = _drop_copies(table, first, _GPU_IDENTITY, name, found)
+        parts.append(mine["process"] if keep is None else _kept(mine["process"], keep))
+        if name == KERNEL:
+            config = mine["config"] if keep is None else _kept(mine["config"], keep)
+            n_kernels, unnamed = table.pos - first, mine["unnamed"]
+    return config, n_kernels, _merged(parts), unnamed
 
 
 def _merged(parts: list[_Interned]) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
@@ -248,6 +302,15 @@ def _merged(parts: list[_Interned]) -> tuple[npt.NDArray[np.int64], npt.NDArray[
     return procs, code
 
 
+def _refuse_unusable(export: Export, check: TableCheck) -> None:
+    """One line when no kernel of the export can be read (every one left out)."""
+    if check.kept == 0:
+        reasons = ", ".join(f"{r.split('.', 1)[1]} ({n:,})" for r, n in sorted(check.dropped.items(), key=lambda kv: -kv[1]))
+        first = check.located(1, then="")
+        where = f"; first: {first[0].split(': ', 1)[1]}" if first else ""
+        raise export.fail(f"none of the {check.total:,} kernels of {KERNEL} is usable: {reasons}{where}; {REEXPORT}")
+
+
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     """Load one nsys SQLite export (raises TraceError with one line for anything unreadable).
 
@@ -255,48 +318,83 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
     path = Path(path)
     map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
-    dropped: dict[str, int] = {}
-    warnings: list[str] = []
+    found = Findings()
     with open_export(path) as export:
         _check(export)
+        checks = [gpu_check(export, t) for t, _ in GPU_READERS if t in export.tables]
+        _refuse_unusable(export, checks[0])
+        if RUNTIME in export.tables:
+            checks.append(runtime_check(export))
         names = Names(export)
         scan = NvtxScan(export, names)
-        n_runtime = export.count(RUNTIME) if RUNTIME in export.tables else 0
-        n_gpu = sum(export.count(t) for t, _ in GPU_READERS if t in export.tables)
+        if scan.check is not None:
+            checks.append(scan.check)
+        for check in checks:
+            found.add(check)
+        n_runtime = runtime_check(export).kept if RUNTIME in export.tables else 0
+        n_gpu = sum(gpu_check(export, t).kept for t, _ in GPU_READERS if t in export.tables)
         table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
-        (extra, config_code), n_kernels, (procs, process) = _read_gpu(export, names, table, rank_offset)
+        (extra, config_code), n_kernels, (procs, process), unnamed = _read_gpu(export, names, table, rank_offset, found)
+        n_gpu = table.pos
         devices = _Devices(procs, process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
         del process
-        _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, dropped)
+        _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, found)
         if any(len(d) > 1 for d in devices.devices.values()):  # ranges repeat per GPU: read them first
-            nvtx = read_nvtx(export, names)
-            code, copies = _nvtx_copies(nvtx, devices, dropped, warnings)
+            nvtx = read_nvtx(scan)
+            code, copies = _nvtx_copies(path, nvtx, devices, found)
             table.reserve(int(copies.sum()))
             _add_nvtx(table, nvtx, devices, code, copies, rank_offset)
             del nvtx
         else:
-            _stream_nvtx(table, scan, devices, rank_offset, dropped)
-        dropped.update(scan.dropped())
-        devices_named = _device_names(export)
+            _stream_nvtx(table, scan, devices, rank_offset, found)
+        devices_named = _device_names(export, found)
     kept = table.pos
     cols = table.columns()
     cols["name_id"] = narrowest(cols["name_id"])  # known only now: how many names there are
     release_freed()  # the SQL chunks and reading buffers: back to the OS, not kept resident
-    if names.unresolved:
-        warnings.append(f"{path}: {names.unresolved} string ids are not in StringIds (named '<string id N>')")
+    _check_sums(path, cols)
+    _name_warnings(path, names, unnamed, found)
     meta = TraceMeta(
         path=str(path), rank=rank_offset, world_size=len(devices_named), devices=tuple(devices_named.values()),
-        events_read=n_gpu + n_runtime + scan.n, events_kept=kept, source="nsys",
-        dropped=tuple(sorted(dropped.items())), warnings=tuple(warnings),
+        events_read=sum(c.total for c in checks), events_kept=kept, source="nsys",
+        dropped=tuple(sorted(found.dropped.items())), coerced=tuple(sorted(found.coerced.items())),
+        warnings=tuple(found.lines()),
     )
     kernel_rows = np.arange(n_kernels, dtype=int_dtype_for(0, kept))  # kernels come first
     return EventTable(cols, names.table(), (), (meta,), extra, kernel_rows, config_code)
 
 
+_SUMMED = (("GPU op", (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)), ("CUDA API call", (Kind.RUNTIME,)),
+           ("NVTX range", (Kind.USER_ANNOTATION,)))
+
+
+def _check_sums(path: Path, cols: Columns) -> None:
+    """Refuse an export whose durations of one kind sum past SUM_LIMIT: each is a valid time, but
+    their totals would leave int64 (negative totals) in the tables."""
+    kind = cols["kind"]
+    for what, kinds in _SUMMED:
+        total = float(np.sum(cols["dur_ns"], dtype=np.float64, where=member(kind, [int(k) for k in kinds])))
+        if total > SUM_LIMIT:
+            raise TraceError(f"{path}: the {what} durations sum to {total / 3.15576e16:,.0f} years: its times are "
+                             f"damaged; {REEXPORT}")
+
+
+def _name_warnings(path: Path, names: Names, unnamed: Unnamed | None, found: Findings) -> None:
+    if names.unresolved:
+        n = len(names.unresolved)
+        found.warnings.append(f"{path}: {n:,} string ids are not in StringIds or have no text there "
+                              f"(named '<no name: string id N>', one name per id; e.g. {min(names.unresolved)})")
+    if unnamed is not None and unnamed.n:
+        found.warnings.append(f"{path}: {unnamed.n:,} kernels have no usable name id (demangledName, shortName, "
+                              f"mangledName): named by launch configuration, {len(unnamed.distinct):,} names "
+                              "'<unnamed kernel: grid ..., block ...>'")
+
+
 def _add_runtime(table: _Assembly, chunks: Iterator[Columns], devices: _Devices, rank_offset: int,
-                 dropped: dict[str, int]) -> None:
+                 found: Findings) -> None:
     """CUDA API calls, chunk by chunk: each takes its op's GPU (else its process's primary one);
-    calls of processes without GPU work are left out and counted."""
+    calls of processes without GPU work, and copies of an earlier call, are left out and counted."""
+    first = table.pos
     lost = 0
     for chunk in chunks:
         dev = devices.of_calls(chunk["global_tid"] & _PID_MASK, chunk["correlation"])
@@ -309,11 +407,11 @@ def _add_runtime(table: _Assembly, chunks: Iterator[Columns], devices: _Devices,
         table.add(len(dev), name_id=chunk["name_id"], kind=int(Kind.RUNTIME), ts_ns=chunk["ts_ns"],
                   dur_ns=chunk["dur_ns"], pid=os_pid(gtid), tid=os_tid(gtid), correlation=chunk["correlation"],
                   rank=dev + rank_offset)
-    if lost:
-        dropped["CUDA API call of a process without GPU work"] = lost
+    found.drop("CUDA API call of a process without GPU work", lost)
+    _drop_copies(table, first, _CALL_IDENTITY, RUNTIME, found)
 
 
-def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offset: int, dropped: dict[str, int]) -> None:
+def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offset: int, found: Findings) -> None:
     """NVTX ranges written chunk by chunk into the table (each process drives one GPU at most)."""
     first = table.pos
     lost = 0
@@ -325,24 +423,22 @@ def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offse
             ts, dur, gtid, codes, code = ts[keep], dur[keep], gtid[keep], codes[keep], code[keep]
         table.add(len(ts), name_id=codes, kind=int(Kind.USER_ANNOTATION), ts_ns=ts, dur_ns=dur, pid=os_pid(gtid),
                   tid=os_tid(gtid), rank=devices.primary[code] + rank_offset)
-    if lost:
-        dropped["NVTX range of a process without GPU work"] = lost
+    found.drop("NVTX range of a process without GPU work", lost)
     if table.pos > first:
         written = table.cols["name_id"][first : table.pos]
         written[:] = scan.name_lut()[written]
 
 
-def _nvtx_copies(nvtx: NvtxRows, devices: _Devices, dropped: dict[str, int],
-                 warnings: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _nvtx_copies(path: Path, nvtx: NvtxRows, devices: _Devices,
+                 found: Findings) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(process code, rows to write) per range: one per GPU its process used, 0 without one."""
     code = devices.code(nvtx.global_tid & _PID_MASK)
     n_dev = np.asarray([len(devices.devices.get(c, [])) for c in range(len(devices.procs))] + [0], dtype=np.int64)
     copies = n_dev[np.where(code >= 0, code, len(devices.procs))]
-    if (copies == 0).any():
-        dropped["NVTX range of a process without GPU work"] = int((copies == 0).sum())
+    found.drop("NVTX range of a process without GPU work", int((copies == 0).sum()))
     if (copies > 1).any():
-        warnings.append(f"{int((copies > 1).sum())} NVTX ranges belong to a process that drove several GPUs: "
-                        "each is projected once per GPU (count and CPU time repeat per GPU)")
+        found.warnings.append(f"{path}: {int((copies > 1).sum()):,} NVTX ranges belong to a process that drove several GPUs: "
+                              "each is projected once per GPU (count and CPU time repeat per GPU)")
     return code, copies
 
 
@@ -362,12 +458,18 @@ def _add_nvtx(table: _Assembly, nvtx: NvtxRows, devices: _Devices, code: npt.NDA
               dur_ns=nvtx.dur_ns[idx], pid=os_pid(gtid), tid=os_tid(gtid), rank=dev + rank_offset)
 
 
-def _device_names(export: Export) -> dict[int, str]:
-    """{deviceId: name} from TARGET_INFO_GPU when the export has it, else the ids seen."""
-    if export.has("TARGET_INFO_GPU", "id") and export.has("TARGET_INFO_GPU", "name"):
-        rows = export.query('SELECT "id", "name" FROM TARGET_INFO_GPU ORDER BY "id"')
-        if rows:
-            return {int(i): str(n) for i, n in rows}
-    ids = export.query(f'SELECT DISTINCT "deviceId" FROM {KERNEL} ORDER BY 1')
-    return {int(i): f"cuda:{int(i)}" for (i,) in ids}
+_GPU_INFO = "TARGET_INFO_GPU"
 
+
+def _device_names(export: Export, found: Findings) -> dict[int, str]:
+    """{deviceId: name} from TARGET_INFO_GPU when the export has it (rows whose id is not an
+    integer are ignored, with a warning), else the deviceIds of the kernels read."""
+    if export.has(_GPU_INFO, "id") and export.has(_GPU_INFO, "name"):
+        rows = export.query(f'SELECT "id", CAST("name" AS BLOB) FROM {_GPU_INFO} WHERE {is_int("id")} ORDER BY "id"')
+        odd = export.count(_GPU_INFO, f"WHERE NOT {is_int('id')}")
+        if odd:
+            found.warnings.append(f"{export.path}: {_GPU_INFO}: {odd:,} rows whose id is not an integer are ignored")
+        if rows:
+            return {int(i): as_text(n) or f"cuda:{int(i)}" for i, n in rows}
+    ids = export.query(f'SELECT DISTINCT "deviceId" FROM {KERNEL} {gpu_check(export, KERNEL).where} ORDER BY 1')
+    return {int(i): f"cuda:{int(i)}" for (i,) in ids}
