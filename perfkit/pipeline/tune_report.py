@@ -18,6 +18,7 @@ from typing import Any
 
 from perfkit.core.artifacts import Artifacts, TuneArtifacts
 from perfkit.core.atomic import write_bytes_atomic
+from perfkit.core.csv_cells import csv_cell
 from perfkit.core.record import Run
 from perfkit.core.run_layout import TUNE_CSV, TUNE_JSON
 from perfkit.core.tune_result import TuneResult, triton_config, write_tune_json
@@ -73,9 +74,9 @@ def write_tune(run_dir: Path, run: Run, results: list[TuneResult],
                tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> TuneArtifacts:
     cols, rows = csv_rows(results)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    writer = csv.writer(buf, lineterminator="\n")  # cells through the CSV rule (perfkit.core.csv_cells)
+    writer.writerow([csv_cell(c) for c in cols])
+    writer.writerows([csv_cell(row.get(c, "")) for c in cols] for row in rows)
     write_bytes_atomic(run_dir / TUNE_CSV, buf.getvalue().encode())
     write_tune_json(run_dir / TUNE_JSON, results, run_id=run.run_id, device=run.device,
                     autotune=autotune_snippets(results, tuned))

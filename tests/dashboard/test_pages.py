@@ -346,7 +346,8 @@ def test_display_formats_by_suffix() -> None:
 
 
 def test_user_strings_in_markdown_cannot_link() -> None:
-    from perfkit.dashboard.text import JOINER, md
+    from perfkit.dashboard.text import md
+    from perfkit.reports.markdown.text import JOINER
 
     out = md("go https://evil.example/x or www.evil.example, me@evil.example [a](https://e) <b>b</b> :red[r]")
     assert f":{JOINER}red\\[r\\]" in out  # no colour directive either
