@@ -189,7 +189,10 @@ def inside_run(run_dir: Path, relative: str) -> Path | None:
     """`relative` (a path run.json records) under the run directory, links resolved; None when
     it leads outside the directory (an absolute path, `..`, a link pointing out)."""
     root = run_dir.resolve()
-    path = (root / relative).resolve()
+    try:
+        path = (root / relative).resolve()
+    except (OSError, ValueError):  # a NUL byte, a link loop: not a file of the run
+        return None
     return path if path.is_relative_to(root) else None
 
 

@@ -368,10 +368,28 @@ def test_report_reads_no_trace_outside_the_run(tmp_path: Path, capsys: pytest.Ca
     os.symlink(outside, where / "traces" / "link.json.gz")
     record = json.loads((where / "run.json").read_text())
     record["points"][3]["trace"] = "traces/link.json.gz"
+    record["points"][4]["trace"] = "traces/\u0000.json.gz"  # not a path at all: not read, no traceback
     (where / "run.json").write_text(json.dumps(record))
     assert main(["report", str(where), "--format", "md"]) == 0
     out = capsys.readouterr()
     assert "outside_kernel" not in out.out
     assert "outside the run directory" in out.out
     warnings = [line for line in out.err.splitlines() if "outside the run directory" in line]
-    assert len(warnings) == 1 and "4 path(s)" in warnings[0]
+    assert len(warnings) == 1 and "5 path(s)" in warnings[0]
+
+
+def test_each_rule_on_a_lone_surrogate_and_numbers() -> None:
+    """A lone surrogate (json.loads("\\"\\\\ud800\\"") makes one) is shown as its escape by every
+    rule, so every output still encodes to UTF-8; the CSV rule leaves numbers alone."""
+    from perfkit.core.csv_cells import csv_cell
+    from perfkit.core.terminal import terminal_safe
+    from perfkit.reports.html.text import esc, plot_text
+    from perfkit.reports.junit import xml_text
+    from perfkit.reports.markdown.text import md_text
+
+    name = json.loads('"gemm\\ud800x"')
+    for rule in (terminal_safe, md_text, esc, plot_text, xml_text):
+        out = rule(name)
+        out.encode("utf-8")
+        assert "\\ud800" in out, rule
+    assert [csv_cell(v) for v in (-1.5, "-1.5", "+3e-9", "-", "@x", "a=b")] == [-1.5, "-1.5", "+3e-9", "'-", "'@x", "a=b"]
