@@ -1,4 +1,9 @@
-"""Render analysis tables as text (for a terminal), JSON or CSV. Formatting happens only here."""
+"""Render analysis tables as text (for a terminal), JSON or CSV. Formatting happens only here.
+
+Kernel, op and range names come from trace files and can hold anything: the text goes through
+the terminal's escaping rule (perfkit.core.terminal.terminal_safe; perfkit.core.text_table applies
+it to every table), the CSV through the CSV rule (perfkit.core.csv_cells: no cell a spreadsheet
+would evaluate as a formula)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.core.csv_cells import csv_frame
+from perfkit.core.terminal import terminal_safe
 from perfkit.core.text_table import Column, table_text
 from perfkit.core.units import fmt_num, fmt_percent, fmt_rate, fmt_time
 
@@ -49,9 +56,9 @@ def _header(col: str) -> str:
 def _transposed(df: pd.DataFrame, width: int | None) -> str:
     """A few wide rows as `field  value...` lines (one aligned value column per row); a line
     longer than `width` wraps under the values."""
-    heads = [_header(c) for c in df.columns]
+    heads = [terminal_safe(_header(str(c))) for c in df.columns]
     field = max(len(h) for h in heads)
-    cells = [[_cell(c, v) if c != "evidence" else str(v) for v in df[c]] for c in df.columns]
+    cells = [[terminal_safe(_cell(c, v) if c != "evidence" else str(v)) for v in df[c]] for c in df.columns]
     widths = [max(len(col[i]) for col, c in zip(cells, df.columns, strict=True) if c != "evidence") for i in range(len(df))]
     lines = []
     for col, head, values in zip(df.columns, heads, cells, strict=True):
@@ -101,11 +108,11 @@ def to_json_obj(tables: dict[str, pd.DataFrame]) -> dict[str, list[dict[str, Any
 
 
 def to_csv(tables: dict[str, pd.DataFrame]) -> str:
-    """Each table as a CSV section preceded by a `# <name>` line."""
+    """Each table as a CSV section preceded by a `# <name>` line (cells through the CSV rule)."""
     buf = io.StringIO()
     for i, (name, df) in enumerate(tables.items()):
         if i:
             buf.write("\n")
         buf.write(f"# {name}\n")
-        df.to_csv(buf, index=False, lineterminator="\n")
+        csv_frame(df).to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue()

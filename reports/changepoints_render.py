@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from perfkit.core.terminal import shorten, terminal_width
+from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.core.units import fmt_value
 from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import MIN_HISTORY
-from perfkit.reports.terminal_text import terminal_safe
+from perfkit.reports.markdown.text import md_table, md_text
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
@@ -145,19 +145,19 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values
 
 
 def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
+    """Every metric, GPU and commit through the Markdown rule (perfkit.reports.markdown.text)."""
     out = ["### perfkit history: change points", ""]
-    out += [f"- `{s.metric}` on {s.gpu}: {s.commits} commits" for s in series]
+    out += [f"- {md_text(s.metric)} on {md_text(s.gpu)}: {s.commits} commits" for s in series]
     out.append("")
     for s in series if values else ():
-        out += [f"#### `{s.metric}` on {s.gpu}", "", "| " + " | ".join(VALUE_COLUMNS) + " |", "|---|---|---:|---:|---:|"]
-        out += [f"| `{c[0]}` | {c[1]} | {c[2]} | {c[3]} | {c[4]} |" for c in value_cells(s)]
-        out.append("")
-    out += [BAND_LEGEND, ""] if values else []
+        out += [f"#### {md_text(s.metric)} on {md_text(s.gpu)}", "",
+                md_table(VALUE_COLUMNS, [(r.commit[:10], *cells[1:]) for r, cells in zip(s.values, value_cells(s),
+                                                                                         strict=True)],
+                         right=(2, 3, 4)), ""]
+    out += [md_text(BAND_LEGEND), ""] if values else []
     if not rows:
         return "\n".join([*out, "No change points."]) + "\n"
-    out += ["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---|---:|---:|---|"]
-    for r in rows:
-        mark = "❌" if r.kind == "regression" else "✅"
-        out.append(f"| `{r.metric}` | {r.gpu} | `{(r.previous_commit or '-')[:12]}` | `{r.commit[:12]}` | "
-                   f"{r.magnitude * 100:+.2f}% | {r.p_value:.2g} | {mark} {r.kind} |")
-    return "\n".join([*out, "", LEGEND]) + "\n"
+    table = [(r.metric, r.gpu, (r.previous_commit or "-")[:12], r.commit[:12], f"{r.magnitude * 100:+.2f}%",
+              f"{r.p_value:.2g}", f"{'❌' if r.kind == 'regression' else '✅'} {r.kind}") for r in rows]
+    out.append(md_table(COLUMNS, table, right=(4, 5)))
+    return "\n".join([*out, "", md_text(LEGEND)]) + "\n"

@@ -9,14 +9,13 @@ from rich.console import Group
 from rich.text import Text
 
 from perfkit.core.record import Run
-from perfkit.core.terminal import terminal_width
+from perfkit.core.terminal import terminal_safe, terminal_width
 from perfkit.core.units import fmt_num
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
 from perfkit.reports.serving_rows import headline as serving_headline
 from perfkit.reports.serving_rows import is_serving, stage_notes
-from perfkit.reports.terminal_text import terminal_safe
 from perfkit.reports.text_layout import Row, hanging, table_lines
 
 

@@ -1,9 +1,10 @@
 """Terminal table and JSON of a gate / compare result.
 
 The table has one row per measurement (a point's time, flop/s and bytes/s are one), fits the
-terminal (perfkit.core.terminal: 80 columns when not a tty) (long point labels are shortened in the middle; the full key is in the
-JSON), and puts the reason under every row that is not `unchanged`; a note shared by many rows
-(how the spread was obtained) is a numbered footnote.
+terminal (perfkit.core.terminal: 80 columns when not a tty; long point labels are shortened in
+the middle, the full key is in the JSON), shows every user string through the terminal's
+escaping rule (perfkit.core.terminal.terminal_safe), and puts the reason under every row that is
+not `unchanged`; a note shared by many rows (how the spread was obtained) is a numbered footnote.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 import textwrap
 from typing import Any
 
-from perfkit.core.terminal import shorten, terminal_width
+from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.core.units import fmt_value
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
@@ -27,7 +28,6 @@ from perfkit.reports.gate_format import (
     sort_key,
     status_text,
 )
-from perfkit.reports.terminal_text import terminal_safe
 
 HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
@@ -104,8 +104,8 @@ def _header(result: GateResult, width: int) -> list[str]:
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
         out.append(shorten(terminal_safe(f"{word} {side.label}: run {side.run_id}{commit}"), width))
-    out += textwrap.wrap(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the tests "
-                         f"({result.policy.correction})", width, subsequent_indent="    ")
+    out += textwrap.wrap(terminal_safe(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the "
+                                       f"tests ({result.policy.correction})"), width, subsequent_indent="    ")
     return out
 
 

@@ -2,24 +2,42 @@
 bytes/s are one); a verdict in the policy's fail_on is a failure; a measurement that could not
 have shown a regression (noisy, inconclusive, incomparable) is skipped with its verdict and
 reason, so a CI view never counts it as passed; regressed-free decisive verdicts pass. The suite
-carries the headline (GateResult.outcome) as its `outcome` property and its system-out."""
+carries the headline (GateResult.outcome) as its `outcome` property and its system-out.
+
+Escaping (JUnit XML's one rule, `xml_text`, applied to every string written: metric names,
+run ids, GPU names, the policy's path, reasons): characters XML 1.0 does not allow (C0 controls
+but tab, newline and carriage return; lone surrogates; U+FFFE, U+FFFF) and those it discourages
+(DEL, C1 controls) are shown as their Python escapes (`\\x1b`, as in the terminal), then
+ElementTree escapes `&`, `<`, `>` and, in attributes, quotes and line breaks. Every name thus
+parses, whatever bytes a run or a trace held."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from typing import Any
 
+from perfkit.core.terminal import escaped_char
 from perfkit.regression.gate.compare import DECISIVE, GateResult
 from perfkit.reports.gate_format import VALUES_NOTE, status_text, verdict_line
+
+_NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(value: Any) -> str:
+    """`value`'s text with what XML 1.0 refuses or discourages shown as escapes (see the module)."""
+    s = "" if value is None else str(value)
+    return _NOT_IN_XML.sub(lambda m: escaped_char(m.group(0)), s)
 
 
 def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
     cases = result.rows
     failing = set(result.policy.fail_on)
-    root = ET.Element("testsuites", name=suite)
+    root = ET.Element("testsuites", name=xml_text(suite))
     ts = ET.SubElement(
         root,
         "testsuite",
-        name=suite,
+        name=xml_text(suite),
         tests=str(len(cases)),
         failures=str(sum(1 for c in cases if c.verdict.value in failing)),
         skipped=str(sum(1 for c in cases if c.verdict not in DECISIVE and c.verdict.value not in failing)),
@@ -30,10 +48,11 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
                        ("gpu", result.cand.gpu), ("policy", result.policy.source),
                        ("fail_on", ",".join(result.policy.fail_on)), ("outcome", result.outcome),
                        ("headline", status_text(result))):
-        ET.SubElement(props, "property", name=key, value=str(value))
+        ET.SubElement(props, "property", name=key, value=xml_text(value))
     for c in cases:
-        case = ET.SubElement(ts, "testcase", classname=f"perfkit.{c.direction}", name=c.metric, time="0")
-        detail = verdict_line(c)
+        case = ET.SubElement(ts, "testcase", classname=xml_text(f"perfkit.{c.direction}"), name=xml_text(c.metric),
+                             time="0")
+        detail = xml_text(verdict_line(c))
         if c.verdict.value in failing:
             failure = ET.SubElement(case, "failure", message=detail, type=c.verdict.value)
             failure.text = detail
@@ -41,6 +60,6 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
             ET.SubElement(case, "skipped", message=detail, type=c.verdict.value)
         else:
             ET.SubElement(case, "system-out").text = detail
-    ET.SubElement(ts, "system-out").text = f"perfkit gate {status_text(result)}. {VALUES_NOTE}."
+    ET.SubElement(ts, "system-out").text = xml_text(f"perfkit gate {status_text(result)}. {VALUES_NOTE}.")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -13,8 +13,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 
+from perfkit.core.terminal import terminal_safe
 from perfkit.reports.gate_text import shorten
-from perfkit.reports.terminal_text import terminal_safe
 from perfkit.store.run_list import RunListing
 
 FIRST = ("run id", "time (UTC)", "status", "ok/failed", "source")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from perfkit.core.record import Run
+from perfkit.core.terminal import terminal_safe
 from perfkit.core.text_table import Column, table_text
 from perfkit.reports.serving_rows import STAGE_COLUMNS, column_label, front_lines, stage_rows
-from perfkit.reports.terminal_text import terminal_safe
 
 
 def serving_table(run: Run, width: int | None) -> str:

@@ -39,6 +39,7 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
     from perfkit.comparison.in_common import nothing_in_common
     from perfkit.comparison.selectors import resolve_pair, spec_note
     from perfkit.core.errors import StoreError
+    from perfkit.core.terminal import terminal_safe
     from perfkit.regression.gate.compare import compare_runs
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
@@ -49,7 +50,7 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
         base, cand = resolve_pair(base_sel, cand_sel, engine)
         note = spec_note(base, cand)
         if note:
-            print(note, file=sys.stderr)
+            print(terminal_safe(note), file=sys.stderr)
         lookup = history_lookup(engine if args.history > 0 else None, cand, base, limit=max(args.history, 1))
         result = compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
     finally:

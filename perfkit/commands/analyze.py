@@ -7,7 +7,9 @@ B columns TRACE, delta = B - A, so "slower" / "added" say how TRACE changed.
 
 Notes on what a trace holds (no GPU work, events perfkit does not read, events left out,
 loader warnings) go to stderr, one line each, in every format; the json format also carries
-them under "notes" when there are any.
+them under "notes" when there are any. Names from a trace are printed through the terminal's
+escaping rule (perfkit.core.terminal.terminal_safe) and written to CSV through the CSV rule
+(perfkit.core.csv_cells: a cell starting with = + - @ gets a leading ').
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.commands._types import non_negative_int, output_dir, regex
+from perfkit.core.terminal import terminal_safe
 
 DEFAULT_TOP = 15
 
@@ -92,12 +95,13 @@ def _analyze(args: argparse.Namespace) -> Result:
 def run(args: argparse.Namespace) -> int:
     from perfkit.analyzers.render import format_table, to_csv, to_json_obj
     from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.core.csv_cells import csv_frame
     from perfkit.core.terminal import terminal_width
 
     result = _analyze(args)
     tables = result.tables
     for note in result.notes:
-        print(f"perfkit analyze: {note}", file=sys.stderr)
+        print(terminal_safe(f"perfkit analyze: {note}"), file=sys.stderr)
     records = to_json_obj(tables) if args.format == "json" else {}
     if args.format == "json":
         doc: dict[str, Any] = dict(records)
@@ -117,9 +121,12 @@ def run(args: argparse.Namespace) -> int:
                 data = json.dumps(records[name], indent=1, allow_nan=False, default=str)
                 write_bytes_atomic(args.out / f"{name}.json", data.encode() + b"\n")
             else:
-                write_bytes_atomic(args.out / f"{name}.csv", df.to_csv(index=False).encode())
+                write_bytes_atomic(args.out / f"{name}.csv", csv_frame(df).to_csv(index=False).encode())
     return 0
 
 
 def _wrap(text: str | None, width: int | None) -> str | None:
-    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) if text and width else text
+    """Why a table is empty (it may quote the --range pattern), escaped and wrapped for the terminal."""
+    if not text:
+        return text
+    return "\n".join(textwrap.wrap(terminal_safe(text), width, break_on_hyphens=False)) if width else terminal_safe(text)

@@ -8,8 +8,11 @@ data can tell neither; the reason says why), incomparable. Exit 1 when a verdict
 policy's fail_on occurs (default: regressed), 0 otherwise, 2 on bad input (unknown run, bad
 policy, the same run twice, nothing in common, nothing comparable). A run is a run directory, a
 run id, a commit, or BRANCH@GPU[:SPEC] (the branch's latest run of the candidate's spec, or of
-SPEC, other than the candidate); `perfkit runs` lists runs. Writes a Markdown summary (--markdown FILE;
-appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML (--junit FILE). See docs/ci.md.
+SPEC, other than the candidate); `perfkit runs` lists runs. Prints the verdicts, then writes a
+Markdown summary (--markdown FILE; appended to $GITHUB_STEP_SUMMARY when set) and JUnit XML
+(--junit FILE), each on its own: one that cannot be written is a warning line on stderr and the
+others are still written; the exit is then 2, unless the gate failed (exit 1 wins, so a
+regression is never reported as an I/O problem). See docs/ci.md.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +50,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from perfkit.commands._out_file import checked_out_file
     from perfkit.commands._store_args import compare_from_args, render
-    from perfkit.core.atomic import write_bytes_atomic
-    from perfkit.core.errors import EXIT_OK, EXIT_REGRESSION, StoreError
+    from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, StoreError
     from perfkit.regression.gate.types import Verdict
-    from perfkit.reports.junit import render_junit
     from perfkit.reports.markdown.gate import render_markdown
 
     if args.junit:
@@ -62,13 +64,43 @@ def run(args: argparse.Namespace) -> int:
         raise StoreError(f"{args.baseline} vs {args.candidate}: nothing comparable ({reasons}); "
                          "gate runs on the same GPU, driver and clocks")
     md = render_markdown(result)
+    sys.stdout.write(md if args.format == "md" else render(result, args.format))
+    sys.stdout.flush()
+    unwritten = [what for what, write in _outputs(args, result, md) if not _written(what, write)]
+    if result.failed:  # a regression's exit 1 is never hidden by an output that could not be written
+        return EXIT_REGRESSION
+    return EXIT_BAD_INPUT if unwritten else EXIT_OK
+
+
+def _outputs(args: argparse.Namespace, result: Any, md: str) -> list[tuple[str, Callable[[], None]]]:
+    """(what, write) of every CI output asked for: --markdown, $GITHUB_STEP_SUMMARY, --junit."""
+    from perfkit.core.atomic import write_bytes_atomic
+    from perfkit.reports.junit import render_junit
+
+    def append_summary(path: str) -> None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(md + "\n")
+
+    out: list[tuple[str, Callable[[], None]]] = []
     if args.markdown:
-        write_bytes_atomic(args.markdown, md.encode("utf-8"))
+        out.append((f"--markdown {args.markdown}", lambda: write_bytes_atomic(args.markdown, md.encode("utf-8"))))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and not args.no_step_summary:
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(md + "\n")
+        out.append((f"$GITHUB_STEP_SUMMARY ({summary})", lambda: append_summary(summary)))
     if args.junit:
-        write_bytes_atomic(args.junit, render_junit(result).encode("utf-8"))
-    sys.stdout.write(md if args.format == "md" else render(result, args.format))
-    return EXIT_REGRESSION if result.failed else EXIT_OK
+        out.append((f"--junit {args.junit}",
+                    lambda: write_bytes_atomic(args.junit, render_junit(result).encode("utf-8"))))
+    return out
+
+
+def _written(what: str, write: Callable[[], None]) -> bool:
+    """Write one output; when it fails, one warning line on stderr and False (the others go on)."""
+    from perfkit.core.errors import describe_os_error
+    from perfkit.core.terminal import terminal_safe
+
+    try:
+        write()
+    except OSError as exc:
+        print(terminal_safe(f"perfkit: warning: {what} not written: {describe_os_error(exc)}"), file=sys.stderr)
+        return False
+    return True

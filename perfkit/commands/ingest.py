@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfkit.core.errors import EXIT_OK
     from perfkit.core.record import load_run
-    from perfkit.reports.terminal_text import terminal_safe
+    from perfkit.core.terminal import terminal_safe
     from perfkit.store.api import open_store
     from perfkit.store.engine import describe
     from perfkit.store.ingest_csv import parse_csv

@@ -7,7 +7,9 @@ RUN (the candidate, after) against BASE (the baseline, before), as `perfkit comp
 gives it: per point and metric a ratio RUN / BASE, its interval, p-value and verdict, with the
 run-to-run spread of each metric from the store's history when there is a store. BASE is a run
 directory, a stored run id, a commit, or BRANCH@GPU[:SPEC] (the latest stored run of RUN's spec,
-or of SPEC); BASE with nothing in common with RUN is an error (exit 2).
+or of SPEC); BASE with nothing in common with RUN is an error (exit 2). Traces and tables that
+run.json names are read only inside RUN: a path leading outside it (absolute, `../..`) is not
+read, with a warning on stderr and a note in the report.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.commands._out_file import checked_out_file
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
+    from perfkit.core.terminal import terminal_safe
     from perfkit.reports.html.data import gather, run_directory
 
     if args.out is not None:
@@ -60,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         base, pairs, note = _compare(args)
     data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
     if "tune" in data.notes:  # a damaged tune.json: the report says so in its section, and so does this line
-        print(f"perfkit: warning: tune winners not shown: {data.notes['tune']}", file=sys.stderr)
+        print(terminal_safe(f"perfkit: warning: tune winners not shown: {data.notes['tune']}"), file=sys.stderr)
+    if "outside" in data.notes:  # run.json names a trace or table outside the run directory
+        print(terminal_safe(f"perfkit: warning: {data.notes['outside']}"), file=sys.stderr)
     if args.format == "md":
         from perfkit.reports.markdown.run import render_markdown
 

@@ -156,12 +156,14 @@ def _print(fmt: str, placed: Any, kernels: Any, labels: list[str], device: str, 
     from perfkit.roofline.table import collectives_text, placement_text, wrapped
     from perfkit.roofline.units import format_bytes_per_s
 
-    if fmt == "csv":
-        print(placed.to_csv(index=False), end="")
+    if fmt == "csv":  # cells through the CSV rule (perfkit.core.csv_cells)
+        from perfkit.core.csv_cells import csv_frame
+
+        print(csv_frame(placed).to_csv(index=False), end="")
         if kernels is not None:
-            print(kernels.to_csv(index=False), end="")
+            print(csv_frame(kernels).to_csv(index=False), end="")
         if len(links.table):
-            print(links.table.to_csv(index=False), end="")
+            print(csv_frame(links.table).to_csv(index=False), end="")
         return
     if fmt == "json":
         out = {

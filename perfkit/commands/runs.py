@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from perfkit.core.errors import EXIT_OK, StoreError
+    from perfkit.core.terminal import terminal_safe
     from perfkit.reports import runs_render
-    from perfkit.reports.terminal_text import terminal_safe
     from perfkit.store.api import open_existing_store
     from perfkit.store.engine import describe
     from perfkit.store.run_list import RunQuery, run_listing

@@ -1,7 +1,17 @@
-"""The width terminal output is laid out in, and fitting text into it (display only).
+"""The width terminal output is laid out in, fitting text into it (display only), and the
+terminal's one escaping rule.
 
 The width is $COLUMNS when set (as shutil.get_terminal_size reads it), else the terminal's when
 stdout is a tty, else 80: piped or redirected output is laid out for an 80-column reader.
+
+Escaping (`terminal_safe`, the rule for every user string printed to a terminal: names, keys,
+branches, commits, kernel and NVTX names, reasons): every character that is not printable but
+the space is shown as its Python escape: C0 controls (ESC `\\x1b`, BEL `\\x07`, NUL, newline,
+tab, ...), DEL, C1 controls (CSI `\\x9b`, OSC `\\x9d`), lone surrogates, bidirectional
+overrides (`\\u202e`) and other format characters. An escape sequence (CSI `ESC [`, OSC `ESC ]`
+hyperlinks) is thereby inert text: a name cannot move the cursor, recolour the screen, ring the
+bell, print a link or split a row. It lives here (the core) because analyzers/ and roofline/
+print tables too.
 """
 
 from __future__ import annotations
@@ -39,3 +49,16 @@ def shorten(text: str, width: int) -> str:
         return text
     keep = max(width - 1, 0)
     return text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2 :]
+
+
+def escaped_char(ch: str) -> str:
+    """One character as its Python escape (`\\x1b`, `\\u202e`, `\\ud800`): visible, on one line.
+    The other formats' rules (Markdown, HTML, JUnit XML) show the characters they refuse this way."""
+    return ch.encode("unicode_escape").decode("ascii")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every unprintable character but the space written as its backslash escape."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else escaped_char(ch) for ch in text)

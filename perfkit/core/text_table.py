@@ -1,7 +1,9 @@
 """A plain-text table laid out within a width (display only). When it is too wide: long text
 cells are shortened in the middle (…) to COMFORTABLE_TEXT_WIDTH, the columns ranked least
 important are left out, text is shortened further to MIN_TEXT_WIDTH, then columns are left out
-from the right; a note names the columns left out (`--wide` prints them all)."""
+from the right; a note names the columns left out (`--wide` prints them all). Every header and
+cell is shown through the terminal's escaping rule (perfkit.core.terminal.terminal_safe), so a
+kernel, range or stage name cannot send escape sequences to the terminal."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perfkit.core.terminal import shorten
+from perfkit.core.terminal import shorten, terminal_safe
 
 GAP = "  "
 COMFORTABLE_TEXT_WIDTH = 40  # text is shortened to this before a ranked column is left out
@@ -26,7 +28,7 @@ class Column:
 
 def table_text(columns: Sequence[Column], width: int | None = None) -> str:
     """Header, a rule, the rows; within `width` columns (None: every column, whole cells)."""
-    kept = list(columns)
+    kept = [Column(terminal_safe(c.head), [terminal_safe(x) for x in c.cells], c.right, c.drop_rank) for c in columns]
     widths = [max(len(c.head), *(len(x) for x in c.cells)) for c in kept]
     hidden: list[str] = []
     if width is not None:

@@ -18,8 +18,10 @@ from typing import Any
 
 from perfkit.core.artifacts import Artifacts, TuneArtifacts
 from perfkit.core.atomic import write_bytes_atomic
+from perfkit.core.csv_cells import csv_cell
 from perfkit.core.record import Run
 from perfkit.core.run_layout import TUNE_CSV, TUNE_JSON
+from perfkit.core.terminal import terminal_safe
 from perfkit.core.tune_result import TuneResult, triton_config, write_tune_json
 from perfkit.core.units import fmt_ratio, fmt_time
 from perfkit.pipeline.spec import RunSpec
@@ -73,13 +75,20 @@ def write_tune(run_dir: Path, run: Run, results: list[TuneResult],
                tuned: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> TuneArtifacts:
     cols, rows = csv_rows(results)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    writer = csv.writer(buf, lineterminator="\n")  # cells through the CSV rule (perfkit.core.csv_cells)
+    writer.writerow([csv_cell(c) for c in cols])
+    writer.writerows([csv_cell(row.get(c, "")) for c in cols] for row in rows)
     write_bytes_atomic(run_dir / TUNE_CSV, buf.getvalue().encode())
     write_tune_json(run_dir / TUNE_JSON, results, run_id=run.run_id, device=run.device,
                     autotune=autotune_snippets(results, tuned))
     return TuneArtifacts(json=TUNE_JSON, csv=TUNE_CSV)
+
+
+def _cells(*texts: str) -> list[Any]:
+    """Table cells as plain text (never rich markup) through the terminal's escaping rule."""
+    from rich.text import Text
+
+    return [Text(terminal_safe(t)) for t in texts]
 
 
 def print_tune(results: list[TuneResult], snippets: dict[str, dict[str, Any]]) -> None:
@@ -98,20 +107,20 @@ def print_tune(results: list[TuneResult], snippets: dict[str, dict[str, Any]]) -
         shape = " ".join(f"{k}={v}" for k, v in r.shape.items())
         b, ru = r.best, r.runner_up
         if b is None:
-            table.add_row(r.workload, shape, "-", "-", "-", "-", "-", r.note)
+            table.add_row(*_cells(r.workload, shape, "-", "-", "-", "-", "-", r.note))
             continue
         ci = (f"{fmt_time(b.ci_low_s)}..{fmt_time(b.ci_high_s)}"
               if b.ci_low_s is not None and b.ci_high_s is not None else "-")
         runner = " ".join(f"{k}={v}" for k, v in ru.config.items()) if ru else "-"
         speed = fmt_ratio(r.speedup_vs_runner_up)
         dist = {True: "yes", False: "no (CIs overlap)", None: "-"}[r.distinguishable]
-        table.add_row(r.workload, shape, " ".join(f"{k}={v}" for k, v in b.config.items()),
-                      fmt_time(b.median_s), ci, runner, speed, dist)
+        table.add_row(*_cells(r.workload, shape, " ".join(f"{k}={v}" for k, v in b.config.items()),
+                              fmt_time(b.median_s), ci, runner, speed, dist))
     console = Console(soft_wrap=False, width=terminal_width())
     console.print(table)
     for workload, snip in snippets.items():
         if snip["configs"]:
-            console.print(f"{workload}: @triton.autotune(configs=[{', '.join(snip['configs'])}], "
+            console.print(f"{terminal_safe(workload)}: @triton.autotune(configs=[{', '.join(snip['configs'])}], "
                           f"key={snip['key']!r})", markup=False, highlight=False, soft_wrap=True)  # code: never wrapped
 
 
@@ -129,7 +138,7 @@ def tune_step(spec: RunSpec, run: Run, run_dir: Path, show: bool = True) -> Arti
     """Write (and print) the tune table of a finished sweep; return the artifacts it produced."""
     if show:
         for reason, count in timing_skip_notes(run).items():
-            print(f"perfkit: {count} point{'s' if count > 1 else ''}: {reason}")
+            print(terminal_safe(f"perfkit: {count} point{'s' if count > 1 else ''}: {reason}"))
     tuned = tuned_workloads(spec)
     if not tuned or not run.points:
         return Artifacts()

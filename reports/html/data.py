@@ -5,6 +5,10 @@ tune winners (RUN/tune.json, read by perfkit/core/tune_result.py).
 Nothing here computes statistics or trace analyses: comparisons come from the gate, placement
 from roofline/, kernel tables from analyzers/ (or the Parquet tables `perfkit profile` wrote
 into `RUN/analysis/`). A part that is not available carries a one-line reason instead.
+
+Files named in run.json (traces, analysis tables, tune.json) are read only inside the run
+directory: a path that resolves outside it (absolute, `../..`, a link out) is not read, and the
+report's `outside` note names it (`perfkit report` prints it as a warning).
 """
 
 from __future__ import annotations
@@ -181,6 +185,38 @@ def run_directory(path: str | Path) -> Path:
     return p if p.is_dir() else p.parent
 
 
+def inside_run(run_dir: Path, relative: str) -> Path | None:
+    """`relative` (a path run.json records) under the run directory, links resolved; None when
+    it leads outside the directory (an absolute path, `..`, a link pointing out)."""
+    root = run_dir.resolve()
+    try:
+        path = (root / relative).resolve()
+    except (OSError, ValueError):  # a NUL byte, a link loop: not a file of the run
+        return None
+    return path if path.is_relative_to(root) else None
+
+
+def recorded_files(run: Run) -> list[str]:
+    """Every file run.json names that a report may read: traces, analysis tables, tune.json."""
+    names = [p.trace for p in run.points if p.trace]
+    names += [v for v in run.artifacts.analysis.values() if v]
+    if run.artifacts.tune is not None:
+        names.append(run.artifacts.tune.json)
+    return names
+
+
+def outside_note(run: Run, run_dir: Path | None) -> str:
+    """'' or one line naming the recorded paths that lead outside the run directory (not read)."""
+    if run_dir is None:
+        return ""
+    outside = [name for name in recorded_files(run) if inside_run(run_dir, name) is None]
+    if not outside:
+        return ""
+    shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+    return (f"not read: {len(outside)} path(s) in run.json outside the run directory {run_dir} ({shown}); "
+            "a run's traces and tables are read only inside its directory")
+
+
 def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> KernelView | None:
     """The kernel tables `perfkit profile` stored under RUN/analysis/, when it did.
 
@@ -193,8 +229,8 @@ def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> Kerne
     found: dict[str, pd.DataFrame] = {}
     for table, names in ANALYSIS_FILES.items():
         for name in names:
-            path = where.file(run.artifacts.analysis.get(name) or analysis_table(name))
-            if path.is_file():
+            path = inside_run(where.path, run.artifacts.analysis.get(name) or analysis_table(name))
+            if path is not None and path.is_file():
                 df = pd.read_parquet(path)
                 if "trace" in df.columns:
                     point = df["trace"].map(lambda t: by_trace.get(t, t))
@@ -210,11 +246,12 @@ def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> Kerne
 
 
 def trace_points(run: Run, run_dir: Path) -> list[tuple[str, Path]]:
-    """(point key, trace path) of every point whose trace file exists."""
+    """(point key, trace path) of every point whose trace file exists inside the run directory."""
     out = []
     for p in run.points:
-        if p.trace and (run_dir / p.trace).is_file():
-            out.append((p.key, run_dir / p.trace))
+        path = inside_run(run_dir, p.trace) if p.trace else None
+        if path is not None and path.is_file():
+            out.append((p.key, path))
     return out
 
 
@@ -267,7 +304,9 @@ def tune_view(run: Run, run_dir: Path | None) -> tuple[tuple[TuneResult, ...], s
     name = listed.json if listed is not None else TUNE_JSON
     if run_dir is None:
         return (), f"no run directory: the tune table is RUN/{name}" if listed else ""
-    path = RunDir(run_dir).file(name)
+    path = inside_run(run_dir, name)
+    if path is None:
+        return (), f"{name}: outside the run directory, not read"
     if not path.is_file():
         return (), f"{path} not found (run.json lists it)" if listed else ""
     try:
@@ -320,4 +359,7 @@ def gather(
     tune, why = tune_view(run, run_dir)
     if why:
         notes["tune"] = why
+    why = outside_note(run, run_dir)
+    if why:
+        notes["outside"] = why
     return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune)

@@ -105,6 +105,8 @@ def summary_section(data: ReportData) -> Html:
         facts.append(("compared with", f"{data.base.run_id} ({describe_commit(data.base)})"))
         facts.append(("verdicts", ", ".join(f"{n} {v}" for v, n in vc.items()) or "none"))
         facts.append(("measurements compared", str(len(data.comparisons) if data.comparisons is not None else 0)))
+    if "outside" in data.notes:  # run.json names files outside the run directory: not read
+        facts.append(("not read", data.notes["outside"]))
     return section("summary", "Summary", [table(["", ""], facts)])
 
 

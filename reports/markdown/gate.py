@@ -1,7 +1,8 @@
 """Markdown summary of a gate result, sized for a GitHub job summary or a PR comment:
 a one-line status (GateResult.outcome: "passes" only when every measurement is decisive), the
 counts, a table of what needs attention (one row per measurement), and every measurement folded
-away. Values are the runs' medians; the change and its interval are the test's."""
+away. Values are the runs' medians; the change and its interval are the test's. Every string
+from the runs or the policy goes through the Markdown rule (perfkit.reports.markdown.text.md_text)."""
 
 from __future__ import annotations
 
@@ -55,15 +56,15 @@ def _side(side: Any) -> str:
 
 
 def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
-    status = f"{HEADLINE_SYMBOL[result.outcome]} **{status_text(result)}**"
+    status = f"{HEADLINE_SYMBOL[result.outcome]} **{status_text(result)}**"  # verdict names and counts only
     b, c = result.base, result.cand
     lines = [
-        f"### {title}: {status}",
+        f"### {md_text(title)}: {status}",
         "",
         f"Baseline {_side(b)} vs candidate {_side(c)} on **{md_text(c.gpu)}**.",
         "",
-        f"{counts_text(result)}. Policy: {result.policy.source}; p-values adjusted over the tests "
-        f"({result.policy.correction}). {VALUES_NOTE[0].upper()}{VALUES_NOTE[1:]}.",
+        f"{counts_text(result)}. Policy: {md_text(result.policy.source)}; p-values adjusted over the "
+        f"tests ({md_text(result.policy.correction)}). {VALUES_NOTE[0].upper()}{VALUES_NOTE[1:]}.",
         "",
     ]
     if result.run_reasons:

@@ -40,6 +40,8 @@ def render_markdown(data: ReportData) -> str:
         + ("" if run.status == "complete" else f" · status **{md_text(run.status)}**"),
         "",
     ]
+    if "outside" in data.notes:  # run.json names files outside the run directory: not read
+        out += [f"> {md_text(data.notes['outside'])}", ""]
     if data.base is not None:
         out += compare_lines(data)
     out += serving_lines(run)

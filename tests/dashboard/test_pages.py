@@ -169,7 +169,7 @@ def test_history_shows_the_change_point_and_bands(store: Any) -> None:
     assert len(runs_trace["customdata"]) == 20  # one dot per run, carrying its run id for the click
     # Compare across the change: the last run of the previous commit against the first at the new level
     (link,) = at.get("page_link")
-    assert link.proto.page == "compare" and "(regression)" in link.proto.label
+    assert link.proto.page == "compare" and "\\(regression\\)" in link.proto.label  # Markdown-escaped label
     assert link.proto.query_string == f"base={store.cpu_runs[store.step_at - 2]}&run={store.cpu_runs[store.step_at - 1]}"
 
 
@@ -346,7 +346,8 @@ def test_display_formats_by_suffix() -> None:
 
 
 def test_user_strings_in_markdown_cannot_link() -> None:
-    from perfkit.dashboard.text import JOINER, md
+    from perfkit.dashboard.text import md
+    from perfkit.reports.markdown.text import JOINER
 
     out = md("go https://evil.example/x or www.evil.example, me@evil.example [a](https://e) <b>b</b> :red[r]")
     assert f":{JOINER}red\\[r\\]" in out  # no colour directive either
