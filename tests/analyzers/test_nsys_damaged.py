@@ -171,6 +171,7 @@ def _check(clean: Path, path: Path, capsys: pytest.CaptureFixture[str], table: s
     assert not any(r["name"] == "None" for r in doc["kernels"])
 
 
+@pytest.mark.slow  # the whole matrix (~300 cases, ~20 s) runs in CI; the inner loop keeps the rest
 @pytest.mark.parametrize(("table", "column", "damage"), CASES, ids=[f"{t}.{c}-{d}" for t, c, d in CASES])
 def test_a_damaged_column_is_left_out_or_read_as_absent_with_a_note(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, column: str, damage: str) -> None:
