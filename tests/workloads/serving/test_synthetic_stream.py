@@ -73,7 +73,9 @@ def test_deadlines_are_absolute_so_overshoot_does_not_add_up() -> None:
                         lambda url: post(url, COMPLETIONS, {"prompt": "x", "max_tokens": 60, "stream": True}))
     sent = [c["perfkit"]["sent_s"] for c in content_chunks(reply)]
     assert len(sent) == 60
-    assert 59 * 0.002 <= sent[-1] - sent[0] < 59 * 0.002 + 0.05  # one overshoot, not 59
+    # absolute deadlines: the span is 59 gaps give or take the first and last token's own overshoot
+    # (a late first token makes it shorter), never 59 overshoots added up
+    assert 59 * 0.002 - 0.01 <= sent[-1] - sent[0] < 59 * 0.002 + 0.05
 
 
 def test_chat_stream_begins_with_a_role_chunk_and_usage_can_be_continuous() -> None:
