@@ -11,6 +11,7 @@ branch column). Each input is one transaction: a bad file stores nothing. Runs a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
                 branch = f"branch {stored.branch}" if stored.branch else "no branch"
                 print(terminal_safe(f"{item}: run {stored.run_id} ({commit}, {branch}, {stored.gpu}, "
                                     f"{len(stored.metrics)} metrics) {state}"))
+                for note in stored.notes:  # an optional table left out: the run is stored without it
+                    print(terminal_safe(f"perfkit: note: {item}: {note}"), file=sys.stderr)
         print(f"store: {describe(engine)}")
     finally:
         engine.dispose()
