@@ -83,22 +83,22 @@ def listed_file_rows(path: Path) -> list[KernelRow]:
             raise StoreError(f"{path}: {shown_value(rows)} is not a list of kernel rows; {_FIX}")
         return [_checked(row, f"{path}: [{i}]") for i, row in enumerate(rows)]
     try:
-        text = path.read_bytes().decode("utf-8")
-        records = list(csv.DictReader(io.StringIO(text)))
+        reader = csv.DictReader(io.StringIO(path.read_bytes().decode("utf-8")))
+        records = [(reader.line_num, row) for row in reader]  # the line each row ends on
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 at byte {exc.start}; {_FIX}") from None
     except csv.Error as exc:
-        raise StoreError(f"{path}: not CSV ({exc}); {_FIX}") from None
-    return [_checked(row, f"{path}:{i + 2}") for i, row in enumerate(records)]
+        raise StoreError(f"{path}:{reader.line_num}: not CSV ({exc}); {_FIX}") from None
+    return [_checked(row, f"{path}:{line}", ": ") for line, row in records]
 
 
-def _checked(row: Any, where: str) -> KernelRow:
+def _checked(row: Any, where: str, joiner: str = ".") -> KernelRow:
     if not isinstance(row, dict):
         raise StoreError(f"{where}: {shown_value(row)} is not an object with name, calls, total_ns; {_FIX}")
     try:
         return _row(row)
     except BadRow as exc:
-        raise StoreError(f"{where}.{exc}; {_FIX}") from None
+        raise StoreError(f"{where}{joiner}{exc}; {_FIX}") from None
 
 
 def _row(row: dict[str, Any], point: str | None = None) -> KernelRow:
