@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from perfkit.commands._types import non_negative_int
+from perfkit.commands._types import non_negative_int, seed
 
 FORMATS = ("table", "json", "md")
 
@@ -26,7 +26,7 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", metavar="GATE_YAML", default=None,
                    help="thresholds per metric (min_effect, max_p, direction, ...); see docs/ci.md")
     p.add_argument("--metric", metavar="GLOB", default=None, help="compare only metrics matching this glob")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and permutations (default 0)")
     p.add_argument("--history", type=non_negative_int, default=30, metavar="N",
                    help="stored runs used for the run-to-run spread of each metric (default 30; 0: none)")
 

@@ -38,6 +38,46 @@ def fraction(text: str) -> float:
     return value
 
 
+def finite_at_least(minimum: float) -> Callable[[str], float]:
+    """A finite number >= minimum (a magnitude, a duration): `nan` and `inf` refused."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not math.isfinite(value) or value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number >= {minimum:g}")
+        return value
+
+    parse.__name__ = f"number >= {minimum:g}"
+    return parse
+
+
+def probability(text: str) -> float:
+    """A number strictly between 0 and 1: a significance level."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"{text} is outside (0, 1); give e.g. 0.005")
+    return value
+
+
+SEED_MAX = 2**32 - 1  # every generator perfkit seeds (numpy, torch, random) takes these
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer 0 to 2**32 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer; give a seed 0 to 2**32 - 1") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is not a seed; give an integer 0 to 2**32 - 1")
+    return value
+
+
 def regex(text: str) -> str:
     try:
         re.compile(text)

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from perfkit.commands._store_args import add_format
-from perfkit.commands._types import int_at_least, non_negative_int
+from perfkit.commands._types import int_at_least, non_negative_int, seed
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=non_negative_int, default=1, help="unmeasured runs of each first (default 1)")
     p.add_argument("--shell", action="store_true", help="run the commands through the shell")
     p.add_argument("--policy", metavar="GATE_YAML", default=None, help="thresholds (min_effect, max_p)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and permutations")
     add_format(p)
     return p
 

@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=positive_int, default=None,
                    help="CPU: torch threads to measure with (default 1, as the examples' cpu_threads and "
                         "perfkit.bench; match the runs you will place: `perfkit roofline` prints the command)")
-    p.add_argument("--dtypes", default=None,
+    p.add_argument("--dtypes", type=dtype_list, default=None, metavar="DTYPE[,DTYPE...]",
                    help="comma-separated GEMM dtypes (default: fp32,tf32,bf16,fp16,fp8 on a GPU; fp32,bf16 on a CPU)")
     p.add_argument("--quick", action="store_true", help="smaller sweeps and budgets (a rough roof)")
     p.add_argument("--show", action="store_true", help="print the stored calibration of this device; measure nothing")
@@ -37,6 +37,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--wide", action="store_true", help="every column and whole names (default: fit the terminal's width)")
     return p
+
+
+def dtype_list(text: str) -> list[str]:
+    """--dtypes: comma-separated GEMM dtype names (fp32, bf16, torch.float16, ...), each one known."""
+    from perfkit.roofline.units import UnitError, normalize_dtype
+
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    try:
+        for name in names:
+            normalize_dtype(name)
+    except UnitError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.no_save:  # where the result goes is checked before a measurement of minutes
             store.check_writable()
-        dtypes = [d for d in args.dtypes.split(",") if d.strip()] if args.dtypes else None
+        dtypes = args.dtypes or None
         progress = None if (args.quiet or args.json) else (lambda msg: print(f"  {msg}", file=sys.stderr))
         cal = calibrate(device, threads=threads, dtypes=dtypes, quick=args.quick, progress=progress)
         if not args.no_save:

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from perfkit.commands._store_args import add_db, add_format
+from perfkit.commands._types import finite_at_least, positive_int, probability, seed
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,11 +31,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--gpu", default=None, help="only this GPU (exact label or a part of it)")
     p.add_argument("--since", default=None, help="only runs since an ISO date/time or N days ago ('30d')")
     p.add_argument("--branch", default=None, help="only runs of this branch")
-    p.add_argument("--max-p", type=float, default=d.max_p, help=f"significance of a change point (default {d.max_p:g})")
-    p.add_argument("--min-magnitude", type=float, default=d.min_magnitude,
+    p.add_argument("--max-p", type=probability, default=d.max_p, help=f"significance of a change point (default {d.max_p:g})")
+    p.add_argument("--min-magnitude", type=finite_at_least(0), default=d.min_magnitude,
                    help=f"smallest relative change reported (default {d.min_magnitude:g} = {d.min_magnitude * 100:g}%%)")
-    p.add_argument("--min-size", type=int, default=d.min_size, help=f"fewest commits on each side (default {d.min_size})")
-    p.add_argument("--seed", type=int, default=d.seed, help=f"seed of the permutation test (default {d.seed})")
+    p.add_argument("--min-size", type=positive_int, default=d.min_size, help=f"fewest commits on each side (default {d.min_size})")
+    p.add_argument("--seed", type=seed, default=d.seed, help=f"seed of the permutation test (default {d.seed})")
     p.add_argument("--values", action="store_true",
                    help="also print each commit's value and noise band (the JSON always has them)")
     add_db(p)
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     import difflib
     from dataclasses import replace
 
-    from perfkit.core.errors import EXIT_OK, SpecError, StoreError, echo
+    from perfkit.core.errors import EXIT_OK, StoreError, echo
     from perfkit.regression.changepoint.options import ChangePointOptions
     from perfkit.reports import changepoints_render as cr
     from perfkit.store import read
@@ -71,8 +72,6 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.store.engine import describe
     from perfkit.store.url import normalize_db_url
 
-    if not 0 < args.max_p < 1 or args.min_magnitude < 0 or args.min_size < 1:
-        raise SpecError("--max-p must be in (0, 1), --min-magnitude >= 0, --min-size >= 1")
     since = _since_epoch(args.since)
     engine = open_existing_store(args.db)
     if engine is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
                 branch = f"branch {stored.branch}" if stored.branch else "no branch"
                 print(terminal_safe(f"{item}: run {stored.run_id} ({commit}, {branch}, {stored.gpu}, "
                                     f"{len(stored.metrics)} metrics) {state}"))
+                for note in stored.notes:  # an optional table left out: the run is stored without it
+                    print(terminal_safe(f"perfkit: note: {item}: {note}"), file=sys.stderr)
         print(f"store: {describe(engine)}")
     finally:
         engine.dispose()

@@ -15,11 +15,14 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._types import run_path
 from perfkit.core.artifacts import Artifacts
 from perfkit.core.run_layout import RunDir
+
+if TYPE_CHECKING:  # `--help` loads every command module: no record types (msgspec) for it
+    from perfkit.core.artifacts import Artifacts
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from perfkit.commands._types import non_negative_int, positive_int
+from perfkit.commands._types import finite_at_least, non_negative_int, positive_int, seed
 from perfkit.workloads.serving.server.faults import FAULTS
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, named in the listening line)")
-    p.add_argument("--seed", type=int, default=0, help="seed of weights, jitter and acceptance (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of weights, jitter and acceptance (default 0)")
     p.add_argument("--output-tokens", type=positive_int, default=16, metavar="N",
                    help="output length of a request without max_tokens (default 16)")
     p.add_argument("--max-tokens-cap", type=positive_int, default=None, metavar="N",
@@ -54,15 +54,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fault-every", type=positive_int, default=1, metavar="N",
                    help="the fault hits every Nth generation request (default 1: all)")
     s = p.add_argument_group("synthetic mode")
-    s.add_argument("--ttft-ms", type=_non_negative_float, default=None, help="time to first token (default 50)")
-    s.add_argument("--itl-ms", type=_non_negative_float, default=None, help="inter-token latency (default 10)")
+    s.add_argument("--ttft-ms", type=finite_at_least(0), default=None, help="time to first token (default 50)")
+    s.add_argument("--itl-ms", type=finite_at_least(0), default=None, help="inter-token latency (default 10)")
     s.add_argument("--tokens-per-chunk", default=None, metavar="K[,K...]",
                    help="tokens per chunk after the first token; a comma list is cycled (default 1)")
-    s.add_argument("--jitter-ms", type=_non_negative_float, default=None,
+    s.add_argument("--jitter-ms", type=finite_at_least(0), default=None,
                    help="std dev of gaussian noise on every gap, clipped >= 0 (default 0)")
     s.add_argument("--max-concurrency", type=non_negative_int, default=None, metavar="K",
                    help="server-side slots; more requests wait in a queue (default 0: unlimited)")
-    s.add_argument("--spec-accept-rate", type=_non_negative_float, default=None, metavar="P",
+    s.add_argument("--spec-accept-rate", type=finite_at_least(0), default=None, metavar="P",
                    help="simulate speculative decoding: each draft position accepted with P (0..1)")
     s.add_argument("--spec-k", type=positive_int, default=None, metavar="K", help="draft tokens per step")
     m = p.add_argument_group("model mode")
@@ -71,7 +71,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     m.add_argument("--max-batch", type=positive_int, default=None, help="KV-cache rows: requests batched (default 8)")
     m.add_argument("--cache-len", type=positive_int, default=None,
                    help="positions per row, prompt + output (default 2048, at most the model's max_seq_len)")
-    m.add_argument("--extra-step-ms", type=_non_negative_float, default=None,
+    m.add_argument("--extra-step-ms", type=finite_at_least(0), default=None,
                    help="sleep added to every decode step (default 0)")
     return p
 
@@ -80,16 +80,6 @@ def _port(text: str) -> int:
     value = non_negative_int(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"{value} is above 65535; give a TCP port 0-65535 (0: a free one)")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
     return value
 
 

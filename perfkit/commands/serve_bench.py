@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perfkit.commands._types import fraction, positive_int, seed
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
 
@@ -39,9 +40,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--token-ids", action="store_true", help="send token-id prompts (completions)")
     p.add_argument("--vocab-size", type=int, default=None, help="token ids are drawn below this (default 32000)")
     p.add_argument("--slo", metavar="ttft=S,tpot=S,e2e=S", help="SLO thresholds in seconds (goodput)")
-    p.add_argument("--slo-quantile", type=float, default=None, help="quantile the SLO holds at (default 0.99)")
+    p.add_argument("--slo-quantile", type=fraction, default=None, help="quantile the SLO holds at (default 0.99)")
     p.add_argument("--price-per-gpu-hour", type=float, default=None, metavar="USD")
-    p.add_argument("--gpus", type=int, default=None, help="GPUs behind the server (default 1)")
+    p.add_argument("--gpus", type=positive_int, default=None, help="GPUs behind the server (default 1)")
     p.add_argument("--prices", metavar="FILE", help="a prices file (with --price-name)")
     p.add_argument("--price-name", default=None, help="the entry of --prices to use")
     p.add_argument("--target-interactivity", metavar="TPS[,TPS...]",
@@ -55,7 +56,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--processes", type=int, default=None,
                    help="client processes each stage's requests are spread over (default 1; more when a "
                         "stage is client-bound)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0, help="seed of arrivals and prompts (default 0)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs/)")
     p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
     p.add_argument("--no-store", action="store_true", help="do not store the run")
@@ -166,7 +167,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     from perfkit.core.errors import SpecError
     from perfkit.pipeline.spec import RunSpec
 
-    raw = {"name": args.name, "device": "cpu", "seed": max(args.seed, 0),
+    raw = {"name": args.name, "device": "cpu", "seed": args.seed,
            "profile": {"torch_profiler": False, "nvtx": False, "analyze": False}, "workloads": [workload(args)]}
     try:
         spec = RunSpec.model_validate(raw)

@@ -12,6 +12,8 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from perfkit.core.bounded import Count
+
 
 @dataclass(frozen=True)
 class NcuArtifacts:
@@ -58,7 +60,7 @@ class Artifacts:
     nsys: NsysArtifacts | None = None
     nsys_error: str | None = None
     kernels: list[dict[str, Any]] | str | None = None  # a kernel table: rows, or a .json/.csv file
-    launches: int | None = None  # torchrun launches of a `launch: {nproc: N}` sweep
+    launches: Count | None = None  # torchrun launches of a `launch: {nproc: N}` sweep
     launch_failed: str | None = None  # why torchrun could not run the sweep
     launch_exit: str | None = None  # torchrun failed on the way out, after every point ran
     interrupted_by: str | None = None  # the signal (or "torchrun failure") that ended the run

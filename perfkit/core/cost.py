@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from perfkit.core.bounded import NonNegative
+
 
 @dataclass(frozen=True)
 class Cost:
     """flop counts 2 per multiply-add; bytes = every input read once + every output written once."""
 
-    flop: float
-    bytes: float
+    flop: NonNegative
+    bytes: NonNegative
 
     def __post_init__(self) -> None:  # counts computed as ints are written as floats
         object.__setattr__(self, "flop", float(self.flop))

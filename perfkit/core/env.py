@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfkit.core.bounded import Count, Finite
+
 # NVML throttle / clock-event reasons that do not slow a kernel down.
 BENIGN_THROTTLE = frozenset({"gpu_idle", "applications_clocks_setting"})
 
@@ -26,20 +28,20 @@ class GitState:
 @dataclass(frozen=True)
 class CpuState:
     model: str | None = None  # "AMD EPYC 7763 64-Core Processor"
-    cores: int | None = None  # logical CPUs of the machine (os.cpu_count)
-    threads: int | None = None  # intra-op threads the run computed with (torch.get_num_threads)
+    cores: Count | None = None  # logical CPUs of the machine (os.cpu_count)
+    threads: Count | None = None  # intra-op threads the run computed with (torch.get_num_threads)
 
 
 @dataclass(frozen=True)
 class GpuClocks:
     """Current readings (sm_mhz, mem_mhz) and the clock policy: max and application clocks."""
 
-    sm_mhz: int | None = None
-    mem_mhz: int | None = None
-    max_sm_mhz: int | None = None
-    max_mem_mhz: int | None = None
-    app_sm_mhz: int | None = None
-    app_mem_mhz: int | None = None
+    sm_mhz: Count | None = None
+    mem_mhz: Count | None = None
+    max_sm_mhz: Count | None = None
+    max_mem_mhz: Count | None = None
+    app_sm_mhz: Count | None = None
+    app_mem_mhz: Count | None = None
 
     def policy(self) -> dict[str, int]:
         """The clocks that say how the GPU is set up (not an instantaneous reading), where known."""
@@ -52,17 +54,17 @@ class GpuClocks:
 class GpuState:
     """One GPU as NVML reports it at one moment."""
 
-    index: int | None = None
+    index: Count | None = None
     name: str | None = None
     uuid: str | None = None
     driver: str | None = None
     clocks: GpuClocks = GpuClocks()
-    power_w: float | None = None
-    power_limit_w: float | None = None  # the enforced limit
-    temperature_c: float | None = None
+    power_w: Finite | None = None
+    power_limit_w: Finite | None = None  # the enforced limit
+    temperature_c: Finite | None = None
     throttle_reasons: tuple[str, ...] | None = None  # active NVML reasons; () when none
-    memory_total_bytes: int | None = None
-    pstate: int | None = None
+    memory_total_bytes: Count | None = None
+    pstate: Count | None = None
 
     def slowing_reasons(self) -> tuple[str, ...]:
         """Active throttle reasons that slow kernels (hw_slowdown, sw_power_cap, ...)."""
@@ -74,7 +76,7 @@ class Versions:
     torch: str | None = None
     cuda: str | None = None  # the CUDA torch was built with
     hip: str | None = None
-    cudnn: int | None = None
+    cudnn: Count | None = None
     cuda_available: bool | None = None  # torch sees a CUDA device
 
 
@@ -85,9 +87,9 @@ class DeviceProperties:
     type: str = "cpu"
     name: str | None = None
     capability: str | None = None  # "9.0"
-    sm_count: int | None = None
-    memory_bytes: int | None = None
-    l2_bytes: int | None = None
+    sm_count: Count | None = None
+    memory_bytes: Count | None = None
+    l2_bytes: Count | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from perfkit.core.bounded import Count, NonNegative, PositiveCount
+
 STOP_CONVERGED = "converged"  # CI of the median within the target
 STOP_BUDGET = "budget"  # time budget spent first
 STOP_MAX_REPS = "max_reps"  # repetition cap reached first
@@ -120,14 +122,14 @@ def sample_stats(samples_s: Sequence[float], confidence: float = 0.95) -> Sample
 class Measurement:
     """All timed samples of one callable (seconds per call), with how they were taken."""
 
-    samples_s: tuple[float, ...]
-    warmup_reps: int
+    samples_s: tuple[NonNegative, ...]
+    warmup_reps: Count
     stop_reason: str
     timer: str  # "cuda_event" | "perf_counter"
-    target_rel_ci: float
+    target_rel_ci: NonNegative
     flush_l2: bool = False
     cuda_graph: bool = False
-    calls_per_sample: int = 1
+    calls_per_sample: PositiveCount = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
     JSON_KEYS: ClassVar[tuple[str, ...]] = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfkit.core.codec import RecordError, from_builtins
+from perfkit.core.codec import RecordError, from_builtins, shown_value
 from perfkit.core.env import Env
 from perfkit.core.errors import StoreError
 
@@ -26,6 +26,8 @@ _V1_MOVED = ("cpu_model", "cpu_cores", "cpu", "versions", "source")
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
     """Bring a run record (parsed run.json) of any known schema version up to SCHEMA_VERSION."""
     version = data.get("schema_version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise RecordError(f"{shown_value(version)} is not a whole number", "schema_version")
     if version == SCHEMA_VERSION:
         return data
     if version == 1:

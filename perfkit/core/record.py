@@ -7,16 +7,17 @@ and dashboard (readers). Readers call `load_run`, which migrates older schema ve
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from perfkit.core.artifacts import Artifacts, artifacts_data
+from perfkit.core.bounded import NonNegative, PointStatus, RunId, RunStatus
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.cost import Cost
 from perfkit.core.env import Env, GpuState
 from perfkit.core.errors import StoreError
+from perfkit.core.json_file import load_json
 from perfkit.core.measurement import Measurement
 from perfkit.core.migrate import SCHEMA_VERSION, migrate
 from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
@@ -35,9 +36,9 @@ class Numerics:
     """Result of comparing a point's output with a higher-precision reference."""
 
     reference: str  # e.g. "float64 torch.matmul"
-    rel_err: float  # ||out - ref|| / ||ref|| (Frobenius)
+    rel_err: float  # ||out - ref|| / ||ref|| (Frobenius); NaN / inf when the output held them
     max_abs_err: float
-    tol: float
+    tol: NonNegative
     ok: bool
 
 
@@ -49,7 +50,7 @@ class PointResult:
     kind: str
     workload: str
     params: dict[str, Any]
-    status: str  # ok | failed | skipped
+    status: PointStatus  # ok | failed | skipped
     error: str | None = None
     measurement: Measurement | None = None
     cost: Cost | None = None
@@ -84,9 +85,9 @@ class PointResult:
 
 @dataclass(frozen=True)
 class Run:
-    run_id: str
+    run_id: RunId
     created: str  # ISO 8601 UTC
-    status: str  # complete | interrupted | running
+    status: RunStatus  # complete | interrupted | running
     spec: dict[str, Any]
     spec_hash: str
     spec_path: str
@@ -145,18 +146,17 @@ def load_run(path: str | Path, partial: bool = False) -> Run:
                 else "not a perfkit run directory"
             )
             raise StoreError(f"{p}: no run record; {hint}")
-    try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); re-run the profile") from exc
+    data = load_json(p, "re-run the profile (or restore the record perfkit wrote)")
     if not isinstance(data, dict) or "run_id" not in data:
         raise StoreError(f"{p}: not a perfkit run record (no run_id); pass a run directory")
     try:
         run = run_from_dict(data)
-        if recovered:
-            run = replace(run, status=RUN_INTERRUPTED, artifacts=replace(run.artifacts, recovered_from=PARTIAL_FILE))
-        return run
     except StoreError as exc:  # a schema version this perfkit does not know
         raise StoreError(f"{p}: {exc}") from None
     except RecordError as exc:
-        raise StoreError(f"{p}: malformed run record ({exc}); fix or re-create the file") from None
+        fix = "re-run the point or fix the record" if exc.where.startswith("points[") else \
+            "fix the record or re-run the profile"
+        raise StoreError(f"{p}: {exc}; {fix}") from None
+    if recovered:
+        run = replace(run, status=RUN_INTERRUPTED, artifacts=replace(run.artifacts, recovered_from=PARTIAL_FILE))
+    return run

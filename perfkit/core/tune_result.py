@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 from perfkit.core.atomic import write_bytes_atomic
 from perfkit.core.codec import RecordError, from_builtins, to_builtins
-from perfkit.core.errors import StoreError, located
+from perfkit.core.errors import StoreError
+from perfkit.core.json_file import load_json
 from perfkit.core.record import STATUS_OK
 
 TUNE_SCHEMA_VERSION = 1
@@ -135,14 +136,9 @@ def write_tune_json(path: Path, results: list[TuneResult], *, run_id: str, devic
 def read_tune(path: Path) -> list[TuneResult]:
     """The tune results in a tune.json; StoreError (one line, located) when it cannot be used."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: cannot read the tune table: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StoreError(located(str(path), exc.lineno, exc.colno, f"not JSON ({exc.msg}); "
-                                 "re-run `perfkit profile` to write it again")) from None
+        data = load_json(path, "re-run `perfkit profile` to write it again")
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the tune table: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise StoreError(f"{path}: not a tune table (a JSON object with `shapes` expected)")
     version = data.get("schema_version")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pandas as pd
 from perfkit.core.errors import PerfkitError
 from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.run_layout import ANALYSIS_DIR, TUNE_JSON, RunDir, analysis_table
+from perfkit.core.table_file import TableError, left_out, read_parquet_table
 from perfkit.core.tune_result import TuneResult, read_tune
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
 from perfkit.reports.html.compare import metric_suffix
@@ -41,6 +42,10 @@ ANALYSIS_FILES: dict[str, tuple[str, ...]] = {
     "summary": ("kernel_summary", "kernels"),
     "launch": ("launch_summary", "launch"),
     "idle": ("idle_breakdown", "idle"),
+}
+# Table -> (numeric, text) columns the renderers read from it (the others they show as they are).
+ANALYSIS_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "summary": (("count", "total_ns", "mean_ns", "share_pct"), ("name",)),
 }
 
 
@@ -218,31 +223,47 @@ def outside_note(run: Run, run_dir: Path | None) -> str:
 
 
 def analysis_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> KernelView | None:
-    """The kernel tables `perfkit profile` stored under RUN/analysis/, when it did.
+    """The kernel tables `perfkit profile` stored under RUN/analysis/, when it did (an unreadable
+    one left out, said in the view's source)."""
+    view, notes = stored_tables(run, run_dir, labels)
+    if view is None or not notes:
+        return view
+    return replace(view, source=f"{view.source} ({'; '.join(notes)})")
+
+
+def stored_tables(run: Run, run_dir: Path, labels: Mapping[str, str]) -> tuple[KernelView | None, list[str]]:
+    """The kernel tables under RUN/analysis/, and a note for each one left out as unreadable.
 
     Their `trace` column (the trace path relative to the run directory) becomes `point`.
     """
     where = RunDir(run_dir)
     if not run.artifacts.analysis and not where.analysis.is_dir():
-        return None
+        return None, []
     by_trace = {p.trace: labels.get(p.key, p.key) for p in run.points if p.trace}
     found: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
     for table, names in ANALYSIS_FILES.items():
         for name in names:
-            path = inside_run(where.path, run.artifacts.analysis.get(name) or analysis_table(name))
-            if path is not None and path.is_file():
-                df = pd.read_parquet(path)
-                if "trace" in df.columns:
-                    point = df["trace"].map(lambda t: by_trace.get(t, t))
-                    df = df.drop(columns="trace")
-                    df.insert(0, "point", point)
-                found[table] = df
-                break
+            relative = run.artifacts.analysis.get(name) or analysis_table(name)
+            path = inside_run(where.path, relative)
+            if path is None or not path.is_file():
+                continue
+            try:
+                df = read_parquet_table(path, *ANALYSIS_COLUMNS.get(table, ((), ())))
+            except TableError as exc:
+                notes.append(left_out(exc, relative))
+                continue
+            if "trace" in df.columns:
+                point = df["trace"].map(lambda t: by_trace.get(t, t))
+                df = df.drop(columns="trace")
+                df.insert(0, "point", point)
+            found[table] = df
+            break
     if "summary" not in found or found["summary"].empty:
-        return None
+        return None, notes
     empty = pd.DataFrame()
     summary = found["summary"].sort_values("total_ns", ascending=False, kind="stable").reset_index(drop=True)
-    return KernelView(summary, found.get("launch", empty), found.get("idle", empty), f"{ANALYSIS_DIR}/")
+    return KernelView(summary, found.get("launch", empty), found.get("idle", empty), f"{ANALYSIS_DIR}/"), notes
 
 
 def trace_points(run: Run, run_dir: Path) -> list[tuple[str, Path]]:
@@ -277,12 +298,13 @@ def kernel_view(run: Run, run_dir: Path | None, labels: Mapping[str, str]) -> tu
     """Stored analysis tables, else the analyzers over every point's trace (tagged by point)."""
     if run_dir is None:
         return None, "no run directory: kernel tables need its traces"
-    stored = analysis_tables(run, run_dir, labels)
+    stored, notes = stored_tables(run, run_dir, labels)
+    left = f" ({'; '.join(notes)})" if notes else ""
     if stored is not None:
-        return stored, ""
+        return replace(stored, source=stored.source + left), ""
     traces = trace_points(run, run_dir)
     if not traces:
-        return None, "the run has no trace files (profile with `profile.torch_profiler: true`)"
+        return None, "; ".join([*notes, "the run has no trace files (profile with `profile.torch_profiler: true`)"])
     parts: dict[str, list[pd.DataFrame]] = {"summary": [], "launch": [], "idle": []}
     for key, path in traces:
         view = trace_tables(path)
@@ -290,11 +312,12 @@ def kernel_view(run: Run, run_dir: Path | None, labels: Mapping[str, str]) -> tu
             if not df.empty:
                 parts[name].append(df.assign(point=labels.get(key, key))[["point", *df.columns]])
     if not parts["summary"]:
-        return None, f"no GPU kernels in the {len(traces)} trace(s) of this run (a CPU run records CPU ops only)"
+        return None, "; ".join([*notes, f"no GPU kernels in the {len(traces)} trace(s) of this run "
+                                         "(a CPU run records CPU ops only)"])
     summary = pd.concat(parts["summary"], ignore_index=True).sort_values("total_ns", ascending=False, kind="stable")
     launch = pd.concat(parts["launch"], ignore_index=True) if parts["launch"] else pd.DataFrame()
     idle = pd.concat(parts["idle"], ignore_index=True) if parts["idle"] else pd.DataFrame()
-    return KernelView(summary.reset_index(drop=True), launch, idle, f"{len(traces)} trace(s) under traces/"), ""
+    return KernelView(summary.reset_index(drop=True), launch, idle, f"{len(traces)} trace(s) under traces/{left}"), ""
 
 
 def tune_view(run: Run, run_dir: Path | None) -> tuple[tuple[TuneResult, ...], str]:
