@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._types import run_path
-from perfkit.core.artifacts import Artifacts
 from perfkit.core.run_layout import RunDir
 
 if TYPE_CHECKING:  # `--help` loads every command module: no record types (msgspec) for it
