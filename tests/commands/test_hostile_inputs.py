@@ -162,7 +162,11 @@ TRACE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("trace-unknown-analysis", lambda t: ["analyze", str(TRACE), "--only", "kernels,bogus"], "bogus"),
     ("trace-vs-missing", lambda t: ["analyze", str(TRACE), "--vs", str(t / "none.json")], "check the path"),
     ("trace-same-rank-twice", lambda t: ["analyze", _write("r0.json", '{"distributedInfo": {"rank": 0}, '
-                                         '"traceEvents": []}')(t), str(t / "r0.json")], "rank 0"),
+                                         '"traceEvents": []}')(t),
+                                         _write("r0b.json", '{"distributedInfo": {"rank": 0}, "traceEvents": [], '
+                                                '"schemaVersion": 1}')(t)], "rank 0"),
+    ("trace-same-file-twice", lambda t: ["analyze", _write("r0.json", '{"traceEvents": []}')(t),
+                                         str(t / "r0.json")], "given twice"),
 ]
 
 STORE_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [

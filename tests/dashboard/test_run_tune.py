@@ -57,4 +57,4 @@ def test_run_page_says_why_a_damaged_tune_file_is_not_shown(tuned: tuple[Path, A
     assert tune_table(at) is None
     # the caption is Markdown-escaped, with word joiners that keep Streamlit from linking text
     notes = [i.value.replace("\u2060", "").replace("\\", "") for i in at.info if "tune.json" in i.value]
-    assert len(notes) == 1 and ":3:1: not JSON" in notes[0] and "\n" not in notes[0]
+    assert len(notes) == 1 and ":3:1: not valid JSON" in notes[0] and "\n" not in notes[0]
