@@ -131,7 +131,8 @@ def _problem(what: str, value: Any) -> str:
         noun = "a whole number" if out["want"] == "int" else "a finite number"
         if out["bound"] in _LIMITS:
             return f"{shown} is not {noun}" + (" below 2**63" if out["want"] == "int" else "")
-        return f"{shown} is not {noun} {out['op']} {float(out['bound']):g}"
+        bound = out["bound"] if out["want"] == "int" else f"{float(out['bound']):g}"
+        return f"{shown} is not {noun} {out['op']} {bound}"
     for pattern, words in PATTERN_WORDS.items():
         if f"matching regex {pattern!r}" in what:
             return f"{shown} is not {words}"

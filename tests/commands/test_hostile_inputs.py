@@ -6,11 +6,16 @@ home are the suite's temporary ones (tests/conftest.py).
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -269,7 +274,109 @@ NAME_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("roofline-empty-run", lambda t: ["roofline", ""], "argument RUN: empty"),
 ]
 
-CASES += SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES + NAME_CASES
+
+
+def _real_run(tmp: Path) -> Path:
+    """A copy under `tmp` of one real tiny run (tests/helpers/tiny_run.py), profiled once per
+    session (per worker: tmp's parent is the session's base temporary directory)."""
+    from tests.helpers.tiny_run import profile_tiny
+
+    cache = tmp.parent / "hostile-real-run"
+    if not cache.is_dir():
+        work = Path(tempfile.mkdtemp(dir=tmp.parent))
+        profile_tiny(work).rename(cache)
+    copy = tmp / "real-run"
+    shutil.copytree(cache, copy)
+    return copy
+
+
+def _damaged(edit: Callable[[dict[str, Any]], object] | None = None, raw: Callable[[bytes], bytes] | None = None,
+             name: str = "run.json") -> Callable[[Path], str]:
+    """A copy of a real run whose run.json is edited (as JSON, or as bytes) and saved as `name`."""
+    def make(tmp: Path) -> str:
+        run = _real_run(tmp)
+        text = (run / "run.json").read_bytes()
+        if edit is not None:
+            data = json.loads(text)
+            edit(data)
+            text = json.dumps(data).encode()
+        (run / "run.json").unlink()
+        (run / name).write_bytes(raw(text) if raw is not None else text)
+        return str(run)
+    return make
+
+
+def _intact(tmp: Path) -> str:
+    (tmp / "intact").mkdir()
+    return str(_real_run(tmp / "intact"))
+
+
+def _fresh_db(tmp: Path) -> str:
+    return f"sqlite:///{tmp / 'fresh.db'}"  # the test checks it was never made: nothing stored
+
+
+def _measured(edit: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, Any]], object]:
+    return lambda d: edit(d["points"][0]["measurement"])
+
+
+def _bomb(text: bytes) -> bytes:
+    return text.replace(b'"spec": {', b'"spec": {"bomb": ' + b"[" * 100_000 + b"]" * 100_000 + b", ", 1)
+
+
+# One case per class of damage a run record can carry, through each command that reads run records.
+RECORD_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("run-json-not-utf8", lambda t: ["ingest", _damaged(raw=lambda b: b.replace(b'"tiny-gemm"', b'"tiny-g\xe9mm"', 1))(t),
+                                     "--db", _fresh_db(t)], "run.json: not UTF-8 at byte"),
+    ("run-json-nesting-bomb", lambda t: ["report", _damaged(raw=_bomb)(t)], "nested more than 200 levels deep"),
+    ("run-json-calls-infinity", lambda t: ["ingest", _damaged(_measured(lambda m: m.update(calls_per_sample=math.inf)))(t),
+                                           "--db", _fresh_db(t)],
+     "points[0].measurement.calls_per_sample: Infinity is not a whole number; re-run the point or fix the record"),
+    ("run-json-warmup-nan", lambda t: ["report", _damaged(_measured(lambda m: m.update(warmup_reps=math.nan)))(t)],
+     "points[0].measurement.warmup_reps: NaN is not a whole number"),
+    ("run-json-count-past-64-bits", lambda t: ["compare", _intact(t), _damaged(_measured(
+        lambda m: m.update(warmup_reps=2**70)))(t)], "warmup_reps: 1180591620717411303424 is not a whole number below 2**63"),
+    ("run-json-5000-digit-number", lambda t: ["gate", "--baseline", _damaged(raw=lambda b: b.replace(
+        b'"warmup_reps": ', b'"warmup_reps": 1' + b"0" * 5000 + b", \"x\": ", 1))(t), "--candidate", _intact(t)],
+     "not valid JSON (an integer over 4300 digits)"),
+    ("run-json-sample-negative", lambda t: ["roofline", _damaged(_measured(lambda m: m["samples_s"].__setitem__(0, -1.0)))(t),
+                                            "--no-figure"], "samples_s[0]: -1.0 is not a finite number >= 0"),
+    ("run-json-cost-infinite", lambda t: ["ingest", _damaged(lambda d: d["points"][0]["cost"].update(flop=math.inf))(t),
+                                          "--db", _fresh_db(t)], "points[0].cost.flop: Infinity is not a finite number"),
+    ("run-json-points-a-string", lambda t: ["ingest", _damaged(lambda d: d.update(points="all"))(t), "--db", _fresh_db(t)],
+     'points: "all" is not a list'),
+    ("run-json-env-a-list", lambda t: ["report", _damaged(lambda d: d.update(env=[1]))(t)], "env: a list is not an object"),
+    ("run-json-status-unknown", lambda t: ["ingest", _damaged(lambda d: d["points"][0].update(status="great"))(t),
+                                           "--db", _fresh_db(t)], '"great" is not one of ok, failed, skipped'),
+    ("run-json-run-id-a-path", lambda t: ["ingest", _damaged(lambda d: d.update(run_id="../../etc"))(t),
+                                          "--db", _fresh_db(t)], 'run_id: "../../etc" is not a run id'),
+    ("run-json-schema-true", lambda t: ["ingest", _damaged(lambda d: d.update(schema_version=True))(t),
+                                        "--db", _fresh_db(t)], "schema_version: true is not a whole number"),
+    ("partial-nesting-bomb", lambda t: ["ingest", "--partial", _damaged(raw=_bomb, name="run.partial.json")(t),
+                                        "--db", _fresh_db(t)], "nested more than 200 levels deep"),
+    ("run-json-kernel-calls-infinity", lambda t: ["ingest", _damaged(lambda d: d["artifacts"].update(
+        kernels=[{"name": "k", "calls": math.inf, "total_ns": 1}]))(t), "--db", _fresh_db(t)],
+     "artifacts.kernels[0].calls: Infinity is not a whole number >= 0"),
+]
+
+OPTION_CLASS_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("history-negative-seed", lambda t: ["history", "*", "--seed", "-1"], "-1 is not a seed"),
+    ("gate-seed-past-32-bits", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--seed", str(2**40)],
+     "is not a seed"),
+    ("ab-seed-not-an-integer", lambda t: ["ab", "--baseline", "true", "--candidate", "true", "--seed", "1e3"],
+     "'1e3' is not an integer"),
+    ("serve-bench-negative-seed", lambda t: ["serve-bench", "http://127.0.0.1:9", "--seed", "-5"], "is not a seed"),
+    ("calibrate-unknown-dtype", lambda t: ["calibrate", "--dtypes", "fp32,fp7"], "unknown dtype 'fp7'"),
+    ("history-magnitude-nan", lambda t: ["history", "*", "--min-magnitude", "nan"], "not a finite number"),
+    ("history-max-p-one", lambda t: ["history", "*", "--max-p", "1"], "outside (0, 1)"),
+    ("history-min-size-zero", lambda t: ["history", "*", "--min-size", "0"], "below 1"),
+    ("serve-bench-zero-gpus", lambda t: ["serve-bench", "http://127.0.0.1:9", "--gpus", "0"], "below 1"),
+    ("serve-bench-quantile-two", lambda t: ["serve-bench", "http://127.0.0.1:9", "--slo-quantile", "2"],
+     "outside (0, 1]"),
+    ("serve-infinite-ttft", lambda t: ["serve", "--synthetic", "--ttft-ms", "inf"], "not a finite number"),
+]
+
+CASES += (SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES + NAME_CASES + RECORD_CASES
+          + OPTION_CLASS_CASES)
 
 
 @pytest.mark.slow
@@ -288,8 +395,39 @@ def test_hostile_input_is_one_line_exit_2(tmp_path: Path, argv: Callable[[Path],
     assert "Traceback" not in err and len(err.splitlines()) == 1 and len(err) < 1000, err[-2000:]
     assert needle in err
     assert not (tmp_path / "runs").exists()  # nothing half-written
+    assert not (tmp_path / "fresh.db").exists()  # nothing stored: the input was refused before the store
 
 
 def test_at_least_80_hostile_inputs() -> None:
     assert len(CASES) >= 80
     assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def _perfkit(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, cwd=tmp,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
+                              filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
+                          timeout=120, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "empty", "not-parquet"])
+def test_a_damaged_analysis_table_is_left_out_with_a_note(tmp_path: Path, damage: str) -> None:
+    """An analysis table is derived from the traces: damaged, ingest stores the run without it and
+    says so in one note; the report shows the rest and names it. Never a traceback."""
+    run = _real_run(tmp_path)
+    table = run / "analysis" / "kernels.parquet"
+    whole = table.read_bytes()
+    table.write_bytes({"truncated": whole[: len(whole) // 2], "empty": b"", "not-parquet": b"PAR1" + b"\x00" * 64}[damage])
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    stored = _perfkit(tmp_path, "ingest", str(run), "--db", db)
+    assert stored.returncode == 0 and "Traceback" not in stored.stderr, stored.stderr
+    (note,) = stored.stderr.strip().splitlines()
+    assert note.startswith(f"perfkit: note: {run}: analysis table analysis/kernels.parquet unreadable: ")
+    assert note.endswith("; left out") and " stored" in stored.stdout
+    listed = _perfkit(tmp_path, "runs", "--db", db, "--format", "json")
+    run_id = json.loads((run / "run.json").read_text())["run_id"]
+    assert listed.returncode == 0 and [r["run_id"] for r in json.loads(listed.stdout)["runs"]] == [run_id]
+    report = _perfkit(tmp_path, "report", str(run), "--out", str(tmp_path / "r.html"))
+    assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
+    assert "analysis table analysis/kernels.parquet unreadable: " in (tmp_path / "r.html").read_text()

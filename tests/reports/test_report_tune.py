@@ -57,12 +57,12 @@ def test_a_damaged_tune_file_is_one_located_line(tmp_path: Path, capsys: pytest.
     assert main(["report", str(where), "--format", "md", "--no-kernels"]) == 0
     out, err = capsys.readouterr()
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert "tune.json: damaged tune table" in err and "shapes[0].workload" in err
+    assert "tune.json: damaged tune table" in err and "shapes[0].workload: 3 is not a string" in err
     assert "### Tune winners" in out and "Not available:" in out
     assert main(["report", str(where), "--no-kernels"]) == 0
     page = (where / "report.html").read_text()
-    assert "Tune winners" in page and "shapes[0].workload" in page
-    assert "shapes[0].workload" in capsys.readouterr().err
+    assert "Tune winners" in page and "shapes[0].workload: 3 is not a string" in page
+    assert "shapes[0].workload: 3 is not a string" in capsys.readouterr().err
     (where / "tune.json").write_text('{"schema_version": 1,\n "shapes": [\n')
     assert main(["report", str(where), "--format", "md", "--no-kernels"]) == 0
     out, err = capsys.readouterr()

@@ -1,19 +1,27 @@
 """The per-request file of a serving stage: one JSON object per request, gzip, written atomically.
 
 Fields are RequestRecord's with the token times given per chunk (chunk_times_s, chunk_tokens);
-`read_requests` gives the records back (token times rebuilt: a chunk of k tokens gives k times).
+`read_requests` gives the records back (token times rebuilt: a chunk of k tokens gives k times),
+checking each line's types and ranges: a damaged file is one located line, never a traceback.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from perfkit.core.atomic import write_bytes_atomic
+from perfkit.core.bounded import Count, Finite
+from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.errors import StoreError
+from perfkit.core.json_file import too_deep_at
 from perfkit.workloads.serving.records import RequestRecord
 
 
@@ -30,20 +38,76 @@ def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
     write_bytes_atomic(path, gzip.compress(text.encode(), compresslevel=6, mtime=0))
 
 
+MAX_TEXT_BYTES = 1 << 30  # decompressed: a file that inflates past this is refused, not read
+MAX_REQUEST_TOKENS = 1 << 20  # a chunk or a request of more tokens is not one perfkit recorded
+_FIX = "re-run the stage (perfkit writes this file; it was damaged after)"
+
+Tokens = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One line of the file as write_requests wrote it; its types are checked by the codec."""
+
+    index: Count
+    scheduled_s: Finite
+    sent_s: Finite | None
+    end_s: Finite | None
+    chunk_times_s: tuple[Finite, ...]
+    chunk_tokens: tuple[Tokens, ...]
+    input_tokens: Count
+    output_tokens: Count
+    token_source: str
+    error: str | None
+    server: dict[str, Any] = field(default_factory=dict)
+
+
 def read_requests(path: Path) -> list[RequestRecord]:
+    """The records of a per-request file; StoreError, one `FILE[:LINE]: ...` line, when it is damaged
+    (not gzip, truncated, not UTF-8, a line that is not JSON or not a request of the right types)."""
+    return [_record(str(path), line, text) for line, text in _lines(path)]
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
     try:
-        lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
-        out = []
-        for line in lines:
-            d = json.loads(line)
-            times = [t for t, k in zip(d["chunk_times_s"], d["chunk_tokens"], strict=True) for _ in range(int(k))]
-            out.append(RequestRecord(
-                index=int(d["index"]), scheduled_s=float(d["scheduled_s"]), sent_s=d["sent_s"],
-                token_times_s=tuple(times), chunk_times_s=tuple(d["chunk_times_s"]),
-                chunk_tokens=tuple(int(k) for k in d["chunk_tokens"]), end_s=d["end_s"],
-                input_tokens=int(d["input_tokens"]), output_tokens=int(d["output_tokens"]),
-                token_source=str(d["token_source"]), error=d["error"], server=dict(d.get("server") or {})))
-        return out
-    except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as exc:
-        raise StoreError(f"{path}: not a readable serving requests file ({type(exc).__name__}); "
-                         "re-run the stage") from None
+        with gzip.open(path, "rb") as fh:
+            data = fh.read(MAX_TEXT_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; EOFError: truncated
+        raise StoreError(f"{path}: not a readable gzip file ({_why(exc)}); {_FIX}") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise StoreError(f"{path}: inflates past {MAX_TEXT_BYTES >> 30} GiB; not a per-request file perfkit wrote")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: not UTF-8 at byte {exc.start} (after decompression); {_FIX}") from None
+    return [(i, t) for i, t in enumerate(text.splitlines(), 1) if t.strip()]
+
+
+def _why(exc: BaseException) -> str:
+    return (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)[:120]
+
+
+def _record(path: str, line: int, text: str) -> RequestRecord:
+    if too_deep_at(text, 8) is not None:
+        raise StoreError(f"{path}:{line}: nested too deeply to be a request; {_FIX}")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{path}:{line}:{exc.colno}: not valid JSON ({exc.msg}); {_FIX}") from None
+    except ValueError:
+        raise StoreError(f"{path}:{line}: not valid JSON (an integer too long); {_FIX}") from None
+    try:
+        row = from_builtins(_Row, data)
+    except RecordError as exc:
+        raise StoreError(f"{path}:{line}: {exc}; {_FIX}") from None
+    if len(row.chunk_times_s) != len(row.chunk_tokens):
+        raise StoreError(f"{path}:{line}: {len(row.chunk_times_s)} chunk_times_s but {len(row.chunk_tokens)} "
+                         f"chunk_tokens; {_FIX}")
+    if sum(row.chunk_tokens) > MAX_REQUEST_TOKENS:
+        raise StoreError(f"{path}:{line}: chunk_tokens add up to over {MAX_REQUEST_TOKENS}; {_FIX}")
+    times = tuple(t for t, k in zip(row.chunk_times_s, row.chunk_tokens, strict=True) for _ in range(k))
+    return RequestRecord(
+        index=row.index, scheduled_s=row.scheduled_s, sent_s=row.sent_s, token_times_s=times,
+        chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
+        input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
+        error=row.error, server=dict(row.server))

@@ -105,3 +105,86 @@ def test_two_guidellm_reports_in_one_file_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     path.write_text(text + "\n" + text + "\n")
     assert "several GuideLLM reports" in refused(path)
+
+
+def test_a_gzip_result_is_refused_in_one_line(tmp_path: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "results.json.gz"
+    packed.write_bytes(gzip.compress((DATA / "vllm/vllm-0.11-detailed.json").read_bytes()))
+    assert "not UTF-8 text (byte 1)" in refused(packed)
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:40])
+    assert "not UTF-8" in refused(cut)
+
+
+def test_jsonl_with_lines_that_are_not_json_counts_them(tmp_path: Path) -> None:
+    source = DATA / "aiperf/aiperf-0.2/profile_export.jsonl"
+    good = source.read_text().splitlines()
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text("\n".join([good[0], "{broken", "[" * 5000 + "]" * 5000, *good[1:]]) + "\n")
+    (clean,) = read_serving_results(source)
+    (stage,) = read_serving_results(path)
+    assert stage.requests == clean.requests
+    notes = "\n".join(stage.notes)
+    assert "dropped 1 request: a line that is not JSON (Expecting property name enclosed in double quotes) " \
+           "(first: line 2)" in notes
+    assert "dropped 1 request: a line that is nested too deeply (first: line 3)" in notes
+    only_bad = tmp_path / "bad.jsonl"
+    only_bad.write_text("{broken\nnot json either\n")
+    assert refused(only_bad).startswith(f"{only_bad}:1:2: not valid JSON")
+
+
+def test_an_absurd_token_count_drops_the_request_not_the_memory(tmp_path: Path) -> None:
+    import json
+
+    data = json.loads((DATA / "guidellm/benchmarks-0.3.json").read_text())
+    # GuideLLM keeps no per-token times: rebuilt evenly, this would be 10**12 token times
+    data["benchmarks"][0]["requests"]["successful"][0]["output_tokens"] = 10**12
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data))
+    (stage,) = read_serving_results(path)
+    assert any("dropped 1 request: output token count is over 1048576" in n for n in stage.notes), stage.notes
+
+
+WRONG = ["x", [], {}, None, True, -1, 1e400, float("nan"), 10**30, [[1.0]], [{"a": 1}]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rel", "under"), [
+    ("vllm/vllm-0.11-detailed.json", ()),
+    ("guidellm/benchmarks-0.3.json", ("benchmarks", 0, "requests", "successful", 0)),
+])
+def test_a_value_of_any_wrong_type_anywhere_is_read_or_refused(tmp_path: Path, rel: str,
+                                                               under: tuple[object, ...]) -> None:
+    """Every key (of the first request, for GuideLLM's large report), each given every wrong type:
+    the file is read (the request dropped and counted) or refused in one line; never another
+    exception, never a blow-up."""
+    import json
+
+    original = json.loads((DATA / rel).read_text())
+    start: object = original
+    for step in under:
+        start = start[step]  # type: ignore[index]
+
+    def places(obj: object, at: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        out = [at]
+        if isinstance(obj, dict):
+            out += [p for k, v in obj.items() for p in places(v, (*at, k))]
+        elif isinstance(obj, list) and obj:
+            out += places(obj[0], (*at, 0))
+        return out
+
+    path = tmp_path / "mutated.json"
+    for at in [(*under, *p) for p in places(start)][1:]:
+        for wrong in WRONG:
+            data = json.loads(json.dumps(original))
+            holder = data
+            for step in at[:-1]:
+                holder = holder[step]
+            holder[at[-1]] = wrong
+            path.write_text(json.dumps(data))
+            try:
+                read_serving_results(path)
+            except ServingResultsError as exc:
+                assert "\n" not in str(exc)

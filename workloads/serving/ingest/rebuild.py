@@ -20,10 +20,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from perfkit.workloads.serving.ingest.boundary import counted
+from perfkit.workloads.serving.ingest.boundary import BadRequest, counted
 from perfkit.workloads.serving.records import TOKENS_FROM_CHUNKS, RequestRecord
 
 NO_TOKEN_TIMES = "no token times in the file (the tool recorded success)"
+# Token counts above this are not one request's (no model generates a million tokens in one
+# reply); the rebuilt token times of such a count would fill the memory, so the request is dropped.
+MAX_REQUEST_TOKENS = 1 << 20
 
 
 @dataclass
@@ -39,6 +42,11 @@ class RawRequest:
     end: float | None = None  # the stream's end, same clock as `sent`
     error: str | None = None
     server: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for what, n in (("output token count", self.output_tokens), ("input token count", self.input_tokens)):
+            if n is not None and n > MAX_REQUEST_TOKENS:
+                raise BadRequest(f"{what} is over {MAX_REQUEST_TOKENS}")
 
 
 @dataclass
