@@ -16,6 +16,7 @@ process (a run uses one device).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -184,6 +185,8 @@ def as_cost(value: Any, ref: str, where: str) -> Cost:
     except (AttributeError, KeyError, TypeError, ValueError):
         raise EntryError(f"{where}: cost '{ref}' returned {type(value).__name__}; return "
                          "Cost(flop, bytes), {'flop': ..., 'bytes': ...} or (flop, bytes)") from None
+    if not (math.isfinite(out.flop) and math.isfinite(out.bytes)):
+        raise EntryError(f"{where}: cost '{ref}' returned a cost that is not finite ({out.flop}, {out.bytes}); fix it")
     if out.flop < 0 or out.bytes < 0:
         raise EntryError(f"{where}: cost '{ref}' returned a negative cost; fix it")
     return out
