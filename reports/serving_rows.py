@@ -94,9 +94,13 @@ def headline(point: PointResult) -> str:
 
 
 def shown_columns(rows: Iterable[StageRow], columns: tuple[str, ...] = STAGE_COLUMNS) -> list[str]:
-    """The columns with a value in at least one row."""
+    """The columns with a value in at least one row; when per-token ITL is known, chunk gaps last."""
     rows = list(rows)
-    return [k for k in columns if any(r.cells.get(k, "-") != "-" for r in rows)]
+    shown = [k for k in columns if any(r.cells.get(k, "-") != "-" for r in rows)]
+    if "token_itl_p99_s" in shown and "chunk_gap_p99_s" in shown:
+        shown.remove("chunk_gap_p99_s")
+        shown.append("chunk_gap_p99_s")
+    return shown
 
 
 def stage_points(points: Iterable[PointResult], workload: str | None = None) -> list[PointResult]:

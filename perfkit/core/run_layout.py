@@ -37,17 +37,21 @@ LAUNCH_LOG = "torchrun.log"
 SERVING_DIR = "serving"  # per-request records of each serving stage
 
 
+def key_slug(key: str) -> str:
+    """A point key as a file-name part: runs of other characters as '_', at most 120."""
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
+
+
 def trace_name(index: int, key: str, rank: int | None = None) -> str:
     """traces/<NNNN>-<key slug>.json.gz (one rank's: ...rank<r>.json.gz), relative to the run directory."""
-    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
+    slug = key_slug(key)
     suffix = "" if rank is None else f".rank{rank}"
     return f"{TRACES_DIR}/{index:04d}-{slug}{suffix}.json.gz"
 
 
 def serving_requests_name(key: str) -> str:
     """serving/<key slug>.jsonl.gz: every request of one serving stage, relative to the run directory."""
-    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)[:120]
-    return f"{SERVING_DIR}/{slug}.jsonl.gz"
+    return f"{SERVING_DIR}/{key_slug(key)}.jsonl.gz"
 
 
 def analysis_table(name: str, subdir: str = ANALYSIS_DIR) -> str:

@@ -18,10 +18,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from perfkit.core.errors import PerfkitError
-from perfkit.workloads.serving.client import ClientOptions, Prompt, open_session, send
+from perfkit.workloads.serving.client import ClientOptions, Prompt, open_session
 from perfkit.workloads.serving.lag import loop_lag
 from perfkit.workloads.serving.records import RequestRecord
-from perfkit.workloads.serving.stage import StagePlan, StageResult, closed_loop, open_loop, scrape
+from perfkit.workloads.serving.stage import (
+    StagePlan,
+    StageResult,
+    closed_loop,
+    mean_gap_s,
+    open_loop,
+    scrape,
+    warm_up,
+)
 
 START_GRACE_S = 0.05  # between "all ready" and t0
 READY_TIMEOUT_S = 120.0
@@ -69,9 +77,7 @@ async def _send_share(share: Share, ready: Any, start: Any,
     width = share.concurrency or share.max_concurrency or max(len(share.arrivals_s or ()), 1)
     async with open_session(share.opts, width) as session:
         if share.warmup:
-            t_w = time.monotonic()
-            await asyncio.gather(*(send(session, share.opts, -1, 0.0, plan.prompt_for(i), t_w)
-                                   for i in range(share.warmup)))
+            await warm_up(session, share.opts, plan, share.warmup)
         ready.put(share.j)
         start.wait()  # blocks this process's loop: nothing else runs in it before the stage
         t0 = float(t0_value.value)
@@ -126,11 +132,8 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
     lag = [x for _, res, _ in got if res for x in res[1]]
     lateness = [x for _, res, _ in got if res for x in res[2]]
     after = asyncio.run(_scrape_once(opts, plan.metrics_url, notes))
-    gaps = None
-    if plan.arrivals_s is not None and len(plan.arrivals_s) > 1:
-        gaps = (plan.arrivals_s[-1] - plan.arrivals_s[0]) / (len(plan.arrivals_s) - 1)
     notes.append(f"sent from {len(procs)} client processes")
-    return StageResult(records, duration, lag, lateness, t0, before, after, notes, gaps)
+    return StageResult(records, duration, lag, lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s))
 
 
 def _stage_limit(opts: ClientOptions, plan: StagePlan) -> float:

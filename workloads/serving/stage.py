@@ -65,14 +65,25 @@ async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[st
         return None
 
 
+def mean_gap_s(arrivals_s: tuple[float, ...] | None) -> float | None:
+    """The mean time between an open-loop plan's arrivals (None: closed loop or one arrival)."""
+    if arrivals_s is None or len(arrivals_s) < 2:
+        return None
+    return (arrivals_s[-1] - arrivals_s[0]) / (len(arrivals_s) - 1)
+
+
+async def warm_up(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan, n: int) -> list[RequestRecord]:
+    """`n` requests sent at once and awaited, not recorded: they open the pool's connections."""
+    t_w = time.monotonic()
+    return list(await asyncio.gather(*(send(session, opts, -1, 0.0, plan.prompt_for(i), t_w) for i in range(n))))
+
+
 async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
     width = plan.concurrency or plan.max_concurrency or max(len(plan.arrivals_s or ()), 1)
     notes: list[str] = []
     async with open_session(opts, min(width, 10_000)) as session:
         if plan.warmup:
-            t_w = time.monotonic()
-            warm = await asyncio.gather(*(send(session, opts, -1, 0.0, plan.prompt_for(i), t_w)
-                                          for i in range(plan.warmup)))
+            warm = await warm_up(session, opts, plan, plan.warmup)
             failed = sum(1 for r in warm if r.error)
             if failed:
                 notes.append(f"{failed} of {plan.warmup} warm-up requests failed ({warm[0].error or ''})")
@@ -86,10 +97,7 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
             duration = time.monotonic() - t0
         after = await scrape(session, plan.metrics_url, notes)
     records.sort(key=lambda r: r.index)
-    gaps = None
-    if plan.arrivals_s is not None and len(plan.arrivals_s) > 1:
-        gaps = (plan.arrivals_s[-1] - plan.arrivals_s[0]) / (len(plan.arrivals_s) - 1)
-    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, gaps)
+    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s))
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
