@@ -27,12 +27,16 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def fraction(text: str) -> float:
-    """A number in (0, 1]: a p-value or a relative size."""
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{echo(text)} is not a number") from None
+
+
+def fraction(text: str) -> float:
+    """A number in (0, 1]: a p-value or a relative size."""
+    value = _number(text)
     if not (math.isfinite(value) and 0 < value <= 1):
         raise argparse.ArgumentTypeError(f"{shorten(text)} is outside (0, 1]; give e.g. 0.05")
     return value
@@ -41,12 +45,9 @@ def fraction(text: str) -> float:
 def finite_at_least(minimum: float) -> Callable[[str], float]:
     """A finite number >= minimum (a magnitude, a duration): `nan` and `inf` refused."""
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        value = _number(text)
         if not math.isfinite(value) or value < minimum:
-            raise argparse.ArgumentTypeError(f"{text} is not a finite number >= {minimum:g}")
+            raise argparse.ArgumentTypeError(f"{shorten(text)} is not a finite number >= {minimum:g}")
         return value
 
     parse.__name__ = f"number >= {minimum:g}"
@@ -55,12 +56,9 @@ def finite_at_least(minimum: float) -> Callable[[str], float]:
 
 def probability(text: str) -> float:
     """A number strictly between 0 and 1: a significance level."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    value = _number(text)
     if not (math.isfinite(value) and 0 < value < 1):
-        raise argparse.ArgumentTypeError(f"{text} is outside (0, 1); give e.g. 0.005")
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is outside (0, 1); give e.g. 0.005")
     return value
 
 
@@ -72,7 +70,7 @@ def seed(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer; give a seed 0 to 2**32 - 1") from None
+        raise argparse.ArgumentTypeError(f"{echo(text)} is not an integer; give a seed 0 to 2**32 - 1") from None
     if not 0 <= value <= SEED_MAX:
         raise argparse.ArgumentTypeError(f"{value} is not a seed; give an integer 0 to 2**32 - 1")
     return value
