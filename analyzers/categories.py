@@ -28,6 +28,9 @@ CATEGORIES = (
     "norm",
     "elementwise",
     "reduction",
+    "moe_routing",
+    "quantize",
+    "kv_cache",
     "memcpy",
     "memset",
     "communication",
@@ -55,48 +58,73 @@ RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("norm", _rx(r"^triton_(red|per)_\w*(rms_?norm|layer_?norm|group_?norm|batch_?norm)"),
      "Inductor reduction fusing a named norm"),
     ("reduction", _rx(r"^triton_(red|per)_"), "Inductor reductions"),
+    # XLA: <kind>_<root op>_fusion[.n]; the kind says what the kernel does
+    ("GEMM", _rx(r"^(triton_gemm|gemm_fusion|cublas_gemm|cutlass_gemm)"), "XLA GEMM fusions (Triton, cuBLAS, CUTLASS)"),
+    ("reduction", _rx(r"^(input|loop)_\w*(reduce|reduction)\w*fusion|^(input_)?reduce\w*_fusion"),
+     "XLA reduction fusions"),
+    ("elementwise", _rx(r"^(loop|input)_\w*fusion|^wrapped_|^fusion([._]\d+)*$|^copy_fusion"),
+     "XLA loop / transpose / concatenate fusions and wrapped ops"),
     # PyTorch's generic templates: their functor arguments must not decide
-    ("elementwise", _rx(r"(^|[\s:])(vectorized_|unrolled_)?elementwise_kernel(_with_index|_manual_unroll)?\b"),
+    ("elementwise", _rx(r"(^|[\s:]|_scatter_gather_)(vectorized_|unrolled_)?elementwise_kernel(_with_index|_manual_unroll)?\b"),
      "at::native elementwise kernels"),
     ("reduction", _rx(r"(^|[\s:])reduce_kernel\b|multi_tensor_apply_kernel<.*LpNorm"),
      "at::native reduce_kernel, foreach norms"),
     ("elementwise", _rx(r"multi_tensor_apply_kernel"), "foreach ops, fused optimizers"),
-    # collectives: NCCL / RCCL / MSCCL by prefix, custom all-reduce kernels by name
+    # collectives: NCCL / RCCL / MSCCL by prefix, custom all-reduce and expert-parallel kernels by name
     ("communication", _rx(r"^(void )?(nccl|rccl|msccl)"), "ncclDevKernel_*, ncclKernel_*, RCCL, MSCCL"),
     ("communication",
      _rx(r"cross_device_reduce|(?<![a-z])(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all)"
-         r"|All(Reduce|Gather|ToAll)|ReduceScatter|quickreduce|lamport|deep_ep::|nvshmem", 0),
-     "custom all-reduce (vLLM, SGLang, TensorRT-LLM, c10d symmetric memory), DeepEP"),
-    ("elementwise", _rx(r"reshape_and_cache|concat_and_cache|cache_kernel|UpdateKVCache|kv_indices"
-                        r"|req_to_token|copy_blocks|swap_blocks"), "KV-cache writes and index builders"),
+         r"|All(Reduce|Gather|ToAll)|ReduceScatter|quickreduce|lamport|deep_ep::|dpsk::ep::"
+         r"|(intra|inter)node(_ll)?::|nvshmem|moeA2A|userbuffers", 0),
+     "custom all-reduce (vLLM, SGLang, TensorRT-LLM, c10d symmetric memory), DeepEP, userbuffers"),
+    ("kv_cache",
+     _rx(r"reshape_and_cache|(concat|cat)_and_cache|store_?kv_?cache|copy_to_kv_cache|UpdateKVCache"
+         r"|reindex_kv_cache|cache_kernel|kv_indices|req_to_token|copy_blocks|swap_blocks|set_kv_buffer"),
+     "KV-cache writes, block copies and page-table builders"),
     ("attention",
      _rx(r"flash_(fwd|bwd)|flash::|FlashAttn|fmha|attention|attn|sdpa|mmha|(?<![a-z])mha|_mha"
          r"|xformers|PrefillWith|DecodeWith|MergeStates|PageAttention|(?<![a-z])mla_|_mla"
-         r"|^_fwd_(grouped_)?kernel|^_bwd_kernel|chunked_prefill|paged_decode|xqa"),
-     "FlashAttention 2/3, FlashInfer, xFormers, TensorRT-LLM FMHA/XQA, Triton attention"),
+         r"|^_fwd_(grouped_)?kernel(?!_ep_)|^_bwd_kernel|chunked_prefill|paged_decode|xqa|sage_fwd"
+         r"|delta_rule|selective_state|selective_scan|chunk_gla|_kda_"),
+     "FlashAttention 2/3, FlashInfer, xFormers, TensorRT-LLM FMHA/XQA, SageAttention, Triton, linear attention"),
     ("conv",
-     _rx(r"convolution|convolve|conv_?[123]d|depthwise|scudnn|implicit_?gemm|fprop|dgrad|wgrad"
-         r"|winograd|fft2d_(r2c|c2r)|cask_cudnn|igemm_(fwd|bwd|wrw)|naive_conv|MIOpenConv"),
-     "cuDNN / MIOpen convolutions and their helpers"),
+     _rx(r"conv(?!ert|ersion)|depthwise|scudnn|implicit_?gemm|fprop|dgrad|wgrad"
+         r"|winograd|fft2d_(r2c|c2r)|cask_cudnn|igemm_(fwd|bwd|wrw)|im2col|col2im|flip_filter"),
+     "cuDNN / MIOpen / CK convolutions and their helpers"),
+    ("moe_routing",
+     _rx(r"moe_?align|align_block_size|MoeRouting|routingIndices|routingMain|moe_?(un)?permute"
+         r"|(?<![a-z])(un)?permute_(kernel|bwd)|expandInputRows|finalizeMoe|finalizeDeepSeek"
+         r"|topkGating|topk_?softmax|moe_sum|moe_topk|moe_fused_gate|grouped_topk|deepseek_v3_topk"
+         r"|fused_topk|ExpertPrefixSum|ExpertMap|count_and_sort_expert|count_expert|expert_?(ids|offsets)"
+         r"|(pre|post)_reorder|src2dst|deepep_permute|ep_scatter|ep_gather|seg_indptr|row_id_map|sort_chunks_by_map"
+         r"|chunk_sort_map|moe_aux_loss|score_for_moe|_routing|expt_data|moe_routing"),
+     "MoE routing: top-k gating, align / sort by expert, permute / unpermute, finalize"),
     ("GEMM",
-     _rx(r"(?<!fb)gemm|gemv|matmul|(?<![a-z])mm_|_mm(?![a-z])|bmm|cutlass|cublas|Cijk_|nvjet|xmma"
-         r"|wgmma|splitKreduce|marlin|machete|tensorop|wvSplitK|magma_|hipblaslt|rocblas"
-         r"|mfma_moe|flatmm|fused_moe|w8a8|a8w8|(^|\s)epilogue::impl"),
-     "cuBLAS (sm90_xmma, nvjet), CUTLASS, hipBLASLt / rocBLAS (Cijk_), ROCm skinny, MoE GEMMs"),
+     _rx(r"(?<!fb)gemm|gemv|matmul|(?<![a-z])mm_|_mm(?![a-z])|bmm|cutlass(?!_kernels::)|cublas|Cijk_|nvjet|xmma"
+         r"|wgmma|splitKreduce|marlin|machete|wvSplitK|magma_|hipblaslt|rocblas|(?<![a-z])_?gmm"
+         r"|bgmv|sgmv|mfma_moe|flatmm|fused_moe|w8a8|a8w8|(^|\s)epilogue::impl"),
+     "cuBLAS (sm90_xmma, nvjet), CUTLASS, hipBLASLt / rocBLAS (Cijk_), ROCm skinny, MoE and LoRA GEMMs"),
     ("norm",
-     _rx(r"norm(?!al)|bn_fw|bn_bw|GammaBeta|RowwiseMoments|ComputeFusedParams"),
+     _rx(r"norm(?!al)|bn_fw|bn_bw|GammaBeta|RowwiseMoments|ComputeFusedParams|(^|[\s:_])(ln|rms)_"),
      "RMSNorm, LayerNorm, BatchNorm, GroupNorm"),
+    ("elementwise",
+     _rx(r"act_and_mul|activation|silu|swiglu|geglu|gelu|relu|sigmoid|swish|softplus"),
+     "activations, also fused with a quantization"),
+    ("quantize",
+     _rx(r"quant|fp8|fp4|cast_transpose|_cast_and_transpose|cast_back|mxfp[48]"
+         r"|nvfp4|amax|2fp8|fp82|block_scale_interleave|swizzle_\w*scaling"),
+     "quantize / dequantize, casts to and from FP8 / FP4 with their scales"),
     ("reduction",
      _rx(r"reduce|reduction|softmax|argmax|argmin|topk|top_k|cumsum|scan|logsumexp|sampling|sort"
          r"|histogram|max_pool|avg_pool|average_pool|maxpool|avgpool|nll_loss|cross_entropy"
-         r"|(^|[\s:])(cub|hipcub|rocprim|thrust)::|MoeRouting|moe_sum|align_block_size|bincount"),
+         r"|(^|[\s:])(cub|hipcub|rocprim|thrust)::|bincount"),
      "reductions, softmax, top-k, sampling, sort / scan, pooling"),
     ("elementwise",
-     _rx(r"elementwise|pointwise|vectorized|unrolled|act_and_mul|silu|gelu|relu|sigmoid|tanh|rotary"
-         r"|rope|copy|fill|cat_?array|index|indices|gather|scatter|embedding|where|clamp|cast|convert"
-         r"|transpose|permute|arange|dropout|distribution|quant|nchwToNhwc|nhwcToNchw|scalePacked"
-         r"|upsample|masked_fill|expand|bucketize|penalt"),
-     "activations, copies, casts, gathers, embeddings, quantization"),
+     _rx(r"elementwise|pointwise|vectorized|unrolled|tanh|rotary|rope|copy|fill|cat_?array|index|indices"
+         r"|gather|scatter|embedding|where|clamp|cast|convert|transpose|permute|arange|dropout|distribution"
+         r"|nchwToNhwc|nhwcToNchw|scalePacked|upsample|masked_fill|expand|bucketize|penalt|padding"
+         r"|SubTensorOp|Op[1-5]dTensor|optimizer|adam"),
+     "copies, casts, gathers, embeddings, RoPE, optimizers, MIOpen tensor ops"),
 )
 
 
