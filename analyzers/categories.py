@@ -6,8 +6,13 @@ type, the qualified function name and its first template arguments (functors, CU
 CK kernel classes). `RULES` runs once per unique name, in order, first match wins; the order
 matters: Inductor's `triton_poi_*` names list every op they fuse (`..._add_all_reduce_0` is a
 local add), KV-cache writes mention `flash` / `mla`, cuDNN convolutions mention `gemm` and
-`relu`. Unmatched names are "other". `COMPUTE_CATEGORIES` are what the temporal breakdown
-counts as compute. docs/analyzers.md ("Kernel categories") lists the rules as a table.
+`relu`, XLA / Inductor fusion prefixes decide before the op names they list, MoE routing
+kernels live in TensorRT-LLM's `cutlass_kernels::`, and a fused kernel goes to its main op
+(norm, then activation, before the quantization it ends with). Unmatched names are "other".
+`COMPUTE_CATEGORIES` are what the temporal breakdown and overlap count as compute (every
+category but memcpy, memset, communication). docs/analyzers.md ("Kernel categories") says what
+each category contains and lists the rules as a table; tests/analyzers/data/kernel_names.tsv
+holds the real names they are checked on.
 """
 
 from __future__ import annotations
@@ -100,7 +105,7 @@ RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
          r"|chunk_sort_map|moe_aux_loss|score_for_moe|_routing|expt_data|moe_routing"),
      "MoE routing: top-k gating, align / sort by expert, permute / unpermute, finalize"),
     ("GEMM",
-     _rx(r"(?<!fb)gemm|gemv|matmul|(?<![a-z])mm_|_mm(?![a-z])|bmm|cutlass(?!_kernels::)|cublas|Cijk_|nvjet|xmma"
+     _rx(r"(?<!fb)gemm|gemv|matmul|(?<![a-z])mm_|_mm(?![a-z])|bmm|cutlass(?!_kernels::|::(bfloat16_t|half_t|float_e\w+|tfloat32_t))|cublas|Cijk_|nvjet|xmma"
          r"|wgmma|splitKreduce|marlin|machete|wvSplitK|magma_|hipblaslt|rocblas|(?<![a-z])_?gmm"
          r"|bgmv|sgmv|mfma_moe|flatmm|fused_moe|w8a8|a8w8|(^|\s)epilogue::impl"),
      "cuBLAS (sm90_xmma, nvjet), CUTLASS, hipBLASLt / rocBLAS (Cijk_), ROCm skinny, MoE and LoRA GEMMs"),
