@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from perfkit.analyzers.event_table import COLUMNS, GPU_WORK_KINDS, EventTable, Kind, TraceMeta, int_dtype_for, narrow_columns
+from perfkit.analyzers.event_table import (
+    COLUMNS,
+    GPU_WORK_KINDS,
+    EventTable,
+    Kind,
+    TraceMeta,
+    int_dtype_for,
+    narrow_columns,
+)
 from perfkit.analyzers.loaders.xla.details import KERNEL_DETAIL_KEYS, kernel_config, memcpy_bytes
 from perfkit.analyzers.row_codes import Interner
 

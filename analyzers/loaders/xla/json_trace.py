@@ -20,8 +20,19 @@ from typing import Any
 import msgspec
 
 from perfkit.analyzers.event_table import EventTable
-from perfkit.analyzers.loaders.kineto.json_stream import BLOCK_BYTES, StreamResult, iter_event_chunks
-from perfkit.analyzers.loaders.xla.builder import DEVICE_PLANE, DEVICE_STATS, HOST_PLANE, HOST_STATS, STREAM_LINE, TableBuilder
+from perfkit.analyzers.loaders.kineto.json_stream import (
+    BLOCK_BYTES,
+    StreamResult,
+    iter_event_chunks,
+)
+from perfkit.analyzers.loaders.xla.builder import (
+    DEVICE_PLANE,
+    DEVICE_STATS,
+    HOST_PLANE,
+    HOST_STATS,
+    STREAM_LINE,
+    TableBuilder,
+)
 
 _DECODER = msgspec.json.Decoder(list[Any], float_hook=Decimal)
 _THOUSAND = Decimal(1000000)  # microseconds -> picoseconds

@@ -60,7 +60,7 @@ def fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, in
                 raise WireError(f"field {number} ({n} bytes) runs past its message at byte {pos}")
             yield number, wire, pos, pos + n
             pos += n
-        elif wire == FIXED64 or wire == FIXED32:
+        elif wire in (FIXED64, FIXED32):
             n = 8 if wire == FIXED64 else 4
             if pos + n > end:
                 raise WireError(f"field {number} runs past its message at byte {pos}")

@@ -33,7 +33,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable
-from perfkit.analyzers.loaders.xla.builder import DEVICE_PLANE, DEVICE_STATS, HOST_PLANE, HOST_STATS, STREAM_LINE, TableBuilder
+from perfkit.analyzers.loaders.xla.builder import (
+    DEVICE_PLANE,
+    DEVICE_STATS,
+    HOST_PLANE,
+    HOST_STATS,
+    STREAM_LINE,
+    TableBuilder,
+)
 from perfkit.analyzers.loaders.xla.wire import WireError
 from perfkit.analyzers.loaders.xla.xspace import XPlaneView, XSpaceView, open_xspace
 from perfkit.core.errors import TraceError
@@ -53,9 +60,9 @@ def _read_device_plane(plane: XPlaneView, device: int, rank: int, out: TableBuil
                 continue
             em = meta.get(ev.metadata_id)
             name = (em.display_name or em.name) if em is not None else str(ev.metadata_id)
-            stats: dict[str, object] = dict(ev.stats)
+            stats: dict[str, object] = {**ev.stats}
             if em is not None and em.stats:  # constant stats by their trace names: keep the wanted ones
-                stats = {DEVICE_STATS.get(k, k): v for k, v in em.stats.items()} | ev.stats
+                stats = {**{DEVICE_STATS.get(k, k): v for k, v in em.stats.items()}, **ev.stats}
             out.device_event(device, rank, line.name, name, ev.start_ps, ev.duration_ps, stats)
 
 

@@ -27,7 +27,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from perfkit.analyzers.loaders.xla.wire import FIXED32, FIXED64, LENGTH, VARINT, WireError, double, fields, signed, text, varint
+from perfkit.analyzers.loaders.xla.wire import (
+    FIXED64,
+    LENGTH,
+    VARINT,
+    WireError,
+    double,
+    fields,
+    signed,
+    text,
+    varint,
+)
 
 StatValue = int | float | str | bytes
 
@@ -44,7 +54,7 @@ class XEventRecord:
 
 def _stat(buf: bytes, a: int, b: int, names: Mapping[int, str]) -> tuple[int, StatValue | None]:
     """(metadata id, value) of one XStat message in buf[a:b]."""
-    mid, value = 0, None
+    mid, value = 0, None  # type: tuple[int, StatValue | None]
     for number, wire, x, y in fields(buf, a, b):
         if number == 1 and wire == VARINT:
             mid = signed(x)
@@ -248,5 +258,3 @@ def from_bytes(data: bytes, path: str = "<bytes>") -> XSpaceView:
     return XSpaceView(data, path)
 
 
-__all__ = ["EventMeta", "StatValue", "WireError", "XEventRecord", "XLineView", "XPlaneView", "XSpaceView",
-           "FIXED32", "from_bytes", "open_xspace", "stats_of"]
