@@ -31,7 +31,6 @@ from perfkit.analyzers.loaders.xla.wire import (
     FIXED64,
     LENGTH,
     VARINT,
-    WireError,
     double,
     fields,
     signed,
