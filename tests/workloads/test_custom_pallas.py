@@ -50,6 +50,7 @@ def doubled(x: object, y: object) -> np.ndarray:
     return 2 * (np.asarray(x, dtype=np.float64) @ np.asarray(y, dtype=np.float64))
 
 
+@pytest.mark.slow
 def test_jax_is_not_imported_by_perfkit() -> None:
     import subprocess
 
