@@ -8,6 +8,7 @@ import pandas as pd
 
 from perfkit.analyzers.collectives import collective_summary
 from perfkit.analyzers.event_table import EventTable
+from perfkit.analyzers.hlo_ops import hlo_op_summary
 from perfkit.analyzers.idle import idle_breakdown
 from perfkit.analyzers.kernel_summary import category_summary, kernel_summary
 from perfkit.analyzers.launch import launch_summary
@@ -28,6 +29,7 @@ ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {
     "overlap": comm_overlap,
     "skew": rank_skew,
     "collectives": collective_summary,
+    "hlo_ops": hlo_op_summary,
 }
 
 

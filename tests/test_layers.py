@@ -49,6 +49,7 @@ RESTRICTED = {
     "torch": ("perfkit.workloads", "perfkit.profiler", "perfkit.roofline.calibrate", "perfkit.pipeline",
               "perfkit.pytest_plugin", "perfkit.api"),
     "triton": ("perfkit.workloads", "perfkit.profiler", "perfkit.roofline.calibrate", "perfkit.pipeline"),
+    "jax": ("perfkit.workloads.custom",),  # lazily, in the Pallas runner only
 }
 
 

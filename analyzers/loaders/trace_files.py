@@ -7,6 +7,8 @@
 - a file starting with the SQLite header, or named .sqlite / .sqlite3 / .db: an Nsight Systems
   export (analyzers.loaders.nsys.sqlite; a file so named that is not SQLite is an error);
 - .nsys-rep: exported to SQLite beside it first (analyzers.loaders.nsys.export; needs nsys);
+- .xplane.pb, or a JSON trace naming XLA planes ("/host:CPU", "/device:GPU:0"): a JAX / XLA
+  profile (analyzers.loaders.xla.files; several files are one job, devices numbered on);
 - anything else: a Kineto trace (analyzers.loaders.kineto.load.load_traces).
 Several exports are one job: their GPUs are numbered one after another (ranks 0..n-1 of the
 first, then n.. of the next). Kineto traces and nsys exports cannot be mixed in one table.
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable, concat_tables
 from perfkit.analyzers.loaders.nsys.schema import is_sqlite
+from perfkit.analyzers.loaders.xla.files import load_xla_files, xla_format
 from perfkit.core.errors import TraceError
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -29,13 +32,13 @@ REPORT_SUFFIX = ".nsys-rep"
 
 
 def trace_format(path: str | Path) -> str:
-    """"nsys-rep", "nsys" (an SQLite export) or "kineto"."""
+    """"nsys-rep", "nsys" (an SQLite export), "xplane" / "jax-json" (JAX / XLA) or "kineto"."""
     path = Path(path)
     if path.name.endswith(REPORT_SUFFIX):
         return "nsys-rep"
     if path.suffix.lower() in SQLITE_SUFFIXES or is_sqlite(path):
         return "nsys"
-    return "kineto"
+    return xla_format(path) or "kineto"
 
 
 def _exported(path: Path) -> Path:
@@ -94,6 +97,13 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
     if not paths:
         raise TraceError("no trace files given; pass Kineto traces (.json / .json.gz) or nsys exports (.sqlite)")
     formats = [trace_format(p) for p in paths]
+    xla = [f in ("xplane", "jax-json") for f in formats]
+    if any(xla):
+        if not all(xla):
+            other = next(p for p, is_xla in zip(paths, xla, strict=True) if not is_xla)
+            raise TraceError(f"{other}: not a JAX / XLA trace among JAX / XLA traces; analyze them separately")
+        refuse_repeats([Path(p) for p in paths], paths)
+        return load_xla_files(paths)
     nsys = [f != "kineto" for f in formats]
     if not any(nsys):
         from perfkit.analyzers.loaders.kineto.load import load_traces

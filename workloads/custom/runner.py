@@ -78,6 +78,8 @@ def interpret_enabled() -> bool:
 def prepare(point: Point, ctx: RunContext) -> Prepared:
     spec = cast(CustomSpec, point.spec)
     on_cpu = not ctx.device.startswith("cuda")
+    if spec.backend == "pallas":
+        return prepare_pallas(spec, point, ctx, on_cpu)
     if on_cpu:
         os.environ[INTERPRET_ENV] = "1"  # before the user's modules run @triton.jit
     factory = import_ref(spec.entry, "entry", spec.where("entry"))
@@ -93,6 +95,33 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     if is_triton:
         skip = CPU_TRITON_REASON if on_cpu else (GPU_INTERPRET_REASON if interpret_enabled() else None)
     return Prepared(fn=case.timed(), cost=cost, check=check, skip_timing=skip)
+
+
+def prepare_pallas(spec: CustomSpec, point: Point, ctx: RunContext, on_cpu: bool) -> Prepared:
+    """A Pallas point (workloads/custom/pallas.py): interpreted and untimed on a CPU."""
+    from perfkit.workloads.custom import pallas
+
+    pallas.import_jax(spec.where("entry"))
+    factory = import_ref(spec.entry, "entry", spec.where("entry"))
+    available = {**point.params, "device": ctx.device, "seed": ctx.seed, "interpret": on_cpu}
+    case = as_case(call_ref(factory, available, "entry", spec.entry, spec.where("entry")), spec)
+    timed = case.fn if case.bare else pallas.blocking(case.fn, case.args, case.kwargs or {})
+    check = None
+    if spec.reference:
+        ref_name, where, tol = str(spec.reference), spec.where("reference"), tolerance(spec, point.params)
+
+        def check() -> Numerics:
+            reference = import_ref(ref_name, "reference", where)
+            try:
+                expected = reference(*case.args, **(case.kwargs or {}))
+            except Exception as exc:
+                raise EntryError(f"{where}: reference '{ref_name}' raised {short_error(exc)}; "
+                                 "fix the reference") from exc
+            return compare_outputs(pallas.to_float64(timed(), where), pallas.to_float64(expected, where), tol,
+                                   f"reference {ref_name}", where)
+
+    return Prepared(fn=timed, cost=point_cost(spec, point.params), check=check,
+                    skip_timing=pallas.CPU_PALLAS_REASON if on_cpu else None)
 
 
 def _is_triton(spec: CustomSpec, on_cpu: bool) -> bool:

@@ -136,6 +136,8 @@ class CustomSpec(WorkloadSpec):
     tune: TuneSpec | None = None
     cost: Annotated[CostSpec | None, BeforeValidator(_cost_shorthand)] = None
     triton: bool | None = None  # None: detected from the entry module (Triton kernels in it)
+    # "pallas": a JAX Pallas kernel (workloads/custom/pallas.py); "triton" is `triton: true`
+    backend: Literal["torch", "triton", "pallas"] | None = None
 
     runner: ClassVar[str] = "perfkit.workloads.custom.runner:prepare"
 

@@ -1,0 +1,177 @@
+"""The rules shared by the XLA loaders (xplane and JSON): one event in, one table row out.
+
+`TableBuilder.device_event` and `host_event` take an event already read (name, start and
+duration in integer picoseconds, its stats by key) and apply the rules documented in
+analyzers.loaders.xla.xplane; `table()` makes the EventTable with the GPU rows' launch
+configuration and HLO op / module in `extra`.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from perfkit.analyzers.event_table import (
+    COLUMNS,
+    GPU_WORK_KINDS,
+    EventTable,
+    Kind,
+    TraceMeta,
+    int_dtype_for,
+    narrow_columns,
+)
+from perfkit.analyzers.loaders.xla.details import KERNEL_DETAIL_KEYS, kernel_config, memcpy_bytes
+from perfkit.analyzers.row_codes import Interner
+
+DEVICE_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+HOST_PLANE = "/host:CPU"
+STREAM_LINE = re.compile(r"^Stream #(\d+)")
+HOST_PID = 1 << 20  # pid of host rows (GPU rows have their device as pid, like Kineto's)
+# stat name in the trace -> key the rules read
+DEVICE_STATS = {"correlation_id": "correlation", "hlo_op": "hlo_op", "hlo_module": "hlo_module",
+                "kernel_details": "kernel_details", "memcpy_details": "memcpy_details"}
+HOST_STATS = {"correlation_id": "correlation", "device_id": "device", "step_num": "step"}
+HLO_EXTRA = ("hlo_op_name_id", "hlo_module_name_id")
+EXTRA_KEYS = (*KERNEL_DETAIL_KEYS, *HLO_EXTRA)
+_ROW = ("name_id", "kind", "ts_ns", "dur_ns", "pid", "tid", "stream", "device", "correlation", "bytes", "rank")
+
+
+def ps_to_ns(ps: int) -> int:
+    """Picoseconds to nanoseconds, rounded half to even (exact integers)."""
+    q, r = divmod(ps, 1000)
+    return q + (r > 500 or (r == 500 and q % 2 == 1))
+
+
+def int_stat(value: object) -> int:
+    """A stat read as an integer (int, integral float or decimal text); -1 otherwise."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return -1
+
+
+def _device_kind(line_name: str, name: str, stats: Mapping[str, object]) -> Kind:
+    if "memset" in name.lower() or "memset" in line_name.lower():
+        return Kind.MEMSET
+    if "memcpy_details" in stats or "memcpy" in line_name.lower():
+        return Kind.MEMCPY
+    return Kind.KERNEL
+
+
+@dataclass
+class TableBuilder:
+    path: str
+    source: str
+    names: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, array[int]] = field(default_factory=lambda: {k: array("q") for k in _ROW})
+    extra: dict[str, array[int]] = field(default_factory=lambda: {k: array("q") for k in EXTRA_KEYS})
+    extra_rows: array[int] = field(default_factory=lambda: array("q"))
+    dropped: dict[str, int] = field(default_factory=dict)
+    devices: set[int] = field(default_factory=set)
+    read: int = 0
+
+    def name(self, text: str) -> int:
+        return self.names.setdefault(text, len(self.names))
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + n
+
+    def _add(self, name_id: int, kind: Kind, start_ps: int, dur_ps: int, pid: int, tid: int, stream: int,
+             device: int, corr: int, nbytes: int, rank: int) -> None:
+        ts = ps_to_ns(start_ps)
+        dur = ps_to_ns(start_ps + dur_ps) - ts if dur_ps else 0
+        for key, value in zip(_ROW, (name_id, int(kind), ts, dur, pid, tid, stream, device, corr, nbytes, rank), strict=True):
+            self.rows[key].append(value)
+
+    def device_event(self, device: int, rank: int, line_name: str, name: str, start_ps: int, dur_ps: int,
+                     stats: Mapping[str, object]) -> None:
+        """A GPU op on a "Stream #S" line of device `device` (the caller checked the line)."""
+        m = STREAM_LINE.match(line_name)
+        stream = int(m.group(1)) if m else -1
+        kind = _device_kind(line_name, name, stats)
+        nbytes = memcpy_bytes(stats.get("memcpy_details")) if kind != Kind.KERNEL else -1
+        self.extra_rows.append(len(self.rows["ts_ns"]))
+        self._add(self.name(name), kind, start_ps, dur_ps, device, stream, stream, device,
+                  int_stat(stats.get("correlation")), nbytes, rank)
+        hlo_op, module = stats.get("hlo_op"), stats.get("hlo_module")
+        values = (*kernel_config(stats.get("kernel_details")),
+                  self.name(str(hlo_op)) if hlo_op not in (None, "") else -1,
+                  self.name(str(module)) if module not in (None, "") else -1)
+        for key, value in zip(EXTRA_KEYS, values, strict=True):
+            self.extra[key].append(value)
+        self.devices.add(device)
+
+    def host_event(self, ranks: Mapping[int, int], tid: int, name: str, start_ps: int, dur_ps: int,
+                   stats: Mapping[str, object]) -> None:
+        """A host event: runtime call, step, CPU op, or left out (a Python function)."""
+        if name.startswith("$"):
+            self.drop("python function")
+            return
+        first = min(ranks.values(), default=0)
+        step = int_stat(stats.get("step"))
+        if step >= 0:
+            step_id = self.name(f"ProfilerStep#{step}")
+            for r in sorted(set(ranks.values())) or [first]:
+                self._add(step_id, Kind.USER_ANNOTATION, start_ps, dur_ps, HOST_PID, tid, -1, -1, -1, -1, r)
+            return
+        corr = int_stat(stats.get("correlation"))
+        rank = ranks.get(int_stat(stats.get("device")), first)
+        self._add(self.name(name), Kind.RUNTIME if corr > 0 else Kind.CPU_OP, start_ps, dur_ps, HOST_PID, tid,
+                  -1, -1, corr, -1, rank)
+
+    def table(self, warnings: tuple[str, ...] = (), rank: int = 0) -> EventTable:
+        n = len(self.rows["ts_ns"])
+        cols = {k: np.frombuffer(v, dtype=np.int64).copy() if len(v) else np.empty(0, np.int64) for k, v in self.rows.items()}
+        for key in COLUMNS:
+            cols.setdefault(key, np.full(n, -1, dtype=np.int64))
+        _rank_by_correlation(cols)
+        columns = narrow_columns({k: cols[k].astype(dt) if k in ("kind", "name_id") else cols[k] for k, dt in COLUMNS.items()})
+        n_gpu = len(self.extra_rows)
+        interner = Interner({k: np.int64 for k in EXTRA_KEYS}, n_gpu)
+        if n_gpu:
+            interner.add([np.frombuffer(self.extra[k], dtype=np.int64) for k in EXTRA_KEYS])
+        values, code = interner.result()
+        rows: npt.NDArray[Any] = np.frombuffer(self.extra_rows, dtype=np.int64).astype(int_dtype_for(0, n)) if n_gpu \
+            else np.empty(0, dtype=np.int8)
+        if not self.devices:
+            warnings = (f"{self.path}: no device events (no /device:GPU:N events): recorded on CPU or without "
+                        "a GPU tracer; host events only", *warnings)
+        meta = TraceMeta(path=self.path, rank=rank, world_size=len(self.devices) or None,
+                         devices=tuple(f"/device:GPU:{d}" for d in sorted(self.devices)), events_read=self.read,
+                         events_kept=n, source=self.source, dropped=tuple(sorted(self.dropped.items())),
+                         warnings=warnings)
+        return EventTable(columns, tuple(self.names), (), (meta,), values, rows, code)
+
+
+def _rank_by_correlation(cols: dict[str, npt.NDArray[Any]]) -> None:
+    """A runtime call takes the rank of the GPU op with its correlation id (ids are unique per
+    process; the call's `device_id` is a driver id on ROCm, not the device ordinal)."""
+    gpu = np.flatnonzero(np.isin(cols["kind"], [int(k) for k in GPU_WORK_KINDS]) & (cols["correlation"] > 0))
+    calls = np.flatnonzero((cols["kind"] == int(Kind.RUNTIME)) & (cols["correlation"] > 0))
+    if len(gpu) == 0 or len(calls) == 0:
+        return
+    order = np.argsort(cols["correlation"][gpu], kind="stable")
+    keys = cols["correlation"][gpu][order]
+    pos = np.minimum(np.searchsorted(keys, cols["correlation"][calls]), len(keys) - 1)
+    found = keys[pos] == cols["correlation"][calls]
+    cols["rank"][calls[found]] = cols["rank"][gpu[order[pos[found]]]]
+
+
+def hlo_names(table: EventTable, rows: npt.NDArray[Any]) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+    """(HLO op, HLO module) of each of `rows` ("" where a row has none, or in a table of another source)."""
+    if not all(k in table.extra for k in HLO_EXTRA):
+        return np.full(len(rows), "", dtype=object), np.full(len(rows), "", dtype=object)
+    ids = table.extras_at(HLO_EXTRA, rows)
+    names = np.asarray((*table.names, ""), dtype=object)
+    return names[ids[HLO_EXTRA[0]]], names[ids[HLO_EXTRA[1]]]
