@@ -27,7 +27,7 @@ from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
-from perfkit.regression.gate.stats import finish
+from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
 
 DECISIVE = frozenset({Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED})
@@ -171,7 +171,7 @@ def compare_runs(
     staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
     evs = _moderated([h for h in staged if isinstance(h, Evidence)])
     seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
-    done = iter(finish(evs, len(evs), seeds=seeds, decided=False))
+    done = iter(with_tails(evs, finish(evs, len(evs), seeds=seeds, decided=False)))
     comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
     out = _expand(groups, comps, pairs, pol)
     base_names = {m.name for m in base.metrics}

@@ -5,8 +5,11 @@ Given the locations of earlier runs (time order; the baseline among them or appe
 1. the history is cut where its level shifted (an earlier regression or improvement): the
    split x[:j] | x[j:] with the largest two-sample t statistic (pooled sd of both sides,
    k - 2 df), kept when its p-value times the k - 1 positions is <= SPLIT_P, recursively;
-   Each side holds MIN_SEGMENT runs or more, except that the latest run may stand alone: the
-   baseline may be the first run at a new level (a regression merged just before);
+   each side holds MIN_SEGMENT runs or more, the latest run included: one run cannot set a
+   level (a lone outlier baseline would become its own segment and mask a regression of its
+   size); a baseline that is the first run at a new level is tested with the level before it,
+   and its distance from that level counts in the history's range (multiple.py: a candidate
+   no further off than a stored run is "noisy");
 2. the reference level is the mean of the (up to REF_RUNS latest) runs of the baseline's
    segment: the level the candidate is tested against, known to sigma / sqrt(k);
 3. the scale s2 is the pooled variance of the runs about their segment means, with
@@ -36,7 +39,7 @@ from perfkit.regression.gate.types import RunSummary
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
 REF_RUNS = 12  # latest runs of the baseline's segment that make its level
 SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
-MIN_SEGMENT = 2  # runs on each side of a split, but the last run may stand alone
+MIN_SEGMENT = 2  # runs on each side of a split (the latest run cannot stand alone)
 MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
 
 
@@ -56,11 +59,10 @@ def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
     return np.asarray(special.stdtr(df, -np.asarray(t, dtype=np.float64)))
 
 
-def best_shift(x: np.ndarray, last_alone: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def best_shift(x: np.ndarray, last_alone: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per row of x (m, k): the best split position j (x[:j] | x[j:]) and its p-value
     (two-sample t with the pooled sd, k - 2 df, times the positions tried). Each side holds at
-    least MIN_SEGMENT runs, except that the last run may stand alone when `last_alone` (the
-    baseline may be the first run at a new level)."""
+    least MIN_SEGMENT runs (the last run may stand alone only when `last_alone`)."""
     m, k = x.shape
     lo, hi = MIN_SEGMENT, k - (1 if last_alone else MIN_SEGMENT)
     if k < 4 or hi < lo:
@@ -89,7 +91,7 @@ def segment_bounds(x: np.ndarray) -> list[int]:
         a, b = stack.pop()
         if b - a < 4:
             continue
-        at, p = best_shift(x[None, a:b], last_alone=b == x.size)
+        at, p = best_shift(x[None, a:b])
         if p[0] <= SPLIT_P:
             cuts.append(a + int(at[0]))
             stack += [(a, a + int(at[0])), (a + int(at[0]), b)]
