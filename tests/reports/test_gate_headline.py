@@ -60,7 +60,7 @@ def suite_props(result: GateResult) -> dict[str, str]:
 @pytest.mark.parametrize(("kinds", "outcome", "symbol"), [
     (("steady", "steady"), "passes", "✅"),
     (("noisy", "noisy"), "noisy", "〰️"),
-    (("few", "few"), "inconclusive", "❔"),
+    (("few", "few"), "cannot tell", "❔"),
     (("steady", "noisy", "few"), "inconclusive", "❔"),
     (("steady", "noisy"), "noisy", "〰️"),
     (("slow", "noisy"), "fails", "❌"),
