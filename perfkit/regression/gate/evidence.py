@@ -20,7 +20,7 @@ import numpy as np
 from scipy import special
 
 from perfkit.core.measurement import median
-from perfkit.regression.gate.history import REF_RUNS, HistoryFit, fit_rows, with_baseline
+from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.robust import TRIM, summarize_rows
 from perfkit.regression.gate.tails import history_scores
@@ -61,7 +61,7 @@ class Evidence:
     prior: float = math.nan  # run-to-run sigma assumed without history
     rank_samples: tuple[np.ndarray, np.ndarray] | None = None  # log samples for the rank test
     tail_scores: np.ndarray | None = None  # Gaussian scores of the history's runs (tails.py)
-    history_range: tuple[float, float] = (math.nan, math.nan)  # stored runs' log deviation from the level
+    history_range: tuple[float, float] = (math.nan, math.nan)  # reference runs' log deviation from the level
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,12 +142,9 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
         se2 = np.array([[h.se for h in runs] for _, runs in members], dtype=np.float64) ** 2
         n = np.array([[h.n for h in runs] for _, runs in members], dtype=np.float64)
         scores = history_scores(x)
-        recent = x[:, -REF_RUNS:]
         for j, ((i, _), fit, within) in enumerate(zip(members, fit_rows(x, se2, at), _within(se2, n), strict=True)):
             if fit is not None:
-                dev = recent[j] - fit.ref_log
-                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None,
-                                (float(dev.min()), float(dev.max())))
+                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range)
     return out
 
 

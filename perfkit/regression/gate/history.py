@@ -52,6 +52,8 @@ class HistoryFit:
     runs: int  # runs the scale was measured on
     mean_se2: float  # their mean within-run se^2 (NaN when a run had < 3 samples)
     segments: int
+    # log deviations of the reference runs (the baseline's segment) from ref_log: (lowest, highest)
+    ref_range: tuple[float, float] = (math.nan, math.nan)
 
 
 def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
@@ -104,9 +106,12 @@ def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, seg
     df = float(x.size - segments)
     if df < 1:
         return None
-    return HistoryFit(ref_log=float(x[ref].mean()), ref_runs=int(ref.sum()),
+    level = float(x[ref].mean())
+    dev = x[ref] - level
+    return HistoryFit(ref_log=level, ref_runs=int(ref.sum()),
                       s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
-                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments)
+                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments,
+                      ref_range=(float(dev.min()), float(dev.max())))
 
 
 def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
@@ -116,8 +121,10 @@ def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
     ref_n = min(k, REF_RUNS)
     ref_log = x[:, k - ref_n :].mean(axis=1)
     mean_se2 = se2.mean(axis=1)  # NaN when a run had < 3 samples
-    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1)
-            for j in range(m)]
+    dev = x[:, k - ref_n :] - ref_log[:, None]
+    lo, hi = dev.min(axis=1), dev.max(axis=1)
+    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1,
+                       (float(lo[j]), float(hi[j]))) for j in range(m)]
 
 
 def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:

@@ -108,8 +108,8 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
 def noise_check(c: Comparison, p_gauss: float) -> Comparison:
     """A would-be regression the measurement's own scatter explains becomes "noisy", with why:
 
-    - a stored run of the recent history (REF_RUNS) was at least as far off in the bad direction
-      from the level the candidate is tested against (the metric reaches this level without a
+    - a stored run of the baseline's segment (the runs that make the level, up to REF_RUNS) was
+      at least as far off in the bad direction from the level the candidate is tested against (the metric reaches this level without a
       change: two clock states, a lone outlier run);
     - the change is significant under Gaussian run-to-run noise (p_gauss, adjusted) but not
       under the heavy tails fitted over the gate's histories (tails.py).

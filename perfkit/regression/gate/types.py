@@ -100,7 +100,7 @@ class Comparison:
     p_tail: float = math.nan
     tail_df: float = math.inf  # df of that reference (inf: Gaussian)
     tail_runs: int = 0  # history runs it was fitted over
-    # log deviations of the stored runs (latest REF_RUNS) from the reference level: (lowest, highest)
+    # log deviations of the reference runs (the baseline's segment) from its level: (lowest, highest)
     history_range: tuple[float, float] = (math.nan, math.nan)
     # the interval adjusted for selection (Benjamini-Yekutieli false-coverage-rate interval at
     # level 1 - max(R, 1) max_p / m of the row's direction family; multiple.py)
