@@ -30,6 +30,13 @@ smallest step perfkit finds in 90% of gates by noise level, samples and history 
 
     .venv/bin/python -m benchmarks.gate_quality --part scale   # part 3 only (no baselines needed)
 
+Part 4, the cells of issue 30 (benchmarks/gate_cells.py): improvement-only pull requests, t3 run
+offsets, bimodal single samples, drift, short histories, n = 1 without history, 1 / 100 / 1,000
+metrics; perfkit (default and strict policy) beside Conbench z > 5 and z > 3, Welch and
+Mann-Whitney with BH, and asv's 1.1x rule, in the same run.
+
+    .venv/bin/python -m benchmarks.gate_quality --part cells --cells-gates 40   # part 4 only
+
 Writes benchmarks/results/gate_quality-<machine>.md and .json (a --part run replaces its part
 in an existing JSON and rewrites the Markdown from all parts).
 """
@@ -56,7 +63,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import gate_scale  # noqa: E402
+from benchmarks import gate_cells, gate_scale  # noqa: E402
 from benchmarks.gate_noise import MODELS, commit_series, run_offsets, run_samples  # noqa: E402
 from perfkit.core.direction import LOWER  # noqa: E402
 from perfkit.regression.changepoint.detect import detect_change_points  # noqa: E402
@@ -252,6 +259,8 @@ def report(data: dict[str, Any]) -> str:
         lines += _cp_report(data["change_points"])
     if data.get("scale"):
         lines += ["", *gate_scale.report(data["scale"])]
+    if data.get("cells"):
+        lines += ["", *gate_cells.report(data["cells"])]
     if data.get("needs"):
         lines += ["", "## Samples and history needed (docs/ci.md)", "",
                   f"The smallest step perfkit calls a regression in >= 90% of gates of {gate_scale.NEED_METRICS} "
@@ -308,7 +317,7 @@ def _cp_report(cps: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-PARTS = ("gate", "changepoints", "scale")
+PARTS = ("gate", "changepoints", "scale", "cells")
 BASELINES_HINT = ("run: python3 -m venv .venv-bench && .venv-bench/bin/pip install apache-otava asv, then "
                   ".venv-bench/bin/python -m benchmarks.gate_quality (or --part scale)")
 
@@ -325,16 +334,18 @@ class Sizes:
     scale_1000: int
     needs: int
     metrics: tuple[int, ...] = gate_scale.METRICS
+    cells: int = 40  # gates per issue-30 cell of 100 metrics (1000 metrics: half; 1 metric: x25)
 
 
 def sizes(args: argparse.Namespace) -> Sizes:
     if args.smoke:  # the script end to end in seconds; the numbers mean nothing
         return Sizes(trials=args.trials or 2, whole_trials=1, series=args.series or 1,
-                     scale_100=args.scale_trials or 1, scale_1000=1, needs=1, metrics=(100,))
+                     scale_100=args.scale_trials or 1, scale_1000=1, needs=1, metrics=(100,), cells=1)
     trials = args.trials or (30 if args.quick else 400)
     scale_trials = args.scale_trials or (20 if args.quick else 400)
     return Sizes(trials=trials, whole_trials=max(trials // 4, 10), series=args.series or (6 if args.quick else 50),
-                 scale_100=scale_trials, scale_1000=max(scale_trials // 10, 2), needs=max(scale_trials // 4, 10))
+                 scale_100=scale_trials, scale_1000=max(scale_trials // 10, 2), needs=max(scale_trials // 4, 10),
+                 cells=args.cells_gates or (6 if args.quick else 40))
 
 
 def missing_baselines() -> str | None:
@@ -363,6 +374,9 @@ def run_parts(parts: Sequence[str], size: Sizes, workers: int) -> dict[str, Any]
             data["scale"] = pool.map(gate_scale.scenario,
                                      gate_scale.jobs(size.scale_100, size.scale_1000, size.metrics), chunksize=1)
             data["needs"] = pool.map(gate_scale.need_cell, gate_scale.need_jobs(size.needs), chunksize=1)
+        if "cells" in parts:
+            data["cells"] = pool.map(gate_cells.run_cell, gate_cells.jobs(size.cells, max(size.cells // 2, 1),
+                                                                          size.cells * 25), chunksize=1)
     return data
 
 
@@ -384,6 +398,8 @@ def update_meta(data: dict[str, Any], parts: Sequence[str], size: Sizes, quick: 
         meta["trials"] = size.trials
     if "changepoints" in parts:
         meta.update(series=size.series, commits=400)
+    if "cells" in parts:
+        meta["cells_gates"] = f"{size.cells} / {max(size.cells // 2, 1)} / {size.cells * 25} (100 / 1000 / 1 metrics)"
     if "scale" in parts:
         meta["scale_trials"] = f"{size.scale_100} / {size.scale_1000}"
     meta.setdefault("trials", size.trials)
@@ -403,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--series", type=int, default=None, help="change-point series per model (default 50; quick 6)")
     ap.add_argument("--scale-trials", type=int, default=None,
                     help="gates per at-scale scenario with 100 metrics (default 400; 1000 metrics: a tenth)")
+    ap.add_argument("--cells-gates", type=int, default=None,
+                    help="gates per issue-30 cell of 100 metrics (default 40; quick 6)")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = ap.parse_args(argv)

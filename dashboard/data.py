@@ -485,7 +485,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
 
 # ----------------------------------------------------------------------------- comparisons
 
-VERDICTS = ("regressed", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow
+VERDICTS = ("regressed", "suspect", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow
 DERIVED = ("flop_per_s", "bytes_per_s")  # a point's time samples again, scaled
 
 

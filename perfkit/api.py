@@ -148,7 +148,7 @@ def bench(
 class BaselineVerdict:
     """A measurement judged against a baseline by the gate's test of one measurement (no history).
 
-    verdict: the gate's word (regressed, improved, unchanged, noisy, inconclusive, incomparable);
+    verdict: the gate's word (regressed, improved, unchanged, noisy, suspect, inconclusive, incomparable);
     change and interval: the test's (geometric trimmed means), not a ratio of the medians;
     new_median_s / base_median_s: the medians every view shows."""
 

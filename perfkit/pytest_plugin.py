@@ -15,8 +15,8 @@ Options:
                                `perfkit gate --baseline RUN --candidate <this run> --history 0`
                                decides with min_effect = --perfkit-max-slowdown), prints each
                                measurement's verdict in the gate's words (regressed, improved,
-                               unchanged, noisy, inconclusive, incomparable) and fails the
-                               session (exit 1) when any measurement regressed
+                               unchanged, noisy, suspect, inconclusive, incomparable) and fails
+                               the session (exit 1) when any measurement regressed
   --perfkit-max-slowdown F     allowed slowdown: the gate's min_effect (default 0.10 = 10%)
   --perfkit-name NAME          the run's name in the store (default: pytest-<rootdir name>)
   --perfkit-threads N          torch intra-op threads for every perfbench call that does not

@@ -63,12 +63,32 @@ class ValueRow:
 
 
 @dataclass(frozen=True)
+class TrendInfo:
+    """A slow creep of the series (perfkit.regression.changepoint.trend): reported instead of a
+    staircase of change points; the change points listed are those left with the line taken out."""
+
+    first_commit: str
+    last_commit: str
+    slope: float  # relative change per commit
+    total: float  # relative change of the line over the commits it spans
+    p_value: float
+
+    def text(self) -> str:
+        return (f"trend {self.slope * 100:+.3f}% per commit ({self.total * 100:+.2f}% from {self.first_commit[:10]} "
+                f"to {self.last_commit[:10]}, p={self.p_value:.2g})")
+
+
+@dataclass(frozen=True)
 class SeriesInfo:
     metric: str
     gpu: str
     commits: int
     unit: str = ""
     values: tuple[ValueRow, ...] = ()  # in commit (time) order
+    trend: TrendInfo | None = None
+
+    def head(self) -> str:
+        return f"{self.metric} on {self.gpu}: {self.commits} commits" + (f"; {self.trend.text()}" if self.trend else "")
 
 
 def _json_number(x: float) -> float | None:
@@ -77,7 +97,8 @@ def _json_number(x: float) -> float | None:
 
 def _series_obj(s: SeriesInfo) -> dict[str, Any]:
     values = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in s.values]
-    return {"metric": s.metric, "gpu": s.gpu, "commits": s.commits, "unit": s.unit, "values": values}
+    trend = asdict(s.trend) if s.trend else None
+    return {"metric": s.metric, "gpu": s.gpu, "commits": s.commits, "unit": s.unit, "values": values, "trend": trend}
 
 
 def render_json(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo]) -> str:
@@ -114,7 +135,7 @@ def _values_table(s: SeriesInfo) -> list[str]:
 
 
 def _series_lines(s: SeriesInfo, width: int) -> list[str]:
-    return textwrap.wrap(terminal_safe(f"{s.metric} on {s.gpu}: {s.commits} commits"), width,
+    return textwrap.wrap(terminal_safe(s.head()), width,
                          subsequent_indent="    ", break_on_hyphens=False)
 
 
@@ -147,7 +168,7 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values
 def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
     """Every metric, GPU and commit through the Markdown rule (perfkit.reports.markdown.text)."""
     out = ["### perfkit history: change points", ""]
-    out += [f"- {md_text(s.metric)} on {md_text(s.gpu)}: {s.commits} commits" for s in series]
+    out += [f"- {md_text(s.head())}" for s in series]
     out.append("")
     for s in series if values else ():
         out += [f"#### {md_text(s.metric)} on {md_text(s.gpu)}", "",

@@ -6,18 +6,25 @@ import math
 
 from perfkit.core import units
 from perfkit.core.units import fmt_value
-from perfkit.regression.gate.compare import DECISIVE, OUTCOME_FAILS, OUTCOME_PASSES, GateResult
+from perfkit.regression.gate.compare import (
+    DECISIVE,
+    OUTCOME_CANNOT_TELL,
+    OUTCOME_FAILS,
+    OUTCOME_PASSES,
+    GateResult,
+)
 from perfkit.regression.gate.groups import suffix
 from perfkit.regression.gate.types import Comparison, Verdict
 
 # Most important first: what a reader must act on, then what needs a look.
-VERDICT_ORDER = (Verdict.REGRESSED, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE, Verdict.IMPROVED,
-                 Verdict.UNCHANGED)
+VERDICT_ORDER = (Verdict.REGRESSED, Verdict.SUSPECT, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE,
+                 Verdict.IMPROVED, Verdict.UNCHANGED)
 SYMBOL = {
     Verdict.REGRESSED: "❌",
     Verdict.IMPROVED: "✅",
     Verdict.UNCHANGED: "➖",
     Verdict.NOISY: "〰️",
+    Verdict.SUSPECT: "🔍",
     Verdict.INCONCLUSIVE: "❔",
     Verdict.INCOMPARABLE: "⚠️",
 }
@@ -70,6 +77,8 @@ HEADLINE_SYMBOL = {
     OUTCOME_PASSES: SYMBOL[Verdict.IMPROVED],
     Verdict.NOISY.value: SYMBOL[Verdict.NOISY],
     Verdict.INCONCLUSIVE.value: SYMBOL[Verdict.INCONCLUSIVE],
+    Verdict.SUSPECT.value: SYMBOL[Verdict.SUSPECT],
+    OUTCOME_CANNOT_TELL: SYMBOL[Verdict.INCONCLUSIVE],
     Verdict.INCOMPARABLE.value: SYMBOL[Verdict.INCOMPARABLE],
 }
 # What the values and the change of a comparison are (every renderer says it the same way).
@@ -87,6 +96,9 @@ def status_text(result: GateResult) -> str:
     if outcome == OUTCOME_PASSES:
         return f"passes ({fail_on})"
     rows = len(result.rows)
+    if outcome == OUTCOME_CANNOT_TELL:
+        return (f"cannot tell: none of {rows} measurement{'s' if rows != 1 else ''} could be tested (too few "
+                f"samples and no stored history); a regression of any size could go unseen ({fail_on})")
     parts = [f"{result.count(v)} {v.value}" for v in VERDICT_ORDER if v not in DECISIVE and result.count(v)]
     return (f"{outcome}: {', '.join(parts)} of {rows} measurement{'s' if rows != 1 else ''}; "
             f"a regression could go unseen ({fail_on})")

@@ -1,6 +1,6 @@
 """`perfkit compare BASE CAND`: per measurement (one row per point: its time, flop/s and bytes/s
 are one measurement) the values, their change, its interval, a p-value and a verdict
-(regressed, improved, unchanged, noisy, inconclusive, incomparable, with the reason).
+(regressed, improved, unchanged, noisy, suspect, inconclusive, incomparable, with the reason).
 
 BASE and CAND are run directories, stored run ids (or unique prefixes), commits (or unique
 prefixes), or BRANCH@GPU for the latest stored run of a branch on a GPU of CAND's spec other

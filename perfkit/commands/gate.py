@@ -3,8 +3,9 @@
 One test per measurement (a point's time, flop/s and bytes/s are one), against the store's
 history of each metric when there is one. Verdicts: regressed / improved (p <= max_p after the
 false-discovery-rate adjustment over the tests AND at least min_effect), unchanged (the interval
-excludes a regression of min_effect), noisy (interval wider than noise_limit), inconclusive (the
-data can tell neither; the reason says why), incomparable. Exit 1 when a verdict of the
+excludes a regression of min_effect), noisy (the measurement scatters), suspect (not significant, but
+at least min_effect worse and close), inconclusive (the data can tell neither; the reason says
+why), incomparable: each as perfkit.regression.gate.types.VERDICT_MEANING says. Exit 1 when a verdict of the
 policy's fail_on occurs (default: regressed), 0 otherwise, 2 on bad input (unknown run, bad
 policy, the same run twice, nothing in common, nothing comparable). A run is a run directory, a
 run id, a commit, or BRANCH@GPU[:SPEC] (the branch's latest run of the candidate's spec, or of

@@ -7,7 +7,9 @@ point: the previous commit (the last at the old level), the commit (the first at
 the magnitude (relative change of the level) and p-value. --values also prints each commit's value
 and the noise band of its segment (the level between change points x/ exp(2 run-to-run sigma)),
 in commit order: the numbers of the dashboard's History page; `--format json` always has them.
-List the runs themselves with `perfkit runs`. Exit 0; 2 on bad input.
+A slow creep is reported as a trend (its slope per commit and the commits it spans,
+perfkit/regression/changepoint/trend.py) rather than as a staircase of change points; the
+change points then listed are those left with the line taken out. List the runs themselves with `perfkit runs`. Exit 0; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -120,15 +122,17 @@ def run(args: argparse.Namespace) -> int:
 def _one_series(name: str, gpu: str, hist: Any, unit: str, direction: str, opts: Any) -> tuple[Any, list[Any]]:
     """One metric on one GPU: its commits with values and noise bands, and its change points."""
     from perfkit.comparison.series import commit_series, segment_bands
-    from perfkit.regression.changepoint.detect import detect_change_points
+    from perfkit.regression.changepoint.trend import explain
     from perfkit.reports import changepoints_render as cr
 
     series = commit_series(hist)
-    cps = detect_change_points([s.value for s in series], opts)
+    explained = explain([s.value for s in series], opts)
+    cps, tr = explained.change_points, explained.trend
     bands = segment_bands([s.value for s in series], [cp.index for cp in cps])
+    trend = cr.TrendInfo(series[tr.start].commit, series[tr.end].commit, tr.slope, tr.total, tr.p_value) if tr else None
     info = cr.SeriesInfo(name, gpu, len(series), unit, tuple(
         cr.ValueRow(s.commit, s.created_epoch, s.value, s.runs, b.level, b.low, b.high)
-        for s, b in zip(series, bands, strict=True)))
+        for s, b in zip(series, bands, strict=True)), trend)
     changes = [cr.ChangeRow(metric=name, gpu=gpu, commit=series[cp.index].commit,
                             previous_commit=series[cp.index - 1].commit if cp.index > 0 else None,
                             index=cp.index, time=series[cp.index].created, magnitude=cp.magnitude,

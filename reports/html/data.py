@@ -35,7 +35,8 @@ COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
     "ci_low", "ci_high", "p_value", "verdict", "reason",
 ]  # fmt: skip
-VERDICT_ORDER = {"regressed": 0, "incomparable": 1, "noisy": 2, "inconclusive": 3, "improved": 4, "unchanged": 5}
+VERDICT_ORDER = {"regressed": 0, "suspect": 1, "incomparable": 2, "noisy": 3, "inconclusive": 4, "improved": 5,
+                 "unchanged": 6}
 # Table -> analyses `perfkit profile` may have written (run.artifacts.analysis, else found under
 # RUN/analysis/<name>.parquet; first found wins).
 ANALYSIS_FILES: dict[str, tuple[str, ...]] = {

@@ -27,6 +27,7 @@ VERDICT_COLORS = {
     "noisy": "#ff7f0e",
     "incomparable": "#9467bd",
     "inconclusive": "#bcbd22",
+    "suspect": "#e377c2",
 }
 LAYOUT: dict[str, Any] = {"template": "plotly_white", "margin": {"l": 10, "r": 10, "t": 50, "b": 40}}
 

@@ -19,7 +19,8 @@ from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 TOP_KERNELS = 10
 MAX_ROWS = 50
 NAME_CHARS = 120
-VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "inconclusive": "🟡", "unchanged": "⚪"}
+VERDICT_MARK = {"regressed": "🔴", "improved": "🟢", "noisy": "🟠", "incomparable": "🟣", "inconclusive": "🟡", "suspect": "🔍",
+                "unchanged": "⚪"}
 
 
 def device_text(run: Run) -> str:

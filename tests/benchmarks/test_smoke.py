@@ -53,6 +53,7 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_gemm_sweep": Smoke(("--smoke",), (r"measured: 2 placed", r"% measured"), slow=True),
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
+    "changepoint_trend": Smoke(("--smoke",), (r"\| creep \| gaussian \| 3 \| [\d.]+ -> [\d.]+ \|",), slow=True),
     "dashboard_history": Smoke(
         ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
@@ -64,7 +65,7 @@ SMOKE: dict[str, Smoke] = {
     "gate_quality": Smoke(
         ("--smoke", "--workers", "1"),
         (r"change points skipped: baselines missing|## Change points", r"## Gate: share of trials",
-         r"Target met in \*\*\d+ of 20\*\*", r"## Samples and history needed"), slow=True),
+         r"Target met in \*\*\d+ of 20\*\*", r"## Samples and history needed", r"## Issue 30 cells"), slow=True),
     "gpu_validate": Smoke(
         ("--dry-run", "env", "gemm"), (r"env: ok", r"gemm: skipped .*: dry run: needs a CUDA GPU"), slow=True,
         out_env=True),
@@ -88,6 +89,7 @@ SMOKE: dict[str, Smoke] = {
 HELPERS = {
     "gate_noise": "gate_quality",
     "gate_scale": "gate_quality",
+    "gate_cells": "gate_quality",
     "gpu_validate_machine": "gpu_validate",
     "gpu_validate_report": "gpu_validate",
     "gpu_validate_steps": "gpu_validate",

@@ -60,7 +60,7 @@ def suite_props(result: GateResult) -> dict[str, str]:
 @pytest.mark.parametrize(("kinds", "outcome", "symbol"), [
     (("steady", "steady"), "passes", "✅"),
     (("noisy", "noisy"), "noisy", "〰️"),
-    (("few", "few"), "inconclusive", "❔"),
+    (("few", "few"), "cannot tell", "❔"),
     (("steady", "noisy", "few"), "inconclusive", "❔"),
     (("steady", "noisy"), "noisy", "〰️"),
     (("slow", "noisy"), "fails", "❌"),
@@ -90,3 +90,16 @@ def test_all_noisy_names_the_count_and_is_skipped_in_junit() -> None:
 def test_mixed_undecided_verdicts_are_inconclusive_with_their_counts() -> None:
     line = first_line(gate("steady", "noisy", "few"))
     assert "inconclusive: 1 noisy, 1 inconclusive of 3 measurements" in line
+
+
+def test_a_gate_that_could_test_nothing_says_cannot_tell_beside_a_large_change() -> None:
+    """n = 2 per run and no history: no test is possible, so even a +50% change is no 'passes'."""
+    rng = np.random.default_rng(1)
+    sides = [RunSide(f"r{s}", f"r{s}", "cpu", Env(), tuple(
+        Rec(f"m{i}:time_s", None, "s", LOWER, tuple(float(x) * (1.5 if s else 1.0) for x in 1e-3 * (1 + 0.01 * rng.random(2))))
+        for i in range(3))) for s in (0, 1)]
+    result = compare_runs(sides[0], sides[1], lambda _n: (), GatePolicy())
+    assert result.outcome == "cannot tell"
+    line = first_line(result)
+    assert "passes" not in line and "cannot tell: none of 3 measurements could be tested" in line
+    assert suite_props(result)["outcome"] == "cannot tell"

@@ -27,12 +27,13 @@ from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
-from perfkit.regression.gate.stats import finish
+from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
 
 DECISIVE = frozenset({Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED})
 OUTCOME_FAILS = "fails"
 OUTCOME_PASSES = "passes"
+OUTCOME_CANNOT_TELL = "cannot tell"  # no measurement could be tested (e.g. n = 1 and no history)
 
 
 class MetricLike(Protocol):
@@ -105,17 +106,24 @@ class GateResult:
     def outcome(self) -> str:
         """The headline word (docs/ci.md, "Headline"): "fails" when a verdict of fail_on occurs;
         else "passes" when every measurement is decisive (regressed, improved or unchanged: each
-        could have shown a regression of its min_effect); else "noisy" when every undecided one
-        is noisy, "incomparable" when every one is incomparable, otherwise "inconclusive"."""
+        could have shown a regression of its min_effect); else "cannot tell" when no measurement
+        could be tested at all (n = 1 without history), "noisy" when every undecided one is noisy,
+        "incomparable" when every one is incomparable, "suspect" when one is suspect, otherwise
+        "inconclusive"."""
         if self.failed:
             return OUTCOME_FAILS
         undecided = {c.verdict for c in self.undecided}
         if not undecided and self.rows:
             return OUTCOME_PASSES
+        if self.rows and not any(math.isfinite(c.p_raw) for c in self.rows if c.verdict != Verdict.INCOMPARABLE) \
+                and undecided != {Verdict.INCOMPARABLE}:
+            return OUTCOME_CANNOT_TELL
         if len(undecided) == 1 and Verdict.NOISY in undecided:
             return Verdict.NOISY.value
         if len(undecided) == 1 and Verdict.INCOMPARABLE in undecided:
             return Verdict.INCOMPARABLE.value
+        if Verdict.SUSPECT in undecided:
+            return Verdict.SUSPECT.value
         return Verdict.INCONCLUSIVE.value
 
 
@@ -171,7 +179,7 @@ def compare_runs(
     staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
     evs = _moderated([h for h in staged if isinstance(h, Evidence)])
     seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
-    done = iter(finish(evs, len(evs), seeds=seeds, decided=False))
+    done = iter(with_tails(evs, finish(evs, len(evs), seeds=seeds, decided=False)))
     comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
     out = _expand(groups, comps, pairs, pol)
     base_names = {m.name for m in base.metrics}

@@ -7,6 +7,8 @@ With `worse` = the change in the metric's bad direction and the interval of it (
   min_effect worse / better;
 - noisy: otherwise, when the interval is wider than +-noise_limit (the measurement scatters);
 - unchanged: otherwise, when the interval excludes a regression of min_effect;
+- suspect: otherwise, when the estimate is at least min_effect worse and the p-value is within
+  SUSPECT_P_FACTOR x max_p (not significant, but close: one more run confirms or clears it);
 - inconclusive: otherwise: the data can show neither a change of min_effect nor its absence
   (few samples, no history, many tests, spread larger than the effect); the reason says which.
 """
@@ -18,6 +20,8 @@ from dataclasses import replace
 
 from perfkit.core.direction import HIGHER
 from perfkit.regression.gate.types import Comparison, Verdict
+
+SUSPECT_P_FACTOR = 2.0  # suspect: adjusted p <= 2 max_p (docs/ci.md, "Suspect")
 
 
 def pct(x: float) -> str:
@@ -80,6 +84,10 @@ def verdict_reason(c: Comparison, p_value: float, tests: int | None = None,
                   else f"interval excludes a {pct_abs(pol.min_effect)} regression")
         if -w_lo >= me_log:
             reason += "; an improvement is not excluded"
+    elif not significant and worse >= me_log and p_value <= SUSPECT_P_FACTOR * pol.max_p:
+        verdict = Verdict.SUSPECT
+        reason = (f"{pct_abs(math.expm1(worse))} worse, p={p_value:.2g}{_tests(n_tests)} > max_p {pol.max_p:g}: "
+                  "not significant; rerun to confirm or clear it")
     else:
         verdict = Verdict.INCONCLUSIVE
         reason = (f"significant change of {pct_abs(math.expm1(abs(worse)))}, but the interval reaches "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -23,6 +23,7 @@ from perfkit.core.measurement import median
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.robust import TRIM, summarize_rows
+from perfkit.regression.gate.tails import history_scores
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 
@@ -59,6 +60,19 @@ class Evidence:
     note: str = ""
     prior: float = math.nan  # run-to-run sigma assumed without history
     rank_samples: tuple[np.ndarray, np.ndarray] | None = None  # log samples for the rank test
+    tail_scores: np.ndarray | None = None  # Gaussian scores of the history's runs (tails.py)
+    history_range: tuple[float, float] = (math.nan, math.nan)  # reference runs' log deviation from the level
+
+
+@dataclass(frozen=True, eq=False)
+class Fitted:
+    """What a metric's history gives its test: the fit, the pooled within-run variance, the
+    Gaussian scores of its runs (None after a level shift) and their range about the level."""
+
+    fit: HistoryFit
+    within: Within
+    scores: np.ndarray | None
+    history_range: tuple[float, float]
 
 
 def _pct(x: float) -> str:
@@ -114,7 +128,7 @@ def _within(se2: np.ndarray, n: np.ndarray) -> list[Within]:
 
 
 def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np.ndarray
-          ) -> dict[int, tuple[HistoryFit, Within]]:
+          ) -> dict[int, Fitted]:
     """History fits of items[idx], histories of equal length and baseline position fitted at once."""
     groups: dict[tuple[int, int], list[tuple[int, list[RunSummary]]]] = {}
     for i in idx:
@@ -122,14 +136,15 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
         base = RunSummary(float(loc_b[i]), float(se_b[i]), len(it.base), it.base_run_id)
         runs, at = with_baseline(it.history, base)
         groups.setdefault((len(runs), at), []).append((i, runs))
-    out: dict[int, tuple[HistoryFit, Within]] = {}
+    out: dict[int, Fitted] = {}
     for (_k, at), members in groups.items():
         x = np.array([[h.log_loc for h in runs] for _, runs in members], dtype=np.float64)
         se2 = np.array([[h.se for h in runs] for _, runs in members], dtype=np.float64) ** 2
         n = np.array([[h.n for h in runs] for _, runs in members], dtype=np.float64)
-        for (i, _), fit, within in zip(members, fit_rows(x, se2, at), _within(se2, n), strict=True):
+        scores = history_scores(x)
+        for j, ((i, _), fit, within) in enumerate(zip(members, fit_rows(x, se2, at), _within(se2, n), strict=True)):
             if fit is not None:
-                out[i] = (fit, within)
+                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range)
     return out
 
 
@@ -156,7 +171,9 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
             out.append(incomparable(it.metric, it.policy.direction or it.direction, it.base, it.cand, why,
                                     it.policy, it.unit, it.point_key, it.label))
         elif i in fits:
-            out.append(_from_history(it, *fits[i], float(loc_c[i]), float(se_c[i])))
+            f = fits[i]
+            out.append(replace(_from_history(it, f.fit, f.within, float(loc_c[i]), float(se_c[i])),
+                               tail_scores=f.scores, history_range=f.history_range))
         else:
             out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i])), (float(loc_c[i]), float(se_c[i]))))
     return out

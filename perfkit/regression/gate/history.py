@@ -5,8 +5,11 @@ Given the locations of earlier runs (time order; the baseline among them or appe
 1. the history is cut where its level shifted (an earlier regression or improvement): the
    split x[:j] | x[j:] with the largest two-sample t statistic (pooled sd of both sides,
    k - 2 df), kept when its p-value times the k - 1 positions is <= SPLIT_P, recursively;
-   Each side holds MIN_SEGMENT runs or more, except that the latest run may stand alone: the
-   baseline may be the first run at a new level (a regression merged just before);
+   each side holds MIN_SEGMENT runs or more, the latest run included: one run cannot set a
+   level (a lone outlier baseline would become its own segment and mask a regression of its
+   size); a baseline that is the first run at a new level is tested with the level before it,
+   and its distance from that level counts in the history's range (multiple.py: a candidate
+   no further off than a stored run is "noisy");
 2. the reference level is the mean of the (up to REF_RUNS latest) runs of the baseline's
    segment: the level the candidate is tested against, known to sigma / sqrt(k);
 3. the scale s2 is the pooled variance of the runs about their segment means, with
@@ -36,7 +39,7 @@ from perfkit.regression.gate.types import RunSummary
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
 REF_RUNS = 12  # latest runs of the baseline's segment that make its level
 SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
-MIN_SEGMENT = 2  # runs on each side of a split, but the last run may stand alone
+MIN_SEGMENT = 2  # runs on each side of a split (the latest run cannot stand alone)
 MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
 
 
@@ -49,6 +52,8 @@ class HistoryFit:
     runs: int  # runs the scale was measured on
     mean_se2: float  # their mean within-run se^2 (NaN when a run had < 3 samples)
     segments: int
+    # log deviations of the reference runs (the baseline's segment) from ref_log: (lowest, highest)
+    ref_range: tuple[float, float] = (math.nan, math.nan)
 
 
 def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
@@ -56,11 +61,10 @@ def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
     return np.asarray(special.stdtr(df, -np.asarray(t, dtype=np.float64)))
 
 
-def best_shift(x: np.ndarray, last_alone: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def best_shift(x: np.ndarray, last_alone: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per row of x (m, k): the best split position j (x[:j] | x[j:]) and its p-value
     (two-sample t with the pooled sd, k - 2 df, times the positions tried). Each side holds at
-    least MIN_SEGMENT runs, except that the last run may stand alone when `last_alone` (the
-    baseline may be the first run at a new level)."""
+    least MIN_SEGMENT runs (the last run may stand alone only when `last_alone`)."""
     m, k = x.shape
     lo, hi = MIN_SEGMENT, k - (1 if last_alone else MIN_SEGMENT)
     if k < 4 or hi < lo:
@@ -89,7 +93,7 @@ def segment_bounds(x: np.ndarray) -> list[int]:
         a, b = stack.pop()
         if b - a < 4:
             continue
-        at, p = best_shift(x[None, a:b], last_alone=b == x.size)
+        at, p = best_shift(x[None, a:b])
         if p[0] <= SPLIT_P:
             cuts.append(a + int(at[0]))
             stack += [(a, a + int(at[0])), (a + int(at[0]), b)]
@@ -102,9 +106,12 @@ def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, seg
     df = float(x.size - segments)
     if df < 1:
         return None
-    return HistoryFit(ref_log=float(x[ref].mean()), ref_runs=int(ref.sum()),
+    level = float(x[ref].mean())
+    dev = x[ref] - level
+    return HistoryFit(ref_log=level, ref_runs=int(ref.sum()),
                       s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
-                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments)
+                      mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments,
+                      ref_range=(float(dev.min()), float(dev.max())))
 
 
 def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
@@ -114,8 +121,10 @@ def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
     ref_n = min(k, REF_RUNS)
     ref_log = x[:, k - ref_n :].mean(axis=1)
     mean_se2 = se2.mean(axis=1)  # NaN when a run had < 3 samples
-    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1)
-            for j in range(m)]
+    dev = x[:, k - ref_n :] - ref_log[:, None]
+    lo, hi = dev.min(axis=1), dev.max(axis=1)
+    return [HistoryFit(float(ref_log[j]), ref_n, float(s2[j]), float(k - 1), k, float(mean_se2[j]), 1,
+                       (float(lo[j]), float(hi[j]))) for j in range(m)]
 
 
 def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:

@@ -21,7 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from perfkit.regression.gate.decide import verdict_reason, worse_parts
+from perfkit.core.direction import HIGHER
+from perfkit.regression.gate.decide import pct_abs, verdict_reason, worse_parts
 from perfkit.regression.gate.types import Comparison, Verdict
 
 CORRECTIONS = ("bh", "holm", "none")
@@ -60,28 +61,93 @@ def next_threshold(p_raw: Sequence[float], adjusted: Sequence[float], max_p: flo
     return max_p
 
 
+def decision_p(c: Comparison) -> float:
+    """The p-value a verdict is decided on: the test's, or under the heavy tails of the gate's
+    histories (tails.py) when that is larger."""
+    return max(c.p_raw, c.p_tail) if math.isfinite(c.p_tail) else c.p_raw
+
+
+def _family(ps: Sequence[float], worse: Sequence[bool], method: str) -> tuple[list[float], list[float]]:
+    """(regression family, improvement family) adjusted p-values of the same tests."""
+    raw_w = [p if w else 1.0 for p, w in zip(ps, worse, strict=True)]
+    raw_b = [1.0 if w else p for p, w in zip(ps, worse, strict=True)]
+    return adjust_p_values(raw_w, method), adjust_p_values(raw_b, method)
+
+
 def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
-    """Re-decide every tested comparison at its p-value adjusted across all of them.
+    """Re-decide every tested comparison at its p-value adjusted across all of them, within its
+    direction family; then the noise checks (noise_check) and the adjusted intervals.
 
     Comparisons without a p-value (incomparable, or no test possible) are not counted as tests.
     `detectable` becomes the smallest change that would reach the threshold one more
     discovery needs.
     """
     idx = [i for i, c in enumerate(comparisons) if c.verdict != Verdict.INCOMPARABLE and math.isfinite(c.p_raw)]
-    worse = [_moved_worse(comparisons[i]) for i in idx]
-    raw_worse = [comparisons[i].p_raw if w else 1.0 for i, w in zip(idx, worse, strict=True)]
-    raw_better = [1.0 if w else comparisons[i].p_raw for i, w in zip(idx, worse, strict=True)]
-    adj_worse, adj_better = adjust_p_values(raw_worse, method), adjust_p_values(raw_better, method)
-    adjusted = [aw if w else ab for aw, ab, w in zip(adj_worse, adj_better, worse, strict=True)]
-    out = list(comparisons)
+    sel = [comparisons[i] for i in idx]
+    worse = [_moved_worse(c) for c in sel]
+    adj_w, adj_b = _family([decision_p(c) for c in sel], worse, method)
+    gauss_w, gauss_b = _family([c.p_raw for c in sel], worse, method)
+    adjusted = [aw if w else ab for aw, ab, w in zip(adj_w, adj_b, worse, strict=True)]
+    gauss = [aw if w else ab for aw, ab, w in zip(gauss_w, gauss_b, worse, strict=True)]
+    raw_worse = [decision_p(c) if w else 1.0 for c, w in zip(sel, worse, strict=True)]
     # the smallest detectable regression: what one more discovery in the regression family needs
-    levels = {q: next_threshold(raw_worse, adj_worse, q, method) for q in {c.policy.max_p for c in out}}
-    sel = [out[i] for i in idx]
+    levels = {q: next_threshold(raw_worse, adj_w, q, method) for q in {c.policy.max_p for c in sel}}
     mde = detectable_changes(np.array([c.se_log for c in sel]), np.array([c.df for c in sel]),
                              np.array([levels[c.policy.max_p] for c in sel]))
-    for i, p, d in zip(idx, adjusted, mde, strict=True):
-        verdict, reason = verdict_reason(out[i], p, len(idx), float(d))
-        out[i] = replace(out[i], tests=len(idx), detectable=float(d), p_value=p, verdict=verdict, reason=reason)
+    out = list(comparisons)
+    for i, c, p, pg, d in zip(idx, sel, adjusted, gauss, mde, strict=True):
+        verdict, reason = verdict_reason(c, p, len(idx), float(d))
+        decided = replace(c, tests=len(idx), detectable=float(d), p_value=p, verdict=verdict, reason=reason)
+        out[i] = noise_check(decided, pg)
+    significant = [p <= c.policy.max_p for c, p in zip(sel, adjusted, strict=True)]
+    selected = (sum(1 for s, w in zip(significant, worse, strict=True) if s and w),
+                sum(1 for s, w in zip(significant, worse, strict=True) if s and not w))
+    return adjusted_intervals(out, idx, worse, selected)
+
+
+def noise_check(c: Comparison, p_gauss: float) -> Comparison:
+    """A would-be regression the measurement's own scatter explains becomes "noisy", with why:
+
+    - a stored run of the baseline's segment (the runs that make the level, up to REF_RUNS) was
+      at least as far off in the bad direction from the level the candidate is tested against (the metric reaches this level without a
+      change: two clock states, a lone outlier run);
+    - the change is significant under Gaussian run-to-run noise (p_gauss, adjusted) but not
+      under the heavy tails fitted over the gate's histories (tails.py).
+    """
+    worse = worse_parts(c)[0]
+    lo, hi = c.history_range
+    worst_run = (-lo if c.direction == HIGHER else hi) if math.isfinite(lo) else math.nan
+    if c.verdict == Verdict.REGRESSED and math.isfinite(worst_run) and worse <= worst_run:
+        return replace(c, verdict=Verdict.NOISY, reason=(
+            f"{pct_abs(math.expm1(worse))} worse, p={c.p_value:.2g}, but a stored run was "
+            f"{pct_abs(math.expm1(worst_run))} worse than the level: the metric reaches it without a change "
+            "(two clock states, outlier runs); rerun or take more samples" + (f"; {c.note}" if c.note else "")))
+    if c.verdict != Verdict.REGRESSED and math.isfinite(c.p_tail) and verdict_reason(c, p_gauss)[0] == Verdict.REGRESSED:
+        return replace(c, verdict=Verdict.NOISY, reason=(
+            f"{pct_abs(math.expm1(worse))} worse, p={p_gauss:.2g} under Gaussian run-to-run noise, but "
+            f"p={c.p_value:.2g} under the heavy tails of this gate's stored runs (t, {c.tail_df:g} df, fitted "
+            f"over {c.tail_runs} runs): a run this far off happens without a change" + (f"; {c.note}" if c.note else "")))
+    return c
+
+
+def adjusted_intervals(out: list[Comparison], idx: Sequence[int], worse: Sequence[bool],
+                       selected: tuple[int, int]) -> list[Comparison]:
+    """Each tested row's interval at the false-coverage-rate level of its direction family
+    (Benjamini and Yekutieli 2005): 1 - max(R, 1) max_p / m, R the family's significant rows, m
+    the tests. A row not selected has p > R max_p / m, so its adjusted interval covers 1: the
+    adjusted intervals agree with the adjusted p-values (Gaussian reference)."""
+    m = len(idx)
+    if not m:
+        return out
+    from scipy import special
+
+    sel = [out[i] for i in idx]
+    r = np.array([selected[0] if w else selected[1] for w in worse], dtype=np.float64)
+    alpha = np.maximum(r, 1.0) * np.array([c.policy.max_p for c in sel]) / m
+    half = -special.stdtrit(np.array([c.df for c in sel]), alpha / 2.0) * np.array([c.se_log for c in sel])
+    for i, c, h, a in zip(idx, sel, half, alpha, strict=True):
+        if math.isfinite(h) and c.ratio > 0:
+            out[i] = replace(c, adj_low=c.ratio * math.exp(-h), adj_high=c.ratio * math.exp(h), adj_confidence=1.0 - a)
     return out
 
 

@@ -33,11 +33,12 @@ from scipy import special
 from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
-from perfkit.regression.gate.multiple import detectable_changes
+from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.robust import (
     trimmed_mean,
     trimmed_mean_rows,
 )
+from perfkit.regression.gate.tails import fit_tail, tail_p
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 N_BOOT = 2000
@@ -127,7 +128,7 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
             base_value=median(it.base), cand_value=median(it.cand), unit=it.unit,
             run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
             note=e.note, policy=it.policy, baseline_runs=e.baseline_runs, df=float(df[i]), se_log=float(sd[i]),
-            tests=tests, point_key=it.point_key, label=it.label)
+            tests=tests, point_key=it.point_key, label=it.label, history_range=e.history_range)
         out.append(decide(raw, p_raw) if decided else raw)
     return out
 
@@ -156,6 +157,21 @@ def compare_samples(
     ev = evidence(metric, base, cand, direction, history, policy, unit)
     if isinstance(ev, Comparison):
         return decide(ev, ev.p_raw)
-    (c,) = finish([ev], 1, seed, decided=False)
-    mde = float(detectable_changes(np.array([c.se_log]), np.array([c.df]), np.array([c.policy.max_p]))[0])
-    return decide(replace(c, detectable=mde), c.p_raw)
+    (c,) = with_tails([ev], finish([ev], 1, seed, decided=False))
+    return correct([c], "none")[0]
+
+
+def with_tails(evs: Sequence[Evidence], comps: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with p_tail: their history-based p-values under the run-to-run tails
+    fitted over all the histories of `evs` (tails.py; unchanged when they look Gaussian)."""
+    pooled = [e.tail_scores for e in evs if e.tail_scores is not None]
+    fit = fit_tail(np.concatenate(pooled) if pooled else np.zeros(0))
+    if not fit.heavy:
+        return list(comps)
+    idx = [i for i, c in enumerate(comps) if c.history_runs > 0 and math.isfinite(c.p_run)]
+    p_tail = tail_p(np.array([comps[i].p_run for i in idx]), fit.df)
+    out = list(comps)
+    for i, p in zip(idx, p_tail, strict=True):
+        out[i] = replace(out[i], p_tail=float(p), tail_df=fit.df, tail_runs=fit.scores)
+    return out
+

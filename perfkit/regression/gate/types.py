@@ -13,11 +13,25 @@ class Verdict(str, Enum):
     IMPROVED = "improved"
     UNCHANGED = "unchanged"
     NOISY = "noisy"  # the interval is wider than +-noise_limit: the measurement itself scatters
+    SUSPECT = "suspect"  # not significant, but at least min_effect worse and close to significant
     INCONCLUSIVE = "inconclusive"  # neither a change of min_effect nor its absence is shown
     INCOMPARABLE = "incomparable"  # different GPU, driver, clocks, throttling, dtype or spec
 
 
 VERDICT_NAMES = tuple(v.value for v in Verdict)
+
+# One description per verdict: every view (terminal legend, Markdown, JUnit, dashboard, docs/ci.md) says it so.
+VERDICT_MEANING = {
+    Verdict.REGRESSED: "significant (adjusted over the gate's tests) and at least min_effect worse",
+    Verdict.IMPROVED: "significant (adjusted over the gate's tests) and at least min_effect better",
+    Verdict.UNCHANGED: "the interval excludes a regression of min_effect",
+    Verdict.NOISY: "the measurement scatters: interval wider than noise_limit, or runs of the history "
+                   "were as far off (heavy tails, two clock states)",
+    Verdict.SUSPECT: "not significant, but the estimate is at least min_effect worse and its adjusted "
+                     "p-value is within 2x max_p: rerun to confirm or clear it",
+    Verdict.INCONCLUSIVE: "the data can show neither a change of min_effect nor its absence",
+    Verdict.INCOMPARABLE: "the runs cannot be compared (GPU, driver, clocks, throttling, parameters)",
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,18 @@ class Comparison:
     point_key: str | None = None
     label: str = ""  # short name of the point (workload + varying parameters); the metric if none
     same_as: str = ""  # the metric this one was tested with (one measurement: time, flop/s, bytes/s)
+    # p-value of the same test under the heavy-tailed run-to-run noise fitted over the gate's
+    # histories (tails.py; NaN when the histories look Gaussian or there are none)
+    p_tail: float = math.nan
+    tail_df: float = math.inf  # df of that reference (inf: Gaussian)
+    tail_runs: int = 0  # history runs it was fitted over
+    # log deviations of the reference runs (the baseline's segment) from its level: (lowest, highest)
+    history_range: tuple[float, float] = (math.nan, math.nan)
+    # the interval adjusted for selection (Benjamini-Yekutieli false-coverage-rate interval at
+    # level 1 - max(R, 1) max_p / m of the row's direction family; multiple.py)
+    adj_low: float = math.nan
+    adj_high: float = math.nan
+    adj_confidence: float = math.nan
 
     @property
     def change(self) -> float:
@@ -119,4 +145,7 @@ class Comparison:
             "point": self.point_key,
             "label": self.label,
             "same_as": self.same_as or None,
+            "p_tail": num(self.p_tail),
+            "adjusted_interval": [num(self.adj_low), num(self.adj_high)],
+            "adjusted_confidence": num(self.adj_confidence),
         }

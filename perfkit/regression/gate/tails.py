@@ -1,0 +1,87 @@
+"""Heavy tails in the run-to-run noise, seen across the histories of one gate.
+
+The gate's t test assumes a run's location scatters about its level like a Gaussian. When runs
+now and then land far off (Student-t-like run offsets: a preempted runner, another boost state)
+a candidate run that is merely one of those lands beyond the t test's threshold far more often
+than its p-value says. The histories of the gate show it: each stored run, left out of its own
+history, is a candidate of the same code. Its externally studentized residual
+
+    t_j = r_j sqrt(k / (k - 1)) / s_(-j)      (r_j about the history's mean, s_(-j) without run j)
+
+is exactly Student-t with k - 2 df when the runs are Gaussian, so its Gaussian score
+g_j = Phi^-1(F_t(t_j; k - 2)) is N(0, 1). Pooled over the gate's histories, the scores are fitted
+by a unit-variance Student-t (df on a grid) against N(0, 1); when the likelihood ratio says the
+tails are heavier (chi-square(1) at 0.001), each test's p-value is recomputed with that
+reference: its Gaussian score looked up in the fitted t (p_tail). multiple.py decides on the
+larger of the two p-values, and a metric that was a regression only under the Gaussian
+reference is said to be "noisy", with this reason. Pure functions on arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+MIN_SCORES = 60  # pooled history runs needed to fit the tails (e.g. 5 metrics x 12 runs)
+LR_CRITICAL = 10.83  # chi-square(1) at p = 0.001: the tails are heavier than Gaussian
+DF_GRID = (2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 30.0)
+
+
+@dataclass(frozen=True)
+class TailFit:
+    df: float  # of the unit-variance Student-t reference; inf: Gaussian
+    scores: int  # history runs pooled
+    lr: float  # likelihood-ratio statistic, t(df) against N(0, 1)
+
+    @property
+    def heavy(self) -> bool:
+        return math.isfinite(self.df)
+
+
+def history_scores(x: np.ndarray) -> np.ndarray:
+    """Gaussian scores of each run's externally studentized residual, rows of x (m, k): the
+    locations of histories without a level shift (NaN where undefined, k < 4)."""
+    x = np.asarray(x, dtype=np.float64)
+    m, k = x.shape
+    if k < 4:
+        return np.full((m, k), math.nan)
+    r = x - x.mean(axis=1, keepdims=True)
+    ss = (r * r).sum(axis=1, keepdims=True)
+    s2 = (ss - r * r * k / (k - 1.0)) / (k - 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(s2 > 0, r * math.sqrt(k / (k - 1.0)) / np.sqrt(s2), math.nan)
+        g = special.ndtri(special.stdtr(k - 2.0, t))
+    return np.where(np.isfinite(g), g, math.nan)
+
+
+def _t_loglik(z: np.ndarray, df: float) -> float:
+    """Log-likelihood of z under the Student-t with df degrees of freedom scaled to unit variance."""
+    c = math.sqrt(df / (df - 2.0))
+    const = special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * math.log(df * math.pi)
+    return float(np.sum(const - (df + 1.0) / 2.0 * np.log1p((z * c) ** 2 / df)) + z.size * math.log(c))
+
+
+def fit_tail(scores: np.ndarray) -> TailFit:
+    """The reference distribution of the pooled scores: Gaussian unless a unit-variance t fits
+    better by LR_CRITICAL (then the best df of DF_GRID)."""
+    z = np.asarray(scores, dtype=np.float64).ravel()
+    z = z[np.isfinite(z)]
+    if z.size < MIN_SCORES:
+        return TailFit(math.inf, int(z.size), 0.0)
+    gauss = float(np.sum(-0.5 * z * z)) - 0.5 * z.size * math.log(2.0 * math.pi)
+    best_df, best = max(((df, _t_loglik(z, df)) for df in DF_GRID), key=lambda p: p[1])
+    lr = 2.0 * (best - gauss)
+    return TailFit(best_df if lr >= LR_CRITICAL else math.inf, int(z.size), lr)
+
+
+def tail_p(p_two_sided: np.ndarray, df: float) -> np.ndarray:
+    """Two-sided p-values recomputed under the unit-variance t(df) reference: each p's Gaussian
+    score looked up in the heavier tail (p itself when df is inf)."""
+    p = np.asarray(p_two_sided, dtype=np.float64)
+    if not math.isfinite(df):
+        return p.copy()
+    g = -special.ndtri(np.clip(p, 1e-300, 1.0) / 2.0)
+    return np.asarray(np.minimum(1.0, 2.0 * special.stdtr(df, -g * math.sqrt(df / (df - 2.0)))))
