@@ -25,7 +25,7 @@ from typing import Any
 
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, PointResult, run_from_dict
 from perfkit.core.run_layout import RunDir, trace_name
-from perfkit.pipeline.point_runner import PointPlan, _describe, timer_config
+from perfkit.pipeline.point_runner import PointPlan, _describe, _nsys_call, timer_config
 from perfkit.pipeline.ranks.markers import done_line, fail_line, start_line
 from perfkit.pipeline.ranks.timer import time_lockstep
 from perfkit.pipeline.run_files import write_partial
@@ -74,7 +74,7 @@ class Watchdog:
             os._exit(EXIT_RANK_FAILED)
 
 
-def work(spec: RunSpec, run_dir: Path, quick: bool, device: str) -> int:
+def work(spec: RunSpec, run_dir: Path, quick: bool, device: str, tool_pass: str | None = None) -> int:
     import datetime as dt
 
     import torch
@@ -93,7 +93,7 @@ def work(spec: RunSpec, run_dir: Path, quick: bool, device: str) -> int:
     torch.manual_seed(spec.seed)
     if spec.cpu_threads is not None:
         torch.set_num_threads(spec.cpu_threads)
-    points, plan = spec.points(), plan_for(spec, quick)
+    points, plan = spec.points(), plan_for(spec, quick, nsys_pass=tool_pass == "nsys")
     run = run_from_dict(json.loads(RunDir(run_dir).partial_json.read_text())) if rank == 0 else None
     first: list[Any] = [len(run.points) if run else 0]
     dist.broadcast_object_list(first, src=0, group=control)
@@ -173,6 +173,8 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
     dog.waiting = True
     dist.barrier(group=control)  # a rank that hangs before here is named by its watchdog
     dog.waiting = False
+    if plan.nsys_pass:
+        return _nsys_point(prepared, ctx, base, plan, rank, control, dog)
     numerics, trace = None, None
     try:
         with prepared.context():
@@ -215,3 +217,19 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
                  f"{len(wrong)} of {len(everyone)} ranks wrong)")
     return PointResult(**base, status=status, error=error, measurement=timing.merged, cost=prepared.cost,
                        numerics=numerics, metrics=metrics, trace=trace)
+
+
+def _nsys_point(prepared: Prepared, ctx: RunContext, base: dict[str, Any], plan: PointPlan, rank: int,
+                control: Any, dog: Watchdog) -> PointResult | None:
+    """The nsys pass on every rank: the same calls in the point's NVTX range (collectives need every
+    rank), no timing; rank 0 records the point, failed when any rank's calls failed (naming it)."""
+    mine = _nsys_call(prepared, ctx, dict(base), plan.profiled_iters)
+    everyone = _gather((mine.status, mine.error), control, dog)
+    if rank != 0:
+        return None
+    bad = [(r, e) for r, (s, e) in enumerate(everyone) if s != STATUS_OK]
+    metrics = {"nsys_pass": True, "ranks": len(everyone)}
+    if bad:
+        r, error = bad[0]
+        return PointResult(**base, status=STATUS_FAILED, error=f"rank {r}: {error}", metrics=metrics)
+    return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics=metrics)
