@@ -3,8 +3,8 @@ RUN/worker.rank.json`: the spec the launcher validated, perfkit.pipeline.worker_
 
 Every rank runs every point from where run.partial.json stops: build; agree (a point skipped or
 failed on any rank is skipped or failed on all, naming the rank); check the result; time in lock
-step (perfkit.pipeline.ranks.timer); write its own trace `traces/<point>.rank<r>.json.gz`; then
-rank 0 gathers every rank's numbers, builds the PointResult and rewrites run.partial.json
+step (perfkit.pipeline.ranks.timer; collectives by default as nccl-tests does, ranks.nccl_timer);
+write its own trace `traces/<point>.rank<r>.json.gz`; then rank 0 gathers every rank's numbers, builds the PointResult and rewrites run.partial.json
 (perfkit.pipeline.run_files). A rank that raises once collectives have started, or runs past
 launch.point_timeout_s, says so on stderr (perfkit.pipeline.ranks.markers) and exits: torchrun
 stops the others and the launcher (perfkit.pipeline.ranks.launch) records the point as failed.
@@ -27,12 +27,14 @@ from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, PointR
 from perfkit.core.run_layout import RunDir, trace_name
 from perfkit.pipeline.point_runner import PointPlan, _describe, _nsys_call, timer_config
 from perfkit.pipeline.ranks.markers import done_line, fail_line, start_line
-from perfkit.pipeline.ranks.timer import time_lockstep
+from perfkit.pipeline.ranks.nccl_timer import time_back_to_back
+from perfkit.pipeline.ranks.timer import RankTiming, time_lockstep
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import plan_for
 from perfkit.profiler.trace_capture import capture_trace
 from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.collectives.spec import CollectivesSpec
 from perfkit.workloads.registry import runner_for
 
 GRACE_S = 3.0  # a rank that only waited on another lets the culprit report first
@@ -180,7 +182,7 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
         with prepared.context():
             if prepared.check is not None:
                 numerics = prepared.check()
-            timing = time_lockstep(prepared.fn, ctx.device, timer_config(point, plan), control)
+            timing = _time(point, prepared, ctx, plan, control)
             if plan.torch_profiler:
                 trace = trace_name(index, point.key, rank)
                 capture_trace(prepared.fn, ctx.device, run_dir / trace, plan.profiled_iters,
@@ -233,3 +235,12 @@ def _nsys_point(prepared: Prepared, ctx: RunContext, base: dict[str, Any], plan:
         r, error = bad[0]
         return PointResult(**base, status=STATUS_FAILED, error=f"rank {r}: {error}", metrics=metrics)
     return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics=metrics)
+
+
+def _time(point: Point, prepared: Prepared, ctx: RunContext, plan: PointPlan, control: Any) -> RankTiming:
+    """Collectives as nccl-tests times them unless the spec asks for lock step; everything else in lock step."""
+    config = timer_config(point, plan)
+    spec = point.spec
+    if isinstance(spec, CollectivesSpec) and spec.rank_timing == "nccl_tests":
+        return time_back_to_back(prepared.fn, ctx.device, config, control, spec.iters, spec.warmup_iters)
+    return time_lockstep(prepared.fn, ctx.device, config, control)
