@@ -100,3 +100,30 @@ def test_a_real_gloo_all_reduce_times_alike_on_both_ranks(tmp_path: Path) -> Non
     r0, r1 = _run(tmp_path, "all_reduce")
     assert r0["calls"] == r1["calls"] and r0["samples"] == r1["samples"]
     assert all(s > 0 for s in r0["samples"])
+
+
+@pytest.mark.slow
+def test_a_spec_asking_for_lockstep_gets_the_barrier_per_call_timer(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from perfkit.core.record import load_run
+
+    repo = Path(__file__).resolve().parents[2]
+    spec = tmp_path / "lock.yaml"
+    spec.write_text("name: lock\ndevice: cpu\ncpu_threads: 1\nlaunch: {nproc: 2, point_timeout_s: 60}\n"
+                    "timing: {warmup_s: 0.01, budget_s: 0.05, min_reps: 5, max_reps: 20}\n"
+                    "profile: {torch_profiler: false}\n"
+                    "workloads:\n  - kind: collectives\n    ops: [all_reduce]\n    size_bytes: [1024]\n"
+                    "    rank_timing: lockstep\n")
+    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(tmp_path / "runs"),
+                           "--no-store", "--quiet"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (point,) = load_run(Path(proc.stdout.strip().splitlines()[-1])).points
+    m = point.measurement
+    assert point.status == "ok" and m is not None and m.calls_per_sample == 1
+    assert m.extra["sample_rule"] == "max over ranks of each lock-step sample"
+    assert point.metrics["rank_timing"] == "lockstep" and "max_rank_time_s" not in point.metrics
+    # each merged sample is the slowest rank's, so its median is at least every rank's own
+    assert m.median_s >= max(point.metrics["rank0_median_s"], point.metrics["rank1_median_s"]) * (1 - 1e-9)
