@@ -42,7 +42,8 @@ def _rank_body(out: Path, dry_run: bool) -> int:
 
     torch.manual_seed(0)
     cuda = torch.cuda.is_available() and not dry_run
-    result = {"probe": NAME, "dry_run": dry_run, "torch": torch.__version__, **run_all(cuda, out)}
+    work = Path(tempfile.mkdtemp(prefix="perfkit-nccl-probe-work-"))  # the trace stays out of OUT
+    result = {"probe": NAME, "dry_run": dry_run, "torch": torch.__version__, **run_all(cuda, work)}
     if not cuda and not dry_run:
         result["checks"].insert(0, check("cuda", "fail", "no CUDA device: the probe ran on gloo only"))
     write_result(out, NAME, TITLE, result)

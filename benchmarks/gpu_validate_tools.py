@@ -2,9 +2,10 @@
 the one `perfkit doctor` and `perfkit profile` use), their versions, whether nsys may sample
 (perf_event_paranoid), and a ~2 s nsys smoke profile with perfkit's lean command when nsys is there.
 
-    python -m benchmarks.gpu_validate_tools [--out DIR] [--dry-run] [--smoke-s S]
+    python -m benchmarks.gpu_validate_tools [--out DIR] [--work DIR] [--dry-run] [--smoke-s S]
 
-Writes DIR/tools.json and DIR/tools.md (default DIR: a new temporary folder). The smoke profile
+Writes DIR/tools.json and DIR/tools.md (default DIR: a new temporary folder); the smoke report and
+its SQLite go to --work (default: a new temporary folder), not back with the results. The smoke profile
 runs a CUDA matmul loop for --smoke-s seconds inside an NVTX range under
 profiler/nsys_command.profile_command, exports SQLite and counts the kernels and NVTX ranges; a
 `.qdstrm` left without a report is said so. `--dry-run` (or no CUDA) does the discovery for real
@@ -108,7 +109,7 @@ def nsys_smoke(nsys: str, work: Path, seconds: float) -> dict[str, Any]:
                  report_bytes=report.stat().st_size)
 
 
-def probe(out: Path, dry_run: bool, seconds: float) -> dict[str, Any]:
+def probe(work: Path, dry_run: bool, seconds: float) -> dict[str, Any]:
     import torch
 
     ncu, _ = tool_check("ncu")
@@ -120,9 +121,9 @@ def probe(out: Path, dry_run: bool, seconds: float) -> dict[str, Any]:
                             "/opt/nvidia/nsight-systems/<version>/bin; not installable from PyPI)"))
     elif not cuda:
         why = "dry run" if dry_run else "no CUDA device"
-        checks.append(check("nsys_smoke", "skipped", f"{why}: would run {' '.join(smoke_command(nsys_path, out, seconds)[:8])} ..."))
+        checks.append(check("nsys_smoke", "skipped", f"{why}: would run {' '.join(smoke_command(nsys_path, work, seconds)[:8])} ..."))
     else:
-        checks.append(nsys_smoke(nsys_path, out, seconds))
+        checks.append(nsys_smoke(nsys_path, work, seconds))
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     return {"probe": NAME, "dry_run": dry_run, "device": device, "checks": checks}
 
@@ -130,11 +131,13 @@ def probe(out: Path, dry_run: bool, seconds: float) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu_validate_tools", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="folder for tools.json / tools.md (default: a new temporary one)")
+    parser.add_argument("--work", type=Path, help="folder for the smoke report (default: a new temporary one)")
     parser.add_argument("--dry-run", action="store_true", help="discovery only; the smoke profile listed as skipped")
     parser.add_argument("--smoke-s", type=float, default=2.0, help="seconds of the nsys smoke profile's workload")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="perfkit-tools-"))
-    result = probe(out, args.dry_run, args.smoke_s)
+    work = args.work or Path(tempfile.mkdtemp(prefix="perfkit-tools-work-"))
+    result = probe(work, args.dry_run, args.smoke_s)
     js, md = write_result(out, NAME, TITLE, result)
     for c in result["checks"]:
         print(f"{c['status']:>7}  {c['name']}: {c['value']}")
