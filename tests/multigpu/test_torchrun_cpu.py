@@ -59,7 +59,7 @@ def test_cpu_example_two_ranks(tmp_path: Path) -> None:
         # nccl-tests timing (the default): each sample is the mean over ranks of 20 back-to-back calls,
         # the max over ranks beside it with its own busbw
         assert m.calls_per_sample == 20 and m.warmup_reps == 5 and p.metrics["rank_timing"] == "nccl_tests"
-        assert min(p.metrics["rank0_median_s"], p.metrics["rank1_median_s"]) * (1 - 1e-9) <= m.median_s
+        # per sample the max over ranks is >= the mean, so its median is >= the mean's median
         assert p.metrics["max_rank_time_s"] >= m.median_s * (1 - 1e-9)
         assert p.metrics["busbw_max_rank_bytes_per_s"] <= p.metrics["busbw_bytes_per_s"] * (1 + 1e-9)
         traces = p.metrics["rank_traces"]
