@@ -1,8 +1,9 @@
-"""`perfkit doctor [--format table|json] [--selftest]`: is this machine fit to measure on?
+"""`perfkit doctor [--format table|json] [--selftest] [--spec FILE]`: is this machine fit to measure on?
 
 Each check prints its status (ok / warn / fail / skip), the value seen and what to do: CPU load,
 other busy processes, threads vs cores, governor, turbo, SMT, memory; per GPU clocks, persistence,
-throttle reasons, power limit, ECC, MIG, other processes, PCIe link; versions; ncu / nsys.
+throttle reasons, power limit, ECC, MIG, other processes, PCIe link; versions; ncu / nsys (and
+whether nsys may sample); NCCL; the GPUs visible against a spec's launch.nproc (--spec).
 --selftest also times a fixed workload with perfkit's timer and an independent one and checks
 that traces, NVTX ranges and (GPU) CUDA graph replay work. Exit 1 when a check fails, else 0.
 Details: docs/doctor.md.
@@ -30,7 +31,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="table (default) or json: a list of {name, status, value, advice}")
     p.add_argument("--selftest", action="store_true",
                    help="also time a fixed workload with perfkit's timer and an independent one, "
-                        "and check traces, NVTX and CUDA graphs (a few seconds)")
+                        "and check traces, NVTX and CUDA graphs, and read the GPU clocks under load (a few seconds)")
+    p.add_argument("--spec", metavar="FILE", help="a model.yaml: compare its launch.nproc with the GPUs visible")
     return p
 
 
@@ -85,7 +87,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.selftest and args.format == "table" and sys.stderr.isatty():
         print("doctor: reading the machine and running the selftest (a few seconds)...", file=sys.stderr)
-    checks = run_doctor(selftest=args.selftest)
+    nproc = None
+    if args.spec:
+        from perfkit.pipeline.spec import load_spec
+
+        nproc = load_spec(args.spec).nproc
+    checks = run_doctor(selftest=args.selftest, spec_nproc=nproc)
     if args.format == "json":
         sys.stdout.write(json.dumps([c.to_dict() for c in checks], indent=1) + "\n")
     else:

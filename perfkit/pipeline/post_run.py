@@ -68,8 +68,14 @@ def ncu_step(spec: RunSpec, run: Run, run_dir: Path, options: PostRunOptions, me
     if not run.device.startswith("cuda"):
         messages.append("--ncu: skipped, the run is on cpu (Nsight Compute profiles CUDA kernels)")
         return Artifacts(ncu_error="run on cpu")
+    if spec.nproc > 1:  # said plainly, never silently one rank
+        reason = (f"not profiled: the spec runs {spec.nproc} ranks (launch.nproc) and ncu serialises kernels "
+                  "across processes, so the ranks' collective (NCCL) kernels would wait on each other "
+                  "forever; use --nsys for a multi-rank spec, or launch.nproc 1 for kernel counters")
+        messages.append(f"--ncu: {reason}")
+        return Artifacts(ncu_error=reason)
     if not ncu_available():
-        messages.append("--ncu: skipped, ncu not found on PATH or in /usr/local/cuda/bin")
+        messages.append("--ncu: skipped, ncu not found (PATH, $CUDA_HOME/bin, NVIDIA's install folders)")
         return Artifacts(ncu_error="ncu not found")
     out = RunDir(run_dir).ncu
     try:
@@ -98,14 +104,21 @@ def nsys_step(spec: RunSpec, run: Run, run_dir: Path, messages: list[str]) -> Ar
     if not run.device.startswith("cuda"):
         messages.append("--nsys: skipped, the run is on cpu (perfkit reads the CUDA work of an nsys report)")
         return Artifacts(nsys_error="run on cpu")
-    nsys = find_nsys()
+    from perfkit.core.cuda_tools import search_cuda_tool
+
+    search = search_cuda_tool("nsys")
+    nsys = find_nsys()  # the same search, with the loader's own fixed paths
     if nsys is None:
-        messages.append("--nsys: skipped, nsys not found on PATH or in /usr/local/cuda/bin")
+        messages.append(f"--nsys: skipped, {search.chosen_because} (NVIDIA installs it under "
+                        "/opt/nvidia/nsight-systems/<version>/bin)")
         return Artifacts(nsys_error="nsys not found")
     out = RunDir(run_dir).nsys
+    ranks = f", {spec.nproc} ranks under torchrun" if spec.nproc > 1 else ""
+    messages.append(f"nsys: {search.chosen_because}{ranks}")
     try:
         report, sqlite = run_nsys(nsys, pass_command(ROLE_NSYS, spec, run, run_dir), out,
-                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                                  osrt=spec.profile.nsys_osrt)
         tables = write_run_tables(run_dir, [sqlite], subdir=NSYS_ANALYSIS_DIR)
     except (PerfkitError, subprocess.SubprocessError, OSError) as exc:
         messages.append(f"--nsys failed: {exc}")

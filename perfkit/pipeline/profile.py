@@ -103,11 +103,14 @@ def _profile(spec: RunSpec, spec_path: Path, options: ProfileOptions, post: Post
     run, run_dir, points = start_run(spec, spec_path, options)
     hooks.started(run, run_dir, len(points))
     with hooks.progress(len(points)) as advance:
-        if spec.nproc > 1 and not (ncu_pass or nsys_pass):  # several ranks under torchrun (docs/multi-gpu.md)
+        # several ranks under torchrun (docs/multi-gpu.md), also in the nsys pass (nsys follows torchrun's
+        # children); the ncu pass of a multi-rank spec is refused by post_run.ncu_step before it starts
+        if spec.nproc > 1 and not ncu_pass:
             from perfkit.pipeline.ranks.launch import LaunchFailed, execute_launched
 
             try:
-                run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show)
+                run = execute_launched(run, run_dir, points, spec, spec_path, options, advance, echo=hooks.show,
+                                       tool_pass="nsys" if nsys_pass else None)
             except LaunchFailed as exc:  # not a signal (those are Ctrl-C's): its own exit code, one line
                 if not received.name:
                     write_final(run_dir, exc.run)

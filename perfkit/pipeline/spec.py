@@ -37,6 +37,7 @@ class ProfilePlan(FrozenModel):
     profiled_iters: int = Field(3, ge=1, le=1000)
     record_shapes: bool = True
     analyze: bool = True  # run the trace analyzers on the recorded traces
+    nsys_osrt: bool = False  # `--nsys` also traces OS runtime calls (heavier; off: cuda and nvtx only)
 
 
 class LaunchSpec(FrozenModel):

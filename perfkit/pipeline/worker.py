@@ -22,7 +22,7 @@ from perfkit.pipeline.worker_task import ROLE_NCU, ROLE_NSYS, WORKER_MODULE, Wor
 
 def run_task(task: WorkerTask) -> int:
     if task.role not in (ROLE_NCU, ROLE_NSYS):  # one rank under torchrun
-        return work(task.spec, task.run_dir, task.quick, task.device)
+        return work(task.spec, task.run_dir, task.quick, task.device, task.tool_pass)
     options = ProfileOptions(out_dir=task.out_dir, device=task.device, quick=task.quick)
     outcome = profile(task.spec, Path(task.spec_path), options, PostRunOptions(analyze=False, store=False),
                       ncu_pass=task.role == ROLE_NCU, nsys_pass=task.role == ROLE_NSYS)

@@ -35,6 +35,8 @@ class WorkerTask(FrozenModel):
     run_dir: Path  # the parent's run directory (a rank records into its run.partial.json)
     device: str
     quick: bool = False
+    # a rank of the nsys pass of a multi-rank spec (torchrun under nsys): the pass's calls, no timing
+    tool_pass: Literal["nsys"] | None = None
 
     @property
     def out_dir(self) -> Path:

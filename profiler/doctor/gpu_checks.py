@@ -23,24 +23,40 @@ def lock_command(g: GpuReadings) -> str:
     return f"lock them: {cmd} (undo: -rgc / -rmc)"
 
 
+CLOCK_SPREAD_MHZ = 15  # SM clocks sampled under load within this of each other: held (locked)
+
+
 def check_clocks(g: GpuReadings) -> Check:
+    """ok only when a lock can be seen: application clocks set away from their default, or the SM
+    clock sampled under load (doctor --selftest on a GPU) held at one value. An idle GPU at its
+    maximum SM clock proves nothing (a P0 GPU with persistence on idles at max, unlocked)."""
     name = f"gpu{g.index}.clocks"
     if g.sm_mhz is None or g.max_sm_mhz is None:
         return Check(name, SKIP, "clocks not reported by this GPU / driver")
-    idle = g.utilization_pct == 0
-    if idle and g.sm_mhz >= 0.5 * g.max_sm_mhz:
-        return Check(name, OK, f"SM {g.sm_mhz} MHz held while idle (max {g.max_sm_mhz}): locked")
     app_set = [(a, d) for a, d in ((g.app_sm_mhz, g.default_app_sm_mhz), (g.app_mem_mhz, g.default_app_mem_mhz))
                if a is not None and d is not None and a != d]
     if app_set:
         return Check(name, OK, f"application clocks SM {g.app_sm_mhz} / mem {g.app_mem_mhz} MHz "
                      f"(default {g.default_app_sm_mhz} / {g.default_app_mem_mhz}): set with -ac")
-    if not idle:
+    advice = "clocks boost and fall with power and temperature; " + lock_command(g)
+    load = g.sm_mhz_under_load
+    if load:
+        low, high = min(load), max(load)
+        if high - low <= CLOCK_SPREAD_MHZ:
+            return Check(name, OK, f"SM held at {low}-{high} MHz under load ({len(load)} samples, max "
+                         f"{g.max_sm_mhz}): locked")
+        return Check(name, WARN, f"SM {low}-{high} MHz under load ({len(load)} samples): not locked", advice)
+    if g.utilization_pct != 0:
         util = "unknown" if g.utilization_pct is None else f"{g.utilization_pct}%"
         value = f"SM {g.sm_mhz} MHz at {util} utilization (max {g.max_sm_mhz}): lock not visible"
-        return Check(name, WARN, value, "clocks boost and fall with power and temperature; " + lock_command(g))
+        return Check(name, WARN, value, advice)
+    if g.sm_mhz >= 0.5 * g.max_sm_mhz:
+        value = (f"SM {g.sm_mhz} MHz while idle (max {g.max_sm_mhz}): not verifiable (a GPU in P0 with "
+                 "persistence on idles at max without a lock)")
+        return Check(name, WARN, value, "run `perfkit doctor --selftest` to read the clocks under load, or "
+                     + lock_command(g))
     value = f"SM {g.sm_mhz} MHz while idle (max {g.max_sm_mhz}, application {g.app_sm_mhz}): not locked"
-    return Check(name, WARN, value, "clocks boost and fall with power and temperature; " + lock_command(g))
+    return Check(name, WARN, value, advice)
 
 
 def check_persistence(g: GpuReadings) -> Check:

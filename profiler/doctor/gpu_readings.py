@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.cuda_tools import search_cuda_tool
 from perfkit.profiler.doctor.model import GpuProcess, GpuReadings, ToolReading
 
 THROTTLE_FUNCTIONS = ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
@@ -135,23 +136,26 @@ def version_text(name: str, output: str) -> str | None:
     return lines[-1][:60] if lines else None
 
 
-def read_tool(name: str, timeout_s: float = 10.0) -> ToolReading:
-    """Where `name` is on PATH and what `name --version` says, within `timeout_s`."""
-    path = shutil.which(name)
+def read_tool(name: str, timeout_s: float = 10.0, install_globs: Sequence[str] | None = None) -> ToolReading:
+    """Where `name` is (perfkit.core.cuda_tools' one search, the same `perfkit profile` uses) and
+    what `name --version` says, within `timeout_s`."""
+    search = search_cuda_tool(name, install_globs=install_globs)
+    path = search.path
     if path is None:
-        return ToolReading(name, None)
+        return ToolReading(name, None, found_because=search.chosen_because)
+    found = {"found_because": search.chosen_because}
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, errors="replace",
                              timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
-        return ToolReading(name, path, error=f"--version did not answer within {timeout_s:g} s")
+        return ToolReading(name, path, error=f"--version did not answer within {timeout_s:g} s", **found)
     except OSError as exc:
-        return ToolReading(name, path, error=f"cannot run: {exc.strerror or exc}")
+        return ToolReading(name, path, error=f"cannot run: {exc.strerror or exc}", **found)
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or [""])[-1][:80]
-        return ToolReading(name, path, error=f"--version exited {out.returncode}: {last}".rstrip(": "))
+        return ToolReading(name, path, error=f"--version exited {out.returncode}: {last}".rstrip(": "), **found)
     version = version_text(name, out.stdout)
-    return ToolReading(name, path, version, None if version else "--version printed nothing")
+    return ToolReading(name, path, version, None if version else "--version printed nothing", **found)
 
 
 def profiling_admin_only(params: Path = NVIDIA_PARAMS) -> bool | None:
@@ -162,3 +166,46 @@ def profiling_admin_only(params: Path = NVIDIA_PARAMS) -> bool | None:
         return None
     m = re.search(r"^RmProfilingAdminOnly:\s*(\d+)", text, re.MULTILINE)
     return None if m is None else m.group(1) != "0"
+
+
+def sm_clocks_under_load(index: int, seconds: float = 1.0, every_s: float = 0.05) -> tuple[int, ...] | None:
+    """The SM clock of GPU `index` sampled every `every_s` while it runs bf16 matmuls queued for
+    about `seconds` (doctor --selftest): a lock shows as one value. None when it cannot be read."""
+    try:
+        import pynvml
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available() or os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        return None  # NVML counts physical GPUs, torch visible ones: read only where both agree
+    try:
+        return _sample_under_load(torch, pynvml, index, seconds, every_s)
+    except (RuntimeError, pynvml.NVMLError):
+        return None
+
+
+def _sample_under_load(torch: Any, pynvml: Any, index: int, seconds: float, every_s: float) -> tuple[int, ...] | None:
+    import time
+
+    dev = torch.device("cuda", index)
+    a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+    torch.cuda.synchronize(dev)
+    t0 = time.perf_counter()
+    a @ a
+    torch.cuda.synchronize(dev)
+    per_call_s = max(time.perf_counter() - t0, 1e-5)
+    for _ in range(int(min(seconds / per_call_s, 20_000))):  # queued: the GPU stays busy while we sample
+        a @ a
+    samples: list[int] = []
+    pynvml.nvmlInit()
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        end = time.perf_counter() + seconds * 0.8
+        time.sleep(min(0.2, seconds * 0.2))  # past the ramp-up
+        while time.perf_counter() < end:
+            samples.append(int(pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)))
+            time.sleep(every_s)
+    finally:
+        pynvml.nvmlShutdown()
+        torch.cuda.synchronize(dev)
+    return tuple(samples) or None

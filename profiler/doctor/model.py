@@ -98,16 +98,18 @@ class GpuReadings:
     pcie_max_gen: int | None = None
     pcie_width: int | None = None
     pcie_max_width: int | None = None
+    sm_mhz_under_load: tuple[int, ...] | None = None  # SM clock sampled while a load ran (selftest)
 
 
 @dataclass(frozen=True)
 class ToolReading:
-    """An Nsight tool: where it is on PATH and what `TOOL --version` said (or why it did not)."""
+    """An Nsight tool: where perfkit found it and what `TOOL --version` said (or why it did not)."""
 
     name: str
     path: str | None
     version: str | None = None
     error: str | None = None
+    found_because: str | None = None  # cuda_tools' phrase: which one was taken and why, or where it looked
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,18 @@ class Versions:
 
 
 @dataclass(frozen=True)
+class DistReadings:
+    """What multi-GPU runs and nsys need: NCCL, the GPUs a process sees, the kernel's sampling rule."""
+
+    nccl: str | None = None  # torch's NCCL version, "2.21.5"; None: see nccl_reason
+    nccl_reason: str | None = "not read"  # why there is no NCCL version
+    visible_gpus: int | None = None  # torch.cuda.device_count() (after CUDA_VISIBLE_DEVICES)
+    cuda_visible_devices: str | None = None  # the raw variable; None: unset
+    spec_nproc: int | None = None  # launch.nproc of the spec given to doctor; None: no spec
+    perf_event_paranoid: int | None = None  # /proc/sys/kernel/perf_event_paranoid; None: unreadable
+
+
+@dataclass(frozen=True)
 class Readings:
     cpu: CpuReadings
     versions: Versions
@@ -129,3 +143,4 @@ class Readings:
     tools: tuple[ToolReading, ...] = ()
     profiling_admin_only: bool | None = None  # NVreg RmProfilingAdminOnly (ncu needs root if 1)
     is_root: bool = False
+    dist: DistReadings = DistReadings()

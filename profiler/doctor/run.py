@@ -5,16 +5,20 @@ short CPU warnings `perfkit profile` prints before it starts measuring.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from perfkit.profiler.doctor.checks import check_load, check_threads, check_versions, cpu_checks
+from perfkit.profiler.doctor.dist_checks import dist_checks
 from perfkit.profiler.doctor.gpu_checks import check_tool, gpu_checks, skipped_gpu_checks
 from perfkit.profiler.doctor.model import FAIL, Check, Readings
 
 TOOLS = ("ncu", "nsys")
 
 
-def read_machine(busy_window_s: float = 0.5) -> Readings:
-    """Everything the checks need, read from this machine (about busy_window_s + torch import)."""
+def read_machine(busy_window_s: float = 0.5, spec_nproc: int | None = None) -> Readings:
+    """Everything the checks need, read from this machine (about busy_window_s + torch import).
+    `spec_nproc`: launch.nproc of the spec the user named (doctor --spec), compared with the GPUs."""
+    from perfkit.profiler.doctor.dist_readings import read_dist
     from perfkit.profiler.doctor.gpu_readings import profiling_admin_only, read_nvml, read_tool
     from perfkit.profiler.doctor.readings import read_cpu, read_versions
 
@@ -27,6 +31,7 @@ def read_machine(busy_window_s: float = 0.5) -> Readings:
         tools=tuple(read_tool(t) for t in TOOLS),
         profiling_admin_only=profiling_admin_only(),
         is_root=hasattr(os, "geteuid") and os.geteuid() == 0,
+        dist=read_dist(nvml.driver is not None, spec_nproc),
     )
 
 
@@ -41,16 +46,22 @@ def all_checks(r: Readings) -> list[Check]:
     else:
         checks += skipped_gpu_checks(r.gpu_reason or "no GPU")
     checks += [check_tool(t, has_driver, r.profiling_admin_only, r.is_root) for t in r.tools]
+    checks += dist_checks(r.dist, has_driver, r.tools)
     return checks
 
 
-def run_doctor(selftest: bool = False) -> list[Check]:
-    readings = read_machine()
+def run_doctor(selftest: bool = False, spec_nproc: int | None = None) -> list[Check]:
+    readings = read_machine(spec_nproc=spec_nproc)
+    on_gpu = bool(readings.gpus) and readings.versions.torch_cuda_available is True
+    if selftest and on_gpu:  # clocks read under load: a lock is seen, not guessed from idle
+        from perfkit.profiler.doctor.gpu_readings import sm_clocks_under_load
+
+        readings = replace(readings, gpus=tuple(replace(g, sm_mhz_under_load=sm_clocks_under_load(g.index))
+                                                for g in readings.gpus))
     checks = all_checks(readings)
     if selftest:
         from perfkit.profiler.doctor.selftest import selftest_checks
 
-        on_gpu = bool(readings.gpus) and readings.versions.torch_cuda_available is True
         reason = readings.gpu_reason or ("torch cannot use the GPU" if not on_gpu else None)
         checks += selftest_checks(on_gpu, reason)
     return checks

@@ -59,6 +59,9 @@ SMOKE: dict[str, Smoke] = {
         slow=True),
     "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math'),
                         slow=True),
+    "gpu_validate_tools": Smoke(("--dry-run", "--out", "{tmp}/tools"), (r"(ok|skipped)  nsys: ", r"wrote .*tools\.md")),
+    "gpu_validate_nccl_probe": Smoke(("--dry-run", "--out", "{tmp}/probe"),
+                                     (r"ok  collectives_numerics: 10 of 10 exact", r"wrote .*nccl_probe\.md"), slow=True),
     "gate_cli_speed": Smoke(("--smoke",), (r"\| 20 \| 20 \| 20 \| [\d.]+ \|", r"\| 7 \| 21 \| 7 \| [\d.]+ \|"), slow=True),
     "gate_improvements": Smoke(("--smoke",), (r"\| improvement-only \| [\d.]+ \+- [\d.]+ \|",)),
     "gate_loaded_machine": Smoke(("--smoke",), (r"\| default: max\(1%, 2 x sample spread\) \| \d+ \|",), slow=True),
@@ -93,6 +96,8 @@ HELPERS = {
     "gpu_validate_machine": "gpu_validate",
     "gpu_validate_report": "gpu_validate",
     "gpu_validate_steps": "gpu_validate",
+    "gpu_validate_probe_io": "gpu_validate_tools",
+    "nccl_probe_checks": "gpu_validate_nccl_probe",
 }
 
 

@@ -134,3 +134,16 @@ def test_torchrun_command_defaults_to_standalone(tmp_path: Path) -> None:
     many = load_spec(_write(tmp_path, launch="launch: {nproc: 8, torchrun_args: [--nnodes=2, --rdzv-endpoint=h:29400]}"))
     cmd = torchrun_command(many, task)
     assert "--standalone" not in cmd and "--nnodes=2" in cmd and "--rdzv-endpoint=h:29400" in cmd
+
+
+def test_rank_timing_defaults_to_nccl_tests_and_keeps_lockstep(tmp_path: Path) -> None:
+    spec = load_spec(_write(tmp_path))
+    w = spec.workloads[0]
+    assert (w.rank_timing, w.iters, w.warmup_iters) == ("nccl_tests", 20, 5)  # type: ignore[attr-defined]
+    assert spec.to_dict()["workloads"][0]["rank_timing"] == "nccl_tests"  # in the record and the spec hash
+    lock = load_spec(_write(tmp_path, size="size_bytes: [8]\n    rank_timing: lockstep\n    iters: 50"))
+    assert lock.workloads[0].rank_timing == "lockstep" and lock.hash() != spec.hash()  # type: ignore[attr-defined]
+    with pytest.raises(SpecError, match="rank_timing"):
+        load_spec(_write(tmp_path, size="size_bytes: [8]\n    rank_timing: barrier"))
+    with pytest.raises(SpecError, match="iters"):
+        load_spec(_write(tmp_path, size="size_bytes: [8]\n    iters: 0"))

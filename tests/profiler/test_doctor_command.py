@@ -31,7 +31,8 @@ def _doctor(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], fl
 
 @pytest.mark.slow
 def test_doctor_json_as_a_subprocess(tmp_path: Path) -> None:
-    proc, elapsed_s = _doctor("--format", "json", cwd=tmp_path)
+    proc, elapsed_s = _doctor("--format", "json", "--spec", str(REPO / "examples" / "collectives-cpu.yaml"),
+                              cwd=tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
     checks = json.loads(proc.stdout)
     assert isinstance(checks, list) and len(checks) >= 17
@@ -41,14 +42,24 @@ def test_doctor_json_as_a_subprocess(tmp_path: Path) -> None:
     names = [c["name"] for c in checks]
     assert len(set(names)) == len(names)
     for expected in ("cpu.load", "cpu.processes", "cpu.threads", "cpu.governor", "cpu.turbo",
-                     "cpu.smt", "cpu.memory", "versions", "tools.ncu", "tools.nsys"):
+                     "cpu.smt", "cpu.memory", "versions", "tools.ncu", "tools.nsys", "nccl", "gpus.visible",
+                     "tools.nsys.sampling"):
         assert expected in names
+    visible = next(c for c in checks if c["name"] == "gpus.visible")
+    assert visible["status"] == SKIP or "launch.nproc" in visible["value"]  # the spec's nproc 2 was read
     assert any(n.startswith("gpu") and n.endswith(".clocks") for n in names)
     assert proc.returncode == (1 if any(c["status"] == FAIL for c in checks) else 0)
     threads = next(c for c in checks if c["name"] == "cpu.threads")
     assert "OMP_NUM_THREADS=1" in threads["value"] or threads["status"] == SKIP
     assert elapsed_s < 30, f"doctor took {elapsed_s:.1f} s"
     assert not list(tmp_path.iterdir())  # it writes nothing
+
+
+@pytest.mark.slow
+def test_doctor_with_a_spec_that_is_not_there_is_one_line_exit_2(tmp_path: Path) -> None:
+    proc, _ = _doctor("--spec", str(tmp_path / "missing.yaml"), cwd=tmp_path)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and len(err.splitlines()) == 1 and "missing.yaml" in err and "Traceback" not in err
 
 
 @pytest.mark.slow

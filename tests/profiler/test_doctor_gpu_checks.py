@@ -37,10 +37,10 @@ from perfkit.profiler.doctor.model import (
 )
 from perfkit.profiler.doctor.run import all_checks
 
-# An H100 SXM, idle, clocks locked at 1980 MHz, persistence on, nothing else running.
+# An H100 SXM, idle, application clocks set to 1980 MHz (default 1755), persistence on, nothing else running.
 TUNED = GpuReadings(
     index=0, name="NVIDIA H100 80GB HBM3", utilization_pct=0, sm_mhz=1980, max_sm_mhz=1980,
-    app_sm_mhz=1980, default_app_sm_mhz=1980, mem_mhz=2619, max_mem_mhz=2619, app_mem_mhz=2619,
+    app_sm_mhz=1980, default_app_sm_mhz=1755, mem_mhz=2619, max_mem_mhz=2619, app_mem_mhz=2619,
     default_app_mem_mhz=2619, persistence=True, throttle_mask=0x1, power_limit_w=700.0,
     default_power_limit_w=700.0, ecc_current=True, ecc_pending=True, ecc_uncorrected=0,
     mig_current=False, mig_pending=False, processes=(), pcie_gen=5, pcie_max_gen=5,
@@ -64,21 +64,38 @@ def test_a_tuned_gpu_passes_every_gpu_check() -> None:
     assert {c.status for c in checks} == {OK}
 
 
+UNSET = replace(TUNED, app_sm_mhz=1755)  # application clocks at their default: nothing set
+
+
 def test_unlocked_clocks_warn_with_the_commands_that_lock_them() -> None:
-    check = check_clocks(replace(TUNED, sm_mhz=345, index=3))
+    check = check_clocks(replace(UNSET, sm_mhz=345, index=3))
     assert check.status == WARN and "345 MHz while idle" in check.value and "not locked" in check.value
     assert "sudo nvidia-smi -i 3 -pm 1" in check.advice
-    assert "sudo nvidia-smi -i 3 -lgc 1980,1980" in check.advice
+    assert "sudo nvidia-smi -i 3 -lgc 1755,1755" in check.advice
     assert "sudo nvidia-smi -i 3 -lmc 2619,2619" in check.advice and "-rgc" in check.advice
 
 
+def test_an_idle_p0_gpu_at_max_clock_is_not_verifiable_not_locked() -> None:
+    """Persistence on, P0, idle at the maximum SM clock, no lock: the old check called it locked."""
+    check = check_clocks(replace(UNSET, sm_mhz=1980, utilization_pct=0))
+    assert check.status == WARN and "not verifiable" in check.value and "locked" not in check.value.split(":")[-1]
+    assert "--selftest" in check.advice and "-lgc" in check.advice
+
+
+def test_clocks_sampled_under_load_tell_a_lock_from_boost() -> None:
+    held = check_clocks(replace(UNSET, sm_mhz_under_load=(1755, 1755, 1755, 1750)))
+    assert held.status == OK and "under load" in held.value and "locked" in held.value
+    boosting = check_clocks(replace(UNSET, sm_mhz_under_load=(1980, 1890, 1755)))
+    assert boosting.status == WARN and "1755-1980" in boosting.value and "-lgc" in boosting.advice
+
+
 def test_clocks_on_a_busy_gpu_cannot_be_told_locked() -> None:
-    check = check_clocks(replace(TUNED, utilization_pct=97, sm_mhz=1755))
+    check = check_clocks(replace(UNSET, utilization_pct=97, sm_mhz=1755))
     assert check.status == WARN and "97% utilization" in check.value and "-lgc" in check.advice
 
 
 def test_application_clocks_below_default_count_as_set() -> None:
-    check = check_clocks(replace(TUNED, sm_mhz=210, app_sm_mhz=1410, app_mem_mhz=2619))
+    check = check_clocks(replace(TUNED, sm_mhz=210, app_sm_mhz=1410, default_app_sm_mhz=1980, app_mem_mhz=2619))
     assert check.status == OK and "set with -ac" in check.value and "1410" in check.value
 
 
@@ -153,7 +170,8 @@ def test_no_driver_skips_every_gpu_check_with_the_reason() -> None:
     assert [c.name for c in gpu] == [f"gpu.{n}" for n in GPU_CHECKS]
     assert all(c.status == SKIP and c.value == reason for c in gpu)
     tools = [c for c in checks if c.name.startswith("tools.")]
-    assert [c.status for c in tools] == [SKIP, SKIP]
+    assert [(c.name, c.status) for c in tools] == [("tools.ncu", SKIP), ("tools.nsys", SKIP),
+                                                   ("tools.nsys.sampling", SKIP)]
     assert exit_code(checks) == 0
 
 

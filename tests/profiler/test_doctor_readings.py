@@ -150,13 +150,16 @@ def test_read_tool_runs_version_on_path(tmp_path: Path, monkeypatch: pytest.Monk
     _tool(bin_dir, "nsys", "import time\ntime.sleep(30)")
     _tool(bin_dir, "broken", "import sys\nsys.stderr.write('libfoo.so: not found\\n')\nsys.exit(127)")
     monkeypatch.setenv("PATH", str(bin_dir))
-    assert read_tool("ncu").version == "ncu 2024.1.1.0"
+    assert read_tool("ncu", install_globs=()).version == "ncu 2024.1.1.0"
+    assert read_tool("ncu", install_globs=()).found_because == f"{bin_dir / 'ncu'} (from PATH; version not in its " \
+        "path; the only one found)"
     t0 = time.monotonic()
-    slow = read_tool("nsys", timeout_s=0.5)
+    slow = read_tool("nsys", timeout_s=0.5, install_globs=())
     assert slow.version is None and "within 0.5 s" in (slow.error or "") and time.monotonic() - t0 < 10
-    broken = read_tool("broken")
+    broken = read_tool("broken", install_globs=())
     assert broken.error == "--version exited 127: libfoo.so: not found"
-    assert read_tool("not-a-tool") == gpu_readings.ToolReading("not-a-tool", None)
+    assert read_tool("not-a-tool", install_globs=()) == gpu_readings.ToolReading(
+        "not-a-tool", None, found_because="not-a-tool not found in PATH")
 
 
 def test_version_text_of_real_tool_outputs() -> None:

@@ -16,15 +16,26 @@ from perfkit.profiler.nsys_command import profile_command, report_paths, run_nsy
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_profile_command_traces_cuda_nvtx_osrt_and_graph_nodes(tmp_path: Path) -> None:
+def test_profile_command_is_lean_cuda_nvtx_and_graph_nodes(tmp_path: Path) -> None:
     base, report, sqlite = report_paths(tmp_path / "nsys")
     assert (report.name, sqlite.name) == ("report.nsys-rep", "report.sqlite") and base.parent == report.parent
     cmd = profile_command("/opt/nsys", base, ["python", "-m", "perfkit.pipeline.worker", "worker.nsys.json"])
-    assert cmd == ["/opt/nsys", "profile", "--trace=cuda,nvtx,osrt", "--cuda-graph-trace=node",
-                   "--force-overwrite", "true", "--output", str(base),
+    assert cmd == ["/opt/nsys", "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+                   "--cuda-graph-trace=node", "--force-overwrite", "true", "--output", str(base),
                    "python", "-m", "perfkit.pipeline.worker", "worker.nsys.json"]
     with pytest.raises(ValueError):
         profile_command("nsys", base, [])
+
+
+def test_osrt_only_on_request_and_still_without_sampling(tmp_path: Path) -> None:
+    cmd = profile_command("nsys", tmp_path / "r", ["true"], osrt=True)
+    assert "--trace=cuda,nvtx,osrt" in cmd and "--sample=none" in cmd and "--cpuctxsw=none" in cmd
+    from perfkit.pipeline.spec import RunSpec
+
+    spec = RunSpec.model_validate({"name": "n", "profile": {"nsys_osrt": True},
+                                   "workloads": [{"kind": "gemm", "m": 8, "n": 8, "k": 8}]})
+    assert spec.profile.nsys_osrt and not RunSpec.model_validate(
+        {"name": "n", "workloads": [{"kind": "gemm", "m": 8, "n": 8, "k": 8}]}).profile.nsys_osrt
 
 
 def test_export_command_writes_sqlite_beside_the_report(tmp_path: Path) -> None:
@@ -66,8 +77,10 @@ def test_profile_nsys_without_nsys_is_one_line_exit_2_before_the_sweep(tmp_path:
                            "--nsys", "--out", str(tmp_path / "runs"), "--no-store"],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False)
     err = proc.stderr.strip()
-    if Path("/usr/local/cuda/bin/nsys").exists():
-        pytest.skip("nsys is installed in /usr/local/cuda/bin on this machine")
+    from perfkit.core.cuda_tools import search_cuda_tool
+
+    if search_cuda_tool("nsys", env=env).path is not None:
+        pytest.skip("nsys is installed on this machine")
     assert proc.returncode == 2, err[-2000:]
     assert len(err.splitlines()) == 1 and "Traceback" not in err and "nsys" in err and "--nsys" in err
     assert not (tmp_path / "runs").exists()  # nothing ran

@@ -80,9 +80,15 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
 
     def metrics(m: Measurement) -> dict[str, Any]:
         t = m.median_s
-        return {"algbw_bytes_per_s": algbw_bytes_per_s(actual_bytes, t),
-                "busbw_bytes_per_s": busbw_bytes_per_s(op, actual_bytes, t, n),
-                "bus_factor": bus_factor(op, n), "world_size": n}
+        out = {"algbw_bytes_per_s": algbw_bytes_per_s(actual_bytes, t),
+               "busbw_bytes_per_s": busbw_bytes_per_s(op, actual_bytes, t, n),
+               "bus_factor": bus_factor(op, n), "world_size": n,
+               "rank_timing": str(m.extra.get("rank_timing", "lockstep"))}
+        slowest = m.extra.get("max_over_ranks_median_s")
+        if isinstance(slowest, (int, float)) and slowest > 0:  # nccl_tests: the max over ranks beside the mean
+            out["max_rank_time_s"] = float(slowest)
+            out["busbw_max_rank_bytes_per_s"] = busbw_bytes_per_s(op, actual_bytes, float(slowest), n)
+        return out
 
     return Prepared(fn=fn, cost=collective_cost(op, actual_bytes, elements, n), check=check, metrics=metrics,
                     params_extra={} if actual_bytes == size_bytes else {"message_bytes": actual_bytes})

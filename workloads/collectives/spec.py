@@ -1,14 +1,19 @@
 """`kind: collectives` — torch.distributed collectives over message sizes and dtypes.
 
-Runs only under `launch: {nproc: N}` with N >= 2 (perfkit.pipeline.spec refuses it otherwise):
-every rank calls the collective, the slowest rank's time counts (docs/multi-gpu.md).
+Runs only under `launch: {nproc: N}` with N >= 2 (perfkit.pipeline.spec refuses it otherwise).
+`rank_timing` says how a point is timed (docs/multi-gpu.md):
+- `nccl_tests` (default): as nccl-tests does, `iters` back-to-back calls per sample (default 20,
+  after `warmup_iters` = 5), time per call = the mean over them, the mean over ranks reported and
+  the max over ranks beside it (perfkit.pipeline.ranks.nccl_timer): compares with nccl-tests;
+- `lockstep`: a barrier and a host sync around every single call, the slowest rank's time counts
+  (perfkit.pipeline.ranks.timer): the latency of one isolated call, barrier skew included.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.collectives.cost import OPS
@@ -44,6 +49,9 @@ class CollectivesSpec(WorkloadSpec):
     size_bytes: IntAxis | None = None  # the message size S as nccl-tests counts it
     elements: IntAxis | None = None  # or the size in elements of the dtype
     dtypes: Annotated[tuple[str, ...], BeforeValidator(_dtypes)] = ("fp32",)
+    rank_timing: Literal["nccl_tests", "lockstep"] = "nccl_tests"
+    iters: int = Field(20, ge=1, le=100_000)  # nccl_tests: back-to-back calls per sample (nccl-tests -n)
+    warmup_iters: int = Field(5, ge=0, le=100_000)  # nccl_tests: untimed calls first (nccl-tests -w)
 
     runner: ClassVar[str] = "perfkit.workloads.collectives.runner:prepare"
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from perfkit.core.artifacts import Artifacts
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_POINTS_FAILED, PerfkitError, shorten
@@ -63,10 +64,12 @@ def torchrun_command(spec: RunSpec, task_path: Path) -> list[str]:
             *worker_command(task_path)[1:]]
 
 
-def rank_task(spec: RunSpec, spec_path: Path, run_dir: Path, device: str, quick: bool) -> Path:
-    """Write the ranks' task (RUN/worker.rank.json): the validated spec, the run, the device."""
+def rank_task(spec: RunSpec, spec_path: Path, run_dir: Path, device: str, quick: bool,
+              tool_pass: Literal["nsys"] | None = None) -> Path:
+    """Write the ranks' task (RUN/worker.rank.json): the validated spec, the run, the device
+    (and, under `profile --nsys`, that the ranks make the nsys pass's calls instead of timing)."""
     return write_task(WorkerTask(role=ROLE_RANK, spec=spec, spec_path=str(spec_path), run_dir=run_dir,
-                                 device=device, quick=quick))
+                                 device=device, quick=quick, tool_pass=tool_pass))
 
 
 def _read(run_dir: Path) -> Run:
@@ -74,9 +77,10 @@ def _read(run_dir: Path) -> Run:
 
 
 def execute_launched(run: Run, run_dir: Path, points: list[Point], spec: RunSpec, spec_path: Path,
-                     options: ProfileOptions, progress: ProgressFn | None = None, echo: bool = True) -> Run:
+                     options: ProfileOptions, progress: ProgressFn | None = None, echo: bool = True,
+                     tool_pass: Literal["nsys"] | None = None) -> Run:
     """Run every point under torchrun; return the finished Run (run.json not written)."""
-    cmd = torchrun_command(spec, rank_task(spec, spec_path, run_dir, run.device, options.quick))
+    cmd = torchrun_command(spec, rank_task(spec, spec_path, run_dir, run.device, options.quick, tool_pass))
     launches = 0
     after = Artifacts()
     try:

@@ -3,8 +3,8 @@ RUN/worker.rank.json`: the spec the launcher validated, perfkit.pipeline.worker_
 
 Every rank runs every point from where run.partial.json stops: build; agree (a point skipped or
 failed on any rank is skipped or failed on all, naming the rank); check the result; time in lock
-step (perfkit.pipeline.ranks.timer); write its own trace `traces/<point>.rank<r>.json.gz`; then
-rank 0 gathers every rank's numbers, builds the PointResult and rewrites run.partial.json
+step (perfkit.pipeline.ranks.timer; collectives by default as nccl-tests does, ranks.nccl_timer);
+write its own trace `traces/<point>.rank<r>.json.gz`; then rank 0 gathers every rank's numbers, builds the PointResult and rewrites run.partial.json
 (perfkit.pipeline.run_files). A rank that raises once collectives have started, or runs past
 launch.point_timeout_s, says so on stderr (perfkit.pipeline.ranks.markers) and exits: torchrun
 stops the others and the launcher (perfkit.pipeline.ranks.launch) records the point as failed.
@@ -25,14 +25,16 @@ from typing import Any
 
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, PointResult, run_from_dict
 from perfkit.core.run_layout import RunDir, trace_name
-from perfkit.pipeline.point_runner import PointPlan, _describe, timer_config
+from perfkit.pipeline.point_runner import PointPlan, _describe, _nsys_call, timer_config
 from perfkit.pipeline.ranks.markers import done_line, fail_line, start_line
-from perfkit.pipeline.ranks.timer import time_lockstep
+from perfkit.pipeline.ranks.nccl_timer import time_back_to_back
+from perfkit.pipeline.ranks.timer import RankTiming, time_lockstep
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.sweep import plan_for
 from perfkit.profiler.trace_capture import capture_trace
 from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
+from perfkit.workloads.collectives.spec import CollectivesSpec
 from perfkit.workloads.registry import runner_for
 
 GRACE_S = 3.0  # a rank that only waited on another lets the culprit report first
@@ -74,7 +76,7 @@ class Watchdog:
             os._exit(EXIT_RANK_FAILED)
 
 
-def work(spec: RunSpec, run_dir: Path, quick: bool, device: str) -> int:
+def work(spec: RunSpec, run_dir: Path, quick: bool, device: str, tool_pass: str | None = None) -> int:
     import datetime as dt
 
     import torch
@@ -93,7 +95,7 @@ def work(spec: RunSpec, run_dir: Path, quick: bool, device: str) -> int:
     torch.manual_seed(spec.seed)
     if spec.cpu_threads is not None:
         torch.set_num_threads(spec.cpu_threads)
-    points, plan = spec.points(), plan_for(spec, quick)
+    points, plan = spec.points(), plan_for(spec, quick, nsys_pass=tool_pass == "nsys")
     run = run_from_dict(json.loads(RunDir(run_dir).partial_json.read_text())) if rank == 0 else None
     first: list[Any] = [len(run.points) if run else 0]
     dist.broadcast_object_list(first, src=0, group=control)
@@ -173,12 +175,14 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
     dog.waiting = True
     dist.barrier(group=control)  # a rank that hangs before here is named by its watchdog
     dog.waiting = False
+    if plan.nsys_pass:
+        return _nsys_point(prepared, ctx, base, plan, rank, control, dog)
     numerics, trace = None, None
     try:
         with prepared.context():
             if prepared.check is not None:
                 numerics = prepared.check()
-            timing = time_lockstep(prepared.fn, ctx.device, timer_config(point, plan), control)
+            timing = _time(point, prepared, ctx, plan, control)
             if plan.torch_profiler:
                 trace = trace_name(index, point.key, rank)
                 capture_trace(prepared.fn, ctx.device, run_dir / trace, plan.profiled_iters,
@@ -215,3 +219,28 @@ def _point(point: Point, index: int, ctx: RunContext, plan: PointPlan, run_dir: 
                  f"{len(wrong)} of {len(everyone)} ranks wrong)")
     return PointResult(**base, status=status, error=error, measurement=timing.merged, cost=prepared.cost,
                        numerics=numerics, metrics=metrics, trace=trace)
+
+
+def _nsys_point(prepared: Prepared, ctx: RunContext, base: dict[str, Any], plan: PointPlan, rank: int,
+                control: Any, dog: Watchdog) -> PointResult | None:
+    """The nsys pass on every rank: the same calls in the point's NVTX range (collectives need every
+    rank), no timing; rank 0 records the point, failed when any rank's calls failed (naming it)."""
+    mine = _nsys_call(prepared, ctx, dict(base), plan.profiled_iters)
+    everyone = _gather((mine.status, mine.error), control, dog)
+    if rank != 0:
+        return None
+    bad = [(r, e) for r, (s, e) in enumerate(everyone) if s != STATUS_OK]
+    metrics = {"nsys_pass": True, "ranks": len(everyone)}
+    if bad:
+        r, error = bad[0]
+        return PointResult(**base, status=STATUS_FAILED, error=f"rank {r}: {error}", metrics=metrics)
+    return PointResult(**base, status=STATUS_OK, cost=prepared.cost, metrics=metrics)
+
+
+def _time(point: Point, prepared: Prepared, ctx: RunContext, plan: PointPlan, control: Any) -> RankTiming:
+    """Collectives as nccl-tests times them unless the spec asks for lock step; everything else in lock step."""
+    config = timer_config(point, plan)
+    spec = point.spec
+    if isinstance(spec, CollectivesSpec) and spec.rank_timing == "nccl_tests":
+        return time_back_to_back(prepared.fn, ctx.device, config, control, spec.iters, spec.warmup_iters)
+    return time_lockstep(prepared.fn, ctx.device, config, control)
