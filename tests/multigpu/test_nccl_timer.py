@@ -63,7 +63,10 @@ def _rank(rank: int, port: int, out: str, mode: str) -> None:
     dist.destroy_process_group()
 
 
-def _run(tmp_path: Path, mode: str) -> list[dict[str, Any]]:
+def _run(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    # spawned ranks import this module by its name (tests.multigpu...): the repository root must be
+    # on the path they inherit (pytest's importlib mode does not put it there)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
     ctx = mp.get_context("spawn")
     port = _free_port()
     procs = [ctx.Process(target=_rank, args=(r, port, str(tmp_path), mode)) for r in range(2)]
@@ -78,8 +81,10 @@ def _run(tmp_path: Path, mode: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_back_to_back_calls_mean_over_ranks_and_max_beside(tmp_path: Path) -> None:
-    r0, r1 = _run(tmp_path, "sleep")
+def test_back_to_back_calls_mean_over_ranks_and_max_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r0, r1 = _run(tmp_path, "sleep", monkeypatch)
     assert r0["samples"] == r1["samples"] and r0["per_rank"] == r1["per_rank"]  # one decision for all ranks
     n = len(r0["samples"])
     assert 5 <= n <= 8 and r0["stop"] == "max_reps"
@@ -96,8 +101,10 @@ def test_back_to_back_calls_mean_over_ranks_and_max_beside(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_a_real_gloo_all_reduce_times_alike_on_both_ranks(tmp_path: Path) -> None:
-    r0, r1 = _run(tmp_path, "all_reduce")
+def test_a_real_gloo_all_reduce_times_alike_on_both_ranks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r0, r1 = _run(tmp_path, "all_reduce", monkeypatch)
     assert r0["calls"] == r1["calls"] and r0["samples"] == r1["samples"]
     assert all(s > 0 for s in r0["samples"])
 
