@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.gpu_validate_probe_io import check, exit_code, write_result
+from benchmarks.gpu_validate_probe_io import check, exit_code, finish, write_result
 
 NAME, TITLE = "nccl_probe", "World-size-1 NCCL probe"
 RANK_FLAG = "--rank-body"
@@ -95,12 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.rank_body:
         return _rank_body(out, args.dry_run)
-    result = run_probe(out, args.dry_run, args.timeout_s)
-    js, md = write_result(out, NAME, TITLE, result)
-    for c in result["checks"]:
-        print(f"{c['status']:>7}  {c['name']}: {c['value']}")
-    print(f"wrote {js} and {md}")
-    return exit_code(result)
+    return finish(out, NAME, TITLE, run_probe(out, args.dry_run, args.timeout_s))
 
 
 if __name__ == "__main__":

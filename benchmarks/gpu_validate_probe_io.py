@@ -61,3 +61,12 @@ def write_result(out: Path, name: str, title: str, result: dict[str, Any]) -> tu
 def exit_code(result: dict[str, Any]) -> int:
     """1 when a check failed, else 0 (warnings and skipped checks say why; they do not fail the probe)."""
     return 1 if any(c["status"] == "fail" for c in result["checks"]) else 0
+
+
+def finish(out: Path, name: str, title: str, result: dict[str, Any]) -> int:
+    """Write the result (write_result), print one line per check and where it went; the exit code."""
+    js, md = write_result(out, name, title, result)
+    for c in result["checks"]:
+        print(f"{c['status']:>7}  {c['name']}: {c['value']}")
+    print(f"wrote {js} and {md}")
+    return exit_code(result)

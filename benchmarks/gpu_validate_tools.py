@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.gpu_validate_probe_io import check, exit_code, write_result
+from benchmarks.gpu_validate_probe_io import check, finish
 
 NAME, TITLE = "tools", "Tool discovery: ncu, nsys"
 SMOKE_TIMEOUT_S = 120
@@ -137,12 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="perfkit-tools-"))
     work = args.work or Path(tempfile.mkdtemp(prefix="perfkit-tools-work-"))
-    result = probe(work, args.dry_run, args.smoke_s)
-    js, md = write_result(out, NAME, TITLE, result)
-    for c in result["checks"]:
-        print(f"{c['status']:>7}  {c['name']}: {c['value']}")
-    print(f"wrote {js} and {md}")
-    return exit_code(result)
+    return finish(out, NAME, TITLE, probe(work, args.dry_run, args.smoke_s))
 
 
 if __name__ == "__main__":
