@@ -53,6 +53,8 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_gemm_sweep": Smoke(("--smoke",), (r"measured: 2 placed", r"% measured"), slow=True),
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
+    "categories_speed": Smoke(
+        ("--smoke",), (r"Equal categories, old and new: (\d+) of \1 names", r"old / new: [\d.]+x faster")),
     "dashboard_history": Smoke(
         ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
