@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="also write the report (Markdown) here")
     args = ap.parse_args(argv)
     runs = 2 if args.smoke else args.runs
-    old = load_old(args.old_commit).category_of
+    try:
+        old = load_old(args.old_commit).category_of
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"old side skipped: commit {args.old_commit} is not in this checkout ({exc})")
+        return 0
     sources = [("kernel_names.tsv", table_names())]
     sources += [(p.name, trace_names(p)) for p in trace_files(args.smoke)]
     names = sorted({n for _, found in sources for n in found})
