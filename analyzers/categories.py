@@ -25,6 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.regex_literals import required_literals
 
 CATEGORIES = (
     "GEMM",
@@ -133,28 +134,50 @@ RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
+
+def _literal_rx(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """One search for any of the rule's required literals in a lowercased name (None: no prefilter)."""
+    literals = required_literals(pattern)
+    return None if literals is None else re.compile("|".join(re.escape(s) for s in literals))
+
+
+# each rule with a search for the lowercase literals one of which a name must hold for it to match
+_PREFILTERED = tuple((category, pattern, _literal_rx(pattern)) for category, pattern, _ in RULES)
+_PARENS = re.compile(r"[()]")
+
+
 def name_head(name: str) -> str:
     """The name without a trailing parameter list, cut to MATCH_CHARS characters."""
     if name.endswith(")"):
         depth = 0
-        for i in range(len(name) - 1, -1, -1):
-            c = name[i]
-            depth += c == ")"
-            depth -= c == "("
+        for m in reversed(list(_PARENS.finditer(name))):  # the parentheses only, last first
+            depth += 1 if m.group() == ")" else -1
             if depth == 0:
-                if i > 0:
-                    name = name[:i]
+                if m.start() > 0:
+                    name = name[: m.start()]
                 break
     return name[:MATCH_CHARS]
 
 
 def category_of(name: str, kind: int = int(Kind.KERNEL)) -> str:
-    """The category of one GPU op (memcpy / memset by kind first, then the first matching rule)."""
+    """The category of one GPU op (memcpy / memset by kind first, then the first matching rule).
+
+    On an ASCII name a rule is searched only when the name holds one of its required literals
+    (`_PREFILTERED`, from analyzers.regex_literals): a rule whose literals are all absent cannot
+    match, so the first match is the same as searching every rule in order."""
     if kind == Kind.MEMCPY:
         return "memcpy"
     if kind == Kind.MEMSET:
         return "memset"
     head = name_head(name)
+    if head.isascii():
+        low = head.lower()
+        for category, pattern, literals in _PREFILTERED:
+            if literals is not None and not literals.search(low):
+                continue
+            if pattern.search(head):
+                return category
+        return "other"
     for category, pattern, _ in RULES:
         if pattern.search(head):
             return category

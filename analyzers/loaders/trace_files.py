@@ -9,6 +9,8 @@
 - .nsys-rep: exported to SQLite beside it first (analyzers.loaders.nsys.export; needs nsys);
 - .xplane.pb, or a JSON trace naming XLA planes ("/host:CPU", "/device:GPU:0"): a JAX / XLA
   profile (analyzers.loaders.xla.files; several files are one job, devices numbered on);
+- a JSON starting `{"rocprofiler-sdk-tool"`: rocprofv3 (analyzers.loaders.rocprof.load; several
+  files, one per process, are one job: ranks numbered on);
 - anything else: a Kineto trace (analyzers.loaders.kineto.load.load_traces).
 Several exports are one job: their GPUs are numbered one after another (ranks 0..n-1 of the
 first, then n.. of the next). Kineto traces and nsys exports cannot be mixed in one table.
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable, concat_tables
 from perfkit.analyzers.loaders.nsys.schema import is_sqlite
+from perfkit.analyzers.loaders.rocprof.schema import is_rocprof_json
 from perfkit.analyzers.loaders.xla.files import load_xla_files, xla_format
 from perfkit.core.errors import TraceError
 
@@ -32,13 +35,13 @@ REPORT_SUFFIX = ".nsys-rep"
 
 
 def trace_format(path: str | Path) -> str:
-    """"nsys-rep", "nsys" (an SQLite export), "xplane" / "jax-json" (JAX / XLA) or "kineto"."""
+    """"nsys-rep", "nsys" (an SQLite export), "xplane" / "jax-json" (JAX / XLA), "rocprofv3" or "kineto"."""
     path = Path(path)
     if path.name.endswith(REPORT_SUFFIX):
         return "nsys-rep"
     if path.suffix.lower() in SQLITE_SUFFIXES or is_sqlite(path):
         return "nsys"
-    return xla_format(path) or "kineto"
+    return "rocprofv3" if is_rocprof_json(path) else xla_format(path) or "kineto"
 
 
 def _exported(path: Path) -> Path:
@@ -87,6 +90,19 @@ def refuse_repeats(paths: Sequence[Path], given: Sequence[str | Path] | None = N
             digests[d] = i
 
 
+def _load_rocprof(paths: Sequence[str | Path], formats: list[str]) -> EventTable:
+    from perfkit.analyzers.loaders.rocprof.load import load_rocprof
+
+    other = next((p for p, f in zip(paths, formats, strict=True) if f != "rocprofv3"), None)
+    if other is not None:
+        raise TraceError(f"{other}: not a rocprofv3 JSON among rocprofv3 files; analyze them separately")
+    refuse_repeats([Path(p) for p in paths], paths)
+    tables: list[EventTable] = []
+    for p in paths:
+        tables.append(load_rocprof(p, max((r for t in tables for r in t.ranks), default=-1) + 1))
+    return tables[0] if len(tables) == 1 else concat_tables(tables)
+
+
 def load_trace_file(path: str | Path) -> EventTable:
     """One file of any supported format (a Kineto trace keeps the rank it names)."""
     return load_trace_files([path])
@@ -104,6 +120,8 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
             raise TraceError(f"{other}: not a JAX / XLA trace among JAX / XLA traces; analyze them separately")
         refuse_repeats([Path(p) for p in paths], paths)
         return load_xla_files(paths)
+    if "rocprofv3" in formats:
+        return _load_rocprof(paths, formats)
     nsys = [f != "kineto" for f in formats]
     if not any(nsys):
         from perfkit.analyzers.loaders.kineto.load import load_traces

@@ -54,6 +54,9 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
     "changepoint_trend": Smoke(("--smoke",), (r"\| creep \| gaussian \| 3 \| [\d.]+ -> [\d.]+ \|",), slow=True),
+    "categories_speed": Smoke(
+        ("--smoke",), (r"Equal categories, old and new: (\d+) of \1 names|old side skipped",
+                      r"old / new: [\d.]+x faster|old side skipped")),
     "dashboard_history": Smoke(
         ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
