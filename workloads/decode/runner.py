@@ -102,6 +102,16 @@ def fresh_compile_state() -> None:
         reset_cudagraph_trees()
 
 
+def device_read_bandwidth(device: str) -> float | None:
+    """The measured read-only roof (bytes/s) of `device`, or None (no calibration measured it)."""
+    try:
+        from perfkit.roofline.ceilings import read_bandwidth
+
+        return read_bandwidth(device)[0]
+    except Exception:  # a missing or damaged calibration must not fail the point
+        return None
+
+
 def device_ceiling(device: str, dtype: str) -> tuple[Any, str | None]:
     """(roofline Ceiling, None) or (None, why there is none)."""
     try:
@@ -248,7 +258,8 @@ class DecodePoint:
         step = decode_step_cost(self.cfg, [mean_context] * self.batch, self.b, experts_touched=touched)  # type: ignore[list-item]
         ceiling, problem = device_ceiling(self.device, self.dtype)
         out = decode_metrics(generations, self.batch, step, (timed_cost.flop, timed_cost.bytes),
-                             measurement.median_s if measurement.samples_s else None, ceiling, problem)
+                             measurement.median_s if measurement.samples_s else None, ceiling, problem,
+                             device_read_bandwidth(self.device))
         out.update(extra)
         out.update(timed=timed, cache_len=self.cache_len, mean_context=mean_context,
                    mode=self.stepper.mode, generations=[list(g) for g in generations])
