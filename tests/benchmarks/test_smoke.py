@@ -56,7 +56,8 @@ SMOKE: dict[str, Smoke] = {
     "dashboard_history": Smoke(
         ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
-    "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math'),
+    "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math',
+                                                                  r'"cpu_ops_per_step": \d', r'"read_over_copy"'),
                         slow=True),
     "gate_cli_speed": Smoke(("--smoke",), (r"\| 20 \| 20 \| 20 \| [\d.]+ \|", r"\| 7 \| 21 \| 7 \| [\d.]+ \|"), slow=True),
     "gate_improvements": Smoke(("--smoke",), (r"\| improvement-only \| [\d.]+ \+- [\d.]+ \|",)),
@@ -88,6 +89,7 @@ SMOKE: dict[str, Smoke] = {
 HELPERS = {
     "gate_noise": "gate_quality",
     "gate_scale": "gate_quality",
+    "decode_kernels": "decode_gpu",
     "gpu_validate_machine": "gpu_validate",
     "gpu_validate_report": "gpu_validate",
     "gpu_validate_steps": "gpu_validate",
