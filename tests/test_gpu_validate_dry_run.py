@@ -97,7 +97,13 @@ def test_markdown_and_logs(dry_run: tuple[subprocess.CompletedProcess[str], Path
 def test_default_limits_add_up_to_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     """The wheels' install and every default step fit the deadline: nothing is dropped for time."""
     monkeypatch.syspath_prepend(str(ROOT))
-    from benchmarks.gpu_validate_steps import DEADLINE_S, DEFAULT_STEPS, STEPS, WHEELS_LIMIT_S, default_budget_s
+    from benchmarks.gpu_validate_steps import (
+        DEADLINE_S,
+        DEFAULT_STEPS,
+        STEPS,
+        WHEELS_LIMIT_S,
+        default_budget_s,
+    )
 
     assert list(DEFAULT_STEPS) == ALL_STEPS
     assert [s.name for s in STEPS if not s.default] == OPTIONAL_STEPS

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from benchmarks.gpu_validate_steps import Context, calib_details, fp8_small_m_details, over_roof
 from perfkit.roofline.calibration import (
@@ -50,7 +51,7 @@ def test_calib_details_name_the_roofs_and_the_winning_shape(tmp_path: Path) -> N
 
 def test_points_above_their_roof() -> None:
     ceilings = {"gemm.bf16": {"value": 760e12}, "gemm.fp8": {"value": 1.2e15}}
-    points = [
+    points: list[dict[str, Any]] = [
         {"key": "gemm/square/m=8192,n=8192,k=8192,dtype=bf16", "flop_per_s": 738e12},  # below
         {"key": "gemm/square/m=8192,n=8192,k=4096,dtype=bf16", "flop_per_s": 765e12},  # within 1%
         {"key": "gemm/square/m=1024,n=8192,k=8192,dtype=bf16", "flop_per_s": 780e12},  # above

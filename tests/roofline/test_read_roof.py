@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 
 from perfkit.roofline.calibrate.detect import detect
-from perfkit.roofline.calibration import KIND_MEMORY, Calibration, MeasuredCeiling, save, utc_now_iso
-from perfkit.roofline.ceilings import Ceiling, read_bandwidth
-from perfkit.workloads.decode.metrics import decode_metrics
+from perfkit.roofline.calibration import (
+    KIND_MEMORY,
+    Calibration,
+    MeasuredCeiling,
+    save,
+    utc_now_iso,
+)
+from perfkit.roofline.ceilings import read_bandwidth
+from perfkit.workloads.decode.metrics import SeveralDevices, decode_metrics
 from perfkit.workloads.models.cost import decode_step_cost
 from perfkit.workloads.models.presets import PRESETS
 
@@ -18,7 +24,7 @@ def test_mbu_against_the_read_roof_and_the_copy_roof() -> None:
     step = decode_step_cost(PRESETS["llama-3.1-8b"], [4096], b=2)
     tpot = 7.1e-3
     gens = [[0.05 + i * tpot for i in range(129)]]
-    copy = Ceiling(peak_flop_per_s=706e12, bandwidth_bytes_per_s=4.194e12, source="measured (test)")
+    copy = SeveralDevices(peak_flop_per_s=706e12, bandwidth_bytes_per_s=4.194e12, source="measured (test)")
     m = decode_metrics(gens, 1, step, (step.flop, step.bytes), 7.0e-3, copy, None, 4.7e12)
     moved = step.weight_bytes + step.kv_bytes
     assert m["mbu"] == pytest.approx(moved / tpot / 4.194e12)

@@ -15,7 +15,7 @@ from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.config import ModelConfig
 from perfkit.workloads.models.fuse import fuse_projections, is_fused
 from perfkit.workloads.models.generate import prefill
-from perfkit.workloads.models.model import Transformer, apply_rope, apply_rope_qk
+from perfkit.workloads.models.model import DecodeIndex, Transformer, apply_rope, apply_rope_qk
 from perfkit.workloads.models.moe_layer import FeedForward
 from perfkit.workloads.models.presets import PRESETS
 from perfkit.workloads.models.stepper import Stepper
@@ -132,11 +132,11 @@ def test_decode_index_is_built_once_per_step() -> None:
     calls: list[int] = []
     original = model.decode_index
 
-    def counted(pos: torch.Tensor, batch: int) -> object:
+    def counted(pos: torch.Tensor, batch: int) -> DecodeIndex:
         calls.append(1)
         return original(pos, batch)
 
-    model.decode_index = counted  # type: ignore[method-assign]
+    model.decode_index = counted  # type: ignore[method-assign,assignment]
     with torch.no_grad():
         model(torch.zeros(3, 1, dtype=torch.long), torch.tensor([6]))
     assert len(calls) == 1  # one per step, not one per layer

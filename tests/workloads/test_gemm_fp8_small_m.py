@@ -35,6 +35,7 @@ def test_small_m_numerics_against_the_dequantized_float64_product(m: int) -> Non
     assert out.shape == (m, n) and out.dtype == torch.bfloat16
     assert prepared.check is not None
     num = prepared.check()
+    assert num is not None
     assert num.ok and num.rel_err < REL_TOL["fp8"], num
     # the reference is the dequantized e4m3 inputs, not the float32 originals: e4m3 rounding
     # (~3% per element) makes the float32 product differ far more than the check's tolerance
