@@ -2,6 +2,14 @@
 
 benchmarks/gpu_validate.py runs them in this order (docs/gpu-validation.md has the table).
 `env_info` and `load_specs` are the bodies of the env and specs steps (run in their own process).
+Round two (issue 29): the new steps first, and the default steps' limits plus the wheels'
+install add up to at most DEADLINE_S (tests/test_gpu_validate_dry_run.py checks it), so no
+step is dropped for time; the steps the first run already proved (tests, timer, triton,
+ncu_metrics, calibrate_repeat) run only when named.
+Two steps belong to the nsys / NCCL part of issue 29 and call modules written there:
+`tools` (tool discovery, nsys if present: benchmarks/gpu_validate_tools.py) and `nccl_probe`
+(a world-size-1 NCCL probe under torchrun: benchmarks/gpu_validate_nccl_probe.py). Until a
+module exists its step is skipped with that reason (`pending`), not failed.
 """
 
 from __future__ import annotations
@@ -17,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 DEADLINE_S = 420
+WHEELS_LIMIT_S = 30  # the wheels' install (gpu_validate.install_wheels) counts against the deadline too
 GPU, NCU = "a CUDA GPU", "ncu"
 NCU_SPEC = "examples/gemm-gpu-ncu.yaml"
-SPECS = ("examples/gemm-gpu-validate.yaml", NCU_SPEC, "examples/triton-rmsnorm-gpu.yaml")
+FP8_SMALL_M_SPEC = "examples/gemm-fp8-small-m.yaml"
+SPECS = ("examples/gemm-gpu-validate.yaml", FP8_SMALL_M_SPEC, NCU_SPEC, "examples/triton-rmsnorm-gpu.yaml")
+ROOF_TOL = 0.01  # a sweep point may exceed its calibrated roof by this much (timer noise), no more
+CALIBRATED_DTYPES = ("bf16", "fp16", "fp8")
 PY = sys.executable
 
 
@@ -32,6 +44,8 @@ class Step:
     after: str | None = None  # a step that must have succeeded first
     stdout_to: str | None = None  # the first command's stdout goes to this file in OUT
     details: Callable[[Context], dict[str, Any]] | None = None
+    default: bool = True  # run without naming it (False: only when named on the command line)
+    pending: str | None = None  # the module it calls is written elsewhere: skipped, this reason, until it exists
 
 
 @dataclass
@@ -94,9 +108,9 @@ def _latest_run(parent: Path) -> Path | None:
     return runs[-1].parent if runs else None
 
 
-def gemm_details(ctx: Context) -> dict[str, Any]:
+def gemm_details(ctx: Context, folder: str = "gemm") -> dict[str, Any]:
     """The GEMM sweep's points: median, flop/s, numerics, the GPU's state right after timing."""
-    run = _latest_run(ctx.work / "gemm")
+    run = _latest_run(ctx.work / folder)
     if run is None:
         return {}
     rows = []
@@ -138,38 +152,137 @@ def ncu_details(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def calibration_ceilings(ctx: Context) -> dict[str, Any]:
+    """The compute ceilings of the calibration the calib step stored (PERFKIT_HOME of the steps)."""
+    folder = Path(ctx.env.get("PERFKIT_HOME", str(ctx.work / "perfkit-home"))) / "calibration"
+    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if not files:
+        return {}
+    data = json.loads(files[-1].read_text())
+    return {str(c["name"]): c for c in data.get("ceilings", [])}
+
+
+def calib_details(ctx: Context) -> dict[str, Any]:
+    """What the calibration measured: copy and read-only bandwidth, each GEMM roof and its shape."""
+    ceilings = calibration_ceilings(ctx)
+    if not ceilings:
+        return {"fail_reason": "no calibration stored"}
+    out: dict[str, Any] = {}
+    for name, c in ceilings.items():
+        best = max(c.get("sweep") or [{}], key=lambda p: p.get("value", 0.0))
+        out[name] = {"value": c["value"], "unit": c.get("unit"),
+                     "shape": best.get("shape") or ([best["size"]] * 3 if c["kind"] == "compute" and best else None)}
+    if "dram" in out and "dram_read" in out:
+        out["read_over_copy"] = out["dram_read"]["value"] / out["dram"]["value"]
+    return out
+
+
+def over_roof(points: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[str]:
+    """Sweep points of a calibrated dtype whose flop/s exceed that dtype's roof by > ROOF_TOL."""
+    above = []
+    for p in points:
+        dtype = str(p.get("key", "")).rpartition("dtype=")[2].split(",")[0]
+        roof = (ceilings.get(f"gemm.{dtype}") or {}).get("value")
+        flop_per_s = p.get("flop_per_s")
+        if dtype in CALIBRATED_DTYPES and roof and flop_per_s and flop_per_s > roof * (1 + ROOF_TOL):
+            above.append(f"{p['key']}: {flop_per_s / 1e12:.0f} TFLOP/s > roof {roof / 1e12:.0f}")
+    return above
+
+
+def gemm_roof_details(ctx: Context) -> dict[str, Any]:
+    """The GEMM sweep's points and, against the calib step's roofs, any point above its roof."""
+    out = gemm_details(ctx)
+    ceilings = calibration_ceilings(ctx)
+    if out and ceilings:
+        out["above_roof"] = above = over_roof(out["points"], ceilings)
+        if above:
+            out["fail_reason"] = f"{len(above)} sweep point(s) above the calibrated roof: {above[0]}"
+    return out
+
+
+def fp8_small_m_details(ctx: Context) -> dict[str, Any]:
+    """fp8 at M = 1, 8, 24: every point ran and its numerics passed (vs the dequantized float64 product)."""
+    out = gemm_details(ctx, "fp8_small_m")
+    fp8 = [p for p in out.get("points", []) if "dtype=fp8" in str(p["key"])]
+    bad = [f"{p['key']}: {p['status']} {p.get('error') or ''}".strip() for p in fp8 if p["status"] != "ok"]
+    if not fp8:
+        out["fail_reason"] = "no fp8 point in the run"
+    elif bad:
+        out["fail_reason"] = f"{len(bad)} fp8 point(s) not ok: {bad[0]}"
+    return out
+
+
 def _ncu_run(ctx: Context) -> str:
     run = _latest_run(ctx.work / "ncu")
     return str(run) if run else str(ctx.work / "ncu" / "missing-run")
 
 
+def _decode_details(ctx: Context) -> dict[str, Any]:
+    path = ctx.out / "decode_gpu.json"
+    if not path.is_file():
+        return {"fail_reason": "no decode_gpu.json"}
+    data = json.loads(path.read_text())
+    keep = ("best_point", "best_mbu_vs_read", "best_mbu_vs_copy", "mbu_target_met", "read_over_copy",
+            "compile_over_graphs_speedup")
+    out: dict[str, Any] = {k: data[k] for k in keep if k in data}
+    out["points"] = {k: {f: v.get(f) for f in ("tpot_s", "mbu_vs_read", "mbu_vs_copy", "kernels_per_step",
+                                                "linear_per_step", "status", "error") if f in v}
+                     for k, v in data.get("decode", {}).items()}
+    return out
+
+
 STEPS = (
-    Step("env", 30, (), lambda c: [[PY, "-c", "from benchmarks.gpu_validate_steps import env_info; env_info()"]]),
-    Step("specs", 60, (), lambda c: [[PY, "-c", "import sys; from benchmarks.gpu_validate_steps import load_specs; "
+    Step("env", 10, (), lambda c: [[PY, "-c", "from benchmarks.gpu_validate_steps import env_info; env_info()"]]),
+    # issue 29, nsys / NCCL part: tool discovery (ncu, nsys where NVIDIA installs it; an nsys smoke if present)
+    Step("tools", 20, (), lambda c: [[PY, "-m", "benchmarks.gpu_validate_tools", "--details", str(c.work / "tools.json")]],
+         details=_json_details("tools"), pending="benchmarks/gpu_validate_tools.py (nsys discovery, issue 29) not written yet"),
+    Step("specs", 15, (), lambda c: [[PY, "-c", "import sys; from benchmarks.gpu_validate_steps import load_specs; "
                                       "load_specs(sys.argv[1:])", *SPECS]]),
-    Step("tests", 120, (GPU,), lambda c: [[PY, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "tests"]]),
-    Step("timer", 45, (GPU,), lambda c: [[PY, "-m", "benchmarks.timer_vs_do_bench", "--rounds", "4",
-                                          "--out", str(c.out / "timer_vs_do_bench.json")]]),
-    Step("gemm", 60, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
-                                                 "--out", str(c.work / "gemm"))], details=gemm_details),
-    Step("decode", 90, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--out", str(c.out / "decode_gpu.json"),
-                                           "--work", str(c.work / "decode")]]),
-    Step("doctor", 60, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
-         stdout_to="doctor.json"),
-    Step("calib", 60, (GPU,), lambda c: [[PY, "-m", "benchmarks.calibrate_repeat", "--device", "cuda", "--runs", "2",
-                                          "--out", str(c.out / "calibrate_repeat_cuda.json")]]),
-    Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",
-                                                "--details", str(c.work / "ncu_metrics.json")]],
-         details=_json_details("ncu_metrics")),
-    Step("ncu", 60, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
+    Step("calib", 60, (GPU,), lambda c: [_perfkit("calibrate", "--device", "cuda", "--quick", "--quiet")],
+         details=calib_details),
+    Step("decode", 110, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--modes", "cuda_graph,compile",
+                                            "--attention", "varlen", "--no-prefill",
+                                            "--out", str(c.out / "decode_gpu.json"), "--work", str(c.work / "decode")]],
+         details=_decode_details),
+    # issue 29, nsys / NCCL part: world-size-1 NCCL probe under torchrun
+    Step("nccl_probe", 40, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe",
+                                               "--details", str(c.work / "nccl_probe.json")]],
+         details=_json_details("nccl_probe"),
+         pending="benchmarks/gpu_validate_nccl_probe.py (NCCL probe, issue 29) not written yet"),
+    Step("fp8_small_m", 25, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
+                                                        "--out", str(c.work / "fp8_small_m"))],
+         details=fp8_small_m_details),
+    Step("gemm", 30, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
+                                                 "--out", str(c.work / "gemm"))], details=gemm_roof_details),
+    Step("ncu", 35, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
                                                     "--out", str(c.work / "ncu"))], details=ncu_details),
-    Step("ncu_flops", 30, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
+    Step("ncu_flops", 10, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
                                           "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
          after="ncu", details=_json_details("ncu_flops")),
-    Step("graph_trace", 45, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
+    Step("graph_trace", 20, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
                                                 "--details", str(c.work / "graph_trace.json")]],
          details=_json_details("graph_trace")),
+    Step("doctor", 15, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
+         stdout_to="doctor.json"),
+    # proved by the first run (benchmarks/results/gpu-validate-h200/): only when named
+    Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",
+                                                "--details", str(c.work / "ncu_metrics.json")]],
+         details=_json_details("ncu_metrics"), default=False),
+    Step("tests", 120, (GPU,), lambda c: [[PY, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "tests"]],
+         default=False),
+    Step("timer", 45, (GPU,), lambda c: [[PY, "-m", "benchmarks.timer_vs_do_bench", "--rounds", "4",
+                                          "--out", str(c.out / "timer_vs_do_bench.json")]], default=False),
+    Step("calib_repeat", 60, (GPU,), lambda c: [[PY, "-m", "benchmarks.calibrate_repeat", "--device", "cuda",
+                                                 "--runs", "2", "--out", str(c.out / "calibrate_repeat_cuda.json")]],
+         default=False),
     Step("triton", 100, (GPU,), lambda c: [_perfkit("profile", "examples/triton-rmsnorm-gpu.yaml", "--quick",
-                                                    "--no-store", "--quiet", "--out", str(c.work / "triton"))]),
+                                                    "--no-store", "--quiet", "--out", str(c.work / "triton"))],
+         default=False),
 )
 STEP_NAMES = tuple(s.name for s in STEPS)
+DEFAULT_STEPS = tuple(s.name for s in STEPS if s.default)
+
+
+def default_budget_s() -> int:
+    """The wheels' install plus every default step's limit: at most DEADLINE_S."""
+    return WHEELS_LIMIT_S + sum(s.limit_s for s in STEPS if s.default)

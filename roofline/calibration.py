@@ -42,22 +42,33 @@ class SweepPoint:
     n: int  # samples
     median_s: float = math.nan  # the median, for comparison
     variant: str = ""  # which implementation reached it (e.g. "memcpy" or "torch.copy_")
+    shape: tuple[int, int, int] | None = None  # a GEMM's (M, N, K) when not n x n x n (shape search)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "time_s": self.time_s, "value": self.value, "rel_ci": self.rel_ci, "n": self.n,
-                "median_s": self.median_s, "variant": self.variant}
+        out = {"size": self.size, "time_s": self.time_s, "value": self.value, "rel_ci": self.rel_ci, "n": self.n,
+               "median_s": self.median_s, "variant": self.variant}
+        if self.shape is not None:
+            out["shape"] = list(self.shape)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepPoint:
+        shape = data.get("shape")
         return cls(int(data["size"]), float(data["time_s"]), float(data["value"]), float(data["rel_ci"]), int(data["n"]),
-                   float(data.get("median_s", math.nan)), str(data.get("variant", "")))
+                   float(data.get("median_s", math.nan)), str(data.get("variant", "")),
+                   (int(shape[0]), int(shape[1]), int(shape[2])) if shape else None)
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        """The GEMM's (M, N, K): the searched shape, else n x n x n."""
+        return self.shape or (self.size, self.size, self.size)
 
 
 @dataclass(frozen=True)
 class MeasuredCeiling:
     """One measured ceiling: a memory level's bandwidth (bytes/s) or a dtype's peak (flop/s)."""
 
-    name: str  # "dram", "l2", "gemm.bf16"
+    name: str  # "dram", "dram_read", "l2", "gemm.bf16", "gemm.fp8_fast_accum"
     kind: str  # memory | compute
     value: float  # bytes_per_s (memory) or flop_per_s (compute)
     method: str

@@ -109,6 +109,18 @@ def for_device(device: str, dtype: str) -> Ceiling:
     return ceiling_for_info(info, dtype)
 
 
+def read_bandwidth(device: str) -> tuple[float | None, str]:
+    """(the measured read-only DRAM bandwidth of `device`, where it comes from): perfkit calibrate's
+    `dram_read` ceiling; (None, why) without a calibration that measured it (no datasheet has one)."""
+    from perfkit.roofline.calibrate.detect import detect
+
+    cal = load_for(detect(device))
+    found = cal.ceiling("dram_read") if cal is not None else None
+    if cal is None or found is None:
+        return None, "no measured read-only bandwidth (run `perfkit calibrate`)"
+    return found.value, f"dram_read measured (perfkit calibrate {cal.created} ({cal.fingerprint}))"
+
+
 def ceiling_for_info(info: DeviceInfo, dtype: str, calibration: Calibration | None = None) -> Ceiling:
     cal = calibration if calibration is not None else load_for(info)
     with warnings.catch_warnings():

@@ -161,6 +161,10 @@ METRICS: tuple[MetricDef, ...] = (
        "median / peak bandwidth", shown_as=FRACTION),
     _m("step_mfu", "timed MFU", "", HIGHER, "MFU of the timed callable: its analytic flop / the timer's "
        "median / peak flop/s", shown_as=FRACTION),
+    _m("mbu_read", "MBU (read roof)", "", HIGHER, "achieved bytes/s of a decode step / the measured "
+       "read-only bandwidth (perfkit calibrate's dram_read; decode mostly reads)", shown_as=FRACTION),
+    _m("step_mbu_read", "timed MBU (read roof)", "", HIGHER, "the timed callable's analytic bytes / the "
+       "timer's median / the measured read-only bandwidth", shown_as=FRACTION),
     _m("output_tokens", "output tokens", "", LOWER, "tokens generated per sequence", gated=False),
     _m("weight_bytes_per_step", "weight bytes/step", "", LOWER, "analytic weight bytes one decode step reads",
        gated=False),

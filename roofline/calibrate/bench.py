@@ -5,15 +5,20 @@ Each point's time is the 10th percentile of the timer's samples (the median is k
   (on a CPU also libc memcpy, the faster of the two counting).
   On a GPU, `repeat` copies are captured into one CUDA graph so that small (cache-resident)
   copies are not launch-bound; the time per copy is the sample / repeat.
-- gemm: C = A @ B, n x n x n, flop = 2 n^3, random normal inputs (zeros run faster than real
-  data on some GPUs). tf32 turns torch's TF32 matmul switch on for the call, fp32 turns it off;
-  fp8 uses torch._scaled_mm (e4m3 inputs, unit scales, bf16 output, fast accumulation).
+- read: `torch.sum` over an nbytes float32 buffer (a read-only stream: bytes = nbytes; the
+  scalar written is negligible). Decode mostly reads, and a read stream runs faster than a copy
+  (~12% on an H200), so decode MBU is judged against this roof as well as the copy's.
+- gemm: C = A @ B, M x N x K (n x n x n for the size sweep), flop = 2 M N K, random normal
+  inputs (zeros run faster than real data on some GPUs). tf32 turns torch's TF32 matmul switch
+  on for the call, fp32 turns it off; fp8 uses torch._scaled_mm (e4m3 inputs, unit scales, bf16
+  output) without fast accumulation, as the gemm workload runs it, or with it (`fast_accum`).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -79,43 +84,70 @@ def copy_point(device: str, nbytes: int, config: TimingConfig, repeat: int = 1) 
         return _point(numel * 4, work, repeat, fn, device, config, "torch.copy_")
 
 
-def gemm_point(device: str, n: int, dtype: str, config: TimingConfig) -> SweepPoint:
-    """flop/s of an n x n x n matmul in `dtype` (fp32, tf32, bf16, fp16, fp8)."""
+def read_point(device: str, nbytes: int, config: TimingConfig) -> SweepPoint:
+    """Read-only bandwidth (bytes/s, bytes read) of summing an nbytes float32 buffer."""
     import torch
 
-    fn = gemm_callable(device, n, dtype)
+    numel = max(nbytes // 4, 1)
+    if device.startswith("cuda"):
+        src = torch.ones(numel, dtype=torch.float32, device=device)
+    else:
+        src = torch.from_numpy(np.ones(numel, dtype=np.float32))
+    acc = torch.zeros((), dtype=torch.float32, device=src.device)
+    with _on(device):
+        return _point(numel * 4, float(numel * 4), 1, lambda: torch.sum(src, 0, out=acc), device,
+                      config, "torch.sum")
+
+
+def gemm_point(device: str, n: int, dtype: str, config: TimingConfig) -> SweepPoint:
+    """flop/s of an n x n x n matmul in `dtype` (fp32, tf32, bf16, fp16, fp8)."""
+    return gemm_shape_point(device, (n, n, n), dtype, config)
+
+
+def gemm_shape_point(device: str, shape: tuple[int, int, int], dtype: str, config: TimingConfig,
+                     fast_accum: bool = False) -> SweepPoint:
+    """flop/s of an M x N x K matmul in `dtype`; fp8 with or without fast accumulation."""
+    import torch
+
+    m, n, k = shape
+    fn = gemm_callable(device, shape, dtype, fast_accum)
+    variant = "torch.matmul"
+    if dtype == "fp8":
+        variant = "torch._scaled_mm" + (" fast_accum" if fast_accum else "")
     with _on(device), _tf32(dtype):
-        point = _point(n, 2.0 * n**3, 1, fn, device, config, "torch._scaled_mm" if dtype == "fp8" else "torch.matmul")
+        point = _point(m if m == n == k else max(shape), 2.0 * m * n * k, 1, fn, device, config, variant)
     del fn
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
-    return point
+    return point if m == n == k else replace(point, shape=(m, n, k))
 
 
-def gemm_callable(device: str, n: int, dtype: str) -> Callable[[], Any]:
+def gemm_callable(device: str, shape: int | tuple[int, int, int], dtype: str, fast_accum: bool = False) -> Callable[[], Any]:
     import torch
 
+    m, n, k = (shape, shape, shape) if isinstance(shape, int) else shape
     gen = torch.Generator(device=device).manual_seed(0)
     if dtype == "fp8":
-        return _fp8_gemm(device, n, gen)
+        return _fp8_gemm(device, (m, n, k), gen, fast_accum)
     torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
                    "fp64": torch.float64}[dtype]
-    a = torch.randn(n, n, device=device, dtype=torch_dtype, generator=gen)
-    b = torch.randn(n, n, device=device, dtype=torch_dtype, generator=gen)
-    c = torch.empty(n, n, device=device, dtype=torch_dtype)
+    a = torch.randn(m, k, device=device, dtype=torch_dtype, generator=gen)
+    b = torch.randn(k, n, device=device, dtype=torch_dtype, generator=gen)
+    c = torch.empty(m, n, device=device, dtype=torch_dtype)
     return lambda: torch.matmul(a, b, out=c)
 
 
-def _fp8_gemm(device: str, n: int, gen: Any) -> Callable[[], Any]:
+def _fp8_gemm(device: str, shape: tuple[int, int, int], gen: Any, fast_accum: bool) -> Callable[[], Any]:
     import torch
 
+    m, n, k = shape
     fp8 = torch.float8_e4m3fnuz if getattr(torch.version, "hip", None) else torch.float8_e4m3fn
-    a = torch.randn(n, n, device=device, generator=gen).to(fp8)
-    b = torch.randn(n, n, device=device, generator=gen).to(fp8).t()  # column-major, as cuBLASLt wants
+    a = torch.randn(m, k, device=device, generator=gen).to(fp8)
+    b = torch.randn(n, k, device=device, generator=gen).to(fp8).t()  # column-major, as cuBLASLt wants
     one = torch.ones((), device=device, dtype=torch.float32)
 
     def call() -> Any:
-        return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True)
+        return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=fast_accum)
 
     return call
 

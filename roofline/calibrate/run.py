@@ -1,10 +1,16 @@
 """`calibrate(device)`: measure the ceilings of a device and return a `Calibration`.
 
-GPU: DRAM bandwidth by a copy swept from the L2 size up until the plateau; L2 bandwidth by
-copies whose working set is at most half the L2 (the best of three sizes, captured in a CUDA
-graph); GEMM peak per dtype (fp32, tf32, bf16, fp16, fp8 where supported), the best of sizes
-that fill the device. CPU: memory bandwidth by the same copy sweep past the last-level cache,
-and the fp32 and bf16 matmul peaks, with torch set to the thread count the profile uses (recorded).
+GPU: DRAM bandwidth by a copy swept from the L2 size up until the plateau, and the read-only
+bandwidth (a sum over a buffer) at the plateau sizes (`dram_read`, beside the copy's `dram`);
+L2 bandwidth by copies whose working set is at most half the L2 (the best of three sizes,
+captured in a CUDA graph); GEMM peak per dtype (fp32, tf32, bf16, fp16, fp8 where supported),
+the best of square sizes that fill the device, then for bf16 / fp16 / fp8 a shape search
+around the best square (roofline/calibrate/shapes.py; the winning M x N x K recorded), so that
+no measured point of the dtype runs above its roof. fp8 is measured as the gemm workload runs
+it (no fast accumulation: `gemm.fp8`) and with fast accumulation at the winning shape
+(`gemm.fp8_fast_accum`, recorded beside it; no roof uses it). CPU: memory bandwidth by the same
+copy sweep past the last-level cache, the read bandwidth, and the fp32 and bf16 matmul peaks,
+with torch set to the thread count the profile uses (recorded).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from perfkit.core.errors import DeviceError
 from perfkit.core.timing import TimingConfig
 from perfkit.roofline.calibrate.rounds import EXTRA_ROUNDS, confirmed_best, judge_rounds
+from perfkit.roofline.calibrate.shapes import SearchSpace, search, shape_label
 from perfkit.roofline.calibrate.sweep import MiB, best_of, geometric_sizes, sweep_until_plateau
 from perfkit.roofline.calibration import (
     KIND_COMPUTE,
@@ -35,6 +42,13 @@ GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 CPU_DTYPES = ("fp32", "bf16")
 GiB = 1024 * MiB
 L2_GRAPH_BYTES = 512 * MiB  # bytes each CUDA-graph replay of L2-resident copies moves
+SEARCHED_DTYPES = ("bf16", "fp16", "fp8")  # tensor-core dtypes whose peak moves with the shape
+FP8_FAST = "gemm.fp8_fast_accum"
+
+
+def gpu_search_space(quick: bool) -> SearchSpace:
+    """M, N, K on a 512 grid around 4096-8192 (the best square is the start)."""
+    return SearchSpace(step=512, lo=3072, hi=9216, max_evals=8 if quick else 14)
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,9 @@ class Plan:
     plateau_window: int = 3
     rounds: int = 1  # > 1: the plateau sizes and the best GEMM sizes are measured again, best kept
     skipped: dict[str, str] = field(default_factory=dict)
+    read: bool = True  # measure the read-only bandwidth at the DRAM plateau sizes (dram_read)
+    shape_search: dict[str, SearchSpace] = field(default_factory=dict)  # dtype -> its GEMM shape search
+    fp8_fast_accum: bool = True  # also measure fp8 with fast accumulation (gemm.fp8_fast_accum)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -113,6 +130,7 @@ def _gpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
         copy_timer=timer,
         gemm_timer=timer,
         plateau_window=2 if quick else 3,
+        shape_search={d: gpu_search_space(quick) for d in chosen if d in SEARCHED_DTYPES},
     )
 
 
@@ -151,20 +169,27 @@ def calibrate(
                 skipped["fp8"] = why
         t0 = time.perf_counter()
         dram, plateau_sizes = _dram(info, plan, say)
+        read = _read(info, plan, plateau_sizes, say) if plan.read else None
         l2 = _l2(info, plan, say) if plan.l2_sizes else None
         gemms = {d: _gemm(info, plan, d, sizes, say) for d, sizes in plan.gemm_sizes.items() if d not in skipped}
+        fast = _fp8_fast(info, plan, gemms["fp8"], say) if "fp8" in gemms and plan.fp8_fast_accum else None
         rounds: dict[str, list[float]] = {dram.name: [dram.value], **{c.name: [c.value] for c in gemms.values()}}
+        if read is not None:
+            rounds[read.name] = [read.value]
 
         def one_round(round_no: int, names: set[str]) -> None:
-            nonlocal dram
+            nonlocal dram, read
             if dram.name in names:
                 dram = _again(dram, [bench.copy_point(info.device, s, plan.copy_timer) for s in plateau_sizes],
                               round_no, say, rounds[dram.name])
+            if read is not None and read.name in names:
+                read = _again(read, [bench.read_point(info.device, s, plan.copy_timer) for s in plateau_sizes],
+                              round_no, say, rounds[read.name])
             for d, ceiling in gemms.items():
                 if ceiling.name in names:
-                    n = best_of(ceiling.sweep).size
-                    gemms[d] = _again(ceiling, [bench.gemm_point(info.device, n, d, plan.gemm_timer)], round_no, say,
-                                      rounds[ceiling.name])
+                    shape = best_of(ceiling.sweep).mnk
+                    gemms[d] = _again(ceiling, [bench.gemm_shape_point(info.device, shape, d, plan.gemm_timer)],
+                                      round_no, say, rounds[ceiling.name])
 
         for round_no in range(2, plan.rounds + 1):
             one_round(round_no, set(rounds))
@@ -178,9 +203,11 @@ def calibrate(
         unstable: dict[str, str] = {}
         if plan.rounds > 1:
             dram = _judged(_note_rounds(dram, len(rounds[dram.name])), rounds[dram.name], unstable)
+            if read is not None:
+                read = _judged(_note_rounds(read, len(rounds[read.name])), rounds[read.name], unstable)
             gemms = {d: _judged(_note_rounds(c, len(rounds[c.name])), rounds[c.name], unstable)
                      for d, c in gemms.items()}
-        ceilings = [dram, *([l2] if l2 else []), *gemms.values()]
+        ceilings = [dram, *([read] if read else []), *([l2] if l2 else []), *gemms.values(), *([fast] if fast else [])]
         duration = time.perf_counter() - t0
     finally:
         torch.set_num_threads(before)
@@ -271,6 +298,21 @@ def _l2(info: DeviceInfo, plan: Plan, say: Callable[[str], None]) -> MeasuredCei
     return MeasuredCeiling("l2", KIND_MEMORY, best.value, method, level="l2", sweep=tuple(points))
 
 
+def _read(info: DeviceInfo, plan: Plan, sizes: Sequence[int], say: Callable[[str], None]) -> MeasuredCeiling:
+    """The read-only DRAM bandwidth: a sum over buffers of the copy's plateau sizes, the best."""
+    from perfkit.roofline.calibrate import bench
+
+    points = []
+    for size in sizes:
+        point = bench.read_point(info.device, size, plan.copy_timer)
+        say(f"read {size / MiB:.0f} MiB: {point.value / 1e9:.1f} GB/s ({point.variant})")
+        points.append(point)
+    best = best_of(points)
+    method = (f"torch.sum over a float32 buffer (bytes read) at the copy's plateau sizes "
+              f"{', '.join(str(p.size // MiB) for p in points)} MiB, the best ({best.size // MiB} MiB)")
+    return MeasuredCeiling("dram_read", KIND_MEMORY, best.value, method, level="dram_read", sweep=tuple(points))
+
+
 def _gemm(info: DeviceInfo, plan: Plan, dtype: str, sizes: Sequence[int], say: Callable[[str], None]) -> MeasuredCeiling:
     from perfkit.roofline.calibrate import bench
 
@@ -279,7 +321,38 @@ def _gemm(info: DeviceInfo, plan: Plan, dtype: str, sizes: Sequence[int], say: C
         point = bench.gemm_point(info.device, n, dtype, plan.gemm_timer)
         say(f"gemm {dtype} {n}^3: {point.value / 1e12:.3g} TFLOP/s")
         points.append(point)
+    square = best_of(points)
+    what = "torch._scaled_mm e4m3, no fast accumulation" if dtype == "fp8" else "torch.matmul"
+    method = f"{what} n x n x n, best of n = {', '.join(str(p.size) for p in points)} (n = {square.size})"
+    space = plan.shape_search.get(dtype)
+    if space is not None:
+        found: dict[tuple[int, int, int], SweepPoint] = {}
+
+        def measure(shape: tuple[int, int, int]) -> float:
+            if shape == square.mnk:  # the start: measured already
+                return square.value
+            point = bench.gemm_shape_point(info.device, shape, dtype, plan.gemm_timer)
+            say(f"gemm {dtype} {shape_label(shape)}: {point.value / 1e12:.3g} TFLOP/s")
+            found[shape] = point
+            return point.value
+
+        search(measure, square.mnk, space)
+        points += list(found.values())
+        best = best_of(points)
+        method += (f"; shape search over M, N, K in {space.lo}..{space.hi} step {space.step} "
+                   f"({len(found)} shapes): best {shape_label(best.mnk)}")
     best = best_of(points)
-    what = "torch._scaled_mm e4m3, fast accumulation" if dtype == "fp8" else "torch.matmul"
-    method = f"{what} n x n x n, best of n = {', '.join(str(p.size) for p in points)} (n = {best.size})"
     return MeasuredCeiling(f"gemm.{dtype}", KIND_COMPUTE, best.value, method, dtype=dtype, sweep=tuple(points))
+
+
+def _fp8_fast(info: DeviceInfo, plan: Plan, fp8: MeasuredCeiling, say: Callable[[str], None]) -> MeasuredCeiling:
+    """fp8 with fast accumulation at the best fp8 shape: recorded beside gemm.fp8, no roof uses it
+    (the gemm workload runs without fast accumulation; MFU is taken in the same mode)."""
+    from perfkit.roofline.calibrate import bench
+
+    shape = best_of(fp8.sweep).mnk
+    point = bench.gemm_shape_point(info.device, shape, "fp8", plan.gemm_timer, fast_accum=True)
+    say(f"gemm fp8 fast accumulation {shape_label(shape)}: {point.value / 1e12:.3g} TFLOP/s")
+    method = (f"torch._scaled_mm e4m3 with fast accumulation at gemm.fp8's best shape {shape_label(shape)}; "
+              "recorded only: the gemm workload and its MFU use gemm.fp8 (no fast accumulation)")
+    return MeasuredCeiling(FP8_FAST, KIND_COMPUTE, point.value, method, dtype=None, sweep=(point,))

@@ -60,7 +60,8 @@ SMOKE: dict[str, Smoke] = {
     "dashboard_history": Smoke(
         ("--smoke", "--db", "{tmp}/history.db"), (r"page cold \(all caches empty\)\s+[\d.]+ s\s+\(\s*[\d.]+ x target\)",),
         slow=True),
-    "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math'),
+    "decode_gpu": Smoke(("--smoke", "--work", "{tmp}/work"), (r'"decode_tokens_per_s"', r'"prefill_flash_over_math',
+                                                                  r'"cpu_ops_per_step": \d', r'"read_over_copy"'),
                         slow=True),
     "gpu_validate_tools": Smoke(("--dry-run", "--out", "{tmp}/tools"), (r"(ok|skipped)  nsys: ", r"wrote .*tools\.md")),
     "gpu_validate_nccl_probe": Smoke(("--dry-run", "--out", "{tmp}/probe"),
@@ -96,6 +97,7 @@ HELPERS = {
     "gate_noise": "gate_quality",
     "gate_scale": "gate_quality",
     "gate_cells": "gate_quality",
+    "decode_kernels": "decode_gpu",
     "gpu_validate_machine": "gpu_validate",
     "gpu_validate_report": "gpu_validate",
     "gpu_validate_steps": "gpu_validate",

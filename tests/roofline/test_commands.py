@@ -157,7 +157,7 @@ def test_calibrate_cli_on_this_cpu(perfkit_home: Path, capsys: pytest.CaptureFix
     assert main(["calibrate", "--device", "cpu", "--threads", "1", "--show", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["device"]["threads"] == 1 and data["flags"] == []
-    assert {c["name"] for c in data["ceilings"]} == {"dram", "gemm.fp32", "gemm.bf16"}
+    assert {c["name"] for c in data["ceilings"]} == {"dram", "dram_read", "gemm.fp32", "gemm.bf16"}
     assert data["settings"]["quick"] is True
     assert main(["calibrate", "--device", "cpu", "--threads", "2", "--show"]) == 0
     assert "no stored calibration" in capsys.readouterr().out

@@ -47,6 +47,7 @@ from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.config import ModelConfig
 from perfkit.workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
 from perfkit.workloads.models.fit import check_fits, device_memory, refusal
+from perfkit.workloads.models.fuse import fuse_projections, is_fused
 from perfkit.workloads.models.generate import generate, prefill
 from perfkit.workloads.models.model import Transformer
 from perfkit.workloads.models.moe_layer import MoEFeedForward
@@ -60,7 +61,7 @@ DECODE_TOL = {"fp32": 1e-4, "bf16": 5e-2, "fp16": 1e-2}
 CHECK_STEPS = 2
 
 
-def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | None:
+def support_problem(p: dict[str, Any], device: str, timer_graph: bool, num_splits: int | None = None) -> str | None:
     """Why this point cannot run on `device`, or None."""
     problem = mode_problem(p["mode"], device)
     if problem:
@@ -84,6 +85,8 @@ def support_problem(p: dict[str, Any], device: str, timer_graph: bool) -> str | 
         if p["batch"] > 1 and "seqused_k" not in varlen_parameters():
             return (f"torch {torch.__version__}'s varlen_attn has no seqused_k, needed for batch > 1; "
                     "use sdpa or batch: 1")
+        if num_splits is not None and "num_splits" not in varlen_parameters():
+            return f"torch {torch.__version__}'s varlen_attn has no num_splits; remove num_splits from the spec"
     return None
 
 
@@ -97,6 +100,16 @@ def fresh_compile_state() -> None:
         except ImportError:  # pragma: no cover - a torch without Inductor's graph trees
             return
         reset_cudagraph_trees()
+
+
+def device_read_bandwidth(device: str) -> float | None:
+    """The measured read-only roof (bytes/s) of `device`, or None (no calibration measured it)."""
+    try:
+        from perfkit.roofline.ceilings import read_bandwidth
+
+        return read_bandwidth(device)[0]
+    except Exception:  # a missing or damaged calibration must not fail the point
+        return None
 
 
 def device_ceiling(device: str, dtype: str) -> tuple[Any, str | None]:
@@ -245,7 +258,8 @@ class DecodePoint:
         step = decode_step_cost(self.cfg, [mean_context] * self.batch, self.b, experts_touched=touched)  # type: ignore[list-item]
         ceiling, problem = device_ceiling(self.device, self.dtype)
         out = decode_metrics(generations, self.batch, step, (timed_cost.flop, timed_cost.bytes),
-                             measurement.median_s if measurement.samples_s else None, ceiling, problem)
+                             measurement.median_s if measurement.samples_s else None, ceiling, problem,
+                             device_read_bandwidth(self.device))
         out.update(extra)
         out.update(timed=timed, cache_len=self.cache_len, mean_context=mean_context,
                    mode=self.stepper.mode, generations=[list(g) for g in generations])
@@ -281,7 +295,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     spec = point.spec
     assert isinstance(spec, DecodeSpec) and spec.model is not None
     p = point.params
-    problem = support_problem(p, ctx.device, point.timing.cuda_graph)
+    problem = support_problem(p, ctx.device, point.timing.cuda_graph, spec.num_splits)
     if problem:
         raise Unsupported(problem)
     fresh_compile_state()
@@ -312,11 +326,17 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         state = TPState(ref_tokens=None, ref_logits=None, reps=spec.generate_reps, no_reference=NO_REFERENCE[spec.tp_reference])
     if tp is not None:
         cfg = local_config(cfg, tp[1])
+    if spec.fuse:
+        fuse_projections(model)
     model.setup_caches(batch, plen + steps)
-    model.set_decode_attention(p["decode_attention"])
+    splits = spec.num_splits if p["decode_attention"] == "varlen" else None
+    model.set_decode_attention(p["decode_attention"], splits)
     dp = DecodePoint(cfg, model, Stepper(model, batch, ctx.device, p["mode"]), prompt, steps, dtype, ctx.device,
                      state)
-    facts: dict[str, Any] = {"cache_len": dp.cache_len, **dp.attention_backends()}
+    facts: dict[str, Any] = {"cache_len": dp.cache_len, "fused_projections": is_fused(model),
+                             **dp.attention_backends()}
+    if splits is not None:
+        facts["num_splits"] = splits
     if tp is not None:
         facts["tp_reference"] = "full" if reference else "none"
     if cfg.is_moe:

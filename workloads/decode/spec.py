@@ -10,6 +10,8 @@
       timed: decode_step           # decode_step | prefill | generate: what the shared timer times
       generate_reps: 3             # timed generations for TTFT / TPOT / ITL
       layer_ranges: false          # an NVTX range per layer (eager only)
+      fuse: true                   # gate / up projections as one GEMM (qkv is always one)
+      num_splits: null             # varlen's split-KV count (flash-decoding); null: the kernel's choice
       tp: 1                        # tensor parallel over this many ranks (= launch.nproc, or 1)
       tp_reference: auto           # auto | full | none: build the whole model as the tp check's reference
 
@@ -66,6 +68,8 @@ class DecodeSpec(ModelWorkloadSpec):
     dtypes: DTypeAxis | None = None  # default: the model's dtype
     generate_reps: int = Field(3, ge=1, le=1000)
     layer_ranges: bool = False
+    fuse: bool = True  # SwiGLU gate / up as one GEMM (workloads/models/fuse.py); false: the unfused model
+    num_splits: int | None = Field(None, ge=1, le=256)  # varlen split-KV count; None: the kernel's heuristic
     tp: int = Field(1, ge=1, le=1024)  # tensor-parallel ranks (workloads/decode/tp.py)
     # tp > 1: full = every rank builds and runs the whole model as the token check's reference;
     # none = every rank builds only its shard, no check; auto = full when the whole model fits one device

@@ -49,10 +49,20 @@ def support_problem(p: dict[str, Any], device: str) -> str | None:
             return "fp8 GEMM (torch._scaled_mm) has no batched form; use batch: 1"
         if p["transpose_a"] or p["transpose_b"]:
             return "fp8 GEMM (torch._scaled_mm) needs row-major A and column-major B; drop the transposes"
-        if is_cuda and any(p[d] % 16 for d in ("m", "n", "k")):
-            return "fp8 GEMM on CUDA needs M, N, K divisible by 16"
+        shape = fp8_shape_problem(p["n"], p["k"]) if is_cuda else None
+        if shape:
+            return shape
         if not hasattr(torch, "_scaled_mm"):
             return f"torch {torch.__version__} has no torch._scaled_mm"
+    return None
+
+
+def fp8_shape_problem(n: int, k: int) -> str | None:
+    """torch._scaled_mm on CUDA checks K and N (multiples of 16), not M: M = 1, 8, 24 (decode GEMVs)
+    run. None when the shape is accepted."""
+    bad = [f"{name} = {v}" for name, v in (("N", n), ("K", k)) if v % 16]
+    if bad:
+        return f"fp8 GEMM (torch._scaled_mm) on CUDA needs N and K divisible by 16 ({', '.join(bad)}); M may be any size"
     return None
 
 

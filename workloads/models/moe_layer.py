@@ -24,15 +24,24 @@ IMPLS = ("auto", "grouped", "gather", "dense")
 
 
 class FeedForward(nn.Module):
-    """SwiGLU: w2(silu(w1 x) * w3 x). x [..., d] -> [..., d]."""
+    """SwiGLU: w2(silu(w1 x) * w3 x). x [..., d] -> [..., d].
+
+    Fused (workloads/models/fuse.py): `w13` holds [w1; w3] in one tensor, and w1 / w3 are views
+    of its halves (same parameter names and values): one GEMM for gate and up instead of two."""
+
+    w13: Tensor | None
 
     def __init__(self, dim: int, hidden: int) -> None:
         super().__init__()
         self.w1 = nn.Linear(dim, hidden, bias=False)  # gate
         self.w3 = nn.Linear(dim, hidden, bias=False)  # up
         self.w2 = nn.Linear(hidden, dim, bias=False)  # down
+        self.register_buffer("w13", None, persistent=False)
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.w13 is not None:
+            gate, up = F.linear(x, self.w13).chunk(2, dim=-1)
+            return self.w2(F.silu(gate) * up)
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
 
 
