@@ -6,10 +6,10 @@ Round two (issue 29): the new steps first, and the default steps' limits plus th
 install add up to at most DEADLINE_S (tests/test_gpu_validate_dry_run.py checks it), so no
 step is dropped for time; the steps the first run already proved (tests, timer, triton,
 ncu_metrics, calibrate_repeat) run only when named.
-Two steps belong to the nsys / NCCL part of issue 29 and call modules written there:
 `tools` (tool discovery, nsys if present: benchmarks/gpu_validate_tools.py) and `nccl_probe`
-(a world-size-1 NCCL probe under torchrun: benchmarks/gpu_validate_nccl_probe.py). Until a
-module exists its step is skipped with that reason (`pending`), not failed.
+(a world-size-1 NCCL probe under torchrun: benchmarks/gpu_validate_nccl_probe.py) write their
+checks to WORK/NAME.json, read back as the step's details. A step whose module is written
+elsewhere and does not exist yet is skipped with its `pending` reason, not failed.
 """
 
 from __future__ import annotations
@@ -234,8 +234,9 @@ def _decode_details(ctx: Context) -> dict[str, Any]:
 STEPS = (
     Step("env", 10, (), lambda c: [[PY, "-c", "from benchmarks.gpu_validate_steps import env_info; env_info()"]]),
     # issue 29, nsys / NCCL part: tool discovery (ncu, nsys where NVIDIA installs it; an nsys smoke if present)
-    Step("tools", 20, (), lambda c: [[PY, "-m", "benchmarks.gpu_validate_tools", "--details", str(c.work / "tools.json")]],
-         details=_json_details("tools"), pending="benchmarks/gpu_validate_tools.py (nsys discovery, issue 29) not written yet"),
+    Step("tools", 20, (), lambda c: [[PY, "-m", "benchmarks.gpu_validate_tools", "--out", str(c.work),
+                                      "--work", str(c.work / "tools"), *(["--dry-run"] if c.dry_run else [])]],
+         details=_json_details("tools")),
     Step("specs", 15, (), lambda c: [[PY, "-c", "import sys; from benchmarks.gpu_validate_steps import load_specs; "
                                       "load_specs(sys.argv[1:])", *SPECS]]),
     Step("calib", 60, (GPU,), lambda c: [_perfkit("calibrate", "--device", "cuda", "--quick", "--quiet")],
@@ -245,10 +246,9 @@ STEPS = (
                                             "--out", str(c.out / "decode_gpu.json"), "--work", str(c.work / "decode")]],
          details=_decode_details),
     # issue 29, nsys / NCCL part: world-size-1 NCCL probe under torchrun
-    Step("nccl_probe", 40, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe",
-                                               "--details", str(c.work / "nccl_probe.json")]],
-         details=_json_details("nccl_probe"),
-         pending="benchmarks/gpu_validate_nccl_probe.py (NCCL probe, issue 29) not written yet"),
+    Step("nccl_probe", 40, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe", "--out", str(c.work),
+                                               "--timeout-s", "35"]],
+         details=_json_details("nccl_probe")),
     Step("fp8_small_m", 25, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
                                                         "--out", str(c.work / "fp8_small_m"))],
          details=fp8_small_m_details),
