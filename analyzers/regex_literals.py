@@ -13,9 +13,13 @@ re.IGNORECASE ("ſ" matches "s", the Kelvin sign "k"), so callers use it on ASCI
 
 from __future__ import annotations
 
+import importlib
 import re
-import re._parser as sre_parse  # type: ignore[import-not-found]  # CPython's own parser (3.11+)
+import sys
 from typing import Any
+
+# CPython's own regex parser: re._parser from 3.11, the (since deprecated) sre_parse before
+sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
 _LITERAL = sre_parse.LITERAL
 _SUBPATTERN = sre_parse.SUBPATTERN
