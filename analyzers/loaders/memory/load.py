@@ -68,7 +68,7 @@ def detect(path: Path) -> str:
         except (OSError, EOFError):
             raise TraceError(f"{path}: damaged gzip; re-export the trace") from None
     text = head.lstrip()
-    if not text[:1] in (b"{", b"["):
+    if text[:1] not in (b"{", b"["):
         raise TraceError(f"{path}: neither a pickle nor JSON; pass a torch memory snapshot "
                          "(torch.cuda.memory._dump_snapshot) or a Kineto trace with profile_memory=True")
     if (b'"segments"' in head or b'"device_traces"' in head) and b'"traceEvents"' not in head:

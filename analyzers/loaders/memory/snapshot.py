@@ -19,6 +19,7 @@ Trace actions perfkit does not know are skipped and counted (`skipped_actions`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,7 @@ def _check_overlaps(r: _Reader, segments: list[Segment]) -> None:
         by_device.setdefault(s.device, []).append((s.addr, s.addr + s.total_bytes, i))
     for spans in by_device.values():
         spans.sort()
-        for (_, end, i), (start, _, j) in zip(spans, spans[1:], strict=False):
+        for (_, end, i), (start, _, j) in pairwise(spans):
             if start < end:
                 raise r.fail(f"segments[{j}]", f"overlaps segments[{i}] (inconsistent segments)")
 
@@ -150,7 +151,9 @@ def _stages(r: _Reader, data: dict[str, Any]) -> dict[int, list[tuple[int, int, 
 
 class _StageSweep:
     def __init__(self, marks: list[tuple[int, int, str]]) -> None:
-        self.marks, self.next, self.open = marks, 0, []  # type: list[str]
+        self.marks = marks
+        self.next = 0
+        self.open: list[str] = []
 
     def at(self, time_ns: int | None) -> str:
         if time_ns is None:
