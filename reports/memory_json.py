@@ -13,21 +13,38 @@ from perfkit.analyzers.memory.model import Allocation
 TIMELINE_POINTS = 2000
 
 
-def allocation_json(a: Allocation) -> dict[str, Any]:
+class _Stacks:
+    """Each distinct stack once (`stacks`), allocations point at it by index (`stack`)."""
+
+    def __init__(self) -> None:
+        self.index: dict[int, int] = {}  # id of an (interned) frames tuple -> position
+        self.rows: list[list[dict[str, Any]]] = []
+
+    def of(self, a: Allocation) -> int:
+        found = self.index.get(id(a.frames))
+        if found is None:
+            found = self.index[id(a.frames)] = len(self.rows)
+            self.rows.append([{"name": f.name, "filename": f.filename, "line": f.line} for f in a.frames])
+        return found
+
+
+def allocation_json(a: Allocation, stacks: _Stacks) -> dict[str, Any]:
     return {"addr": a.addr, "size_bytes": a.size_bytes, "alloc_event": a.alloc_index,
             "free_event": a.free_index, "time_ns": a.time_ns, "category": a.category,
-            "category_source": a.category_source, "stage": a.stage, "op": a.op,
-            "frames": [{"name": f.name, "filename": f.filename, "line": f.line} for f in a.frames]}
+            "category_source": a.category_source, "stage": a.stage, "op": a.op, "stack": stacks.of(a)}
 
 
 def memory_json(a: MemoryAnalysis) -> dict[str, Any]:
     t, p = a.timeline, a.timeline.peak
     s = downsample(t, TIMELINE_POINTS)
+    stacks = _Stacks()
+    alive = [allocation_json(x, stacks) for x in a.alive]
     return {
         "path": a.path, "kind": a.kind, "device": a.device, "devices": a.devices, "events": len(t),
         "peak": {"event": p.event_index, "time_ns": p.time_ns, "allocated_bytes": p.allocated_bytes,
                  "reserved_bytes": p.reserved_bytes, "baseline_bytes": p.baseline_bytes,
-                 "alive": [allocation_json(x) for x in a.alive]},
+                 "alive": alive},
+        "stacks": stacks.rows,  # frames innermost first; alive[].stack indexes this list
         "replay_check": {"checked_events": t.reported_checked, "mismatches": t.reported_mismatches,
                          "first_mismatch_event": t.first_mismatch, "unmatched_frees": t.unmatched_frees},
         "timeline": {"points": len(s.position), "event": s.position, "time_ns": s.time_ns,

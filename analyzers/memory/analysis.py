@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from perfkit.analyzers.loaders.memory.load import MemoryInput
 from perfkit.analyzers.memory.categories import CategoryTotal, categorize, category_totals
 from perfkit.analyzers.memory.fragmentation import Fragmentation, fragmentation
+from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.memory.model import Allocation, MemoryTimeline, Segment
 from perfkit.analyzers.memory.oom import OomExplanation, explain_oom, facts_from_snapshot
 from perfkit.analyzers.memory.peak import OpStat, Share, alive_by, op_stats, stack_top
@@ -51,6 +52,11 @@ def _pick_device(source: MemoryInput, device: str | None) -> tuple[str, list[str
 
 
 def analyze_memory(source: MemoryInput, device: str | None = None) -> MemoryAnalysis:
+    with gc_paused():
+        return _analyze(source, device)
+
+
+def _analyze(source: MemoryInput, device: str | None) -> MemoryAnalysis:
     chosen, devices = _pick_device(source, device)
     events = [e for e in source.events if e.device == chosen]
     segments = [s for s in source.segments if s.device == chosen] if source.segments is not None else None

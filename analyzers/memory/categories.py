@@ -38,13 +38,19 @@ def categorize(allocations: Sequence[Allocation], events: Sequence[MemoryEvent] 
     """Allocations with category and category_source set by the order above. `events`: the
     events the allocations' indices point into (for the same-op rule; optional)."""
     by_index = {e.index: e for e in events} if events else {}
+    decided: dict[tuple[str, str, int], tuple[str, str] | None] = {}  # frames tuples are shared
     out = []
     for a in allocations:
         if a.category != "unknown":
             out.append(a if a.category_source == "input" else replace(a, category_source="input"))
             continue
-        names = _names(a)
-        found = next(((src, cat) for src, cat, words in RULES if any(w in names for w in words)), None)
+        key = (a.stage, a.op, id(a.frames))
+        if key in decided:
+            found = decided[key]
+        else:
+            names = _names(a)
+            found = decided[key] = next(
+                ((src, cat) for src, cat, words in RULES if any(w in names for w in words)), None)
         if found is None and a.free_index is not None and by_index:
             made, freed = by_index.get(a.alloc_index), by_index.get(a.free_index)
             if made is not None and freed is not None and made.op_id >= 0 and made.op_id == freed.op_id:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from perfkit.analyzers.loaders.memory.kineto_memory import memory_events_from_trace
 from perfkit.analyzers.loaders.memory.snapshot import load_snapshot, snapshot_from_data
+from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.memory.model import MemoryEvent, Segment
 from perfkit.core.errors import TraceError
 from perfkit.core.json_file import load_json
@@ -80,4 +81,5 @@ def load_memory_input(path: str | Path) -> MemoryInput:
     p = Path(path)
     if p.is_dir():
         raise TraceError(f"{p}: a directory; pass a memory snapshot or a trace file")
-    return LOADERS[detect(p)](p)
+    with gc_paused():
+        return LOADERS[detect(p)](p)

@@ -47,6 +47,7 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.frames: dict[tuple[Any, ...], tuple[Frame, ...]] = {}
+        self.by_id: dict[int, tuple[Frame, ...]] = {}  # a frames list the pickle shares between events
 
     def fail(self, where: str, what: str) -> TraceError:
         return TraceError(f"{self.path}: {where}: {what}; {FIX}")
@@ -75,6 +76,9 @@ class _Reader:
         raw = obj.get("frames") or []
         if not isinstance(raw, list):
             raise self.fail(f"{where}.frames", "not a list")
+        shared = self.by_id.get(id(raw))
+        if shared is not None:
+            return shared
         key = tuple((f.get("name"), f.get("filename"), f.get("line")) if isinstance(f, dict) else None
                     for f in raw)
         found = self.frames.get(key)
@@ -86,6 +90,7 @@ class _Reader:
                     raise self.fail(f"{where}.frames[{i}]", "not a frame {name: str, filename: str, line: int}")
                 frames.append(Frame(k[0][:1000], (k[1] or "")[:1000], k[2] or 0))
             found = self.frames[key] = tuple(frames)
+        self.by_id[id(raw)] = found  # the data (and so `raw`) lives as long as this reader
         return found
 
 
@@ -177,20 +182,28 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
         if not isinstance(trace, list):
             raise r.fail(f"device_traces[{device}]", "not a list")
         sweep = _StageSweep(stages.get(device, []))
+        has_stages = bool(sweep.marks)
         name = f"cuda:{device}"
-        for where, e in r.dicts(trace, f"device_traces[{device}]"):
+        for i, e in enumerate(trace):
+            if type(e) is not dict:
+                raise r.fail(f"device_traces[{device}][{i}]", f"a {type(e).__name__}, not a dict")
+            where = f"device_traces[{device}][{i}]"
             action = e.get("action")
             if action not in known:
                 skipped[str(action)[:40]] = skipped.get(str(action)[:40], 0) + 1
                 continue
-            t = e.get("time_us")
-            time_ns = r.int_(e, "time_us", where, high=1 << 62) * 1000 if t is not None else None
+            t, addr, size, stream = e.get("time_us"), e.get("addr"), e.get("size"), e.get("stream", 0)
+            if not (type(addr) is int and type(size) is int and type(stream) is int
+                    and (t is None or type(t) is int) and 0 <= addr < MAX_ADDR and 0 <= size < MAX_BYTES
+                    and (t is None or 0 <= t < 1 << 62)):  # the fast path failed: say which field
+                addr, size = r.int_(e, "addr", where), r.int_(e, "size", where, high=MAX_BYTES)
+                stream = r.int_(e, "stream", where, low=-(1 << 63), high=1 << 64, default=0)
+                t = r.int_(e, "time_us", where, high=1 << 62) if t is not None else None
+            time_ns = t * 1000 if t is not None else None
             category = e.get("category")
             events.append(MemoryEvent(
-                index=len(events), action=str(action), addr=r.int_(e, "addr", where),
-                size_bytes=r.int_(e, "size", where, high=MAX_BYTES), device=name, time_ns=time_ns,
-                stream=r.int_(e, "stream", where, low=-(1 << 63), high=1 << 64, default=0),
-                frames=r.stack(e, where), stage=sweep.at(time_ns),
+                len(events), action, addr, size, name, time_ns, stream, r.stack(e, where),
+                sweep.at(time_ns) if has_stages else "",
                 category=category if category in categories else "unknown"))
     return events
 
