@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,11 @@ def test_memory_page_renders_offline(tmp_path: Path) -> None:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = browser.new_context(offline=True).new_page()
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            def on_dialog(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", on_dialog)
             page.on("request", lambda r: requests.append(r.url))
             page.goto(out.as_uri())
             page.wait_for_selector("#timeline-svg polyline", state="attached", timeout=30_000)

@@ -19,8 +19,8 @@ Trace actions perfkit does not know are skipped and counted (`skipped_actions`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import pairwise
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 

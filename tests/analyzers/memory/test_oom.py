@@ -28,7 +28,8 @@ def test_the_message_is_read_and_fits_defragmented() -> None:
 
 def test_too_large_even_defragmented() -> None:
     out = explain_oom(parse_oom_message(MESSAGE.replace("2.00 GiB", "9.00 GiB")))
-    assert out.verdict == "does-not-fit" and out.shortfall_bytes == 9 * GiB - out.total_free_bytes
+    assert out.verdict == "does-not-fit" and out.total_free_bytes is not None
+    assert out.shortfall_bytes == 9 * GiB - out.total_free_bytes
 
 
 def test_a_message_without_a_request_is_one_line() -> None:
