@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "dashboard",
     "analyze",
+    "memory",
     "ingest",
     "compare",
     "gate",

@@ -77,6 +77,8 @@ SMOKE: dict[str, Smoke] = {
         ("--dry-run", "env", "gemm"), (r"env: ok", r"gemm: skipped .*: dry run: needs a CUDA GPU"), slow=True,
         out_env=True),
     "graph_trace_probe": Smoke(("--smoke",), (r"no CUDA device: nothing to probe|graph launches",), slow=True),
+    "memory_snapshot": Smoke(("--smoke",), (r"10,000 events \(\d+ MiB pickle\): load [\d.]+ s, .*total [\d.]+ s",),
+                             slow=True),
     "ncu_checks": Smoke(
         ("metrics", "--smoke"), (r"ncu metrics for gh100: (\d+ requested; check skipped: ncu not found|missing)",)),
     "nsys_load": Smoke(("--smoke",), (r"x2: peak RSS \d+ MiB", r"x2, no NVTX: peak RSS \d+ MiB"), slow=True,

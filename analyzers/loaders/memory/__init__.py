@@ -1,0 +1,1 @@
+"""Loaders of memory inputs: torch snapshot pickles, Kineto traces with profile_memory."""

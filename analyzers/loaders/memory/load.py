@@ -1,0 +1,85 @@
+"""Any memory input -> one `MemoryInput` (events, and segments where the input has them).
+
+    from perfkit.analyzers.loaders.memory.load import load_memory_input
+    source = load_memory_input("snapshot.pickle")
+
+Chosen by content: a pickle (first byte 0x80) is a torch memory snapshot; JSON whose top level
+holds `segments` / `device_traces` is a snapshot saved as JSON; any other JSON (or .json.gz) is
+a Kineto trace whose `[memory]` events are read. A new input kind (XLA's allocator timeline)
+adds a loader to LOADERS and a test in `detect`.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfkit.analyzers.loaders.memory.kineto_memory import memory_events_from_trace
+from perfkit.analyzers.loaders.memory.snapshot import load_snapshot, snapshot_from_data
+from perfkit.analyzers.memory.gc_paused import gc_paused
+from perfkit.analyzers.memory.model import MemoryEvent, Segment
+from perfkit.core.errors import TraceError
+from perfkit.core.json_file import load_json
+
+SNIFF_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class MemoryInput:
+    path: str
+    kind: str  # "torch-snapshot", "torch-snapshot-json", "kineto"
+    events: list[MemoryEvent]
+    segments: list[Segment] | None  # None: the input says nothing about segments
+    skipped_actions: dict[str, int]
+
+
+def _snapshot(path: Path) -> MemoryInput:
+    snap = load_snapshot(path)
+    return MemoryInput(str(path), "torch-snapshot", snap.events, snap.segments, snap.skipped_actions)
+
+
+def _snapshot_json(path: Path) -> MemoryInput:
+    snap = snapshot_from_data(load_json(path, "pass a torch memory snapshot or a Kineto trace", TraceError), path)
+    return MemoryInput(str(path), "torch-snapshot-json", snap.events, snap.segments, snap.skipped_actions)
+
+
+def _kineto(path: Path) -> MemoryInput:
+    events = memory_events_from_trace(path)
+    if not events:
+        raise TraceError(f"{path}: no [memory] events; record the trace with "
+                         "torch.profiler.profile(profile_memory=True) or pass a memory snapshot")
+    return MemoryInput(str(path), "kineto", events, None, {})
+
+
+LOADERS: dict[str, Callable[[Path], MemoryInput]] = {
+    "torch-snapshot": _snapshot, "torch-snapshot-json": _snapshot_json, "kineto": _kineto}
+
+
+def detect(path: Path) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    if head[:1] == b"\x80":
+        return "torch-snapshot"
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as gz:
+                head = gz.read(SNIFF_BYTES)
+        except (OSError, EOFError):
+            raise TraceError(f"{path}: damaged gzip; re-export the trace") from None
+    text = head.lstrip()
+    if text[:1] not in (b"{", b"["):
+        raise TraceError(f"{path}: neither a pickle nor JSON; pass a torch memory snapshot "
+                         "(torch.cuda.memory._dump_snapshot) or a Kineto trace with profile_memory=True")
+    if (b'"segments"' in head or b'"device_traces"' in head) and b'"traceEvents"' not in head:
+        return "torch-snapshot-json"
+    return "kineto"
+
+
+def load_memory_input(path: str | Path) -> MemoryInput:
+    p = Path(path)
+    if p.is_dir():
+        raise TraceError(f"{p}: a directory; pass a memory snapshot or a trace file")
+    with gc_paused():
+        return LOADERS[detect(p)](p)

@@ -1,0 +1,226 @@
+"""A torch memory snapshot (`torch.cuda.memory._dump_snapshot`, or `_profile_to_snapshot` of a
+CPU profile, pickled; or the same dict as JSON) -> typed segments and events.
+
+    from perfkit.analyzers.loaders.memory.snapshot import load_snapshot
+    snap = load_snapshot("snapshot.pickle")   # SnapshotData: segments, events, devices
+
+The pickle is loaded by the restricted unpickler (unpickler.py: nothing in it runs). Read:
+- `segments[]`: device, address, total_size, stream, segment_type, segment_pool_id,
+  is_expandable, blocks[] (size, requested_size, state, frames, address). The blocks of a
+  segment must tile it: sizes adding up to total_size, addresses (when given) contiguous from
+  the segment's; segments of one device must not overlap. Anything else is refused, located;
+- `device_traces[d][]`: action, addr, size, stream, time_us, frames, category (written by
+  `_profile_to_snapshot` from the memory profiler's own categories); device d is `cuda:d`;
+- `external_annotations[]` (record_function / NVTX ranges: device, stage START / END, name,
+  time_us): an event's stage is the innermost range open at its time on its device.
+Trace actions perfkit does not know are skipped and counted (`skipped_actions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from perfkit.analyzers.loaders.memory.unpickler import FIX, load_plain_pickle
+from perfkit.analyzers.memory.model import ACTIONS, CATEGORIES, Block, Frame, MemoryEvent, Segment
+from perfkit.core.errors import TraceError
+
+MAX_BYTES = 1 << 56
+MAX_ADDR = 1 << 64
+STATES = ("active_allocated", "active_pending_free", "inactive")
+
+
+@dataclass
+class SnapshotData:
+    segments: list[Segment]
+    events: list[MemoryEvent]
+    devices: list[str]
+    skipped_actions: dict[str, int] = field(default_factory=dict)
+
+
+class _Reader:
+    """Typed field reads with the location of every refusal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.frames: dict[tuple[Any, ...], tuple[Frame, ...]] = {}
+        self.by_id: dict[int, tuple[Frame, ...]] = {}  # a frames list the pickle shares between events
+
+    def fail(self, where: str, what: str) -> TraceError:
+        return TraceError(f"{self.path}: {where}: {what}; {FIX}")
+
+    def int_(self, obj: dict[str, Any], key: str, where: str, low: int = 0, high: int = MAX_ADDR,
+             default: int | None = None) -> int:
+        value = obj.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
+            shown = type(value).__name__ if not isinstance(value, int) else str(value)[:30]
+            raise self.fail(f"{where}.{key}", f"{shown} is not an integer in [{low}, {high})")
+        return value
+
+    def list_(self, obj: Any, key: str, where: str) -> list[Any]:
+        value = obj.get(key, []) if isinstance(obj, dict) else None
+        if not isinstance(value, list):
+            raise self.fail(f"{where}.{key}", "not a list")
+        return value
+
+    def dicts(self, items: list[Any], where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self.fail(f"{where}[{i}]", f"a {type(item).__name__}, not a dict")
+            yield f"{where}[{i}]", item
+
+    def stack(self, obj: dict[str, Any], where: str) -> tuple[Frame, ...]:
+        raw = obj.get("frames") or []
+        if not isinstance(raw, list):
+            raise self.fail(f"{where}.frames", "not a list")
+        shared = self.by_id.get(id(raw))
+        if shared is not None:
+            return shared
+        key = tuple((f.get("name"), f.get("filename"), f.get("line")) if isinstance(f, dict) else None
+                    for f in raw)
+        found = self.frames.get(key)
+        if found is None:
+            frames = []
+            for i, k in enumerate(key):
+                if k is None or not isinstance(k[0], str) or not isinstance(k[1] or "", str) \
+                        or isinstance(k[2], bool) or not isinstance(k[2] or 0, int):
+                    raise self.fail(f"{where}.frames[{i}]", "not a frame {name: str, filename: str, line: int}")
+                frames.append(Frame(k[0][:1000], (k[1] or "")[:1000], k[2] or 0))
+            found = self.frames[key] = tuple(frames)
+        self.by_id[id(raw)] = found  # the data (and so `raw`) lives as long as this reader
+        return found
+
+
+def _pool_id(raw: Any) -> tuple[int, int]:
+    if isinstance(raw, list | tuple) and len(raw) == 2 and all(isinstance(x, int) for x in raw):
+        return (int(raw[0]), int(raw[1]))
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return (0, raw)
+    return (0, 0)
+
+
+def _segment(r: _Reader, where: str, raw: dict[str, Any]) -> Segment:
+    addr = r.int_(raw, "address", where)
+    total = r.int_(raw, "total_size", where, high=MAX_BYTES)
+    device = r.int_(raw, "device", where, high=1 << 16, default=0)
+    blocks, at = [], addr
+    for bwhere, b in r.dicts(r.list_(raw, "blocks", where), f"{where}.blocks"):
+        size = r.int_(b, "size", bwhere, high=MAX_BYTES)
+        baddr = r.int_(b, "address", bwhere, default=at)
+        if baddr != at:
+            raise r.fail(f"{bwhere}.address", f"{baddr:#x} but the blocks before end at {at:#x} "
+                         "(blocks must tile their segment)")
+        state = b.get("state")
+        if state not in STATES:
+            raise r.fail(f"{bwhere}.state", f"not one of {', '.join(STATES)}")
+        requested = r.int_(b, "requested_size", bwhere, high=MAX_BYTES, default=0)
+        blocks.append(Block(baddr, size, str(state), requested, r.stack(b, bwhere)))
+        at += size
+    if blocks and at - addr != total:
+        raise r.fail(where, f"blocks add up to {at - addr} bytes but total_size is {total} "
+                     "(inconsistent segment)")
+    return Segment(addr, total, f"cuda:{device}", r.int_(raw, "stream", where, default=0),
+                   str(raw.get("segment_type") or "")[:20], _pool_id(raw.get("segment_pool_id")),
+                   raw.get("is_expandable") is True, tuple(blocks))
+
+
+def _check_overlaps(r: _Reader, segments: list[Segment]) -> None:
+    by_device: dict[str, list[tuple[int, int, int]]] = {}
+    for i, s in enumerate(segments):
+        by_device.setdefault(s.device, []).append((s.addr, s.addr + s.total_bytes, i))
+    for spans in by_device.values():
+        spans.sort()
+        for (_, end, i), (start, _, j) in pairwise(spans):
+            if start < end:
+                raise r.fail(f"segments[{j}]", f"overlaps segments[{i}] (inconsistent segments)")
+
+
+def _stages(r: _Reader, data: dict[str, Any]) -> dict[int, list[tuple[int, int, str]]]:
+    """device -> (time_ns, +1 START / -1 END, name), in time order."""
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    for where, a in r.dicts(r.list_(data, "external_annotations", "snapshot"), "external_annotations"):
+        device = r.int_(a, "device", where, high=1 << 16, default=0)
+        time_ns = r.int_(a, "time_us", where, high=1 << 62) * 1000
+        step = {"START": 1, "END": -1}.get(str(a.get("stage")))
+        name = a.get("name")
+        if step is None or not isinstance(name, str):
+            raise r.fail(where, "not an annotation {stage: START or END, name: str}")
+        out.setdefault(device, []).append((time_ns, -step, name[:200]))
+    for marks in out.values():
+        marks.sort()  # at one time, ENDs (-(-1) = 1 sorts after START's -1): START first
+    return out
+
+
+class _StageSweep:
+    def __init__(self, marks: list[tuple[int, int, str]]) -> None:
+        self.marks = marks
+        self.next = 0
+        self.open: list[str] = []
+
+    def at(self, time_ns: int | None) -> str:
+        if time_ns is None:
+            return ""
+        while self.next < len(self.marks) and self.marks[self.next][0] <= time_ns:
+            _, step, name = self.marks[self.next]
+            if step < 0:
+                self.open.append(name)
+            elif name in self.open:
+                del self.open[len(self.open) - 1 - self.open[::-1].index(name)]
+            self.next += 1
+        return self.open[-1] if self.open else ""
+
+
+def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[MemoryEvent]:
+    stages = _stages(r, data)
+    events: list[MemoryEvent] = []
+    known = frozenset(ACTIONS)
+    categories = frozenset(CATEGORIES)
+    for device, trace in enumerate(r.list_(data, "device_traces", "snapshot")):
+        if not isinstance(trace, list):
+            raise r.fail(f"device_traces[{device}]", "not a list")
+        sweep = _StageSweep(stages.get(device, []))
+        has_stages = bool(sweep.marks)
+        name = f"cuda:{device}"
+        for i, e in enumerate(trace):
+            if type(e) is not dict:
+                raise r.fail(f"device_traces[{device}][{i}]", f"a {type(e).__name__}, not a dict")
+            where = f"device_traces[{device}][{i}]"
+            action = e.get("action")
+            if action not in known:
+                skipped[str(action)[:40]] = skipped.get(str(action)[:40], 0) + 1
+                continue
+            t, addr, size, stream = e.get("time_us"), e.get("addr"), e.get("size"), e.get("stream", 0)
+            if not (type(addr) is int and type(size) is int and type(stream) is int
+                    and (t is None or type(t) is int) and 0 <= addr < MAX_ADDR and 0 <= size < MAX_BYTES
+                    and (t is None or 0 <= t < 1 << 62)):  # the fast path failed: say which field
+                addr, size = r.int_(e, "addr", where), r.int_(e, "size", where, high=MAX_BYTES)
+                stream = r.int_(e, "stream", where, low=-(1 << 63), high=1 << 64, default=0)
+                t = r.int_(e, "time_us", where, high=1 << 62) if t is not None else None
+            time_ns = t * 1000 if t is not None else None
+            category = e.get("category")
+            events.append(MemoryEvent(
+                len(events), action, addr, size, name, time_ns, stream, r.stack(e, where),
+                sweep.at(time_ns) if has_stages else "",
+                category=category if category in categories else "unknown"))
+    return events
+
+
+def snapshot_from_data(data: Any, path: str | Path) -> SnapshotData:
+    """Typed records of a loaded snapshot dict; TraceError (one located line) when it is not one."""
+    r = _Reader(Path(path))
+    if not isinstance(data, dict) or not ("segments" in data or "device_traces" in data):
+        raise r.fail("top level", "not a dict with segments / device_traces (not a memory snapshot)")
+    segments = [_segment(r, w, s) for w, s in r.dicts(r.list_(data, "segments", "snapshot"), "segments")]
+    _check_overlaps(r, segments)
+    skipped: dict[str, int] = {}
+    events = _events(r, data, skipped)
+    devices = list(dict.fromkeys([*(s.device for s in segments), *(e.device for e in events)]))
+    return SnapshotData(segments, events, devices, skipped)
+
+
+def load_snapshot(path: str | Path) -> SnapshotData:
+    """A pickled snapshot file, through the restricted unpickler."""
+    return snapshot_from_data(load_plain_pickle(path), path)

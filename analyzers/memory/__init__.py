@@ -1,0 +1,1 @@
+"""Memory analyses over typed records (model.py): replay, peak, fragmentation, OOM, diff."""
