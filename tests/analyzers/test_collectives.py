@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
@@ -32,9 +33,9 @@ def test_nccl_trace_collectives_match_the_raw_json() -> None:
             a = e["args"]
             nbytes = max(a["In msg nelems"], a["Out msg nelems"]) * SIZE[a["dtype"]]
             on = "gpu" if a["External id"] in kernel_us else "cpu"
-            expected[(a["Collective name"], nbytes, on)].append(kernel_us.get(a["External id"], e["dur"]))
+            expected[(a["Collective name"], nbytes or None, on)].append(kernel_us.get(a["External id"], e["dur"]))
     table = collective_summary(load_trace(NCCL))
-    got = {(r.collective, r.message_bytes, r.timed_on): r for r in table.itertuples()}
+    got = {(r.collective, None if pd.isna(r.message_bytes) else r.message_bytes, r.timed_on): r for r in table.itertuples()}
     assert set(got) == set(expected)
     assert sum(r.count for r in table.itertuples() if r.timed_on == "gpu") == len(kernel_us) == 21
     for key, durs in expected.items():
@@ -73,6 +74,7 @@ def test_kernel_time_else_cpu_time_on_both_decoder_paths(kineto: Callable[..., A
     assert gather["algbw_bytes_per_s"] == pytest.approx(8192 / 30e-6)
     wait = out[out["collective"] == "wait"].iloc[0]
     assert (wait["timed_on"], wait["total_ns"]) == ("cpu", 2000) and np.isnan(wait["algbw_bytes_per_s"])
+    assert pd.isna(wait["message_bytes"])  # a wait moves nothing: unsized, not a 0-byte message
 
 
 def test_no_collectives_is_an_empty_table(cpu_trace: Path) -> None:
