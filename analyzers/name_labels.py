@@ -83,15 +83,14 @@ def labels(names: Sequence[str], width: int | None = None, short: bool = False) 
             break
         taken |= set(groups)
         for group in clashes:
-            head = base_name(group[0]) if short else group[0]
             k = 0
             for n in group:
+                text = base_name(n) if short else n
                 while True:
                     k += 1
                     suffix = f" [{k}]"
                     room = None if width is None else max(width, MIN_WIDTH) - len(suffix)
-                    text = _cut(base_name(n) if short else n, room) if room is None or room > 0 else ""
-                    candidate = (text if text else head[:1]) + suffix
+                    candidate = (text if room is None else shorten(text, room) if room > 0 else "") + suffix
                     if candidate not in taken:
                         break
                 label[n] = candidate

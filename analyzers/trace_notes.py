@@ -84,7 +84,8 @@ def _link_notes(table: EventTable, who: str, gpu: int) -> list[str]:
 def _streams(ops: pd.DataFrame, ranked: bool) -> str:
     """`stream 7 (1,138), stream 20 (12)`: the streams of `ops`, most ops first (rank-qualified with `ranked`)."""
     counts = ops.groupby(["rank", "stream"], sort=True).size().sort_values(ascending=False, kind="stable")
-    named = [((f"rank {r} " if ranked else "") + f"stream {s}", int(c)) for (r, s), c in counts.items()]
+    keys: list[tuple[int, int]] = list(counts.index)
+    named = [((f"rank {r} " if ranked else "") + f"stream {s}", int(c)) for (r, s), c in zip(keys, counts, strict=True)]
     return _counted(tuple(named))
 
 
