@@ -27,7 +27,7 @@ def test_nccl_trace_collectives_match_the_raw_json() -> None:
     with gzip.open(NCCL, "rt") as fh:
         events = [e for e in json.load(fh)["traceEvents"] if e.get("ph") == "X"]
     kernel_us = {e["args"]["External id"]: e["dur"] for e in events if e["cat"] == "kernel" and "nccl" in e["name"]}
-    expected: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    expected: dict[tuple[str, int | None, str], list[float]] = defaultdict(list)
     for e in events:
         if e["name"] == "record_param_comms":
             a = e["args"]
@@ -35,15 +35,17 @@ def test_nccl_trace_collectives_match_the_raw_json() -> None:
             on = "gpu" if a["External id"] in kernel_us else "cpu"
             expected[(a["Collective name"], nbytes or None, on)].append(kernel_us.get(a["External id"], e["dur"]))
     table = collective_summary(load_trace(NCCL))
-    got = {(r.collective, None if pd.isna(r.message_bytes) else r.message_bytes, r.timed_on): r for r in table.itertuples()}
+    got: dict[tuple[Any, ...], Any] = {
+        (r["collective"], None if pd.isna(r["message_bytes"]) else r["message_bytes"], r["timed_on"]): r
+        for r in table.to_dict("records")}
     assert set(got) == set(expected)
-    assert sum(r.count for r in table.itertuples() if r.timed_on == "gpu") == len(kernel_us) == 21
+    assert int(table.loc[table["timed_on"] == "gpu", "count"].sum()) == len(kernel_us) == 21
     for key, durs in expected.items():
         row = got[key]
-        assert row.count == len(durs)
-        assert row.total_ns == pytest.approx(sum(durs) * 1e3, abs=len(durs))
+        assert row["count"] == len(durs)
+        assert row["total_ns"] == pytest.approx(sum(durs) * 1e3, abs=len(durs))
         if key[1]:
-            assert row.algbw_bytes_per_s == pytest.approx(key[1] / (row.p50_ns * 1e-9))
+            assert row["algbw_bytes_per_s"] == pytest.approx(key[1] / (row["p50_ns"] * 1e-9))
     assert "collectives" in run_analyses(load_trace(NCCL), ["collectives"])
 
 

@@ -36,8 +36,8 @@ def test_distinct_names_get_distinct_labels_within_the_width() -> None:
             assert got[0] == got[-2]
             if width is not None:
                 assert max(map(len, got)) <= width
-    short = labels(names, 40, True)
-    assert short[:3] == ["at::native::elementwise_kernel [1]", "at::native::elementwise_kernel [2]",
+    shown = labels(names, 40, True)
+    assert shown[:3] == ["at::native::elementwise_kernel [1]", "at::native::elementwise_kernel [2]",
                          "at::native::elementwise_kernel [3]"]
 
 

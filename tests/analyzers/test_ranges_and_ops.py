@@ -29,9 +29,9 @@ def test_projection(kineto, tmp_path: Path) -> None:
     t.kernel("d", 120, 2, 220, 5)
     table = load_trace(t.write(tmp_path / "r.json"))
     rp = range_projection(table).set_index("name")
-    assert rp.loc["prefill", ["count", "cpu_time_ns", "gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]].tolist() \
+    assert list(rp.loc["prefill", ["count", "cpu_time_ns", "gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]]) \
         == [1, 50 * US, 4, 37 * US, 35 * US, 35 * US]
-    assert rp.loc["decode", ["cpu_p50_ns", "cpu_p95_ns", "cpu_max_ns"]].tolist() == [40 * US, 40 * US, 40 * US]
+    assert list(rp.loc["decode", ["cpu_p50_ns", "cpu_p95_ns", "cpu_max_ns"]]) == [40 * US, 40 * US, 40 * US]
     assert rp.loc["layer.0", "gpu_ops"] == 1 and rp.loc["layer.0", "gpu_time_ns"] == 20 * US
     assert rp.loc["decode", "count"] == 2 and rp.loc["decode", "gpu_time_ns"] == 15 * US
     assert rp.loc["decode", "gpu_busy_mean_ns"] == 7.5 * US
