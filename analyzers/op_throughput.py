@@ -1,6 +1,7 @@
 """Per-op achieved FLOP/s and bytes/s where the trace recorded shapes (record_shapes=True).
 
-Each call of a supported op (analyzers.op_cost.OP_COSTS: mm, addmm, bmm, baddbmm, matmul,
+Shapes read as `[8,4096]x[4096,4096]` (input_dims: one bracket per input, trailing scalar
+inputs left out). Each call of a supported op (analyzers.op_cost.OP_COSTS: mm, addmm, bmm, baddbmm, matmul,
 linear, scaled_dot_product_attention and its flash / efficient / cudnn variants) gets its FLOP
 and minimal bytes from `Input Dims`, `Input type` and `Concrete Inputs` (is_causal). Its time
 is the GPU busy time of the kernels it launched (range projection) or, when it launched none
@@ -32,6 +33,18 @@ def _parse(text: str) -> list[Any]:
     except msgspec.DecodeError:
         return []
     return value if isinstance(value, list) else []
+
+
+def compact_dims(text: str) -> str:
+    """Input Dims as one short line: `[[8, 4096], [4096, 4096]]` -> `[8,4096]x[4096,4096]`;
+    trailing non-tensor inputs (`[]`) left out, a tensor list kept as nested brackets; text that
+    is not a JSON list stays as it is (on one line)."""
+    dims = _parse(text)
+    if not dims:
+        return " ".join(text.split())
+    while dims and dims[-1] == []:
+        dims = dims[:-1]
+    return "x".join(msgspec.json.encode(d).decode() for d in dims) or "[]"
 
 
 def _outermost(table: EventTable, rows: np.ndarray) -> np.ndarray:
@@ -100,7 +113,7 @@ def op_throughput(table: EventTable) -> pd.DataFrame:
     g["flop_per_s"] = g["flop_total"] / seconds
     g["bytes_per_s"] = g["bytes_total"] / seconds
     g["flop_per_byte"] = g["flop"] / g["bytes"]
-    g["input_dims"] = [table.args_text[i] for i in g["dims_id"]]
+    g["input_dims"] = [compact_dims(table.args_text[i]) for i in g["dims_id"]]
     g["dtype"] = [",".join(str(t) for t in _parse(table.args_text[i]) if t) if i >= 0 else "" for i in g["types_id"]]
     g = g.sort_values("time_ns", ascending=False, kind="stable")
     return g[OP_COLUMNS].reset_index(drop=True)

@@ -9,6 +9,12 @@ for the step whose window holds the launch), so they agree with the temporal bre
 step rows. Graph-replayed kernels count for the range that holds their graph launch. Per range:
 gpu_ops, gpu_time_ns (sum of op durations), gpu_busy_ns (union of op intervals; overlap
 counted once) and gpu_span_ns (first op start to last op end).
+
+The ranges table (`range_projection`) groups ranges by name as `nsys stats --report nvtx_sum`
+does, after dropping the per-call decorations torch's emit_nvtx puts in NVTX texts
+(perfkit.analyzers.range_names: `aten::mm, seq = 7, op_id = 9` is `aten::mm`): per name, count,
+cpu_time_ns (total), cpu_p50_ns / cpu_p95_ns / cpu_max_ns of the instances' CPU durations,
+and the GPU projection summed over the instances.
 """
 
 from __future__ import annotations
@@ -21,14 +27,15 @@ import numpy.typing as npt
 import pandas as pd
 
 from perfkit.analyzers.event_table import EventTable, Kind, member
-from perfkit.analyzers.intervals import grouped_union_ns
+from perfkit.analyzers.intervals import grouped_union_ns, percentile_sorted
 from perfkit.analyzers.linking import gpu_ops, launch_times, op_ends
+from perfkit.analyzers.range_names import group_ids
 from perfkit.analyzers.steps import step_name_ids
 
 PROJECTION_COLUMNS = ["gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]
 RANGE_COLUMNS = [
-    "name", "count", "cpu_time_ns", "gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns",
-    "gpu_busy_mean_ns",
+    "name", "count", "cpu_time_ns", "cpu_p50_ns", "cpu_p95_ns", "cpu_max_ns", "gpu_ops", "gpu_time_ns",
+    "gpu_busy_ns", "gpu_span_ns", "gpu_busy_mean_ns",
 ]  # fmt: skip
 
 
@@ -232,15 +239,19 @@ def _sum_by_key(key: npt.NDArray[np.int64], values: pd.DataFrame) -> pd.DataFram
 
 
 def range_projection(table: EventTable, pattern: str | None = None, by_rank: bool = False) -> pd.DataFrame:
-    """Per range name (and rank): instances, CPU time, GPU ops / time / busy / span; by GPU busy.
+    """Per range name (and rank): instances, CPU time (total, p50, p95, max), GPU ops / time / busy /
+    span; by GPU busy. Names are grouped (see the module doc); `pattern` matches the whole text.
 
     Ranges are found, projected and summed one block of CHUNK_RANGES table rows at a time (no
-    per-instance frame), so memory stays bounded on exports with millions of NVTX ranges."""
+    per-instance frame: 16 bytes per instance for the percentiles), so memory stays bounded on
+    exports with millions of NVTX ranges."""
     lead = ["rank"] if by_rank else []
     ids = _matching_ids(table, pattern)
+    group, group_names = group_ids(table.names)
     projector = Projector(table)
     sums = ["cpu_time_ns", *PROJECTION_COLUMNS]
     acc: pd.DataFrame | None = None
+    keys, durs = [], []
     for a in range(0, len(table), CHUNK_RANGES):
         chunk = _annotation_rows(table, a, a + CHUNK_RANGES, ids)
         if len(chunk) == 0:
@@ -248,9 +259,11 @@ def range_projection(table: EventTable, pattern: str | None = None, by_rank: boo
         values = projector.project(chunk)
         values["cpu_time_ns"] = table["dur_ns"][chunk].astype(np.int64)
         values["count"] = 1
-        key = table["name_id"][chunk].astype(np.int64)
+        key = group[table["name_id"][chunk]]
         if by_rank:
             key |= table["rank"][chunk].astype(np.int64) << 32
+        keys.append(key)
+        durs.append(values["cpu_time_ns"].to_numpy())
         part = _sum_by_key(key, values[["count", *sums]])
         if acc is not None:  # fold into the running sums: memory stays one row per distinct range
             both = pd.concat([acc, part], ignore_index=True)
@@ -260,8 +273,22 @@ def range_projection(table: EventTable, pattern: str | None = None, by_rank: boo
         return pd.DataFrame({c: pd.Series(dtype="object") for c in (lead + RANGE_COLUMNS)})
     out = acc
     key = out.pop("key").to_numpy()
+    out = pd.concat([out, _duration_stats(key, np.concatenate(keys), np.concatenate(durs))], axis=1)
     out["rank"] = key >> 32
-    out["name"] = table.name_of(key & 0xFFFFFFFF)
+    out["name"] = np.asarray(group_names, dtype=object)[key & 0xFFFFFFFF]
     out["gpu_busy_mean_ns"] = out["gpu_busy_ns"] / out["count"]
     out = out.sort_values(["gpu_busy_ns", "cpu_time_ns"], ascending=False, kind="stable")
     return out[lead + RANGE_COLUMNS].reset_index(drop=True)
+
+
+def _duration_stats(groups: npt.NDArray[np.int64], key: npt.NDArray[np.int64], dur: npt.NDArray[np.int64]) -> pd.DataFrame:
+    """cpu_p50_ns, cpu_p95_ns, cpu_max_ns of the durations of each of `groups` (instances keyed by `key`)."""
+    order = np.lexsort((dur, key))
+    key, dur = key[order], dur[order]
+    starts = np.searchsorted(key, groups, side="left")
+    counts = np.searchsorted(key, groups, side="right") - starts
+    return pd.DataFrame({
+        "cpu_p50_ns": percentile_sorted(dur, starts, counts, 0.50),
+        "cpu_p95_ns": percentile_sorted(dur, starts, counts, 0.95),
+        "cpu_max_ns": dur[starts + counts - 1],
+    })

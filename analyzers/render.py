@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfkit.analyzers.name_labels import labels
 from perfkit.core.csv_cells import csv_frame
 from perfkit.core.terminal import terminal_safe
 from perfkit.core.text_table import Column, table_text
@@ -29,9 +30,15 @@ def _si(value: float, unit: str) -> str:
     return fmt_rate(value, unit)
 
 
+# a rank or step column's -1: the row pools every rank (collectives) or covers the whole trace (temporal)
+WHOLE = "all"
+
+
 def _cell(col: str, value: Any) -> str:
     if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and math.isnan(value)):
         return "-"
+    if col in ("rank", "step") and isinstance(value, (int, np.integer)) and value == -1:
+        return WHOLE
     if col.endswith("_ns"):
         return _time(float(value))
     if col == "flop_per_s":
@@ -72,24 +79,32 @@ def _transposed(df: pd.DataFrame, width: int | None) -> str:
 
 
 # Left out first (in this order) when a table is wider than the terminal; then from the right.
-DROP_FIRST = ("graph_count", "kind", "min_ns", "max_ns", "p95_ns", "p50_ns")
+DROP_FIRST = ("graph_count", "kind", "min_ns", "max_ns", "p95_ns", "p50_ns", "gpu_busy_mean_ns", "gpu_span_ns",
+              "cpu_max_ns", "cpu_p95_ns", "cpu_p50_ns")
 
 
-def format_table(df: pd.DataFrame, top: int | None = None, width: int | None = None) -> str:
+def format_table(df: pd.DataFrame, top: int | None = None, width: int | None = None,
+                 name_width: int | None = None, short_names: bool = False) -> str:
     """A plain-text table; durations in ns / us / ms / s, rates with SI prefixes; within `width`
     columns (perfkit.core.text_table; None: every column, whole names).
 
+    The `name` column is labelled by perfkit.analyzers.name_labels: kernel base names with
+    `short_names`, cut to `name_width` (0: whole), distinct names never shown alike; the
+    table never shortens it further (`name_width` None and no `short_names`: the table's own
+    fitting, as for any text column). A rank or step of -1 reads "all".
     A table of at most 4 rows and more than 10 columns prints transposed (field, values).
     """
     if df.empty:
         return "(no rows)"
     if len(df) <= 4 and len(df.columns) > 10:
         return _transposed(df, width)
+    named = "name" in df.columns and (short_names or name_width is not None)
+    names = labels([str(n) for n in df["name"]], name_width or None, short_names) if named else []
     shown = df.head(top) if top else df
     columns = [
-        Column(_header(c), [_cell(c, v) for v in shown[c]],
+        Column(_header(c), names[: len(shown)] if named and c == "name" else [_cell(c, v) for v in shown[c]],
                right=pd.api.types.is_numeric_dtype(shown[c]) or c.endswith("_ns"),
-               drop_rank=DROP_FIRST.index(c) + 1 if c in DROP_FIRST else 0)
+               drop_rank=DROP_FIRST.index(c) + 1 if c in DROP_FIRST else 0, fitted=named and c == "name")
         for c in shown.columns
     ]
     text = table_text(columns, width)

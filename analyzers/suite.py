@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from perfkit.analyzers.analysis_names import ANALYSIS_NAMES
 from perfkit.analyzers.collectives import collective_summary
 from perfkit.analyzers.event_table import EventTable
 from perfkit.analyzers.hlo_ops import hlo_op_summary
@@ -31,6 +32,8 @@ ANALYSES: dict[str, Callable[[EventTable], pd.DataFrame]] = {
     "collectives": collective_summary,
     "hlo_ops": hlo_op_summary,
 }
+if tuple(ANALYSES) != ANALYSIS_NAMES:  # the names a command line lists are the registry's
+    raise ImportError(f"perfkit.analyzers.analysis_names lists {ANALYSIS_NAMES}, the registry has {tuple(ANALYSES)}")
 
 
 def run_analyses(table: EventTable, names: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:

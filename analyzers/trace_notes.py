@@ -10,6 +10,7 @@ is the one line to print instead of an empty table.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from perfkit.analyzers.event_table import EventTable, Kind, TraceMeta
 from perfkit.analyzers.kernel_summary import other_share_pct
@@ -17,6 +18,7 @@ from perfkit.analyzers.linking import gpu_ops
 from perfkit.core.units import fmt_num
 
 OTHER_SHARE_NOTE_PCT = 10.0  # note the "other" category from this share of GPU time on
+UNLINKED_NOTE_SHARE = 0.05  # note GPU ops without a launch record from this share of them on
 MAX_LISTED = 5  # categories / reasons named per note; the rest are counted
 
 
@@ -67,11 +69,24 @@ def _work_notes(table: EventTable) -> list[str]:
 
 
 def _link_notes(table: EventTable, who: str, gpu: int) -> list[str]:
-    linked = int((gpu_ops(table)["launch_row"] >= 0).sum())
-    if linked == 0:
+    ops = gpu_ops(table)
+    unlinked = ops["launch_row"].to_numpy() < 0
+    n = int(unlinked.sum())
+    if n == gpu:
         return [f"{who}none of the {gpu:,} GPU ops is linked to a launch call (no runtime events with their "
                 "correlation ids): launch statistics and ranges have no GPU side"]
-    return []
+    if n < UNLINKED_NOTE_SHARE * gpu:
+        return []
+    return [f"{who}{n:,} of {gpu:,} GPU ops ({fmt_num(100.0 * n / gpu)}%) have no launch record in the trace, "
+            f"on {_streams(ops[unlinked], len(table.ranks) > 1)}: launch statistics and ranges do not count them"]
+
+
+def _streams(ops: pd.DataFrame, ranked: bool) -> str:
+    """`stream 7 (1,138), stream 20 (12)`: the streams of `ops`, most ops first (rank-qualified with `ranked`)."""
+    counts = ops.groupby(["rank", "stream"], sort=True).size().sort_values(ascending=False, kind="stable")
+    keys: list[tuple[int, int]] = list(counts.index)
+    named = [((f"rank {r} " if ranked else "") + f"stream {s}", int(c)) for (r, s), c in zip(keys, counts, strict=True)]
+    return _counted(tuple(named))
 
 
 def _other_notes(table: EventTable, who: str) -> list[str]:
@@ -93,23 +108,34 @@ def trace_notes(table: EventTable) -> list[str]:
 _SUPPORTED_OPS = "mm, addmm, bmm, baddbmm, matmul, linear or scaled_dot_product_attention"
 
 
+def _sources(table: EventTable) -> set[str]:
+    return {m.source for m in table.meta} or {"kineto"}
+
+
 def empty_reason(name: str, table: EventTable, range_pattern: str | None = None) -> str:
-    """Why the table `name` of `perfkit analyze` is empty, in one line."""
+    """Why the table `name` of `perfkit analyze` is empty, in one line, with advice that fits
+    the trace's source (Kineto advice only for Kineto traces)."""
     kinds = set(np.unique(table["kind"]).tolist()) if len(table) else set()
     has_gpu = bool(kinds & {int(Kind.KERNEL), int(Kind.MEMCPY), int(Kind.MEMSET)})
+    kineto = "kineto" in _sources(table)
     if len(table) == 0:
         return "(no rows: the trace has no events perfkit reads)"
     if name in ("kernels", "categories", "temporal", "idle", "launch", "overlap", "skew", "diff", "diff_totals") and not has_gpu:
         return "(no rows: the trace has no GPU kernels, memcpy or memset)"
     if name == "ranges":
         if int(Kind.USER_ANNOTATION) not in kinds:
-            return "(no rows: the trace has no user annotations: record_function, ProfilerStep#N)"
+            return ("(no rows: the trace has no user annotations: record_function, ProfilerStep#N)" if kineto
+                    else "(no rows: the export has no NVTX ranges (profile with nsys --trace=cuda,nvtx))")
         if range_pattern:
             return f"(no rows: no annotation name matches --range '{range_pattern}')"
     if name == "ops":
+        if not kineto:
+            return ("(no rows: an Nsight Systems export records no op shapes; the ops table needs a "
+                    "torch.profiler trace recorded with record_shapes=True)")
         return f"(no rows: no CPU op {_SUPPORTED_OPS} with recorded shapes (profile with record_shapes=True))"
     if name == "collectives":
-        return "(no rows: no collective calls in the trace: record_param_comms ops or gloo:* annotations)"
+        return ("(no rows: no collective calls in the trace: record_param_comms ops, gloo:* annotations "
+                "or NCCL / RCCL kernels)" if kineto else "(no rows: no NCCL / RCCL kernels in the export)")
     if name == "skew":
         return "(no rows: no rank has GPU ops)"
     return "(no rows)"

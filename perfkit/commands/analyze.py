@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfkit.analyzers.analysis_names import ANALYSIS_NAMES
 from perfkit.commands._types import non_negative_int, output_dir, regex
 from perfkit.core.terminal import terminal_safe
 
 DEFAULT_TOP = 15
+DEFAULT_NAME_WIDTH = 40  # characters of a kernel / range name in table format (--name-width), at most
+NAME_SHARE = 3  # ... and at most a third of the terminal's width (26 of 80 columns)
+SHORT_NAMED = ("kernels", "diff")  # tables whose names are kernels: shown by their base names
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,12 +49,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--only",
         metavar="NAMES",
-        help="comma-separated analyses (kernels,categories,temporal,idle,launch,ranges,ops,overlap,skew)",
+        help=f"comma-separated analyses ({','.join(ANALYSIS_NAMES)})",
     )
     parser.add_argument("--top", type=non_negative_int, default=DEFAULT_TOP, help="rows per table in table format (0: all)")
     parser.add_argument("--range", dest="range_pattern", metavar="REGEX", type=regex, help="only ranges whose name matches")
     parser.add_argument("--wide", action="store_true",
                         help="table format: every column and whole names (default: fit the terminal's width)")
+    parser.add_argument("--name-width", type=non_negative_int, metavar="N",
+                        help=f"table format: kernel and range names in N characters (default: a third of the terminal, at most "
+                             f"{DEFAULT_NAME_WIDTH}; "
+                             "0: whole demangled names); kernels show their base name, and distinct names never "
+                             "look alike (numbered [1], [2] where they would); JSON and CSV keep whole names")
     parser.add_argument("--out", type=output_dir, metavar="DIR", help="also write one file per table into DIR")
     return parser
 
@@ -112,8 +121,11 @@ def run(args: argparse.Namespace) -> int:
         text = to_csv(tables)
     else:
         top, width = args.top or None, None if args.wide else terminal_width()
-        text = "\n\n".join(f"## {name}\n{_wrap(result.empty.get(name), width) or format_table(df, top, width)}"
-                           for name, df in tables.items()) + "\n"
+        names = args.name_width if args.name_width is not None else None if width is None \
+            else min(DEFAULT_NAME_WIDTH, width // NAME_SHARE)
+        text = "\n\n".join(
+            f"## {name}\n{_wrap(result.empty.get(name), width) or format_table(df, top, width, names, bool(names) and name in SHORT_NAMED)}"
+            for name, df in tables.items()) + "\n"
     sys.stdout.write(text)
     if args.out is not None:
         for name, df in tables.items():

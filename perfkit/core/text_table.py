@@ -24,11 +24,13 @@ class Column:
     cells: list[str]
     right: bool = True  # numbers right-aligned, text left
     drop_rank: int = 0  # lower is left out first when the table is too wide; 0: from the right
+    fitted: bool = False  # cells already fitted by the caller (distinct names kept distinct): never shortened
 
 
 def table_text(columns: Sequence[Column], width: int | None = None) -> str:
     """Header, a rule, the rows; within `width` columns (None: every column, whole cells)."""
-    kept = [Column(terminal_safe(c.head), [terminal_safe(x) for x in c.cells], c.right, c.drop_rank) for c in columns]
+    kept = [Column(terminal_safe(c.head), [terminal_safe(x) for x in c.cells], c.right, c.drop_rank, c.fitted)
+            for c in columns]
     widths = [max(len(c.head), *(len(x) for x in c.cells)) for c in kept]
     hidden: list[str] = []
     if width is not None:
@@ -53,7 +55,7 @@ def _shorten_text(columns: Sequence[Column], widths: list[int], width: int, leas
     """Narrow the widest text columns (not below `least` or their header) until the table fits."""
     widths = list(widths)
     while _total(widths) > width:
-        text = [i for i, c in enumerate(columns) if not c.right and widths[i] > max(least, len(c.head))]
+        text = [i for i, c in enumerate(columns) if not c.right and not c.fitted and widths[i] > max(least, len(c.head))]
         if not text:
             break
         i = max(text, key=lambda j: widths[j])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
@@ -26,23 +27,25 @@ def test_nccl_trace_collectives_match_the_raw_json() -> None:
     with gzip.open(NCCL, "rt") as fh:
         events = [e for e in json.load(fh)["traceEvents"] if e.get("ph") == "X"]
     kernel_us = {e["args"]["External id"]: e["dur"] for e in events if e["cat"] == "kernel" and "nccl" in e["name"]}
-    expected: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    expected: dict[tuple[str, int | None, str], list[float]] = defaultdict(list)
     for e in events:
         if e["name"] == "record_param_comms":
             a = e["args"]
             nbytes = max(a["In msg nelems"], a["Out msg nelems"]) * SIZE[a["dtype"]]
             on = "gpu" if a["External id"] in kernel_us else "cpu"
-            expected[(a["Collective name"], nbytes, on)].append(kernel_us.get(a["External id"], e["dur"]))
+            expected[(a["Collective name"], nbytes or None, on)].append(kernel_us.get(a["External id"], e["dur"]))
     table = collective_summary(load_trace(NCCL))
-    got = {(r.collective, r.message_bytes, r.timed_on): r for r in table.itertuples()}
+    got: dict[tuple[Any, ...], Any] = {
+        (r["collective"], None if pd.isna(r["message_bytes"]) else r["message_bytes"], r["timed_on"]): r
+        for r in table.to_dict("records")}
     assert set(got) == set(expected)
-    assert sum(r.count for r in table.itertuples() if r.timed_on == "gpu") == len(kernel_us) == 21
+    assert int(table.loc[table["timed_on"] == "gpu", "count"].sum()) == len(kernel_us) == 21
     for key, durs in expected.items():
         row = got[key]
-        assert row.count == len(durs)
-        assert row.total_ns == pytest.approx(sum(durs) * 1e3, abs=len(durs))
+        assert row["count"] == len(durs)
+        assert row["total_ns"] == pytest.approx(sum(durs) * 1e3, abs=len(durs))
         if key[1]:
-            assert row.algbw_bytes_per_s == pytest.approx(key[1] / (row.p50_ns * 1e-9))
+            assert row["algbw_bytes_per_s"] == pytest.approx(key[1] / (row["p50_ns"] * 1e-9))
     assert "collectives" in run_analyses(load_trace(NCCL), ["collectives"])
 
 
@@ -73,6 +76,7 @@ def test_kernel_time_else_cpu_time_on_both_decoder_paths(kineto: Callable[..., A
     assert gather["algbw_bytes_per_s"] == pytest.approx(8192 / 30e-6)
     wait = out[out["collective"] == "wait"].iloc[0]
     assert (wait["timed_on"], wait["total_ns"]) == ("cpu", 2000) and np.isnan(wait["algbw_bytes_per_s"])
+    assert pd.isna(wait["message_bytes"])  # a wait moves nothing: unsized, not a 0-byte message
 
 
 def test_no_collectives_is_an_empty_table(cpu_trace: Path) -> None:

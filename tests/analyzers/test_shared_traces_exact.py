@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter, defaultdict
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from pathlib import Path
@@ -28,6 +29,7 @@ TRACES = sorted(p for folder in FOLDERS if folder.is_dir() for p in folder.glob(
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 SKIPPED_CATS = {"trace", "python_function"}
 _WIDE = Context(prec=60)
+_NCCL = re.compile(r"^(void )?(nccl|rccl|msccl)", re.I)
 
 
 def _ns(value: Any) -> int:
@@ -70,13 +72,22 @@ class Reference:
         self.first_ns = min(s for s, _ in intervals)
         self.span_ns = max(e for _, e in intervals) - self.first_ns
         self.busy_ns = _union_ns(intervals)
+        # NCCL kernels no record_param_comms with a collective name claims (by External id)
+        claimed = {e["args"].get("External id") for e in self.x
+                   if e.get("name") == "record_param_comms" and "Collective name" in e.get("args", {})}
+        self.nccl_unclaimed_ns = [
+            _ns(e["dur"]) for e in self.x
+            if e.get("cat") == "kernel" and _NCCL.match(e["name"]) and e["args"].get("External id") not in claimed
+        ]
+        steps = [e for e in self.x if re.fullmatch(r"ProfilerStep#\d+", str(e.get("name")))]
+        self.steps = sorted(int(e["name"].split("#")[1]) for e in steps)
 
 
 @pytest.fixture(scope="module", params=TRACES, ids=[p.name for p in TRACES])
 def pair(request: pytest.FixtureRequest) -> tuple[Reference, Any, dict[str, Any]]:
     path: Path = request.param
     table = load_trace(path)
-    return Reference(path), table, run_analyses(table, ["kernels", "temporal"])
+    return Reference(path), table, run_analyses(table, ["kernels", "temporal", "collectives"])
 
 
 def test_there_are_traces_to_check() -> None:
@@ -123,3 +134,22 @@ def test_timestamps_equal_the_decimal_text(pair: tuple[Reference, Any, dict[str,
     names = table.name_of(table["name_id"][gpu])
     got = Counter(zip(names, table["ts_ns"][gpu].tolist(), table["dur_ns"][gpu].tolist(), strict=True))
     assert got == Counter((name, ts, dur) for name, _, ts, dur in ref.gpu)
+
+
+def test_collectives_from_kernels_are_exact(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    """Every NCCL kernel no collective op with args claims is one kernel-sourced call: the count
+    and total equal the sum over those kernels in the raw JSON; such rows are never sized."""
+    ref, _, tables = pair
+    coll = tables["collectives"]
+    mine = coll[(coll["source"] == "kernel") & (coll["rank"] >= 0)] if len(coll) else coll
+    assert int(mine["count"].sum()) == len(ref.nccl_unclaimed_ns)
+    assert int(mine["total_ns"].sum()) == sum(ref.nccl_unclaimed_ns)
+    assert mine["message_bytes"].isna().all() if len(mine) else True
+    if len(coll):
+        assert "" not in set(coll["collective"])  # never a row without a name
+
+
+def test_every_profiler_step_is_a_step(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
+    ref, _, tables = pair
+    temporal = tables["temporal"]
+    assert sorted(temporal.loc[temporal["step"] >= 0, "step"].tolist()) == ref.steps

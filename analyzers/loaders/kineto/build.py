@@ -30,6 +30,7 @@ from perfkit.analyzers.loaders.kineto.columns import ARG, GET, ColumnReader, Row
 from perfkit.analyzers.loaders.kineto.decode import COMM_ARGS
 from perfkit.analyzers.loaders.kineto.fields import Notes
 from perfkit.analyzers.op_cost import OP_COSTS
+from perfkit.analyzers.steps import STEP_RE
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
 CATEGORY_KIND: dict[str, Kind | None] = {
@@ -97,6 +98,7 @@ class Builder:
         self.read = ColumnReader(notes)
         self.wants_shape: list[bool] = []  # per name id: keep its shape arguments
         self.comm_kind: list[int] = []  # per name id: the Kind whose rows of that name are collectives, -1 none
+        self.is_step: list[bool] = []  # per name id: spelled ProfilerStep#N
         self.parts: dict[str, list[npt.NDArray[Any]]] = {k: [] for k in COLUMNS if k != "rank"}
 
     def _kinds(self, cats: list[str]) -> npt.NDArray[np.int8]:
@@ -120,6 +122,7 @@ class Builder:
             self.wants_shape.append(self.shapes == "all" or (self.shapes == "supported" and name in OP_COSTS))
             gloo = isinstance(name, str) and name.startswith(GLOO_PREFIX)
             self.comm_kind.append(int(Kind.CPU_OP) if name == COMM_OP else int(Kind.USER_ANNOTATION) if gloo else -1)
+            self.is_step.append(isinstance(name, str) and STEP_RE.match(name) is not None)
         return codes
 
     def _raw_ids(self, raws: list[Any]) -> npt.NDArray[np.int32]:
@@ -166,6 +169,10 @@ class Builder:
         cols: dict[str, npt.NDArray[Any]] = {"kind": kind, "ts_ns": ts, "dur_ns": dur}
         codes = self._name_codes(names)
         cols["name_id"] = codes
+        step = np.asarray(self.is_step, dtype=bool)[codes] & (kind != Kind.USER_ANNOTATION)
+        if step.any():  # torch <= 1.9 records ProfilerStep#N as an "Operator": a step all the same
+            kind = np.where(step, np.int8(Kind.USER_ANNOTATION), kind)
+            cols["kind"] = kind
         cols["pid"] = self.read.ints(xs, GET["pid"], "pid", rows, every, names)
         tid = self.read.ints(xs, GET["tid"], "tid", rows, every, names)
         cols["tid"] = tid
