@@ -28,7 +28,8 @@ from perfkit.core.terminal import terminal_safe
 
 DEFAULT_TOP = 15
 DEFAULT_NAME_WIDTH = 40  # characters of a kernel / range name in table format (--name-width), at most
-NAME_SHARE = 3  # ... and at most a third of the terminal's width (26 of 80 columns)
+NAME_SHARE = 0.39  # ... and at most this share of the terminal's width (31 of 80 columns: the kernels table's
+#   category, count, total, mean and share columns still fit beside it)
 SHORT_NAMED = ("kernels", "diff")  # tables whose names are kernels: shown by their base names
 
 
@@ -56,7 +57,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--wide", action="store_true",
                         help="table format: every column and whole names (default: fit the terminal's width)")
     parser.add_argument("--name-width", type=non_negative_int, metavar="N",
-                        help=f"table format: kernel and range names in N characters (default: a third of the terminal, at most "
+                        help=f"table format: kernel and range names in N characters (default: 39%% of the terminal, at most "
                              f"{DEFAULT_NAME_WIDTH}; "
                              "0: whole demangled names); kernels show their base name, and distinct names never "
                              "look alike (numbered [1], [2] where they would); JSON and CSV keep whole names")
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         top, width = args.top or None, None if args.wide else terminal_width()
         names = args.name_width if args.name_width is not None else None if width is None \
-            else min(DEFAULT_NAME_WIDTH, width // NAME_SHARE)
+            else min(DEFAULT_NAME_WIDTH, int(width * NAME_SHARE))
         text = "\n\n".join(
             f"## {name}\n{_wrap(result.empty.get(name), width) or format_table(df, top, width, names, bool(names) and name in SHORT_NAMED)}"
             for name, df in tables.items()) + "\n"
