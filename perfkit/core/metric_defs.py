@@ -134,6 +134,25 @@ def _serving() -> tuple[MetricDef, ...]:
     )
 
 
+def _memory() -> tuple[MetricDef, ...]:
+    """The memory pass's metrics (perfkit/pipeline/memory_pass.py): one per key it emits."""
+    during = "during the memory pass (the timed call, after timing)"
+    return (
+        _m("peak_allocated_bytes", "peak allocated", "B", LOWER, f"highest bytes in live tensors {during}; "
+           "CUDA: torch.cuda.memory_stats allocated peak; CPU: live tensor storages before the pass + "
+           "the profiler's peak rise", headline=True),
+        _m("peak_reserved_bytes", "peak reserved", "B", LOWER, f"highest bytes the caching allocator held "
+           f"from the device {during} (CUDA only)"),
+        _m("activation_peak_bytes", "activation peak", "B", LOWER, f"peak allocated {during} minus what "
+           "was allocated before it"),
+        _m("fragmentation_at_peak_bytes", "fragmentation at peak", "B", LOWER, "reserved - allocated at "
+           "the moment allocated bytes peaked (replay of the pass's memory snapshot; CUDA only)"),
+        _m("external_fragmentation", "external fragmentation", "", LOWER, "1 - largest free block / total "
+           "free bytes of the snapshot's segments at the end of the pass (CUDA only; 0: free memory is "
+           "one block)", gated=False, shown_as=FRACTION),
+    )
+
+
 METRICS: tuple[MetricDef, ...] = (
     # decode (workloads/decode/metrics.py; vLLM and Databricks definitions)
     _m("ttft_s", "TTFT", "s", LOWER, "time to first token: first output token ready minus the start of "
@@ -190,6 +209,8 @@ METRICS: tuple[MetricDef, ...] = (
        gated=False),
     _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
        "forward", gated=False),
+    # memory (profile: {memory: true}; pipeline/memory_pass.py, docs/memory-budget.md)
+    *_memory(),
     # serving (workloads/serving/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").
     # Percentiles: numpy "linear" over the succeeded requests of a stage (ITL: pooled gaps).
     *_serving(),

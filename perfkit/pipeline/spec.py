@@ -37,6 +37,8 @@ class ProfilePlan(FrozenModel):
     profiled_iters: int = Field(3, ge=1, le=1000)
     record_shapes: bool = True
     analyze: bool = True  # run the trace analyzers on the recorded traces
+    memory: bool = False  # a memory pass per point: peaks, fragmentation, the budget (docs/memory-budget.md)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)  # the budget's KV what-if (vLLM's meaning)
 
 
 class LaunchSpec(FrozenModel):
