@@ -136,7 +136,7 @@ def _serving() -> tuple[MetricDef, ...]:
 
 def _memory() -> tuple[MetricDef, ...]:
     """The memory pass's metrics (perfkit/pipeline/memory_pass.py): one per key it emits."""
-    during = "during the memory pass (the timed call, after timing)"
+    during = "during one call of the timed callable in the memory pass (median over its calls)"
     return (
         _m("peak_allocated_bytes", "peak allocated", "B", LOWER, f"highest bytes in live tensors {during}; "
            "CUDA: torch.cuda.memory_stats allocated peak; CPU: live tensor storages before the pass + "
@@ -291,11 +291,12 @@ def _generation_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ..
     return {k: v for k, v in out.items() if _same(metrics.get(k), statistics.median(v))}
 
 
-def _request_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
+def _request_samples(metrics: Mapping[str, Any], field: str = "request_samples") -> dict[str, tuple[float, ...]]:
     """Per-request values of a serving stage (`request_samples`: metric key -> one value per
-    request) for the described metrics whose stored value is their median, so the gate tests the
-    requests themselves; {} when the point has none."""
-    given = metrics.get("request_samples")
+    request; `memory_samples`: one value per call of the memory pass) for the described metrics
+    whose stored value is their median, so the gate tests the samples themselves; {} when the
+    point has none."""
+    given = metrics.get(field)
     if not isinstance(given, Mapping):
         return {}
     out = {}
@@ -315,7 +316,8 @@ def metric_values(metrics: Mapping[str, Any]) -> list[tuple[MetricDef, tuple[flo
     (registry order, nested ones such as the ITL percentiles included), then the others by name.
     A value is a tuple of samples (one for a single number; per generation or per request where
     the point keeps those and their median is the stored value)."""
-    samples = {**_generation_samples(metrics), **_request_samples(metrics)}
+    samples = {**_generation_samples(metrics), **_request_samples(metrics),
+               **_request_samples(metrics, "memory_samples")}
     out: list[tuple[MetricDef, tuple[float, ...]]] = []
     for d in METRICS:
         raw = metrics.get(d.path[0], {}) if d.path else metrics

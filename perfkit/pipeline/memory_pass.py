@@ -17,6 +17,7 @@ timed callable with the allocator recorded; its artifact, metrics and facts for 
 from __future__ import annotations
 
 import gc
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,26 +69,38 @@ def run_memory_pass(fn: Callable[[], Any], device: str, out: Path, iters: int) -
     return _cpu_pass(fn, out, iters)
 
 
+def _samples(per_call: dict[str, list[int]]) -> dict[str, Any]:
+    """The metrics of the pass: each the median of its per-call values, which go along as
+    `memory_samples` (the gate tests them, metric_defs)."""
+    out: dict[str, Any] = {k: statistics.median_low(v) for k, v in per_call.items()}
+    out["memory_samples"] = per_call
+    return out
+
+
 def _cpu_pass(fn: Callable[[], Any], out: Path, iters: int) -> MemoryPass:
+    """One profiler session per call (the profiler's totals restart at 0 with each, so each
+    replay is that call's rise); the first call's trace is the artifact."""
     from torch.profiler import ProfilerActivity, profile
 
     before = live_tensor_bytes()
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        for _ in range(iters):
+    rises = []
+    for i in range(max(iters, 1)):
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
             fn()
-    prof.export_chrome_trace(str(out))
-    events = [e for e in memory_events_from_trace(out) if e.device == "cpu"]
-    rise = 0
-    if events:  # Kineto's running totals start at 0 with the profiler: the replay is the rise
-        rise = max(0, max(replay_events(events, "cpu").allocated_bytes))
+        path = out if i == 0 else out.with_name(f"{out.name}.call.json.gz")
+        prof.export_chrome_trace(str(path))
+        events = [e for e in memory_events_from_trace(path) if e.device == "cpu"]
+        if i:
+            path.unlink()
+        rises.append(max(0, max(replay_events(events, "cpu").allocated_bytes)) if events else 0)
     total = device_memory("cpu")[1]
+    metrics = _samples({"peak_allocated_bytes": [before + r for r in rises], "activation_peak_bytes": rises})
+    metrics["memory_not_measured"] = f"peak reserved, fragmentation: {NOT_ON_CPU}"
     facts = PassFacts(
-        allocated_before_bytes=before, peak_allocated_bytes=before + rise,
+        allocated_before_bytes=before, peak_allocated_bytes=before + max(rises),
         device_total_bytes=int(total) if total != float("inf") else None,
         before_how="live tensor storages before the pass", peak_how="torch.profiler's peak rise (profile_memory)",
         not_measured=NOT_ON_CPU)
-    metrics = {"peak_allocated_bytes": facts.peak_allocated_bytes, "activation_peak_bytes": rise,
-               "memory_not_measured": f"peak reserved, fragmentation: {NOT_ON_CPU}"}
     return MemoryPass(metrics, facts, out)
 
 
@@ -97,37 +110,40 @@ def _cuda_pass(fn: Callable[[], Any], device: str, out: Path, iters: int) -> Mem
     dev = torch.device(device)
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     torch.cuda.synchronize(dev)
-    torch.cuda.reset_peak_memory_stats(dev)
     before = torch.cuda.memory_allocated(dev)
+    per_call: dict[str, list[int]] = {"peak_allocated_bytes": [], "peak_reserved_bytes": [],
+                                      "activation_peak_bytes": []}
     torch.cuda.memory._record_memory_history(max_entries=MAX_ENTRIES, stacks="python")
     try:
-        for _ in range(iters):
+        for _ in range(max(iters, 1)):
+            torch.cuda.reset_peak_memory_stats(dev)
+            start = torch.cuda.memory_allocated(dev)
             fn()
-        torch.cuda.synchronize(dev)
-        stats = torch.cuda.memory_stats(dev)
+            torch.cuda.synchronize(dev)
+            stats = torch.cuda.memory_stats(dev)
+            per_call["peak_allocated_bytes"].append(int(stats.get("allocated_bytes.all.peak", 0)))
+            per_call["peak_reserved_bytes"].append(int(stats.get("reserved_bytes.all.peak", 0)))
+            per_call["activation_peak_bytes"].append(per_call["peak_allocated_bytes"][-1] - start)
         torch.cuda.memory._dump_snapshot(str(out))
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
     used, total, used_how = device_used(index)
     reserved_now = torch.cuda.memory_reserved(dev)
-    snap = load_snapshot(out)
     name = f"cuda:{index}"
-    segments = [s for s in snap.segments if s.device == name]
-    frag = fragmentation(segments)
+    snap = load_snapshot(out)
+    frag = fragmentation([s for s in snap.segments if s.device == name])
     events = [e for e in snap.events if e.device == name]
     at_peak = 0
     if events:
         timeline = replay_events(events, name, frag.allocated_bytes, frag.reserved_bytes)
         at_peak = max(0, timeline.peak.reserved_bytes - timeline.peak.allocated_bytes)
-    peak_alloc = int(stats.get("allocated_bytes.all.peak", 0))
-    peak_res = int(stats.get("reserved_bytes.all.peak", 0))
     facts = PassFacts(
-        allocated_before_bytes=before, peak_allocated_bytes=peak_alloc, peak_reserved_bytes=peak_res,
-        device_used_bytes=used, reserved_now_bytes=reserved_now, graph_pool_bytes=frag.private_pool_bytes,
-        device_total_bytes=total, before_how="torch.cuda.memory_allocated before the pass",
+        allocated_before_bytes=before, peak_allocated_bytes=max(per_call["peak_allocated_bytes"]),
+        peak_reserved_bytes=max(per_call["peak_reserved_bytes"]), device_used_bytes=used,
+        reserved_now_bytes=reserved_now, graph_pool_bytes=frag.private_pool_bytes, device_total_bytes=total,
+        before_how="torch.cuda.memory_allocated before the pass",
         peak_how="torch.cuda.memory_stats allocated peak - allocated before", used_how=used_how)
-    metrics = {"peak_allocated_bytes": peak_alloc, "peak_reserved_bytes": peak_res,
-               "activation_peak_bytes": peak_alloc - before, "fragmentation_at_peak_bytes": at_peak,
+    metrics = {**_samples(per_call), "fragmentation_at_peak_bytes": at_peak,
                "external_fragmentation": frag.external_fragmentation}
     return MemoryPass(metrics, facts, out)
 
