@@ -100,7 +100,7 @@ def validate(out: Path, dry_run: bool) -> dict[str, Any]:
         index = torch.cuda.current_device()
         a = torch.randn(256, 256, device=device)
         (a @ a).sum().item()  # the CUDA context and cuBLAS's workspace, before the model
-        used, total, how = _nvml_used(index)
+        used, _, how = _nvml_used(index)
         context = {"used_bytes": used, "reserved_bytes": torch.cuda.memory_reserved(index), "how": how}
     prepared = runner_for(point.spec)(point, RunContext(device=device, seed=0))
     with prepared.context():

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from perfkit.core.codec import from_builtins, to_builtins
-from perfkit.core.memory_budget import MemoryBudget, PassFacts, ResidentMemory, kv_what_if, make_budget
+from perfkit.core.memory_budget import (
+    MemoryBudget,
+    PassFacts,
+    ResidentMemory,
+    kv_what_if,
+    make_budget,
+)
 
 GIB = 1 << 30
 RESIDENT = ResidentMemory(weights_bytes=16 * GIB, kv_cache_bytes=GIB, kv_cache_estimate_bytes=GIB,
