@@ -289,6 +289,18 @@ def workload_metrics(run: Run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
 
+def memory_budgets(run: Run) -> pd.DataFrame:
+    """The inference memory budget of every point with one (profile {memory: true}), one row per
+    point and term, values as display text; empty when none (perfkit.reports.inference_budget)."""
+    from perfkit.reports.inference_budget import budget_rows, run_budgets
+
+    labels = run_labels(run)
+    rows = [{"point": labels.get(p.key, p.key), "term": "\u00a0\u00a0" * r.indent + r.label, "bytes": r.text,
+             "source": r.source, "how / why": r.note, "definition": r.definition}
+            for p, budget in run_budgets(run) for r in budget_rows(budget)]
+    return pd.DataFrame(rows, columns=["point", "term", "bytes", "source", "how / why", "definition"])
+
+
 def bandwidth_figure(run: Run) -> Any:
     """busbw and algbw vs message size of a collectives run (a plotly figure), None otherwise."""
     from perfkit.reports.html.figures import bandwidth_figure as figure

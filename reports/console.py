@@ -11,6 +11,7 @@ from rich.text import Text
 from perfkit.core.record import Run
 from perfkit.core.terminal import terminal_safe, terminal_width
 from perfkit.core.units import fmt_num
+from perfkit.reports.inference_budget import budget_line
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
@@ -97,8 +98,11 @@ def _rows(run: Run, workloads: dict[str, WorkloadParams], notes: _Footnotes,
         rows.append(Row(terminal_safe(label), cells, indent=2 if grouped and not single else 0,
                         name_style="bold" if single else ""))
         line = serving_headline(p) if is_serving(p) else headline(p)
+        name = f"{p.workload} {label}" if grouped and not single else label
         if line:
-            metrics.append((f"{p.workload} {label}" if grouped and not single else label, line))
+            metrics.append((name, line))
+        if p.memory_budget is not None:
+            metrics.append((f"{name} memory budget", budget_line(p.memory_budget)))
     return rows, metrics
 
 

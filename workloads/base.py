@@ -24,6 +24,7 @@ from perfkit.core.timing import limits as timing_limits
 
 if TYPE_CHECKING:
     from perfkit.core.measurement import Measurement
+    from perfkit.core.memory_budget import ResidentMemory
     from perfkit.core.record import Numerics, PointResult
 
 
@@ -157,3 +158,5 @@ class Prepared:
     trace_metrics: Callable[[list[Path]], dict[str, Any]] | None = None
     # measured while building (a serving stage, measured by its load client): the point's metrics
     measured: dict[str, Any] = field(default_factory=dict)
+    # the point's weights and KV cache, for the memory budget of `profile: {memory: true}` (decode)
+    resident: Callable[[], ResidentMemory] | None = None

@@ -64,6 +64,10 @@ if not metrics.empty:
     bandwidth = data.bandwidth_figure(run)
     if bandwidth is not None:
         st.plotly_chart(bandwidth, key="run_bandwidth")
+budgets = data.memory_budgets(run)
+if not budgets.empty:
+    st.subheader("Memory budget")
+    st.dataframe(budgets, hide_index=True, key="run_memory_budget")
 tune, why_not = data.tune_winners(store, chosen, data.run_roots())
 if not tune.empty or why_not:
     st.subheader("Tune winners")

@@ -134,6 +134,25 @@ def _serving() -> tuple[MetricDef, ...]:
     )
 
 
+def _memory() -> tuple[MetricDef, ...]:
+    """The memory pass's metrics (perfkit/pipeline/memory_pass.py): one per key it emits."""
+    during = "during one call of the timed callable in the memory pass (median over its calls)"
+    return (
+        _m("peak_allocated_bytes", "peak allocated", "B", LOWER, f"highest bytes in live tensors {during}; "
+           "CUDA: torch.cuda.memory_stats allocated peak; CPU: live tensor storages before the pass + "
+           "the profiler's peak rise", headline=True),
+        _m("peak_reserved_bytes", "peak reserved", "B", LOWER, f"highest bytes the caching allocator held "
+           f"from the device {during} (CUDA only)"),
+        _m("activation_peak_bytes", "activation peak", "B", LOWER, f"peak allocated {during} minus what "
+           "was allocated before it"),
+        _m("fragmentation_at_peak_bytes", "fragmentation at peak", "B", LOWER, "reserved - allocated at "
+           "the moment allocated bytes peaked (replay of the pass's memory snapshot; CUDA only)"),
+        _m("external_fragmentation", "external fragmentation", "", LOWER, "1 - largest free block / total "
+           "free bytes of the snapshot's segments at the end of the pass (CUDA only; 0: free memory is "
+           "one block)", gated=False, shown_as=FRACTION),
+    )
+
+
 METRICS: tuple[MetricDef, ...] = (
     # decode (workloads/decode/metrics.py; vLLM and Databricks definitions)
     _m("ttft_s", "TTFT", "s", LOWER, "time to first token: first output token ready minus the start of "
@@ -194,6 +213,8 @@ METRICS: tuple[MetricDef, ...] = (
        gated=False),
     _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
        "forward", gated=False),
+    # memory (profile: {memory: true}; pipeline/memory_pass.py, docs/memory-budget.md)
+    *_memory(),
     # serving (workloads/serving/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").
     # Percentiles: numpy "linear" over the succeeded requests of a stage (ITL: pooled gaps).
     *_serving(),
@@ -274,11 +295,12 @@ def _generation_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ..
     return {k: v for k, v in out.items() if _same(metrics.get(k), statistics.median(v))}
 
 
-def _request_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ...]]:
+def _request_samples(metrics: Mapping[str, Any], field: str = "request_samples") -> dict[str, tuple[float, ...]]:
     """Per-request values of a serving stage (`request_samples`: metric key -> one value per
-    request) for the described metrics whose stored value is their median, so the gate tests the
-    requests themselves; {} when the point has none."""
-    given = metrics.get("request_samples")
+    request; `memory_samples`: one value per call of the memory pass) for the described metrics
+    whose stored value is their median, so the gate tests the samples themselves; {} when the
+    point has none."""
+    given = metrics.get(field)
     if not isinstance(given, Mapping):
         return {}
     out = {}
@@ -298,7 +320,8 @@ def metric_values(metrics: Mapping[str, Any]) -> list[tuple[MetricDef, tuple[flo
     (registry order, nested ones such as the ITL percentiles included), then the others by name.
     A value is a tuple of samples (one for a single number; per generation or per request where
     the point keeps those and their median is the stored value)."""
-    samples = {**_generation_samples(metrics), **_request_samples(metrics)}
+    samples = {**_generation_samples(metrics), **_request_samples(metrics),
+               **_request_samples(metrics, "memory_samples")}
     out: list[tuple[MetricDef, tuple[float, ...]]] = []
     for d in METRICS:
         raw = metrics.get(d.path[0], {}) if d.path else metrics

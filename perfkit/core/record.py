@@ -19,6 +19,7 @@ from perfkit.core.env import Env, GpuState
 from perfkit.core.errors import StoreError
 from perfkit.core.json_file import load_json
 from perfkit.core.measurement import Measurement
+from perfkit.core.memory_budget import MemoryBudget
 from perfkit.core.migrate import SCHEMA_VERSION, migrate
 from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
@@ -59,12 +60,13 @@ class PointResult:
     trace: str | None = None  # path relative to the run directory
     # the run's GPU read right after this point's timing, while still loaded (None: not read)
     gpu_after_timing: GpuState | None = None
+    memory_budget: MemoryBudget | None = None  # profile: {memory: true} on a decode point
 
     JSON_KEYS: ClassVar[tuple[str, ...]] = (
         "key", "kind", "workload", "params", "status", "error", "measurement", "cost", "achieved",
-        "numerics", "metrics", "trace", "gpu_after_timing",
+        "numerics", "metrics", "trace", "gpu_after_timing", "memory_budget",
     )
-    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_after_timing"})
+    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_after_timing", "memory_budget"})
 
     @property
     def median_s(self) -> float | None:

@@ -5,6 +5,8 @@
     RUN/worker.<role>.json       the task a child process (a rank, the ncu or nsys pass) runs
     RUN/traces/<NNNN>-<key>.json.gz          one torch.profiler trace per point (rank<r> too)
     RUN/analysis/<analysis>.parquet          the trace analyses
+    RUN/memory/<NNNN>-<key>.pickle|.json.gz  profile {memory: true}: the point's memory snapshot
+                                             (CUDA) or profiler trace with memory events (CPU)
     RUN/tune.json, RUN/tune.csv              the tune table of `kind: custom` workloads
     RUN/ncu/  ncu/kernels.parquet, ncu/runs/ the Nsight Compute pass: its report, kernel table, child run
     RUN/nsys/ nsys/analysis/, nsys/runs/     the Nsight Systems pass: report, SQLite, tables, child run
@@ -35,6 +37,7 @@ CHILD_RUNS_DIR = "runs"  # under ncu/ and nsys/: the run directory of the pass's
 ROOFLINE_FIGURE = "roofline.html"
 LAUNCH_LOG = "torchrun.log"
 SERVING_DIR = "serving"  # per-request records of each serving stage
+MEMORY_DIR = "memory"  # the memory pass's snapshot / trace of each point
 
 
 def key_slug(key: str) -> str:
@@ -47,6 +50,11 @@ def trace_name(index: int, key: str, rank: int | None = None) -> str:
     slug = key_slug(key)
     suffix = "" if rank is None else f".rank{rank}"
     return f"{TRACES_DIR}/{index:04d}-{slug}{suffix}.json.gz"
+
+
+def memory_name(index: int, key: str, suffix: str) -> str:
+    """memory/<NNNN>-<key slug><suffix> (.pickle: a CUDA snapshot; .json.gz: a CPU trace)."""
+    return f"{MEMORY_DIR}/{index:04d}-{key_slug(key)}{suffix}"
 
 
 def serving_requests_name(key: str) -> str:

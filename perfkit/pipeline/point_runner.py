@@ -16,10 +16,12 @@ from perfkit.analyzers.graph_coverage import coverage_note, graph_coverage, load
 from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
+from perfkit.core.memory_budget import MemoryBudget
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from perfkit.core.run_layout import trace_name
 from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
+from perfkit.pipeline.memory_pass import point_memory
 from perfkit.profiler.env import gpu_reader
 from perfkit.profiler.nvtx_ranges import nvtx_range
 from perfkit.profiler.timer import time_callable
@@ -42,6 +44,8 @@ class PointPlan:
     # reads the GPU right after each point's timing; None: NVML on a CUDA device, nothing on cpu
     gpu_reader: Callable[[], GpuState | None] | None = None
     nsys_pass: bool = False  # the child of `profile --nsys`: profiled_iters calls in the point's range
+    memory: bool = False  # profile {memory: true}: a memory pass of profiled_iters calls (memory_pass.py)
+    gpu_memory_utilization: float = 0.9  # the memory budget's KV what-if
 
 
 NCU_RANGE = "ncu"
@@ -108,6 +112,7 @@ def _measure(
     trace: str | None = None
     metrics: dict[str, Any] = dict(prepared.measured)
     gpu: GpuState | None = None
+    budget: MemoryBudget | None = None
     try:
         with prepared.context():
             if prepared.check is not None:
@@ -127,6 +132,11 @@ def _measure(
                 trace = rel
                 if ctx.device.startswith("cuda"):
                     metrics.update(_graph_note(run_dir / rel))
+            if plan.memory and measurement is not None:
+                with nvtx_range("memory", plan.nvtx):
+                    found, budget = point_memory(prepared.fn, prepared.resident, ctx.device, run_dir, index,
+                                                 point.key, plan.profiled_iters, plan.gpu_memory_utilization)
+                metrics.update(found)
         if prepared.metrics is not None and measurement is not None:
             metrics.update(prepared.metrics(measurement))
     except BaseException as exc:
@@ -141,7 +151,7 @@ def _measure(
                  f"({numerics.reference})")
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
-                       gpu_after_timing=gpu)
+                       gpu_after_timing=gpu, memory_budget=budget)
 
 
 def _graph_note(trace_path: Path) -> dict[str, str]:

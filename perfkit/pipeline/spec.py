@@ -38,6 +38,8 @@ class ProfilePlan(FrozenModel):
     record_shapes: bool = True
     analyze: bool = True  # run the trace analyzers on the recorded traces
     nsys_osrt: bool = False  # `--nsys` also traces OS runtime calls (heavier; off: cuda and nvtx only)
+    memory: bool = False  # a memory pass per point: peaks, fragmentation, the budget (docs/memory-budget.md)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)  # the budget's KV what-if (vLLM's meaning)
 
 
 class LaunchSpec(FrozenModel):

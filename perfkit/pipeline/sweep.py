@@ -95,6 +95,8 @@ def plan_for(spec: RunSpec, quick: bool, ncu_pass: bool = False, nsys_pass: bool
         nvtx=p.nvtx and not ncu_pass and not nsys_pass,  # the passes have only their own ranges
         ncu_pass=ncu_pass,
         nsys_pass=nsys_pass,
+        memory=p.memory and not ncu_pass and not nsys_pass,
+        gpu_memory_utilization=p.gpu_memory_utilization,
     )
 
 

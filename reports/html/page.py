@@ -31,6 +31,8 @@ from perfkit.core.units import (
 )
 from perfkit.core.version import __version__
 from perfkit.reports.gate_format import VALUES_NOTE
+from perfkit.reports.html.budget import ANCHOR as BUDGET_ANCHOR
+from perfkit.reports.html.budget import budget_section
 from perfkit.reports.html.data import (
     ReportData,
     describe_commit,
@@ -295,6 +297,10 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
         nav.append((SERVING_ANCHOR, "Serving"))
     sections += [points_section(data), metrics_section(data)]
     nav += [("points", "Points"), ("metrics", "Metrics")]
+    budget = budget_section(run, data.labels)
+    if budget is not None:
+        sections.append(budget)
+        nav.append((BUDGET_ANCHOR, "Memory budget"))
     tune = tune_section(data)
     if tune is not None:
         sections.append(tune)

@@ -10,6 +10,7 @@ from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
+from perfkit.reports.markdown.budget import budget_lines
 from perfkit.reports.markdown.serving import serving_lines
 from perfkit.reports.markdown.text import Md, md_table, md_text
 from perfkit.reports.metric_rows import metric_rows
@@ -48,6 +49,7 @@ def render_markdown(data: ReportData) -> str:
     out += serving_lines(run)
     out += points_lines(data)
     out += metric_lines(data)
+    out += budget_lines(data.run, data.labels)
     out += tune_lines(data)
     out += kernel_lines(data)
     out += failure_lines(data)

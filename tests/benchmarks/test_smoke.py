@@ -73,6 +73,9 @@ SMOKE: dict[str, Smoke] = {
         ("--smoke", "--workers", "1"),
         (r"change points skipped: baselines missing|## Change points", r"## Gate: share of trials",
          r"Target met in \*\*\d+ of 20\*\*", r"## Samples and history needed", r"## Issue 30 cells"), slow=True),
+    "gpu_validate_memory": Smoke(
+        ("--out", "{tmp}/memory", "--dry-run"),
+        (r"memory budget \(cpu", r"skipped +budget_vs_nvml: reason=dry run: needs a CUDA GPU"), slow=True),
     "gpu_validate": Smoke(
         ("--dry-run", "env", "gemm"), (r"env: ok", r"gemm: skipped .*: dry run: needs a CUDA GPU"), slow=True,
         out_env=True),

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from perfkit.core.cost import Cost
 from perfkit.core.measurement import Measurement
+from perfkit.core.memory_budget import ResidentMemory
 from perfkit.core.record import Numerics
 from perfkit.workloads.attention.sdpa_backends import backends_seen, recording
 from perfkit.workloads.base import Point, Prepared, RunContext, Unsupported
@@ -45,11 +46,16 @@ from perfkit.workloads.decode.tp import (
 from perfkit.workloads.dtypes import DTYPE_BYTES
 from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.config import ModelConfig
-from perfkit.workloads.models.cost import decode_step_cost, memory_estimate, prefill_cost
+from perfkit.workloads.models.cost import (
+    decode_step_cost,
+    kv_token_bytes,
+    memory_estimate,
+    prefill_cost,
+)
 from perfkit.workloads.models.fit import check_fits, device_memory, refusal
 from perfkit.workloads.models.fuse import fuse_projections, is_fused
 from perfkit.workloads.models.generate import generate, prefill
-from perfkit.workloads.models.model import Transformer
+from perfkit.workloads.models.model import KVCache, Transformer
 from perfkit.workloads.models.moe_layer import MoEFeedForward
 from perfkit.workloads.models.ranges import DECODE_STEP, PREFILL, layer_range, phase
 from perfkit.workloads.models.stepper import Stepper, compile_mode, mode_problem
@@ -284,6 +290,17 @@ class DecodePoint:
                    mode=self.stepper.mode, generations=[[list(g) for g in gens] for gens in tp.generations])
         return out
 
+    def resident(self) -> ResidentMemory:
+        """The measured bytes of the weights and the KV cache, beside the analytic KV estimate."""
+        weights = {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in self.model.parameters()}
+        caches = [m for m in self.model.modules() if isinstance(m, KVCache)]
+        kv = sum(t.untyped_storage().nbytes() for c in caches for t in (c.k, c.v))
+        estimate = memory_estimate(self.cfg, self.batch, self.cache_len, self.prompt_len, self.b)
+        return ResidentMemory(weights_bytes=sum(weights.values()), kv_cache_bytes=kv,
+                              kv_cache_estimate_bytes=int(estimate.kv_cache_bytes),
+                              kv_bytes_per_token=int(kv_token_bytes(self.cfg, self.b)),
+                              tokens_per_sequence=self.cache_len, batch=self.batch)
+
     def _moe_impl(self) -> str:
         for layer in self.model.layers:
             if isinstance(layer.feed_forward, MoEFeedForward):
@@ -354,6 +371,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         context=torch.no_grad,
         params_extra=facts,
         trace_metrics=functools.partial(collective_metrics, label=point.key) if tp is not None else None,
+        resident=dp.resident,
     )
 
 
