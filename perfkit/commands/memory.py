@@ -9,6 +9,8 @@ category and how it was decided), per-category totals, per-operator peak and net
 (Kineto), fragmentation with each number's definition (snapshots), and every OOM explained.
 `diff A B`: peak, per-category, per-op and per-stack-top changes, B - A. `--oom "CUDA out of
 memory. Tried to allocate ..."` explains a pasted OOM message (with FILE: against its segments).
+FILE may also be a run directory of `profile: {memory: true}` (its points' inference memory
+budgets) or one of its RUN/memory/ files (the analysis and that point's budget; docs/memory-budget.md).
 Definitions: docs/memory.md.
 """
 
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perfkit.commands._types import non_negative_int
+from perfkit.commands._types import fraction, non_negative_int
 
 DEFAULT_TOP = 10
 
@@ -35,6 +37,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--html", type=Path, metavar="OUT.html", help="also write a self-contained HTML view")
     parser.add_argument("--oom", metavar="MESSAGE", help="a pasted 'CUDA out of memory' message to explain")
+    parser.add_argument("--gpu-memory-utilization", type=fraction, metavar="U",
+                        help="the budget's KV-cache what-if at this share of GPU memory (default: the run's)")
     parser.add_argument("--top", type=non_negative_int, default=DEFAULT_TOP, help="rows per table (0: all)")
     parser.add_argument("--wide", action="store_true", help="every column and whole names")
     return parser
@@ -84,6 +88,8 @@ def _one(args: argparse.Namespace, path: Path) -> int:
     from perfkit.reports.memory_json import memory_json
     from perfkit.reports.memory_text import memory_text
 
+    if path.is_dir():
+        return _run_dir(args, path)
     html = _html_path(args)
     result = analyze_memory(load_memory_input(path), args.device)
     if args.oom is not None:
@@ -96,12 +102,60 @@ def _one(args: argparse.Namespace, path: Path) -> int:
         result = replace(result, ooms=[*result.ooms, explain_oom(facts)])
     if html is not None:
         write_bytes_atomic(html, memory_html(result).encode("utf-8"))
+    budgets = _budgets(path)
     if args.format == "json":
-        _print(json.dumps(memory_json(result), indent=1) + "\n")
+        doc = memory_json(result)
+        if budgets:
+            doc["budgets"] = [_budget_json(point, budget) for point, budget in budgets]
+        _print(json.dumps(doc, indent=1) + "\n")
     else:
         _print(memory_text(result, args.top, _width(args)))
+        _print_budgets(args, budgets)
         if html is not None:
             _print(f"wrote {html}\n")
+    return 0
+
+
+def _budgets(path: Path) -> list[tuple[Any, Any]]:
+    from perfkit.reports.inference_budget import budgets_for_path
+
+    return budgets_for_path(path)
+
+
+def _budget_json(point: Any, budget: Any) -> dict[str, Any]:
+    from perfkit.reports.inference_budget import budget_json
+
+    return {"point": point.key, **budget_json(budget)}
+
+
+def _print_budgets(args: argparse.Namespace, budgets: list[tuple[Any, Any]]) -> None:
+    from perfkit.core.terminal import terminal_safe
+    from perfkit.reports.inference_budget import budget_text
+
+    for point, budget in budgets:
+        _print(f"\n## memory budget: {terminal_safe(point.key)}\n{budget_text(budget, args.gpu_memory_utilization)}")
+
+
+def _run_dir(args: argparse.Namespace, path: Path) -> int:
+    """A run directory: its points' budgets, and which memory files `perfkit memory` can open."""
+    from perfkit.core.errors import SpecError
+    from perfkit.core.run_layout import MEMORY_DIR
+
+    budgets = _budgets(path)
+    files = sorted((path / MEMORY_DIR).glob("*")) if (path / MEMORY_DIR).is_dir() else []
+    if not budgets and not files:
+        raise SpecError(f"{path}: a folder without a run's memory budgets or memory/ files; pass a snapshot "
+                        "or trace, or a run directory of a spec with `profile: {memory: true}`")
+    if args.format == "json":
+        _print(json.dumps({"budgets": [_budget_json(p, b) for p, b in budgets],
+                           "memory_files": [f"{MEMORY_DIR}/{f.name}" for f in files]}, indent=1) + "\n")
+        return 0
+    _print_budgets(args, budgets)
+    if files:
+        from perfkit.core.terminal import terminal_safe
+
+        _print(f"\nmemory files (timeline, peak, fragmentation: perfkit memory {terminal_safe(str(path))}/"
+               f"{MEMORY_DIR}/FILE):\n" + "".join(f"  {terminal_safe(f.name)}\n" for f in files))
     return 0
 
 

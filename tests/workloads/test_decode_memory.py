@@ -117,6 +117,27 @@ def test_budget_in_every_view_and_for_perfkit_memory(runs: tuple[Path, Path, Pat
     assert result.timeline.reported_checked > 0 and result.timeline.reported_mismatches == 0
 
 
+@pytest.mark.slow
+def test_perfkit_memory_prints_timeline_peak_and_budget(runs: tuple[Path, Path, Path],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's check: `perfkit memory` on the CPU profile of the tiny decode model."""
+    artifact = runs[0] / load_run(runs[0]).points[0].metrics["memory_artifact"]
+    assert main(["memory", str(artifact), "--gpu-memory-utilization", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "peak" in out.lower() and "## memory budget: decode/tiny" in out
+    assert "weights" in out and "fits at 50%" in out
+    assert main(["memory", str(artifact), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["budgets"][0]["point"].startswith("decode/tiny") and doc["budgets"][0]["terms"]
+    assert main(["memory", str(runs[0])]) == 0  # the run directory: budgets and the files to open
+    out = capsys.readouterr().out
+    assert "## memory budget" in out and artifact.name in out
+    empty = runs[0].parent / "not-a-run"
+    empty.mkdir()
+    assert main(["memory", str(empty)]) == 2
+    assert "without a run's memory budgets" in capsys.readouterr().err
+
+
 def test_memory_options_are_validated(tmp_path: Path) -> None:
     spec = tmp_path / "s.yaml"
     spec.write_text(SPEC.format(extra="").replace("memory: true", "memory: true, gpu_memory_utilization: 1.5"))
