@@ -4,8 +4,8 @@ NCCL names its kernels `ncclKernel_<Op>_<ALGO>_<PROTO>_<RedOp>_<type>` (NCCL 2.x
 e.g. `ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)`) or `ncclDevKernel_<Op>_<RedOp>_
 <type>_<ALGO>_<PROTO>` (2.19 on, e.g. `ncclDevKernel_AllReduce_Sum_bf16_RING_LL`); RCCL keeps
 the older spelling; `ncclDevKernel_SendRecv(...)` and `ncclDevKernel_Generic` carry no type.
-`collective_of(name)` gives (collective, dtype label): the operation in snake case
-(all_reduce, all_gather, reduce_scatter, broadcast, reduce, send_recv, send, recv, all_to_all,
+`collective_of(name)` gives (collective, dtype label): the operation by its one name
+(perfkit.analyzers.collective_names: all_reduce, all_gather, reduce_scatter, broadcast, reduce, send_recv, send, recv, all_to_all,
 generic) and the element type as perfkit labels dtypes ("" when the name carries none).
 Whether a kernel is communication at all is the categories' call (perfkit.analyzers.categories).
 """
@@ -13,6 +13,8 @@ Whether a kernel is communication at all is the categories' call (perfkit.analyz
 from __future__ import annotations
 
 import re
+
+from perfkit.analyzers.collective_names import canonical_collective
 
 _PREFIX = re.compile(r"^(?:void\s+)?(?:nccl|rccl|msccl)\w*?(?:Dev)?Kernel_(\w+)", re.I)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -27,8 +29,6 @@ _TYPE = re.compile("_(" + "|".join(sorted(map(re.escape, _DTYPES), key=len, reve
 
 
 _CUSTOM = re.compile(r"(all_?reduce|cross_device_reduce|all_?gather|reduce_?scatter|all_?to_?all)", re.I)
-_CUSTOM_OP = {"allreduce": "all_reduce", "crossdevicereduce": "all_reduce", "allgather": "all_gather",
-              "reducescatter": "reduce_scatter", "alltoall": "all_to_all"}  # fmt: skip
 
 
 def collective_of(name: str) -> tuple[str, str]:
@@ -37,7 +37,7 @@ def collective_of(name: str) -> tuple[str, str]:
     m = _PREFIX.match(name)
     if m is None:
         custom = _CUSTOM.search(name)
-        return (_CUSTOM_OP[custom.group(1).lower().replace("_", "")], "") if custom else ("", "")
+        return (canonical_collective(custom.group(1)), "") if custom else ("", "")
     head, _, rest = m.group(1).partition("_")
     found = _TYPE.search("_" + rest + "_")
-    return _CAMEL.sub("_", head).lower(), _DTYPES[found.group(1).lower()] if found else ""
+    return canonical_collective(_CAMEL.sub("_", head)), _DTYPES[found.group(1).lower()] if found else ""

@@ -33,6 +33,7 @@ import pandas as pd
 
 from perfkit.analyzers.categories import category_of
 from perfkit.analyzers.collective_kernels import collective_of
+from perfkit.analyzers.collective_names import canonical_collective
 from perfkit.analyzers.event_table import EventTable, Kind, member
 
 COLLECTIVE_COLUMNS = [
@@ -61,13 +62,13 @@ def _message(args: dict[str, Any], gloo_name: str | None, world_size: int | None
         counts = [int(args[k] or 0) for k in ("In msg nelems", "Out msg nelems") if k in args]
         nbytes = max(counts) * size if counts and size and max(counts) > 0 else None  # a wait moves nothing
         group = int(args["Group size"] or 0) if "Group size" in args else None
-        return str(args.get("Collective name", "")), label, nbytes, group
+        return canonical_collective(str(args.get("Collective name", ""))), label, nbytes, group
     types = args.get("Input type") or [""]
     dims = args.get("Input Dims") or [[]]
     label, size = _BYTES.get(str(types[0]).lower(), (str(types[0]), 0))
     group = world_size or 1
     nbytes = _numel(dims[0]) * size * (group if gloo_name == "all_gather" else 1)
-    return gloo_name, label, nbytes, group
+    return canonical_collective(gloo_name), label, nbytes, group
 
 
 CALL_COLUMNS = ["rank", "collective", "dtype", "message_bytes", "group_size", "timed_on", "source", "time_ns"]

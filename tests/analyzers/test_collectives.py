@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from perfkit.analyzers.collective_kernels import collective_of
+from perfkit.analyzers.collective_names import canonical_collective
 from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
@@ -33,7 +35,7 @@ def test_nccl_trace_collectives_match_the_raw_json() -> None:
             a = e["args"]
             nbytes = max(a["In msg nelems"], a["Out msg nelems"]) * SIZE[a["dtype"]]
             on = "gpu" if a["External id"] in kernel_us else "cpu"
-            expected[(a["Collective name"], nbytes or None, on)].append(kernel_us.get(a["External id"], e["dur"]))
+            expected[(canonical_collective(a["Collective name"]), nbytes or None, on)].append(kernel_us.get(a["External id"], e["dur"]))
     table = collective_summary(load_trace(NCCL))
     got: dict[tuple[Any, ...], Any] = {
         (r["collective"], None if pd.isna(r["message_bytes"]) else r["message_bytes"], r["timed_on"]): r
@@ -70,7 +72,7 @@ def test_kernel_time_else_cpu_time_on_both_decoder_paths(kineto: Callable[..., A
     table = load_trace(t.write(tmp_path / "t.json"))
     assert int((table["comm_id"] >= 0).sum()) == 3  # aten::mm's args are not read
     out = collective_summary(table)
-    gather = out[out["collective"] == "allgather"].iloc[0]
+    gather = out[out["collective"] == "all_gather"].iloc[0]
     assert (gather["message_bytes"], gather["dtype"], gather["group_size"]) == (8192, "bf16", 4)
     assert (gather["timed_on"], gather["count"], gather["total_ns"], gather["p50_ns"]) == ("gpu", 2, 60_000, 30_000)
     assert gather["algbw_bytes_per_s"] == pytest.approx(8192 / 30e-6)
@@ -82,3 +84,19 @@ def test_kernel_time_else_cpu_time_on_both_decoder_paths(kineto: Callable[..., A
 def test_no_collectives_is_an_empty_table(cpu_trace: Path) -> None:
     out = collective_summary(load_trace(cpu_trace))
     assert out.empty and list(out.columns) == COLLECTIVE_COLUMNS
+
+
+@pytest.mark.parametrize(("spelled", "name"), [
+    ("allreduce", "all_reduce"), ("allreduce_coalesced", "all_reduce"), ("_allgather_base", "all_gather"),
+    ("allgather_into_tensor_coalesced", "all_gather"), ("_reduce_scatter_base", "reduce_scatter"),
+    ("reduce_scatter_tensor_coalesced", "reduce_scatter"), ("alltoall_base", "all_to_all"),
+    ("all_to_all_single", "all_to_all"), ("AllReduce", "all_reduce"), ("SendRecv", "send_recv"),
+    ("cross_device_reduce", "all_reduce"), ("broadcast", "broadcast"), ("wait", "wait"), ("", ""),
+])  # fmt: skip
+def test_one_name_per_collective_whoever_spelled_it(spelled: str, name: str) -> None:
+    assert canonical_collective(spelled) == name
+
+
+def test_args_and_kernel_rows_of_one_collective_share_its_name() -> None:
+    # c10d's record_param_comms says "allreduce", NCCL's kernel "AllReduce": one name in the table
+    assert canonical_collective("allreduce") == collective_of("ncclDevKernel_AllReduce_Sum_bf16_RING_LL")[0]

@@ -64,7 +64,7 @@ def test_op_with_args_claims_its_kernel(kineto: Callable[..., Any], tmp_path: Pa
     t.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 60, 2, 70, 20)  # no op claims this one
     out = collective_summary(load_trace(t.write(tmp_path / "t24.json")))
     by_source = out.set_index("source")
-    assert list(by_source.loc["args", ["collective", "message_bytes", "count", "total_ns"]]) == ["allreduce", 2048, 1, 40 * US]
+    assert list(by_source.loc["args", ["collective", "message_bytes", "count", "total_ns"]]) == ["all_reduce", 2048, 1, 40 * US]
     assert list(by_source.loc["kernel", ["collective", "count", "total_ns"]]) == ["all_reduce", 1, 20 * US]
 
 
