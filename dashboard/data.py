@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from perfkit.comparison.trend import TrendInfo
 from perfkit.core.record import Run
 from perfkit.core.run_layout import RunDir
 from perfkit.core.units import fmt_change
@@ -191,6 +192,7 @@ class History:
     unit: str
     direction: str
     spread: dict[str, float]  # gpu -> run-to-run sigma (relative, log scale) of the band
+    trends: dict[str, TrendInfo] = field(default_factory=dict)  # gpu -> its trend (perfkit history's)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -215,8 +217,11 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
     commit_rows: list[dict[str, Any]] = []
     change_rows: list[dict[str, Any]] = []
     spread: dict[str, float] = {}
+    trends: dict[str, TrendInfo] = {}
     for gpu, part in runs_.groupby("gpu", sort=True):
-        commits, changes, spread[str(gpu)] = gpu_series(str(gpu), part, direction, band_sigmas)
+        commits, changes, spread[str(gpu)], trend = gpu_series(str(gpu), part, direction, band_sigmas)
+        if trend is not None:
+            trends[str(gpu)] = trend
         commit_rows += commits
         change_rows += changes
     frames = [_with_time(runs_[RUN_COLUMNS].copy()), _with_time(pd.DataFrame(commit_rows, columns=COMMIT_COLUMNS)),
@@ -226,7 +231,7 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
     position = pd.Series(range(len(first)), index=first.index)
     for df in frames:
         df["x"] = df["commit"].map(position).astype("float64")
-    return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread)
+    return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread, trends=trends)
 
 
 def history_between(h: History, lo_epoch: float, hi_epoch: float) -> History:
@@ -633,7 +638,7 @@ def _change_point_regressions(url: str, run_id: str, gpu: str, branch: str | Non
             hist = history_frame(conn, name, [gpu], branch, limit=OPEN_WINDOW)
             if len(hist) < 2:
                 continue
-            commits, changes, _ = gpu_series(gpu, hist, direction, 2.0)
+            commits, changes, _, _ = gpu_series(gpu, hist, direction, 2.0)
             if changes and changes[-1]["kind"] == "regression":
                 last = changes[-1]
                 since = sum(1 for c in commits if c["created_epoch"] >= last["created_epoch"])

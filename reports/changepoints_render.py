@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from perfkit.comparison.trend import TrendInfo
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.core.units import fmt_value
 from perfkit.regression.changepoint.kind import change_kind
@@ -60,22 +61,6 @@ class ValueRow:
     level: float
     band_low: float
     band_high: float
-
-
-@dataclass(frozen=True)
-class TrendInfo:
-    """A slow creep of the series (perfkit.regression.changepoint.trend): reported instead of a
-    staircase of change points; the change points listed are those left with the line taken out."""
-
-    first_commit: str
-    last_commit: str
-    slope: float  # relative change per commit
-    total: float  # relative change of the line over the commits it spans
-    p_value: float
-
-    def text(self) -> str:
-        return (f"trend {self.slope * 100:+.3f}% per commit ({self.total * 100:+.2f}% from {self.first_commit[:10]} "
-                f"to {self.last_commit[:10]}, p={self.p_value:.2g})")
 
 
 @dataclass(frozen=True)

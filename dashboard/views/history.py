@@ -83,6 +83,12 @@ event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="hi
 picked = [p for p in (event.selection.points if event else []) if p.get("customdata")]
 if picked:
     widgets.open_run(str(picked[0]["customdata"][0]))
+if h.trends:
+    st.subheader(f"Trends ({len(h.trends)})")
+    st.caption("A slow creep is reported as a trend (its slope per commit and the commits it spans), as "
+               "`perfkit history` reports it; the change points below are then those left with the line taken out.")
+    for gpu, trend in sorted(h.trends.items()):
+        st.markdown(f"- **{md(gpu)}**: {md(trend.text())} over {trend.commits:,} commits")
 st.subheader(f"Change points ({len(h.changes)})")
 if h.changes.empty:
     opts = ChangePointOptions()  # the defaults perfkit.comparison.history_frame detects with

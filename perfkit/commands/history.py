@@ -122,14 +122,12 @@ def run(args: argparse.Namespace) -> int:
 def _one_series(name: str, gpu: str, hist: Any, unit: str, direction: str, opts: Any) -> tuple[Any, list[Any]]:
     """One metric on one GPU: its commits with values and noise bands, and its change points."""
     from perfkit.comparison.series import commit_series, segment_bands
-    from perfkit.regression.changepoint.trend import explain
+    from perfkit.comparison.trend import explain_series
     from perfkit.reports import changepoints_render as cr
 
     series = commit_series(hist)
-    explained = explain([s.value for s in series], opts)
-    cps, tr = explained.change_points, explained.trend
+    cps, trend = explain_series([s.value for s in series], [s.commit for s in series], opts)
     bands = segment_bands([s.value for s in series], [cp.index for cp in cps])
-    trend = cr.TrendInfo(series[tr.start].commit, series[tr.end].commit, tr.slope, tr.total, tr.p_value) if tr else None
     info = cr.SeriesInfo(name, gpu, len(series), unit, tuple(
         cr.ValueRow(s.commit, s.created_epoch, s.value, s.runs, b.level, b.low, b.high)
         for s, b in zip(series, bands, strict=True)), trend)

@@ -6,7 +6,7 @@ The numbers are those of `perfkit history`: a run's value is perfkit.regression.
 (the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
 perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
 commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
-points come from perfkit.regression.changepoint.detect and the noise band from
+points and trends come from perfkit.comparison.trend.explain_series (as in `perfkit history`) and the noise band from
 perfkit.comparison.series.segment_bands (what `perfkit history --values` prints).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit.comparison.series import segment_bands, series_sigma
-from perfkit.regression.changepoint.detect import detect_change_points
+from perfkit.comparison.trend import TrendInfo, explain_series
 from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.robust import trimmed_mean_rows
 from perfkit.regression.location import MIN_SAMPLES
@@ -86,12 +86,13 @@ def commit_values(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]], float]:
-    """One GPU's commits (value, segment level, noise band) and change points; and its sigma."""
+        list[dict[str, Any]], list[dict[str, Any]], float, TrendInfo | None]:
+    """One GPU's commits (value, segment level, noise band) and change points; its sigma; and
+    its trend (perfkit.comparison.trend.explain_series: the change points are then those left
+    with the line taken out, as `perfkit history` lists them)."""
     series = commit_values(runs)
     values = series["value"].to_numpy(np.float64)
-    positive = bool(len(values)) and bool(np.all(values > 0))
-    cps = detect_change_points(list(values)) if positive else []
+    cps, trend = explain_series([float(v) for v in values], [str(c) for c in series["commit"]])
     bands = segment_bands(list(values), [cp.index for cp in cps], band_sigmas)
     segments = np.searchsorted([cp.index for cp in cps], np.arange(len(series)), side="right")
     records = series.to_dict("records")
@@ -109,4 +110,4 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
                         "created_epoch": c["created_epoch"], "magnitude": cp.magnitude, "p_value": cp.p_value,
                         "before": cp.before, "after": cp.after, "kind": change_kind(cp.magnitude, direction),
                         "base_run": str(last_run[prev["commit"]]), "first_run": str(first_run[c["commit"]])})
-    return commits, changes, series_sigma(list(values))
+    return commits, changes, series_sigma(list(values)), trend

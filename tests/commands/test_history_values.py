@@ -57,7 +57,7 @@ def test_values_equal_the_dashboards(stepped_store: str, capsys: pytest.CaptureF
         runs = history_frame(conn, NAME, ["H100"], None)
         expected = commit_series(read.metric_history(conn, NAME, gpu="H100"))
     engine.dispose()
-    commits, changes, _ = gpu_series("H100", runs, "higher", 2.0)
+    commits, changes, _, _ = gpu_series("H100", runs, "higher", 2.0)
     assert [v["commit"] for v in series["values"]] == [c["commit"] for c in commits] == [f"c{i:02d}" for i in range(30)]
     for got, dash, cv in zip(series["values"], commits, expected, strict=True):
         assert got["value"] == pytest.approx(dash["value"], rel=1e-12) == cv.value

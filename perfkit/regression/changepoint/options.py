@@ -34,3 +34,6 @@ class ChangePointOptions:
     min_diffs: int = 8  # fewest differences a robust variance is computed from
     # Two change points in the same direction closer than ramp_gap x min_size are one step.
     ramp_gap: float = 2.0
+    # A trend (trend.py) must move the level over its span by this x the residual sd of the series
+    # (with the line and the change points taken out): a slope the noise could make is no trend.
+    trend_noise_factor: float = 2.0

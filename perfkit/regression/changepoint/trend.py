@@ -10,8 +10,10 @@ twice, on the log scale:
 
 The trend is reported when its slope is significant (t test of the least-squares slope, its
 variance inflated by the Newey-West long-run factor of the residuals: autocorrelated noise does
-not make a slope), the line moves the level by at least min_magnitude over the series, and the
-trend model has the lower BIC (n log(RSS / n) + parameters log n; a change point costs two
+not make a slope), the line moves the level by at least min_magnitude and by at least
+trend_noise_factor x the residual sd (the series without the line and its change points: a
+slope the noise makes over a flat series moves the level by about one sd) over the series, and
+the trend model has the lower BIC (n log(RSS / n) + parameters log n; a change point costs two
 parameters, its position and its size). Clear steps on a flat level keep the step model: a line
 fits them worse than their few change points. Pure functions.
 """
@@ -109,7 +111,10 @@ def explain(values: Sequence[float], opts: ChangePointOptions | None = None) -> 
         return Explained(tuple(steps))
     ramp = slope * np.arange(y.size, dtype=np.float64)
     rest_idx = [c.index for c in rest]
-    bic_trend = _bic(_rss_steps(y - ramp, rest_idx), y.size, 2 + 2 * len(rest_idx))
+    rss_trend = _rss_steps(y - ramp, rest_idx)
+    if abs(slope) * (y.size - 1) < o.trend_noise_factor * math.sqrt(rss_trend / y.size):
+        return Explained(tuple(steps))
+    bic_trend = _bic(rss_trend, y.size, 2 + 2 * len(rest_idx))
     bic_steps = _bic(_rss_steps(y, [c.index for c in steps]), y.size, 1 + 2 * len(steps))
     if bic_trend >= bic_steps:
         return Explained(tuple(steps))

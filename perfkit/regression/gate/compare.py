@@ -24,7 +24,7 @@ from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.groups import Group, measurement_groups, point_labels
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.moderate import moderate
-from perfkit.regression.gate.multiple import correct
+from perfkit.regression.gate.multiple import MIN_TESTS, correct
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import finish, with_tails
@@ -179,7 +179,8 @@ def compare_runs(
     staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
     evs = _moderated([h for h in staged if isinstance(h, Evidence)])
     seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
-    done = iter(with_tails(evs, finish(evs, len(evs), seeds=seeds, decided=False)))
+    counted = max(len(evs), MIN_TESTS) if pol.correction != "none" else len(evs)  # what the adjustment counts
+    done = iter(with_tails(evs, finish(evs, counted, seeds=seeds, decided=False)))
     comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
     out = _expand(groups, comps, pairs, pol)
     base_names = {m.name for m in base.metrics}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
+from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
@@ -60,7 +61,7 @@ class Evidence:
     note: str = ""
     prior: float = math.nan  # run-to-run sigma assumed without history
     rank_samples: tuple[np.ndarray, np.ndarray] | None = None  # log samples for the rank test
-    tail_scores: np.ndarray | None = None  # Gaussian scores of the history's runs (tails.py)
+    tail_scores: np.ndarray | None = None  # Gaussian scores of the history's runs, + = worse (tails.py)
     history_range: tuple[float, float] = (math.nan, math.nan)  # reference runs' log deviation from the level
 
 
@@ -141,7 +142,9 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
         x = np.array([[h.log_loc for h in runs] for _, runs in members], dtype=np.float64)
         se2 = np.array([[h.se for h in runs] for _, runs in members], dtype=np.float64) ** 2
         n = np.array([[h.n for h in runs] for _, runs in members], dtype=np.float64)
-        scores = history_scores(x)
+        sign = np.array([[-1.0 if (items[i].policy.direction or items[i].direction) == HIGHER else 1.0]
+                         for i, _ in members])
+        scores = history_scores(x) * sign  # oriented: positive = the metric's bad direction
         for j, ((i, _), fit, within) in enumerate(zip(members, fit_rows(x, se2, at), _within(se2, n), strict=True)):
             if fit is not None:
                 out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range)

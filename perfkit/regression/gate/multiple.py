@@ -26,21 +26,28 @@ from perfkit.regression.gate.decide import pct_abs, verdict_reason, worse_parts
 from perfkit.regression.gate.types import Comparison, Verdict
 
 CORRECTIONS = ("bh", "holm", "none")
+# A gate's tests are adjusted as if there were at least this many (bh, holm): a gate of one
+# metric has no moderated variance and no tail check, and CI runs it on every pull request, so
+# its raw max_p would fail 1 in 40-80 unchanged pull requests (measured: 12 per 1,000 one-metric
+# Gaussian gates); with the floor a lone metric needs p <= max_p / 20.
+MIN_TESTS = 20
 
 
-def adjust_p_values(p_values: Sequence[float], method: str) -> list[float]:
+def adjust_p_values(p_values: Sequence[float], method: str, min_tests: int = 1) -> list[float]:
     """Adjust p-values for testing many metrics at once: "bh" (Benjamini-Hochberg, false
-    discovery rate), "holm" (family-wise error) or "none"."""
+    discovery rate), "holm" (family-wise error) or "none"; counted as at least `min_tests`
+    tests (the rest taken as p = 1)."""
     p = np.asarray(p_values, dtype=np.float64)
     m = p.size
     if m == 0 or method == "none":
         return [float(x) for x in p]
+    m_eff = max(m, min_tests)
     order = np.argsort(p)
     ranked = p[order]
     if method == "bh":
-        adj = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+        adj = np.minimum.accumulate((ranked * m_eff / np.arange(1, m + 1))[::-1])[::-1]
     elif method == "holm":
-        adj = np.maximum.accumulate(ranked * (m - np.arange(m)))
+        adj = np.maximum.accumulate(ranked * (m_eff - np.arange(m)))
     else:
         raise ValueError(f"unknown correction {method!r}; use bh, holm or none")
     out = np.empty(m)
@@ -53,6 +60,7 @@ def next_threshold(p_raw: Sequence[float], adjusted: Sequence[float], max_p: flo
     m = len(p_raw)
     if m == 0:
         return max_p
+    m = max(m, MIN_TESTS) if method != "none" else m
     found = sum(1 for p in adjusted if p <= max_p)
     if method == "bh":
         return min(max_p, (found + 1) * max_p / m)
@@ -71,7 +79,7 @@ def _family(ps: Sequence[float], worse: Sequence[bool], method: str) -> tuple[li
     """(regression family, improvement family) adjusted p-values of the same tests."""
     raw_w = [p if w else 1.0 for p, w in zip(ps, worse, strict=True)]
     raw_b = [1.0 if w else p for p, w in zip(ps, worse, strict=True)]
-    return adjust_p_values(raw_w, method), adjust_p_values(raw_b, method)
+    return adjust_p_values(raw_w, method, MIN_TESTS), adjust_p_values(raw_b, method, MIN_TESTS)
 
 
 def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
@@ -102,7 +110,8 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     significant = [p <= c.policy.max_p for c, p in zip(sel, adjusted, strict=True)]
     selected = (sum(1 for s, w in zip(significant, worse, strict=True) if s and w),
                 sum(1 for s, w in zip(significant, worse, strict=True) if s and not w))
-    return adjusted_intervals(out, idx, worse, selected)
+    counted = max(len(idx), MIN_TESTS) if method != "none" else len(idx)
+    return adjusted_intervals(out, idx, worse, selected, counted)
 
 
 def noise_check(c: Comparison, p_gauss: float) -> Comparison:
@@ -125,20 +134,21 @@ def noise_check(c: Comparison, p_gauss: float) -> Comparison:
     if c.verdict != Verdict.REGRESSED and math.isfinite(c.p_tail) and verdict_reason(c, p_gauss)[0] == Verdict.REGRESSED:
         return replace(c, verdict=Verdict.NOISY, reason=(
             f"{pct_abs(math.expm1(worse))} worse, p={p_gauss:.2g} under Gaussian run-to-run noise, but "
-            f"p={c.p_value:.2g} under the heavy tails of this gate's stored runs (t, {c.tail_df:g} df, fitted "
+            f"p={c.p_value:.2g} under the heavy tails of this gate's stored runs ({c.tail_ref}, fitted "
             f"over {c.tail_runs} runs): a run this far off happens without a change" + (f"; {c.note}" if c.note else "")))
     return c
 
 
 def adjusted_intervals(out: list[Comparison], idx: Sequence[int], worse: Sequence[bool],
-                       selected: tuple[int, int]) -> list[Comparison]:
+                       selected: tuple[int, int], counted: int | None = None) -> list[Comparison]:
     """Each tested row's interval at the false-coverage-rate level of its direction family
     (Benjamini and Yekutieli 2005): 1 - max(R, 1) max_p / m, R the family's significant rows, m
-    the tests. A row not selected has p > R max_p / m, so its adjusted interval covers 1: the
-    adjusted intervals agree with the adjusted p-values (Gaussian reference)."""
-    m = len(idx)
-    if not m:
+    the tests as counted by the adjustment (`counted`, default len(idx)). A row not selected has
+    p > R max_p / m, so its adjusted interval covers 1: the adjusted intervals agree with the
+    adjusted p-values (Gaussian reference)."""
+    if not idx:
         return out
+    m = counted or len(idx)
     from scipy import special
 
     sel = [out[i] for i in idx]

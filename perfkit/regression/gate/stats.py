@@ -31,17 +31,21 @@ import numpy as np
 from scipy import special
 
 from perfkit.core.measurement import median
-from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.decide import decide, worse_parts
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.robust import (
     trimmed_mean,
     trimmed_mean_rows,
 )
-from perfkit.regression.gate.tails import fit_tail, tail_p
+from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, tail_p
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 N_BOOT = 2000
+# The bad side's fit (skew: two clock states) is used for runs of 3+ samples: a single sample's
+# location is one clock state, and the skew fit over-corrected there (bimodal n = 1: recall at +5%
+# 0.37 -> 0.06, t3 n = 1 below Conbench z > 5's; benchmarks/results/gate_quality-vm.md)
+SKEW_MIN_SAMPLES = 3
 N_PERM = 2000
 
 
@@ -163,15 +167,21 @@ def compare_samples(
 
 def with_tails(evs: Sequence[Evidence], comps: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with p_tail: their history-based p-values under the run-to-run tails
-    fitted over all the histories of `evs` (tails.py; unchanged when they look Gaussian)."""
+    fitted over all the histories of `evs` (tails.py): the symmetric fit for every test when it
+    finds heavy tails; else the bad side's (skew: two clock states) for the tests whose estimate
+    moved the bad way, runs of SKEW_MIN_SAMPLES or more (unchanged when the histories look Gaussian)."""
     pooled = [e.tail_scores for e in evs if e.tail_scores is not None]
-    fit = fit_tail(np.concatenate(pooled) if pooled else np.zeros(0))
+    scores = np.concatenate(pooled) if pooled else np.zeros(0)
+    fit = fit_tail(scores)
+    skewed = not fit.heavy
+    if skewed:
+        fit = fit_bad_tail(scores)
     if not fit.heavy:
         return list(comps)
-    idx = [i for i, c in enumerate(comps) if c.history_runs > 0 and math.isfinite(c.p_run)]
-    p_tail = tail_p(np.array([comps[i].p_run for i in idx]), fit.df)
+    idx = [i for i, c in enumerate(comps) if c.history_runs > 0 and math.isfinite(c.p_run)
+           and not (skewed and (worse_parts(c)[0] < 0.0 or min(c.n_base, c.n_cand) < SKEW_MIN_SAMPLES))]
+    p_tail = tail_p(np.array([comps[i].p_run for i in idx]), fit.df, fit.scale)
     out = list(comps)
     for i, p in zip(idx, p_tail, strict=True):
-        out[i] = replace(out[i], p_tail=float(p), tail_df=fit.df, tail_runs=fit.scores)
+        out[i] = replace(out[i], p_tail=float(p), tail_df=fit.df, tail_runs=fit.scores, tail_ref=fit.describe())
     return out
-

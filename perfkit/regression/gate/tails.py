@@ -14,7 +14,15 @@ by a unit-variance Student-t (df on a grid) against N(0, 1); when the likelihood
 tails are heavier (chi-square(1) at 0.001), each test's p-value is recomputed with that
 reference: its Gaussian score looked up in the fitted t (p_tail). multiple.py decides on the
 larger of the two p-values, and a metric that was a regression only under the Gaussian
-reference is said to be "noisy", with this reason. Pure functions on arrays.
+reference is said to be "noisy", with this reason.
+
+Skew: two clock states (a run lands in the slow state for all of its few samples now and then)
+make the bad side heavier than the good one, so a symmetric fit sees nothing (the good side is
+lighter). The scores are therefore also oriented (positive = the metric's bad direction) and
+their bad half fitted by a half Student-t with a scale (df on the grid or Gaussian, scale by
+maximum likelihood) against the half N(0, 1); when that fits better by BAD_LR_CRITICAL
+(chi-square(2) at 0.01) a would-be regression's p-value is also read in it. Pure functions on
+arrays.
 """
 
 from __future__ import annotations
@@ -28,17 +36,28 @@ from scipy import special
 MIN_SCORES = 60  # pooled history runs needed to fit the tails (e.g. 5 metrics x 12 runs)
 LR_CRITICAL = 10.83  # chi-square(1) at p = 0.001: the tails are heavier than Gaussian
 DF_GRID = (2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 30.0)
+BAD_LR_CRITICAL = 5.99  # chi-square(2) at p = 0.05: the bad side is heavier than Gaussian (df, scale)
+SCALE_BOUNDS = (0.5, 3.0)
 
 
 @dataclass(frozen=True)
 class TailFit:
-    df: float  # of the unit-variance Student-t reference; inf: Gaussian
+    df: float  # of the Student-t reference; inf: Gaussian
     scores: int  # history runs pooled
     lr: float  # likelihood-ratio statistic, t(df) against N(0, 1)
+    scale: float = math.nan  # the t's scale; NaN: unit variance (symmetric fit)
+    bad_side: bool = False  # fitted to the bad half of the oriented scores only
 
     @property
     def heavy(self) -> bool:
-        return math.isfinite(self.df)
+        return math.isfinite(self.df) or (math.isfinite(self.scale) and self.scale > 1.0)
+
+    def describe(self) -> str:
+        """What the reference is, for a reason: "t, 5 df" / "slow side: Gaussian x 1.12"."""
+        shape = f"t, {self.df:g} df" if math.isfinite(self.df) else "Gaussian"
+        if not self.bad_side:
+            return shape
+        return f"the bad side only: {shape}, scale {self.scale:.2f}"
 
 
 def history_scores(x: np.ndarray) -> np.ndarray:
@@ -77,11 +96,62 @@ def fit_tail(scores: np.ndarray) -> TailFit:
     return TailFit(best_df if lr >= LR_CRITICAL else math.inf, int(z.size), lr)
 
 
-def tail_p(p_two_sided: np.ndarray, df: float) -> np.ndarray:
-    """Two-sided p-values recomputed under the unit-variance t(df) reference: each p's Gaussian
-    score looked up in the heavier tail (p itself when df is inf)."""
+def _half_loglik(z: np.ndarray, df: float, scale: float) -> float:
+    """Log-likelihood of positive z under the half t(df) (Gaussian when df is inf) of this scale."""
+    u = z / scale
+    if math.isfinite(df):
+        const = special.gammaln((df + 1.0) / 2.0) - special.gammaln(df / 2.0) - 0.5 * math.log(df * math.pi)
+        dens = const - (df + 1.0) / 2.0 * np.log1p(u * u / df)
+    else:
+        dens = -0.5 * u * u - 0.5 * math.log(2.0 * math.pi)
+    return float(np.sum(dens) + z.size * (math.log(2.0) - math.log(scale)))
+
+
+def _best_scale(z: np.ndarray, df: float) -> tuple[float, float]:
+    """(scale, log-likelihood) of the half t(df) fitted to z by a golden-section search."""
+    lo, hi = math.log(SCALE_BOUNDS[0]), math.log(SCALE_BOUNDS[1])
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = _half_loglik(z, df, math.exp(a)), _half_loglik(z, df, math.exp(b))
+    for _ in range(40):
+        if fa < fb:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = _half_loglik(z, df, math.exp(b))
+        else:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = _half_loglik(z, df, math.exp(a))
+    x = (lo + hi) / 2.0
+    return math.exp(x), _half_loglik(z, df, math.exp(x))
+
+
+def fit_bad_tail(oriented_scores: np.ndarray) -> TailFit:
+    """The reference of the bad half of the pooled oriented scores (positive = worse): a half
+    t (or Gaussian) with a scale, kept when it beats the half N(0, 1) by BAD_LR_CRITICAL."""
+    z = np.asarray(oriented_scores, dtype=np.float64).ravel()
+    z = z[np.isfinite(z)]
+    z = z[z > 0]
+    if z.size < MIN_SCORES // 2:
+        return TailFit(math.inf, int(z.size), 0.0, math.nan, True)
+    null = _half_loglik(z, math.inf, 1.0)
+    fits = [(df, *_best_scale(z, df)) for df in (*DF_GRID, math.inf)]
+    df, scale, best = max(fits, key=lambda f: f[2])
+    lr = 2.0 * (best - null)
+    if lr < BAD_LR_CRITICAL:
+        return TailFit(math.inf, int(z.size), lr, math.nan, True)
+    return TailFit(df, int(z.size), lr, scale, True)
+
+
+def tail_p(p_two_sided: np.ndarray, df: float, scale: float = math.nan) -> np.ndarray:
+    """Two-sided p-values recomputed under the t(df) reference (unit variance when scale is NaN,
+    else of that scale; df inf: Gaussian): each p's Gaussian score looked up in that tail (p
+    itself for the unit Gaussian)."""
     p = np.asarray(p_two_sided, dtype=np.float64)
-    if not math.isfinite(df):
+    if not math.isfinite(df) and not math.isfinite(scale):
         return p.copy()
     g = -special.ndtri(np.clip(p, 1e-300, 1.0) / 2.0)
-    return np.asarray(np.minimum(1.0, 2.0 * special.stdtr(df, -g * math.sqrt(df / (df - 2.0)))))
+    if not math.isfinite(scale):
+        scale = math.sqrt((df - 2.0) / df)
+    tail = special.stdtr(df, -g / scale) if math.isfinite(df) else special.ndtr(-g / scale)
+    return np.asarray(np.minimum(1.0, 2.0 * tail))
