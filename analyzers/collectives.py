@@ -34,6 +34,7 @@ import pandas as pd
 from perfkit.analyzers.categories import category_of
 from perfkit.analyzers.collective_kernels import collective_of
 from perfkit.analyzers.collective_names import canonical_collective
+from perfkit.analyzers.collective_ranges import enclosing_collective_ranges
 from perfkit.analyzers.event_table import EventTable, Kind, member
 
 COLLECTIVE_COLUMNS = [
@@ -110,15 +111,26 @@ def _calls_from_kernels(table: EventTable, claimed: set[tuple[int, int]]) -> lis
     if not ids or not len(table):
         return []
     rows = np.flatnonzero((table["kind"] == Kind.KERNEL) & member(table["name_id"], list(ids)))
+    unclaimed = [i for i, (r, ext) in enumerate(zip(table["rank"][rows].tolist(), table["external_id"][rows].tolist(),
+                                                    strict=True)) if not (ext > 0 and (r, ext) in claimed)]  # fmt: skip
+    rows = rows[unclaimed]
+    in_range, range_names = enclosing_collective_ranges(table, rows)
     world = _world_sizes(table)
+    by_range: dict[int, list[Any]] = {}  # one call per nccl: range instance, its kernels' time summed
     out = []
-    for r, ext, nid, dur in zip(table["rank"][rows].tolist(), table["external_id"][rows].tolist(),
-                                table["name_id"][rows].tolist(), table["dur_ns"][rows].tolist(), strict=True):  # fmt: skip
-        if ext > 0 and (r, ext) in claimed:
-            continue
+    for r, nid, dur, rng, named in zip(table["rank"][rows].tolist(), table["name_id"][rows].tolist(),
+                                       table["dur_ns"][rows].tolist(), in_range.tolist(), range_names, strict=True):  # fmt: skip
         coll, dtype = ids[nid]
+        if rng >= 0 and named:
+            call = by_range.get(rng)
+            if call is None:  # a kernel of another shape (send_recv under all_reduce): its byte type is not the data's
+                kept = dtype if named == coll else ""
+                by_range[rng] = [r, named, kept, None, world.get(r), "gpu", "nvtx", int(dur)]
+            else:
+                call[7] += int(dur)
+            continue
         out.append((r, coll, dtype, None, world.get(r), "gpu", "kernel", int(dur)))
-    return out
+    return out + [tuple(c) for c in by_range.values()]
 
 
 def _calls_from_args(table: EventTable, comm: np.ndarray) -> tuple[list[tuple[Any, ...]], set[tuple[int, int]]]:

@@ -76,3 +76,22 @@ def test_unlinked_gpu_ops_are_noted_with_their_streams(kineto: Callable[..., Any
     t.gpu("orphan", 210, 5, corr=99_998, stream=20)
     notes = trace_notes(load_trace(t.write(tmp_path / "u.json")))
     assert any("2 of 10 GPU ops (20%) have no launch record" in n and "stream 20 (2)" in n for n in notes), notes
+
+
+def test_kernels_in_an_nccl_range_are_that_collectives_calls(kineto: Callable[..., Any], tmp_path: Path) -> None:
+    """torch's `nccl:<op>` range around the launches names the call (an all_to_all runs as SendRecv
+    kernels); its kernels are one call, their times summed; a kernel outside any range, or on
+    another thread, stays a kernel-named call; the SendRecv kernel's byte type is not the data's."""
+    t = kineto(rank=0, world_size=2)
+    t.annotation("nccl:all_to_all, op_id = 12", 0, 50)
+    t.annotation("record_param_comms", 1, 40)  # nested inside; not an nccl: range
+    t.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 2, 2, 100, 30)
+    t.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, 2, 140, 10)
+    t.annotation("nccl:_allgather_base", 200, 20)
+    t.kernel("ncclDevKernel_AllGather_RING_LL_Sum_bf16(ncclDevKernelArgsStorage<4096ul>)", 205, 2, 300, 7)
+    t.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 60, 2, 400, 5)  # after the range ended
+    t.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 10, 2, 500, 3, tid=2)  # another thread
+    out = collective_summary(load_trace(t.write(tmp_path / "ranges.json")))
+    got = {(r.collective, r.source): (r.count, r.total_ns, r.dtype) for r in out.itertuples()}
+    assert got == {("all_to_all", "nvtx"): (1, 40 * US, ""), ("all_gather", "nvtx"): (1, 7 * US, "bf16"),
+                   ("send_recv", "kernel"): (2, 8 * US, "")}

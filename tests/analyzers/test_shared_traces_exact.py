@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from perfkit.analyzers.collective_kernels import collective_of
+from perfkit.analyzers.collective_names import canonical_collective
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 
@@ -75,12 +77,35 @@ class Reference:
         # NCCL kernels no record_param_comms with a collective name claims (by External id)
         claimed = {e["args"].get("External id") for e in self.x
                    if e.get("name") == "record_param_comms" and "Collective name" in e.get("args", {})}
-        self.nccl_unclaimed_ns = [
-            _ns(e["dur"]) for e in self.x
-            if e.get("cat") == "kernel" and _NCCL.match(e["name"]) and e["args"].get("External id") not in claimed
-        ]
+        unclaimed = [e for e in self.x
+                     if e.get("cat") == "kernel" and _NCCL.match(e["name"]) and e["args"].get("External id") not in claimed]
+        self.nccl_unclaimed_ns = [_ns(e["dur"]) for e in unclaimed]
+        self.nccl_calls = self._calls_by_range(unclaimed)
         steps = [e for e in self.x if re.fullmatch(r"ProfilerStep#\d+", str(e.get("name")))]
         self.steps = sorted(int(e["name"].split("#")[1]) for e in steps)
+
+    def _calls_by_range(self, kernels: list[dict[str, Any]]) -> Counter[tuple[str, int]]:
+        """(collective, total ns) of each call: the kernels launched inside one `nccl:<op>` range
+        (innermost, on the launching thread) make one call; a kernel outside any, its own."""
+        launches = {e["args"]["correlation"]: e for e in self.x
+                    if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+        ranges: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+        for e in self.x:
+            if e.get("cat") == "user_annotation" and str(e["name"]).startswith("nccl:"):
+                ranges[(e["pid"], e["tid"])].append(e)
+        calls: dict[Any, list[Any]] = {}
+        for k in kernels:
+            call = launches.get(k["args"].get("correlation"))
+            at = _ns(call["ts"]) if call is not None else None
+            mine = ranges.get((call["pid"], call["tid"]), []) if call is not None else []
+            around = [r for r in mine if at is not None and _ns(r["ts"]) <= at <= _ns(r["ts"]) + _ns(r["dur"])]
+            if around:
+                inner = max(around, key=lambda r: _ns(r["ts"]))
+                name = canonical_collective(str(inner["name"]).removeprefix("nccl:"))
+                calls.setdefault(id(inner), [name, 0])[1] += _ns(k["dur"])
+            else:
+                calls[id(k)] = [collective_of(k["name"])[0], _ns(k["dur"])]
+        return Counter((name, ns) for name, ns in calls.values())
 
 
 @pytest.fixture(scope="module", params=TRACES, ids=[p.name for p in TRACES])
@@ -137,13 +162,21 @@ def test_timestamps_equal_the_decimal_text(pair: tuple[Reference, Any, dict[str,
 
 
 def test_collectives_from_kernels_are_exact(pair: tuple[Reference, Any, dict[str, Any]]) -> None:
-    """Every NCCL kernel no collective op with args claims is one kernel-sourced call: the count
-    and total equal the sum over those kernels in the raw JSON; such rows are never sized."""
+    """The NCCL kernels no collective op with args claims make the kernel / NVTX-sourced calls: the
+    total equals the sum over those kernels in the raw JSON, count and name per call as an
+    independent reading of the `nccl:` ranges says; such rows are never sized."""
     ref, _, tables = pair
     coll = tables["collectives"]
-    mine = coll[(coll["source"] == "kernel") & (coll["rank"] >= 0)] if len(coll) else coll
-    assert int(mine["count"].sum()) == len(ref.nccl_unclaimed_ns)
+    mine = coll[coll["source"].isin(["kernel", "nvtx"]) & (coll["rank"] >= 0)] if len(coll) else coll
     assert int(mine["total_ns"].sum()) == sum(ref.nccl_unclaimed_ns)
+    # one call per `nccl:` range around the launches (else per kernel), named by the range
+    assert int(mine["count"].sum()) == sum(ref.nccl_calls.values())
+    got = {name: (int(g["count"].sum()), int(g["total_ns"].sum())) for name, g in mine.groupby("collective")}
+    want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (name, ns), n in ref.nccl_calls.items():
+        want[name][0] += n
+        want[name][1] += ns * n
+    assert got == {name: tuple(v) for name, v in want.items()}
     assert mine["message_bytes"].isna().all() if len(mine) else True
     if len(coll):
         assert "" not in set(coll["collective"])  # never a row without a name
