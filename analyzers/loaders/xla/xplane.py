@@ -43,7 +43,7 @@ from perfkit.analyzers.loaders.xla.builder import (
 )
 from perfkit.analyzers.loaders.xla.wire import WireError
 from perfkit.analyzers.loaders.xla.xspace import XPlaneView, XSpaceView, open_xspace
-from perfkit.core.errors import TraceError
+from perfkit.core.errors import TraceError, shorten
 
 
 def _read_device_plane(plane: XPlaneView, device: int, rank: int, out: TableBuilder) -> None:
@@ -52,7 +52,7 @@ def _read_device_plane(plane: XPlaneView, device: int, rank: int, out: TableBuil
     for line in plane.lines():
         out.read += len(line)
         if not STREAM_LINE.match(line.name):
-            out.drop(f"device line '{line.name}' (derived from the stream lines)", len(line))
+            out.drop(f"device line '{shorten(line.name)}' (derived from the stream lines)", len(line))
             continue
         for ev in line.events(wanted):
             if ev is None:
@@ -102,6 +102,9 @@ def build_table(space: XSpaceView, rank_offset: int = 0) -> EventTable:
 def load_xplane(path: str | Path, rank_offset: int = 0) -> EventTable:
     """One .xplane.pb file (raises TraceError with one line for an unreadable or damaged file)."""
     try:
+        if Path(path).stat().st_size == 0:
+            raise TraceError(f"{path}: the file is empty; pass the .xplane.pb jax.profiler wrote (a copy that "
+                             "was cut off holds nothing)")
         return build_table(open_xspace(path), rank_offset)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}; check the path") from None
