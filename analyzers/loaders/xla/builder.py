@@ -29,7 +29,8 @@ from perfkit.analyzers.event_table import (
 from perfkit.analyzers.loaders.xla.details import KERNEL_DETAIL_KEYS, kernel_config, memcpy_bytes
 from perfkit.analyzers.row_codes import Interner
 
-DEVICE_PLANE = re.compile(r"^/device:GPU:(\d{1,9})$")  # a device ordinal (ten digits and more: not one)
+DEVICE_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+MAX_DEVICE = (1 << 31) - 1  # a device ordinal above int32 is no device (a plane named so is not read)
 HOST_PLANE = "/host:CPU"
 STREAM_LINE = re.compile(r"^Stream #(\d+)")
 TIME_LIMIT_NS = 1 << 62  # |start|, |end| below this: the difference of any two times fits in int64
@@ -48,6 +49,12 @@ def ps_to_ns(ps: int) -> int:
     """Picoseconds to nanoseconds, rounded half to even (exact integers)."""
     q, r = divmod(ps, 1000)
     return q + (r > 500 or (r == 500 and q % 2 == 1))
+
+
+def device_number(plane: str) -> int | None:
+    """N of a "/device:GPU:N" plane (N up to 2^31 - 1), None for any other plane."""
+    m = DEVICE_PLANE.match(plane)
+    return int(m.group(1)) if m and len(m.group(1)) <= 10 and int(m.group(1)) <= MAX_DEVICE else None
 
 
 def int64(value: int) -> int:

@@ -26,12 +26,12 @@ from perfkit.analyzers.loaders.kineto.json_stream import (
     iter_event_chunks,
 )
 from perfkit.analyzers.loaders.xla.builder import (
-    DEVICE_PLANE,
     DEVICE_STATS,
     HOST_PLANE,
     HOST_STATS,
     STREAM_LINE,
     TableBuilder,
+    device_number,
     int_stat,
 )
 from perfkit.core.errors import TraceError, shorten
@@ -76,9 +76,9 @@ class _State:
             return
         if ev.get("name") == "process_name":
             self.process[_id(ev.get("pid"))] = name
-            m = DEVICE_PLANE.match(name)
-            if m:
-                self.ranks.setdefault(int(m.group(1)), self.rank_offset + int(m.group(1)))
+            n = device_number(name)
+            if n is not None:
+                self.ranks.setdefault(n, self.rank_offset + n)
         elif ev.get("name") == "thread_name":
             self.thread[(_id(ev.get("pid")), _id(ev.get("tid")))] = name
 
@@ -100,14 +100,13 @@ class _State:
         args = args if isinstance(args, dict) else {}
         name = ev.get("name")
         name = name if isinstance(name, str) else str(name)
-        m = DEVICE_PLANE.match(plane)
-        if m:
+        device = device_number(plane)
+        if device is not None:
             line = self.thread.get((pid, tid), "")
             if not STREAM_LINE.match(line):
                 out.drop(f"device line '{shorten(line)}' (derived from the stream lines)")
                 return
             stats = {DEVICE_STATS[k]: v for k, v in args.items() if k in DEVICE_STATS}
-            device = int(m.group(1))
             out.device_event(device, self.ranks[device], line, name, start, dur, stats)
         elif plane == HOST_PLANE:
             stats = {HOST_STATS[k]: v for k, v in args.items() if k in HOST_STATS}

@@ -34,12 +34,12 @@ from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable
 from perfkit.analyzers.loaders.xla.builder import (
-    DEVICE_PLANE,
     DEVICE_STATS,
     HOST_PLANE,
     HOST_STATS,
     STREAM_LINE,
     TableBuilder,
+    device_number,
 )
 from perfkit.analyzers.loaders.xla.wire import WireError
 from perfkit.analyzers.loaders.xla.xspace import XPlaneView, XSpaceView, open_xspace
@@ -85,9 +85,9 @@ def build_table(space: XSpaceView, rank_offset: int = 0) -> EventTable:
     out = TableBuilder(space.path, "xla")
     devices, hosts = [], []
     for plane in space.planes():
-        m = DEVICE_PLANE.match(plane.name)
-        if m:
-            devices.append((int(m.group(1)), plane))
+        device = device_number(plane.name)
+        if device is not None:
+            devices.append((device, plane))
         elif plane.name == HOST_PLANE:
             hosts.append(plane)
     busy = sorted((d, p) for d, p in devices if any(len(line) for line in p.lines()))
