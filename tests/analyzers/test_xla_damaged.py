@@ -14,8 +14,6 @@ import json
 import os
 import random
 import struct
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,9 @@ from typing import Any
 import pytest
 
 from perfkit.cli import main
+from tests.helpers.peak_rss import perfkit_peak_rss
 from tests.helpers.xspace_wire import LENGTH, bytes_field, int_field, key, varint, xspace
 
-REPO = Path(__file__).resolve().parents[2]
 EIGHT = Path(__file__).parent / "data" / "xla" / "conv_8gpu_jax08.xplane.pb"
 I64 = (1 << 63) - 1
 
@@ -203,19 +201,12 @@ def test_names_that_are_not_utf8_read_with_replacement_characters(tmp_path: Path
 
 @pytest.mark.slow
 def test_a_length_of_2_40_allocates_nothing(tmp_path: Path) -> None:
-    """Peak RSS of a whole `perfkit analyze` on a file declaring a 1 TiB field stays that of the
-    interpreter (measured in a child, so the suite's own memory does not count)."""
+    """Peak RSS of a whole `perfkit analyze` on a file declaring a 1 TiB field stays the interpreter's."""
     path = tmp_path / "huge.xplane.pb"
     path.write_bytes(bytes_field(1, bytes_field(3, b"")) + key(1, LENGTH) + varint(1 << 40) + b"x" * 64)
-    code = ("import resource, sys\nfrom perfkit.cli import main\nrc = main(['analyze', sys.argv[1]])\n"
-            "print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
-    *lines, last = proc.stderr.strip().splitlines()
-    rc, rss_kib = map(int, last.split())
-    assert rc == 2 and len(lines) == 1 and "1099511627776 bytes" in lines[0], proc.stderr
-    assert rss_kib < 400 * 1024, rss_kib  # the interpreter with numpy and msgspec: ~120 MiB
+    rc, lines, peak_kib = perfkit_peak_rss(["analyze", str(path)], tmp_path)
+    assert rc == 2 and len(lines) == 1 and "1099511627776 bytes" in lines[0], lines
+    assert peak_kib < 400 * 1024, peak_kib  # the interpreter with numpy and msgspec: measured ~120 MiB
 
 
 # --- JAX JSON traces -------------------------------------------------------------------------------
