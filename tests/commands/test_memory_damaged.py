@@ -222,7 +222,7 @@ def test_a_gzipped_json_snapshot_reads_like_the_pickle(tmp_path: Path, capsys: p
     assert docs[0] == docs[1] == docs[2] and docs[0]["allocated_bytes"] == 2 * MiB
 
 
-M = {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5,
+M: dict[str, Any] = {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5,
      "args": {"Addr": 16, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 128, "Device Type": 1, "Device Id": 0}}
 
 

@@ -159,7 +159,7 @@ def read_bytes(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
             fh.seek(0)
             if gzipped:
                 with gzip.GzipFile(fileobj=fh) as gz:
-                    data = _read_up_to(gz, limit + 1)
+                    data = _read_up_to(gz, limit + 1)  # type: ignore[arg-type]  # GzipFile reads bytes
             else:
                 data = _read_up_to(fh, limit + 1)
     except OSError as exc:
