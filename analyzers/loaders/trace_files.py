@@ -70,7 +70,7 @@ def refuse_repeats(paths: Sequence[Path], given: Sequence[str | Path] | None = N
     for i, p in enumerate(paths):
         try:
             real, size = p.resolve(), p.stat().st_size
-        except OSError:
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
             continue  # the loader names a missing or unreadable file itself
         if real in seen:
             raise TraceError(f"{shown[i]}: the same file as {shown[seen[real]]} (given twice); pass each trace "

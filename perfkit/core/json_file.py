@@ -63,7 +63,11 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
 def load_json(path: str | Path, fix: str, error: type[PerfkitError] = StoreError) -> Any:
     """The parsed JSON of `path`; `error` (one located line ending in `fix`) when it is not."""
     p = Path(path)
-    data = p.read_bytes()  # an OSError (missing, a directory, unreadable) is the CLI's one line
+    return parse_json_bytes(p.read_bytes(), p, fix, error)  # an OSError (missing, unreadable): the CLI's one line
+
+
+def parse_json_bytes(data: bytes, p: Path, fix: str, error: type[PerfkitError] = StoreError) -> Any:
+    """`load_json` of bytes already read from `p` (e.g. gunzipped): the same checks and messages."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

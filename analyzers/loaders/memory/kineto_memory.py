@@ -221,7 +221,11 @@ def memory_events_from_trace(path: str | Path) -> list[MemoryEvent]:
     it has none (recorded without profile_memory=True)."""
     p = Path(path)
     result: StreamResult[_Ev] = StreamResult()
-    return _memory_events(iter_event_chunks(p, _decode_block, result), str(p))
+    try:
+        return _memory_events(iter_event_chunks(p, _decode_block, result), str(p))
+    except RecursionError:  # an event nested past msgspec's depth limit (read loosely as Python objects)
+        raise TraceError(f"{p}: an event nested too deeply to decode (after event index {result.events_read}); "
+                         "pass the trace torch.profiler exported") from None
 
 
 def _events_of(data: Any, source: str) -> Iterator[list[_Ev]]:

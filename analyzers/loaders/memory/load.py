@@ -12,18 +12,21 @@ adds a loader to LOADERS and a test in `detect`.
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from perfkit.analyzers.loaders.memory.kineto_memory import memory_events_from_trace
 from perfkit.analyzers.loaders.memory.snapshot import load_snapshot, snapshot_from_data
 from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.memory.model import MemoryEvent, Segment
 from perfkit.core.errors import TraceError
-from perfkit.core.json_file import load_json
+from perfkit.core.json_file import parse_json_bytes
 
 SNIFF_BYTES = 4096
+MAX_JSON_BYTES = 4 << 30  # a JSON snapshot is parsed whole (Python objects: about ten times its bytes)
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,29 @@ def _snapshot(path: Path) -> MemoryInput:
     return MemoryInput(str(path), "torch-snapshot", snap.events, snap.segments, snap.skipped_actions)
 
 
+def _json_bytes(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic; TraceError past `limit`
+    bytes (read in blocks: a gzip bomb stops there)."""
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+        fh.seek(0)
+        src: IO[bytes] = gzip.GzipFile(fileobj=fh) if gzipped else fh  # type: ignore[assignment]
+        parts, n = [], 0
+        try:
+            while n <= limit and (block := src.read(1 << 24)):
+                parts.append(block)
+                n += len(block)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise TraceError(f"{path}: damaged gzip ({exc}); copy the file again") from None
+    if n > limit:
+        raise TraceError(f"{path}: {'gunzips to' if gzipped else 'holds'} more than {limit:,} bytes of JSON; "
+                         "save the snapshot as a pickle (torch.cuda.memory._dump_snapshot)")
+    return b"".join(parts)
+
+
 def _snapshot_json(path: Path) -> MemoryInput:
-    snap = snapshot_from_data(load_json(path, "pass a torch memory snapshot or a Kineto trace", TraceError), path)
+    data = parse_json_bytes(_json_bytes(path), path, "pass a torch memory snapshot or a Kineto trace", TraceError)
+    snap = snapshot_from_data(data, path)
     return MemoryInput(str(path), "torch-snapshot-json", snap.events, snap.segments, snap.skipped_actions)
 
 
@@ -62,13 +86,17 @@ def detect(path: Path) -> str:
         head = fh.read(SNIFF_BYTES)
     if head[:1] == b"\x80":
         return "torch-snapshot"
-    if head[:2] == b"\x1f\x8b":
+    gz_magic = head[:2] == b"\x1f\x8b"
+    if gz_magic:
         try:
             with gzip.open(path, "rb") as gz:
                 head = gz.read(SNIFF_BYTES)
         except (OSError, EOFError):
             raise TraceError(f"{path}: damaged gzip; re-export the trace") from None
     text = head.lstrip()
+    if not text:
+        raise TraceError(f"{path}: the file is empty{' (once gunzipped)' if gz_magic else ''}; "
+                         "pass a torch memory snapshot or a Kineto trace with profile_memory=True")
     if text[:1] not in (b"{", b"["):
         raise TraceError(f"{path}: neither a pickle nor JSON; pass a torch memory snapshot "
                          "(torch.cuda.memory._dump_snapshot) or a Kineto trace with profile_memory=True")

@@ -48,6 +48,16 @@ class _Reader:
         self.path = path
         self.frames: dict[tuple[Any, ...], tuple[Frame, ...]] = {}
         self.by_id: dict[int, tuple[Frame, ...]] = {}  # a frames list the pickle shares between events
+        self.seen: dict[int, str] = {}  # id of each list of blocks / events read -> where
+
+    def once(self, items: list[Any], where: str) -> list[Any]:
+        """`items`, refused when the same list was read before at another place: a pickle can
+        give one list by reference any number of times (N references to a list of N references
+        are N * N items from a few bytes), a real snapshot never does."""
+        first = self.seen.setdefault(id(items), where)
+        if first != where and items:
+            raise self.fail(where, f"the same list as {first} (shared by reference: a pickle bomb, not a snapshot)")
+        return items
 
     def fail(self, where: str, what: str) -> TraceError:
         return TraceError(f"{self.path}: {where}: {what}; {FIX}")
@@ -107,7 +117,7 @@ def _segment(r: _Reader, where: str, raw: dict[str, Any]) -> Segment:
     total = r.int_(raw, "total_size", where, high=MAX_BYTES)
     device = r.int_(raw, "device", where, high=1 << 16, default=0)
     blocks, at = [], addr
-    for bwhere, b in r.dicts(r.list_(raw, "blocks", where), f"{where}.blocks"):
+    for bwhere, b in r.dicts(r.once(r.list_(raw, "blocks", where), f"{where}.blocks"), f"{where}.blocks"):
         size = r.int_(b, "size", bwhere, high=MAX_BYTES)
         baddr = r.int_(b, "address", bwhere, default=at)
         if baddr != at:
@@ -181,6 +191,7 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
     for device, trace in enumerate(r.list_(data, "device_traces", "snapshot")):
         if not isinstance(trace, list):
             raise r.fail(f"device_traces[{device}]", "not a list")
+        r.once(trace, f"device_traces[{device}]")
         sweep = _StageSweep(stages.get(device, []))
         has_stages = bool(sweep.marks)
         name = f"cuda:{device}"
@@ -189,8 +200,9 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
                 raise r.fail(f"device_traces[{device}][{i}]", f"a {type(e).__name__}, not a dict")
             where = f"device_traces[{device}][{i}]"
             action = e.get("action")
-            if action not in known:
-                skipped[str(action)[:40]] = skipped.get(str(action)[:40], 0) + 1
+            if type(action) is not str or action not in known:
+                label = str(action)[:40] if type(action) is str else f"<{type(action).__name__}>"
+                skipped[label] = skipped.get(label, 0) + 1
                 continue
             t, addr, size, stream = e.get("time_us"), e.get("addr"), e.get("size"), e.get("stream", 0)
             if not (type(addr) is int and type(size) is int and type(stream) is int

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import io
 import pickle
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import IO, Any
 
 from perfkit.core.errors import TraceError
@@ -46,6 +50,24 @@ class _BoundedReader:
         return self._fh.readline(self._limit if limit < 0 else min(limit, self._limit))
 
 
+@contextmanager
+def _quiet_bytearray_bug() -> Iterator[None]:
+    """CPython's C unpickler, when a BYTEARRAY8's announced size cannot be allocated, raises
+    MemoryError and also prints `SystemError: deallocated bytearray object has exported buffers`
+    through sys.excepthook (CPython 3.11-3.13): that print is dropped, every other one kept."""
+    before = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if not (kind is SystemError and "bytearray" in str(exc)):
+            before(kind, exc, tb)
+
+    sys.excepthook = hook
+    try:
+        yield
+    finally:
+        sys.excepthook = before
+
+
 class _PlainData(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         raise _Refused(f"asks for {module[:80]}.{name[:80]} (a class or function: loading it could run code)")
@@ -68,7 +90,8 @@ def load_plain_pickle(path: str | Path, max_object_bytes: int = MAX_OBJECT_BYTES
         fh.seek(0)
         unpickler = _PlainData(_BoundedReader(fh, max_object_bytes))  # type: ignore[arg-type]
         try:
-            return unpickler.load()
+            with _quiet_bytearray_bug():
+                return unpickler.load()
         except _Refused as exc:
             raise TraceError(f"{p}: refused: the pickle {exc}; {FIX}") from None
         except RecursionError:

@@ -53,6 +53,13 @@ from perfkit.analyzers.row_codes import Interner
 EXTRA_KEYS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers", "static_smem_bytes")
 _ROW = ("name_id", "kind", "ts_ns", "dur_ns", "pid", "tid", "stream", "device", "correlation", "bytes", "rank")
 _CLONE = " [clone .kd]"
+TIME_LIMIT_NS = 1 << 62  # |start|, |end| below this: the difference of any two times fits in int64
+_INT64 = 1 << 63
+
+
+def _int64(value: int) -> int:
+    """`value` when it fits a signed 64-bit column, else -1 (unknown): handles are 64-bit unsigned."""
+    return value if -_INT64 <= value < _INT64 else -1
 
 
 def kernel_name(symbol: KernelSymbol | None, kernel_id: int) -> str:
@@ -85,10 +92,13 @@ class _Builder:
     def add(self, *values: int) -> bool:
         """One row (values in _ROW order, dur_ns as an end time); False when it ends before it starts."""
         self.read += 1
-        if values[3] < values[2]:
-            self.dropped["ends before it starts"] = self.dropped.get("ends before it starts", 0) + 1
+        start, end = values[2], values[3]
+        why = "ends before it starts" if end < start else "start or end beyond 2^62 ns (146 years)" \
+            if not -TIME_LIMIT_NS < start <= end < TIME_LIMIT_NS else None
+        if why is not None:
+            self.dropped[why] = self.dropped.get(why, 0) + 1
             return False
-        for key, value in zip(_ROW, (*values[:3], values[3] - values[2], *values[4:]), strict=True):
+        for key, value in zip(_ROW, (*values[:2], start, end - start, *map(_int64, values[4:])), strict=True):
             self.rows[key].append(value)
         return True
 
@@ -139,7 +149,7 @@ def _add_process(out: _Builder, p: int, proc: Process, ranks: dict[tuple[int, in
         values = (_workgroups(grid.x, wg.x), _workgroups(grid.y, wg.y), _workgroups(grid.z, wg.z), wg.x, wg.y, wg.z,
                   symbol.arch_vgpr_count if symbol is not None else -1, info.group_segment_size)
         for key, value in zip(EXTRA_KEYS, values, strict=True):
-            out.extra[key].append(value)
+            out.extra[key].append(_int64(value))
     for c in proc.buffer_records.memory_copy:
         agent = c.dst_agent_id.handle if (p, c.dst_agent_id.handle) in agents else c.src_agent_id.handle
         rank = ranks.get((p, agent), first)

@@ -17,6 +17,7 @@ import gzip
 import re
 import zlib
 from pathlib import Path
+from typing import IO
 
 import msgspec
 
@@ -137,16 +138,39 @@ _DECODER = msgspec.json.Decoder(Document)
 _AT = re.compile(r"^(.*?) - at `\$(.*)`$")
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it starts with the gzip magic bytes."""
+MAX_JSON_BYTES = 16 << 30  # the JSON is decoded whole: a file (or what it gunzips to) beyond this is refused
+
+
+def _read_up_to(fh: IO[bytes], limit: int) -> bytes:
+    """At most `limit` bytes of `fh`, read in blocks (one read(limit) would allocate `limit` at once)."""
+    parts, n = [], 0
+    while n < limit and (block := fh.read(min(1 << 24, limit - n))):
+        parts.append(block)
+        n += len(block)
+    return b"".join(parts)
+
+
+def read_bytes(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic bytes; TraceError beyond
+    `limit` bytes (a gzip bomb stops there, before it fills memory)."""
     try:
-        data = path.read_bytes()
-        return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        with open(path, "rb") as fh:
+            gzipped = fh.read(2) == b"\x1f\x8b"
+            fh.seek(0)
+            if gzipped:
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    data = _read_up_to(gz, limit + 1)  # type: ignore[arg-type]  # GzipFile reads bytes
+            else:
+                data = _read_up_to(fh, limit + 1)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror}); check the path") from exc
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise TraceError(f"{path}: damaged gzip data ({exc}); copy the file again or gunzip it to see what is left") \
             from exc
+    if len(data) > limit:
+        raise TraceError(f"{path}: {'gunzips to' if gzipped else 'holds'} more than {limit:,} bytes of JSON; "
+                         "trace fewer steps (rocprofv3 --collection-period) or split the run")
+    return data
 
 
 def decode_rocprof(path: Path) -> Document:
@@ -158,6 +182,9 @@ def decode_rocprof(path: Path) -> Document:
         what, where = (m.group(1), m.group(2).lstrip(".")) if m else (str(exc), "")
         raise TraceError(f"{path}: {shorten(where or 'top level', 120)}: {shorten(what, 120)}; not the rocprofv3 "
                          "JSON layout perfkit reads (rocprofv3 --output-format json): write the trace again") from exc
+    except RecursionError:
+        raise TraceError(f"{path}: nested too deeply to decode; not the rocprofv3 JSON layout perfkit reads "
+                         "(rocprofv3 --output-format json): write the trace again") from None
     except msgspec.DecodeError as exc:
         reason = shorten(str(exc), 120)
         hint = "the file is cut short: copy it again" if "truncated" in reason else "not valid JSON"

@@ -30,8 +30,11 @@ from perfkit.analyzers.loaders.xla.details import KERNEL_DETAIL_KEYS, kernel_con
 from perfkit.analyzers.row_codes import Interner
 
 DEVICE_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+MAX_DEVICE = (1 << 31) - 1  # a device ordinal above int32 is no device (a plane named so is not read)
 HOST_PLANE = "/host:CPU"
 STREAM_LINE = re.compile(r"^Stream #(\d+)")
+TIME_LIMIT_NS = 1 << 62  # |start|, |end| below this: the difference of any two times fits in int64
+INT64 = 1 << 63
 HOST_PID = 1 << 20  # pid of host rows (GPU rows have their device as pid, like Kineto's)
 # stat name in the trace -> key the rules read
 DEVICE_STATS = {"correlation_id": "correlation", "hlo_op": "hlo_op", "hlo_module": "hlo_module",
@@ -48,16 +51,27 @@ def ps_to_ns(ps: int) -> int:
     return q + (r > 500 or (r == 500 and q % 2 == 1))
 
 
+def device_number(plane: str) -> int | None:
+    """N of a "/device:GPU:N" plane (N up to 2^31 - 1), None for any other plane."""
+    m = DEVICE_PLANE.match(plane)
+    return int(m.group(1)) if m and len(m.group(1)) <= 10 and int(m.group(1)) <= MAX_DEVICE else None
+
+
+def int64(value: int) -> int:
+    """`value` when it fits a signed 64-bit column, else -1 (unknown)."""
+    return value if -INT64 <= value < INT64 else -1
+
+
 def int_stat(value: object) -> int:
-    """A stat read as an integer (int, integral float or decimal text); -1 otherwise."""
+    """A stat read as an integer (int, integral float or decimal text) that fits 64 bits; -1 otherwise."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
-        return value
+        return int64(value)
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+        return int64(int(value))
+    if isinstance(value, str) and 0 < len(value) <= 40 and value.strip().lstrip("-").isdigit():
+        return int64(int(value))
     return -1
 
 
@@ -88,24 +102,35 @@ class TableBuilder:
         self.dropped[reason] = self.dropped.get(reason, 0) + n
 
     def _add(self, name_id: int, kind: Kind, start_ps: int, dur_ps: int, pid: int, tid: int, stream: int,
-             device: int, corr: int, nbytes: int, rank: int) -> None:
+             device: int, corr: int, nbytes: int, rank: int) -> bool:
+        """One row; False (left out and counted) when its times are damaged."""
+        if dur_ps < 0:
+            self.drop("negative duration")
+            return False
         ts = ps_to_ns(start_ps)
-        dur = ps_to_ns(start_ps + dur_ps) - ts if dur_ps else 0
+        end = ps_to_ns(start_ps + dur_ps)
+        if not (-TIME_LIMIT_NS < ts < TIME_LIMIT_NS and end < TIME_LIMIT_NS):
+            self.drop("start or end beyond 2^62 ns (146 years)")
+            return False
+        dur = end - ts if dur_ps else 0
         for key, value in zip(_ROW, (name_id, int(kind), ts, dur, pid, tid, stream, device, corr, nbytes, rank), strict=True):
             self.rows[key].append(value)
+        return True
 
     def device_event(self, device: int, rank: int, line_name: str, name: str, start_ps: int, dur_ps: int,
                      stats: Mapping[str, object]) -> None:
         """A GPU op on a "Stream #S" line of device `device` (the caller checked the line)."""
         m = STREAM_LINE.match(line_name)
-        stream = int(m.group(1)) if m else -1
+        stream = int_stat(m.group(1)) if m else -1
         kind = _device_kind(line_name, name, stats)
-        nbytes = memcpy_bytes(stats.get("memcpy_details")) if kind != Kind.KERNEL else -1
-        self.extra_rows.append(len(self.rows["ts_ns"]))
-        self._add(self.name(name), kind, start_ps, dur_ps, device, stream, stream, device,
-                  int_stat(stats.get("correlation")), nbytes, rank)
+        nbytes = int64(memcpy_bytes(stats.get("memcpy_details"))) if kind != Kind.KERNEL else -1
+        row = len(self.rows["ts_ns"])
+        if not self._add(self.name(name), kind, start_ps, dur_ps, device, stream, stream, device,
+                         int_stat(stats.get("correlation")), nbytes, rank):
+            return
+        self.extra_rows.append(row)
         hlo_op, module = stats.get("hlo_op"), stats.get("hlo_module")
-        values = (*kernel_config(stats.get("kernel_details")),
+        values = (*map(int64, kernel_config(stats.get("kernel_details"))),
                   self.name(str(hlo_op)) if hlo_op not in (None, "") else -1,
                   self.name(str(module)) if module not in (None, "") else -1)
         for key, value in zip(EXTRA_KEYS, values, strict=True):

@@ -26,13 +26,15 @@ from perfkit.analyzers.loaders.kineto.json_stream import (
     iter_event_chunks,
 )
 from perfkit.analyzers.loaders.xla.builder import (
-    DEVICE_PLANE,
     DEVICE_STATS,
     HOST_PLANE,
     HOST_STATS,
     STREAM_LINE,
     TableBuilder,
+    device_number,
+    int_stat,
 )
+from perfkit.core.errors import TraceError, shorten
 
 _DECODER = msgspec.json.Decoder(list[Any], float_hook=Decimal)
 _THOUSAND = Decimal(1000000)  # microseconds -> picoseconds
@@ -53,6 +55,11 @@ def _ps(value: Any) -> int | None:
         return None
 
 
+def _id(value: Any) -> Any:
+    """A pid / tid as a key: a number or text as it is, anything else (a list, an object) None."""
+    return value if isinstance(value, int | float | str) else None
+
+
 class _State:
     def __init__(self, out: TableBuilder, rank_offset: int) -> None:
         self.rank_offset = rank_offset
@@ -68,16 +75,17 @@ class _State:
         if not isinstance(name, str):
             return
         if ev.get("name") == "process_name":
-            self.process[ev.get("pid")] = name
-            m = DEVICE_PLANE.match(name)
-            if m:
-                self.ranks.setdefault(int(m.group(1)), self.rank_offset + int(m.group(1)))
+            self.process[_id(ev.get("pid"))] = name
+            n = device_number(name)
+            if n is not None:
+                self.ranks.setdefault(n, self.rank_offset + n)
         elif ev.get("name") == "thread_name":
-            self.thread[(ev.get("pid"), ev.get("tid"))] = name
+            self.thread[(_id(ev.get("pid")), _id(ev.get("tid")))] = name
 
     def complete(self, ev: dict[str, Any], final: bool = False) -> None:
         out = self.out
-        plane = self.process.get(ev.get("pid"))
+        pid, tid = _id(ev.get("pid")), _id(ev.get("tid"))
+        plane = self.process.get(pid) if pid is not None else None
         if plane is None:
             if final:
                 out.drop("event of an unnamed process")
@@ -92,21 +100,32 @@ class _State:
         args = args if isinstance(args, dict) else {}
         name = ev.get("name")
         name = name if isinstance(name, str) else str(name)
-        m = DEVICE_PLANE.match(plane)
-        if m:
-            line = self.thread.get((ev.get("pid"), ev.get("tid")), "")
+        device = device_number(plane)
+        if device is not None:
+            line = self.thread.get((pid, tid), "")
             if not STREAM_LINE.match(line):
-                out.drop(f"device line '{line}' (derived from the stream lines)")
+                out.drop(f"device line '{shorten(line)}' (derived from the stream lines)")
                 return
             stats = {DEVICE_STATS[k]: v for k, v in args.items() if k in DEVICE_STATS}
-            device = int(m.group(1))
             out.device_event(device, self.ranks[device], line, name, start, dur, stats)
         elif plane == HOST_PLANE:
-            tid = ev.get("tid")
             stats = {HOST_STATS[k]: v for k, v in args.items() if k in HOST_STATS}
-            out.host_event(self.ranks or {0: self.rank_offset}, tid if isinstance(tid, int) else -1, name, start, dur, stats)
+            out.host_event(self.ranks or {0: self.rank_offset}, int_stat(tid) if isinstance(tid, int) else -1, name, start,
+                           dur, stats)
         else:
-            out.drop(f"process '{plane}'")
+            out.drop(f"process '{shorten(plane)}'")
+
+
+def _read_chunk(state: _State, chunk: list[Any]) -> None:
+    for ev in chunk:
+        state.out.read += 1
+        if not isinstance(ev, dict) or not ev:
+            continue  # the trailing {} of TF / XLA traces
+        ph = ev.get("ph")
+        if ph == "M":
+            state.meta(ev)
+        elif ph == "X":
+            state.complete(ev)
 
 
 def load_jax_json(path: str | Path, rank_offset: int = 0, block_bytes: int = BLOCK_BYTES) -> EventTable:
@@ -115,16 +134,12 @@ def load_jax_json(path: str | Path, rank_offset: int = 0, block_bytes: int = BLO
     out = TableBuilder(str(path), "xla-json")
     state = _State(out, rank_offset)
     result: StreamResult[Any] = StreamResult()
-    for chunk in iter_event_chunks(path, _decode, result, block_bytes):
-        for ev in chunk:
-            out.read += 1
-            if not isinstance(ev, dict) or not ev:
-                continue  # the trailing {} of TF / XLA traces
-            ph = ev.get("ph")
-            if ph == "M":
-                state.meta(ev)
-            elif ph == "X":
-                state.complete(ev)
+    try:
+        for chunk in iter_event_chunks(path, _decode, result, block_bytes):
+            _read_chunk(state, chunk)
+    except RecursionError:  # msgspec stops at its own depth limit; Python objects that deep are refused
+        raise TraceError(f"{path}: an event nested too deeply to decode (after event index {out.read}); "
+                         "pass the trace jax.profiler wrote") from None
     for ev in state.pending:
         state.complete(ev, final=True)
     beside = sorted(path.parent.glob("*.xplane.pb"))

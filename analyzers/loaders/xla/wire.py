@@ -51,6 +51,8 @@ def fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, in
     while pos < end:
         key, pos = varint(buf, pos, end)
         number, wire = key >> 3, key & 7
+        if number == 0:  # field numbers start at 1: zeros or foreign bytes, not a message
+            raise WireError(f"field number 0 at byte {pos - 1} (not a protobuf message)")
         if wire == VARINT:
             value, pos = varint(buf, pos, end)
             yield number, wire, value, pos

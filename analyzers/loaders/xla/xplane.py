@@ -34,16 +34,16 @@ from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable
 from perfkit.analyzers.loaders.xla.builder import (
-    DEVICE_PLANE,
     DEVICE_STATS,
     HOST_PLANE,
     HOST_STATS,
     STREAM_LINE,
     TableBuilder,
+    device_number,
 )
 from perfkit.analyzers.loaders.xla.wire import WireError
 from perfkit.analyzers.loaders.xla.xspace import XPlaneView, XSpaceView, open_xspace
-from perfkit.core.errors import TraceError
+from perfkit.core.errors import TraceError, shorten
 
 
 def _read_device_plane(plane: XPlaneView, device: int, rank: int, out: TableBuilder) -> None:
@@ -52,7 +52,7 @@ def _read_device_plane(plane: XPlaneView, device: int, rank: int, out: TableBuil
     for line in plane.lines():
         out.read += len(line)
         if not STREAM_LINE.match(line.name):
-            out.drop(f"device line '{line.name}' (derived from the stream lines)", len(line))
+            out.drop(f"device line '{shorten(line.name)}' (derived from the stream lines)", len(line))
             continue
         for ev in line.events(wanted):
             if ev is None:
@@ -85,9 +85,9 @@ def build_table(space: XSpaceView, rank_offset: int = 0) -> EventTable:
     out = TableBuilder(space.path, "xla")
     devices, hosts = [], []
     for plane in space.planes():
-        m = DEVICE_PLANE.match(plane.name)
-        if m:
-            devices.append((int(m.group(1)), plane))
+        device = device_number(plane.name)
+        if device is not None:
+            devices.append((device, plane))
         elif plane.name == HOST_PLANE:
             hosts.append(plane)
     busy = sorted((d, p) for d, p in devices if any(len(line) for line in p.lines()))
@@ -102,6 +102,9 @@ def build_table(space: XSpaceView, rank_offset: int = 0) -> EventTable:
 def load_xplane(path: str | Path, rank_offset: int = 0) -> EventTable:
     """One .xplane.pb file (raises TraceError with one line for an unreadable or damaged file)."""
     try:
+        if Path(path).stat().st_size == 0:
+            raise TraceError(f"{path}: the file is empty; pass the .xplane.pb jax.profiler wrote (a copy that "
+                             "was cut off holds nothing)")
         return build_table(open_xspace(path), rank_offset)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}; check the path") from None
