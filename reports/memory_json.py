@@ -57,6 +57,7 @@ def memory_json(a: MemoryAnalysis) -> dict[str, Any]:
         "fragmentation": dataclasses.asdict(a.fragmentation) if a.fragmentation is not None else None,
         "ooms": [dataclasses.asdict(o) for o in a.ooms],
         "skipped_actions": a.skipped_actions,
+        "notes": list(a.notes),
     }
 
 

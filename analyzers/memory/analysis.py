@@ -37,6 +37,7 @@ class MemoryAnalysis:
     fragmentation: Fragmentation | None
     ooms: list[OomExplanation]
     skipped_actions: dict[str, int]
+    notes: tuple[str, ...] = ()  # what the input does not record (MemoryInput.notes)
 
 
 def _pick_device(source: MemoryInput, device: str | None) -> tuple[str, list[str]]:
@@ -76,4 +77,4 @@ def _analyze(source: MemoryInput, device: str | None) -> MemoryAnalysis:
         alive=alive, categories=category_totals(allocations, alive),
         by_stack_top=alive_by(alive, stack_top), by_stage=alive_by(alive, lambda a: a.stage),
         ops=op_stats(events, timeline), segments=segments, fragmentation=frag, ooms=ooms,
-        skipped_actions=source.skipped_actions)
+        skipped_actions=source.skipped_actions, notes=source.notes)
