@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.analyzers.loaders.memory.unpickler import FIX, load_plain_pickle
-from perfkit.analyzers.memory.model import ACTIONS, CATEGORIES, Block, Frame, MemoryEvent, Segment
+from perfkit.analyzers.memory.model import (
+    ACTIONS,
+    CATEGORIES,
+    Block,
+    Frame,
+    MemoryEvent,
+    Segment,
+    new_event,
+)
 from perfkit.core.errors import TraceError
 
 MAX_BYTES = 1 << 56
@@ -182,12 +190,12 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
         if not isinstance(trace, list):
             raise r.fail(f"device_traces[{device}]", "not a list")
         sweep = _StageSweep(stages.get(device, []))
-        has_stages = bool(sweep.marks)
+        stage_at = sweep.at if sweep.marks else None
         name = f"cuda:{device}"
+        shared = r.by_id  # the fast path of r.stack: a frames list seen before
         for i, e in enumerate(trace):
             if type(e) is not dict:
                 raise r.fail(f"device_traces[{device}][{i}]", f"a {type(e).__name__}, not a dict")
-            where = f"device_traces[{device}][{i}]"
             action = e.get("action")
             if action not in known:
                 skipped[str(action)[:40]] = skipped.get(str(action)[:40], 0) + 1
@@ -196,15 +204,20 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
             if not (type(addr) is int and type(size) is int and type(stream) is int
                     and (t is None or type(t) is int) and 0 <= addr < MAX_ADDR and 0 <= size < MAX_BYTES
                     and (t is None or 0 <= t < 1 << 62)):  # the fast path failed: say which field
+                where = f"device_traces[{device}][{i}]"
                 addr, size = r.int_(e, "addr", where), r.int_(e, "size", where, high=MAX_BYTES)
                 stream = r.int_(e, "stream", where, low=-(1 << 63), high=1 << 64, default=0)
                 t = r.int_(e, "time_us", where, high=1 << 62) if t is not None else None
             time_ns = t * 1000 if t is not None else None
-            category = e.get("category")
-            events.append(MemoryEvent(
-                len(events), action, addr, size, name, time_ns, stream, r.stack(e, where),
-                sweep.at(time_ns) if has_stages else "",
-                category=category if category in categories else "unknown"))
+            category = e.get("category", "unknown")
+            raw = e.get("frames")
+            frames = shared.get(id(raw)) if raw else ()
+            if frames is None:
+                frames = r.stack(e, f"device_traces[{device}][{i}]")
+            events.append(new_event(
+                len(events), action, addr, size, name, time_ns, stream, frames,
+                stage_at(time_ns) if stage_at is not None else "", "", -1,
+                category if type(category) is str and category in categories else "unknown", None, None))
     return events
 
 
