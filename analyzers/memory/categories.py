@@ -33,13 +33,38 @@ RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _names(e: MemoryEvent) -> str:
-    return " ".join([e.stage, e.op, *(f.name for f in e.frames), *(f.filename for f in e.frames)]).lower()
+def _hits(text: str) -> frozenset[int]:
+    """The rules (positions in RULES) that a name matches, lower-cased."""
+    low = text.lower()
+    return frozenset(i for i, (_, _, words) in enumerate(RULES) if any(w in low for w in words))
 
 
-def _by_names(e: MemoryEvent) -> tuple[str, str] | None:
-    names = _names(e)
-    return next(((src, cat) for src, cat, words in RULES if any(w in names for w in words)), None)
+class _Rules:
+    """The first rule matching any name around an allocation; each distinct stage, op and stack
+    is matched once (a stack by identity: loaders intern them)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, frozenset[int]] = {}
+        self.stacks: dict[int, frozenset[int]] = {}
+        self.hold: list[object] = []  # the stacks whose id is a key, kept alive
+
+    def _text(self, text: str) -> frozenset[int]:
+        found = self.texts.get(text)
+        if found is None:
+            found = self.texts[text] = _hits(text)
+        return found
+
+    def of(self, e: MemoryEvent) -> tuple[str, str] | None:
+        frames = self.stacks.get(id(e.frames))
+        if frames is None:
+            frames = self.stacks[id(e.frames)] = _hits(" ".join(
+                [*(f.name for f in e.frames), *(f.filename for f in e.frames)]))
+            self.hold.append(e.frames)
+        hits = frames | self._text(e.stage) | self._text(e.op)
+        if not hits:
+            return None
+        src, cat, _ = RULES[min(hits)]
+        return src, cat
 
 
 def categorize_lives(events: Sequence[MemoryEvent], made: Sequence[int], freed: Sequence[int]
@@ -48,7 +73,7 @@ def categorize_lives(events: Sequence[MemoryEvent], made: Sequence[int], freed: 
     made by events[made[i]] and ended by events[freed[i]] (-1: never; MemoryTimeline.made_at /
     freed_at). The name rules run once per distinct (stage, op, stack), not per allocation."""
     same_op = any(events[p].op_id >= 0 for p in made)
-    decided: dict[tuple[str, str, int], tuple[str, str] | None] = {}  # stacks are interned: by id
+    rules = _Rules()
     cats: list[str] = []
     sources: list[str] = []
     for p, f in zip(made, freed, strict=True):
@@ -57,8 +82,7 @@ def categorize_lives(events: Sequence[MemoryEvent], made: Sequence[int], freed: 
             cats.append(e.category)
             sources.append("input")
             continue
-        key = (e.stage, e.op, id(e.frames))
-        found = decided[key] if key in decided else decided.setdefault(key, _by_names(e))
+        found = rules.of(e)
         if found is None and same_op and f >= 0 and e.op_id >= 0 and e.op_id == events[f].op_id:
             found = ("rule:same-op", "temporary")
         cats.append(found[1] if found else "unknown")

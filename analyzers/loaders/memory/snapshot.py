@@ -115,17 +115,30 @@ def _segment(r: _Reader, where: str, raw: dict[str, Any]) -> Segment:
     total = r.int_(raw, "total_size", where, high=MAX_BYTES)
     device = r.int_(raw, "device", where, high=1 << 16, default=0)
     blocks, at = [], addr
-    for bwhere, b in r.dicts(r.list_(raw, "blocks", where), f"{where}.blocks"):
-        size = r.int_(b, "size", bwhere, high=MAX_BYTES)
-        baddr = r.int_(b, "address", bwhere, default=at)
-        if baddr != at:
-            raise r.fail(f"{bwhere}.address", f"{baddr:#x} but the blocks before end at {at:#x} "
-                         "(blocks must tile their segment)")
+    states = frozenset(STATES)
+    shared = r.by_id
+    for i, b in enumerate(r.list_(raw, "blocks", where)):
+        size, baddr, requested = (b.get("size"), b.get("address", at), b.get("requested_size", 0)) \
+            if type(b) is dict else (None, None, None)
+        if not (type(size) is int and type(requested) is int and 0 <= size < MAX_BYTES
+                and 0 <= requested < MAX_BYTES and baddr == at and type(baddr) is int):
+            bwhere = f"{where}.blocks[{i}]"  # the fast path failed: say which field
+            if type(b) is not dict:
+                raise r.fail(bwhere, f"a {type(b).__name__}, not a dict")
+            size = r.int_(b, "size", bwhere, high=MAX_BYTES)
+            baddr = r.int_(b, "address", bwhere, default=at)
+            if baddr != at:
+                raise r.fail(f"{bwhere}.address", f"{baddr:#x} but the blocks before end at {at:#x} "
+                             "(blocks must tile their segment)")
+            requested = r.int_(b, "requested_size", bwhere, high=MAX_BYTES, default=0)
         state = b.get("state")
-        if state not in STATES:
-            raise r.fail(f"{bwhere}.state", f"not one of {', '.join(STATES)}")
-        requested = r.int_(b, "requested_size", bwhere, high=MAX_BYTES, default=0)
-        blocks.append(Block(baddr, size, str(state), requested, r.stack(b, bwhere)))
+        if type(state) is not str or state not in states:
+            raise r.fail(f"{where}.blocks[{i}].state", f"not one of {', '.join(STATES)}")
+        raw_frames = b.get("frames")
+        frames = shared.get(id(raw_frames)) if raw_frames else ()
+        if frames is None:
+            frames = r.stack(b, f"{where}.blocks[{i}]")
+        blocks.append(Block(baddr, size, state, requested, frames))
         at += size
     if blocks and at - addr != total:
         raise r.fail(where, f"blocks add up to {at - addr} bytes but total_size is {total} "
