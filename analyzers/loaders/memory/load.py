@@ -19,11 +19,6 @@ from pathlib import Path
 
 from perfkit.analyzers.loaders.memory.kineto_memory import memory_events_from_trace
 from perfkit.analyzers.loaders.memory.snapshot import load_snapshot, snapshot_from_data
-from perfkit.analyzers.loaders.memory.xla import (
-    RESERVED_NOTE,
-    memory_events_from_xspace,
-    reserved_recorded,
-)
 from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.memory.model import MemoryEvent, Segment
 from perfkit.core.errors import TraceError
@@ -61,6 +56,13 @@ def _kineto(path: Path) -> MemoryInput:
 
 
 def _xla(path: Path) -> MemoryInput:
+    # imported here: the XSpace reader (and pandas under it) only for .xplane.pb inputs
+    from perfkit.analyzers.loaders.memory.xla import (
+        RESERVED_NOTE,
+        memory_events_from_xspace,
+        reserved_recorded,
+    )
+
     events = memory_events_from_xspace(path)
     notes = () if reserved_recorded(events) else (RESERVED_NOTE,)
     return MemoryInput(str(path), "xla-allocator", events, None, {}, notes)
