@@ -104,9 +104,13 @@ def op_lines(a: MemoryAnalysis, top: int, width: int | None) -> list[str]:
                        width), ""]
 
 
+NO_SEGMENTS = {"kineto": "a Kineto trace", "xla-allocator": "an XLA allocator timeline"}
+
+
 def fragmentation_lines(a: MemoryAnalysis, width: int | None) -> list[str]:
     if a.fragmentation is None:
-        return [f"Fragmentation: the input holds no segments ({terminal_safe(a.kind)}); pass a snapshot", ""]
+        kind = NO_SEGMENTS.get(a.kind, terminal_safe(a.kind))
+        return [f"Fragmentation: the input holds no segments ({kind}); pass a snapshot", ""]
     rows = fragmentation_rows(a.fragmentation)
     hist = a.fragmentation.segment_histogram
     out = ["Fragmentation (each number's definition beside it):",
