@@ -54,7 +54,7 @@ def test_each_gpu_of_an_eight_gpu_xplane(capsys: pytest.CaptureFixture[str]) -> 
     mine = [e for e in raw if e.allocator == "GPU_3_bfc"]
     assert data["device"] == "gpu:3" and len(data["devices"]) == 8 and data["events"] == len(mine) == 60
     assert data["peak"]["allocated_bytes"] == max(e.bytes_in_use for e in mine)
-    assert main(["memory", str(LEGACY), "--top", "3"]) == 0
+    assert main(["memory", str(LEGACY), "--top", "3", "--wide"]) == 0
     out = capsys.readouterr().out
     assert "xla-allocator" in out and "60 of 60 events match" in out and "not measured: reserved" in out
 
