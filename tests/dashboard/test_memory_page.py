@@ -48,8 +48,9 @@ def record_profile(trace: Path) -> None:
     prof.export_chrome_trace(str(trace))
 
 
-@pytest.fixture
-def memory_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def make_memory_run(tmp_path: Path) -> tuple[str, Path, Path, str]:
+    """A store and run root with run mem1 (its point's memory file recorded here) and run mem2
+    (its memory_artifact leads outside the run directory): (store URL, runs root, trace, point key)."""
     root = tmp_path / "runs"
     base = decode_run("mem1")
     point = base.points[0]
@@ -69,9 +70,15 @@ def memory_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     db = f"sqlite:///{tmp_path / 'memory.db'}"
     store_run(run, db)
     store_run(evil, db)
+    return db, root, trace, point.key
+
+
+@pytest.fixture
+def memory_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    db, root, trace, key = make_memory_run(tmp_path)
     monkeypatch.setenv("PERFKIT_DB", db)
     monkeypatch.setenv("PERFKIT_RUNS", str(root))
-    return {"trace": trace, "label": point.key, "tmp": tmp_path}
+    return {"trace": trace, "label": key, "tmp": tmp_path}
 
 
 def _table(at: Any, columns: set[str]) -> Any:
