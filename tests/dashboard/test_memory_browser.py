@@ -4,6 +4,7 @@ CPU memory profile drawn (timeline), its tables shown, a stage named with markup
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,11 @@ def test_memory_page_draws_in_chromium(tmp_path: Path) -> None:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            def dismiss(d: Any) -> None:
+                dialogs.append(d.message)
+                d.dismiss()
+
+            page.on("dialog", dismiss)
             page.goto(server + "/memory?run=mem1")
             settle(page, 1, 3)
             page.wait_for_timeout(500)
