@@ -84,3 +84,30 @@ def test_jax_cpu_trace_has_no_allocator_events(tmp_path: Path, capsys: pytest.Ca
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "no allocator events" in lines[0] and "jax.profiler.trace" in lines[0]
+
+
+@pytest.mark.parametrize("path", [TE, LEGACY])
+def test_frames_and_op_calls_are_the_host_events_around_each_allocation(path: Path) -> None:
+    """Checked against a brute-force search of the same file: every host event on the thread
+    whose span holds the allocator event's time."""
+    space = open_xspace(path)
+    (plane,) = [p for p in space.planes() if p.name == "/host:CPU"]
+    meta = plane.event_metadata
+    spans: dict[int, list[tuple[int, int, str]]] = {}
+    for line in plane.lines():
+        spans[line.id] = [(ev.start_ps, ev.start_ps + ev.duration_ps, meta[ev.metadata_id].name)
+                          for ev in line.events({}) if ev is not None]
+    raw = allocator_events(space)
+    events = load_memory_input(path).events
+    assert len(events) == len(raw)
+    for r, e in zip(raw, events, strict=True):
+        t_ps = next(s for s, _, n in spans[r.thread_id] if n.startswith("Memory") and abs(s // 1000 - r.ts_ns) <= 1)
+        held = sorted((s, -end, n) for s, end, n in spans[r.thread_id]
+                      if s <= t_ps <= end and n not in ("MemoryAllocation", "MemoryDeallocation"))
+        assert [f.name for f in e.frames] == [n for _, _, n in reversed(held)]
+        assert e.op == (held[0][2] if held else "") and (e.op_id >= 0) == bool(held)
+    result = analyze_memory(load_memory_input(path))
+    if path == TE:  # five calls of the jitted loss; what one call allocates and frees is temporary
+        (op,) = result.ops
+        assert op.op == "PjitFunction(loss_fn)" and op.calls == 5
+        assert {c.category for c in result.categories} == {"temporary", "unknown"}
