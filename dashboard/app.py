@@ -20,6 +20,7 @@ PAGES = [
     st.Page("views/roofline.py", title="Roofline", icon=":material/landscape:", url_path="roofline"),
     st.Page("views/kernels.py", title="Kernels", icon=":material/memory:", url_path="kernels"),
     st.Page("views/serving.py", title="Serving", icon=":material/speed:", url_path="serving"),
+    st.Page("views/memory.py", title="Memory", icon=":material/storage:", url_path="memory"),
     st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
 ]
 page = st.navigation(PAGES)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -706,3 +707,80 @@ def overview(url: str) -> pd.DataFrame:
         return df
     return df.sort_values(["open_regressions", "regressed", "gpu", "spec"], ascending=[False, False, True, True],
                           kind="stable").reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- memory
+
+MEMORY_FOLDER = "memory"  # the run directory's memory inputs (run_layout.MEMORY_DIR of the memory pass)
+MEMORY_SUFFIXES = (".pickle", ".json.gz", ".json", ".xplane.pb")
+MEMORY_ARTIFACT = "memory_artifact"  # the point metric naming its memory file
+
+
+def memory_files(url: str, run_id: str, roots: tuple[str, ...]) -> tuple[list[tuple[str, str]], str]:
+    """(label, path relative to the run directory) of every memory input of a run: each point's
+    `memory_artifact`, then any other file in RUN/memory/; read only inside the run directory
+    (a recorded path leading outside is left out and said). ([], why) when there is none."""
+    from perfkit.core.run_layout import key_slug
+    from perfkit.reports.html.data import inside_run
+
+    run = run_record(url, run_id)
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
+    if where is None:
+        return [], f"run directory {run_id}/ not found under {', '.join(roots)} (start with --runs DIR)"
+    root, labels = Path(where), run_labels(run)
+    found: dict[str, str] = {}
+    outside = []
+    for p in run.points:
+        rel = p.metrics.get(MEMORY_ARTIFACT)
+        if isinstance(rel, str) and rel:
+            path = inside_run(root, rel)
+            if path is None:
+                outside.append(rel)
+            elif path.is_file():
+                found[path.relative_to(root.resolve()).as_posix()] = labels.get(p.key, p.key)
+    folder = inside_run(root, MEMORY_FOLDER)
+    slugs = {key_slug(p.key): labels.get(p.key, p.key) for p in run.points}
+    if folder is not None and folder.is_dir():
+        for f in sorted(folder.iterdir()):
+            rel = inside_run(root, f"{MEMORY_FOLDER}/{f.name}")
+            if rel is None or not rel.is_file() or not f.name.endswith(MEMORY_SUFFIXES):
+                continue
+            stem = re.sub(r"^\d{4}-", "", next(f.name[:-len(x)] for x in MEMORY_SUFFIXES if f.name.endswith(x)))
+            found.setdefault(rel.relative_to(root.resolve()).as_posix(), slugs.get(stem, f.name))
+    files = [(f"{label} ({name})", name) for name, label in found.items()]
+    why = "" if files else ("no memory files in this run (record them with `profile: {memory: true}` in the spec, "
+                            "or open a file by path)")
+    if outside:
+        why = (why + "; " if why else "") + (f"not read: {len(outside)} memory path(s) in run.json outside the "
+                                             f"run directory ({', '.join(outside[:3])})")
+    return files, why
+
+
+def run_memory_path(url: str, run_id: str, relative: str, roots: tuple[str, ...]) -> str | None:
+    """The absolute path of one of `memory_files`' entries, None when it is not (or no longer) inside the run."""
+    from perfkit.reports.html.data import inside_run
+
+    run = run_record(url, run_id)
+    where = run_dir(run_id, roots, run.artifacts.stored_from)
+    path = inside_run(Path(where), relative) if where is not None else None
+    return str(path) if path is not None and path.is_file() else None
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Reading the memory input ...", max_entries=8)
+def memory_view(path: str, device: str | None = None) -> tuple[Any, str]:
+    """(reports.memory_view.MemoryView | None, why not) of a memory input file (a snapshot, a
+    profile_memory trace or an .xplane.pb): the analysis `perfkit memory` prints, cut to a page."""
+    from perfkit.analyzers.loaders.memory.load import load_memory_input
+    from perfkit.analyzers.memory.analysis import analyze_memory
+    from perfkit.core.errors import PerfkitError
+    from perfkit.reports.memory_view import memory_view as cut
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        return None, f"{path}: no such file; give the path of a memory snapshot, trace or .xplane.pb"
+    try:
+        return cut(analyze_memory(load_memory_input(p), device)), ""
+    except PerfkitError as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, f"{path}: cannot read: {exc.strerror or exc}"

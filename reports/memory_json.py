@@ -8,6 +8,7 @@ from typing import Any
 from perfkit.analyzers.memory.analysis import MemoryAnalysis
 from perfkit.analyzers.memory.diff import Delta, MemoryDiff
 from perfkit.analyzers.memory.downsample import downsample
+from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.memory.model import Allocation
 
 TIMELINE_POINTS = 2000
@@ -38,7 +39,8 @@ def memory_json(a: MemoryAnalysis) -> dict[str, Any]:
     t, p = a.timeline, a.timeline.peak
     s = downsample(t, TIMELINE_POINTS)
     stacks = _Stacks()
-    alive = [allocation_json(x, stacks) for x in a.alive]
+    with gc_paused():  # one dict per allocation alive at the peak (10^5 of them in big inputs)
+        alive = [allocation_json(x, stacks) for x in a.alive]
     return {
         "path": a.path, "kind": a.kind, "device": a.device, "devices": a.devices, "events": len(t),
         "peak": {"event": p.event_index, "time_ns": p.time_ns, "allocated_bytes": p.allocated_bytes,
@@ -57,6 +59,7 @@ def memory_json(a: MemoryAnalysis) -> dict[str, Any]:
         "fragmentation": dataclasses.asdict(a.fragmentation) if a.fragmentation is not None else None,
         "ooms": [dataclasses.asdict(o) for o in a.ooms],
         "skipped_actions": a.skipped_actions,
+        "notes": list(a.notes),
     }
 
 

@@ -47,6 +47,7 @@ def summary_lines(a: MemoryAnalysis) -> list[str]:
                      + (f" (first mismatch at event {t.first_mismatch})" if t.reported_mismatches else ""))
     if t.unmatched_frees:
         lines.append(f"{t.unmatched_frees} frees of blocks allocated before the input began")
+    lines.extend(f"not measured: {terminal_safe(n)}" for n in a.notes)
     if a.skipped_actions:
         lines.append("skipped trace actions: " + ", ".join(
             f"{terminal_safe(k)} x{v}" for k, v in sorted(a.skipped_actions.items())))
@@ -103,9 +104,13 @@ def op_lines(a: MemoryAnalysis, top: int, width: int | None) -> list[str]:
                        width), ""]
 
 
+NO_SEGMENTS = {"kineto": "a Kineto trace", "xla-allocator": "an XLA allocator timeline"}
+
+
 def fragmentation_lines(a: MemoryAnalysis, width: int | None) -> list[str]:
     if a.fragmentation is None:
-        return ["Fragmentation: the input holds no segments (a Kineto trace); pass a snapshot", ""]
+        kind = NO_SEGMENTS.get(a.kind, terminal_safe(a.kind))
+        return [f"Fragmentation: the input holds no segments ({kind}); pass a snapshot", ""]
     rows = fragmentation_rows(a.fragmentation)
     hist = a.fragmentation.segment_histogram
     out = ["Fragmentation (each number's definition beside it):",

@@ -18,9 +18,12 @@ was decided (`Allocation.category_source`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from perfkit.analyzers.memory.model import Allocation, MemoryEvent
+import numpy as np
+import numpy.typing as npt
+
+from perfkit.analyzers.memory.model import MemoryEvent
 
 RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("rule:kv-cache", "kv_cache", ("kv_cache", "kvcache", "past_key_value", "setup_caches")),
@@ -30,33 +33,61 @@ RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _names(a: Allocation) -> str:
-    return " ".join([a.stage, a.op, *(f.name for f in a.frames), *(f.filename for f in a.frames)]).lower()
+def _hits(text: str) -> frozenset[int]:
+    """The rules (positions in RULES) that a name matches, lower-cased."""
+    low = text.lower()
+    return frozenset(i for i, (_, _, words) in enumerate(RULES) if any(w in low for w in words))
 
 
-def categorize(allocations: Sequence[Allocation], events: Sequence[MemoryEvent] = ()) -> list[Allocation]:
-    """Allocations with category and category_source set by the order above. `events`: the
-    events the allocations' indices point into (for the same-op rule; optional)."""
-    by_index = {e.index: e for e in events} if events else {}
-    decided: dict[tuple[str, str, int], tuple[str, str] | None] = {}  # frames tuples are shared
-    out = []
-    for a in allocations:
-        if a.category != "unknown":
-            out.append(a if a.category_source == "input" else replace(a, category_source="input"))
+class _Rules:
+    """The first rule matching any name around an allocation; each distinct stage, op and stack
+    is matched once (a stack by identity: loaders intern them)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, frozenset[int]] = {}
+        self.stacks: dict[int, frozenset[int]] = {}
+        self.hold: list[object] = []  # the stacks whose id is a key, kept alive
+
+    def _text(self, text: str) -> frozenset[int]:
+        found = self.texts.get(text)
+        if found is None:
+            found = self.texts[text] = _hits(text)
+        return found
+
+    def of(self, e: MemoryEvent) -> tuple[str, str] | None:
+        frames = self.stacks.get(id(e.frames))
+        if frames is None:
+            frames = self.stacks[id(e.frames)] = _hits(" ".join(
+                [*(f.name for f in e.frames), *(f.filename for f in e.frames)]))
+            self.hold.append(e.frames)
+        hits = frames | self._text(e.stage) | self._text(e.op)
+        if not hits:
+            return None
+        src, cat, _ = RULES[min(hits)]
+        return src, cat
+
+
+def categorize_lives(events: Sequence[MemoryEvent], made: Sequence[int], freed: Sequence[int]
+                     ) -> tuple[list[str], list[str]]:
+    """(category, how it was decided) of every allocation, by the order above. Allocation i was
+    made by events[made[i]] and ended by events[freed[i]] (-1: never; MemoryTimeline.made_at /
+    freed_at). The name rules run once per distinct (stage, op, stack), not per allocation."""
+    same_op = any(events[p].op_id >= 0 for p in made)
+    rules = _Rules()
+    cats: list[str] = []
+    sources: list[str] = []
+    for p, f in zip(made, freed, strict=True):
+        e = events[p]
+        if e.category != "unknown":
+            cats.append(e.category)
+            sources.append("input")
             continue
-        key = (a.stage, a.op, id(a.frames))
-        if key in decided:
-            found = decided[key]
-        else:
-            names = _names(a)
-            found = decided[key] = next(
-                ((src, cat) for src, cat, words in RULES if any(w in names for w in words)), None)
-        if found is None and a.free_index is not None and by_index:
-            made, freed = by_index.get(a.alloc_index), by_index.get(a.free_index)
-            if made is not None and freed is not None and made.op_id >= 0 and made.op_id == freed.op_id:
-                found = ("rule:same-op", "temporary")
-        out.append(replace(a, category=found[1], category_source=found[0]) if found else a)
-    return out
+        found = rules.of(e)
+        if found is None and same_op and f >= 0 and e.op_id >= 0 and e.op_id == events[f].op_id:
+            found = ("rule:same-op", "temporary")
+        cats.append(found[1] if found else "unknown")
+        sources.append(found[0] if found else "none")
+    return cats, sources
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,16 +99,20 @@ class CategoryTotal:
     sources: tuple[str, ...]  # how they were decided
 
 
-def category_totals(allocations: Sequence[Allocation], alive: Sequence[Allocation]) -> list[CategoryTotal]:
-    """Per category: bytes alive at the peak, bytes and count over the input; largest first."""
-    alive_keys = {(a.addr, a.alloc_index) for a in alive}
-    acc: dict[str, list[int]] = {}
-    sources: dict[str, set[str]] = {}
-    for a in allocations:
-        row = acc.setdefault(a.category, [0, 0, 0])
-        row[0] += a.size_bytes if (a.addr, a.alloc_index) in alive_keys else 0
-        row[1] += a.size_bytes
-        row[2] += 1
-        sources.setdefault(a.category, set()).add(a.category_source)
-    rows = [CategoryTotal(c, r[0], r[1], r[2], tuple(sorted(sources[c]))) for c, r in acc.items()]
+def category_totals(categories: Sequence[str], sources: Sequence[str], sizes_bytes: Sequence[int],
+                    alive: npt.NDArray[np.bool_]) -> list[CategoryTotal]:
+    """Per category: bytes alive at the peak, bytes and count over the input; largest first.
+    One entry per allocation in each argument (`alive`: alive at the peak)."""
+    names, code = np.unique(np.asarray(categories, dtype=object), return_inverse=True)
+    size = np.asarray(sizes_bytes, dtype=np.int64)
+    at_peak = np.zeros(len(names), dtype=np.int64)  # int64 sums (bincount's weights are float64)
+    total = np.zeros(len(names), dtype=np.int64)
+    np.add.at(at_peak, code, np.where(alive, size, 0))
+    np.add.at(total, code, size)
+    count = np.bincount(code, minlength=len(names))
+    how: dict[str, set[str]] = {}
+    for c, s in set(zip(categories, sources, strict=True)):
+        how.setdefault(c, set()).add(s)
+    rows = [CategoryTotal(str(c), int(at_peak[i]), int(total[i]), int(count[i]), tuple(sorted(how[str(c)])))
+            for i, c in enumerate(names)]
     return sorted(rows, key=lambda r: (-r.alive_at_peak_bytes, -r.allocated_bytes, r.category))

@@ -11,7 +11,9 @@ Every size is in bytes (`_bytes`), every time in nanoseconds (`_ns`), addresses 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 # the actions of a MemoryEvent (torch's TraceEntry actions; Kineto's become alloc / free)
 ALLOC = "alloc"  # a block handed to a tensor: allocated and active grow
@@ -165,6 +167,9 @@ class MemoryTimeline:
     (inferred from the profiler's own total, or from frees of blocks never allocated in the
     input). `reported_mismatches`: events where the replayed allocated total differs from the
     input's own running total (0 when the replay reproduces it, or the input has none).
+    Allocations, columnar: `made_at[i]` is the series position of allocation i's alloc event (in
+    order), `freed_at[i]` of the event that ended it (-1: alive at the end); `allocations` makes
+    the records from them on first use (a million-event input has ~10^5-10^6 of them).
     """
 
     device: str
@@ -173,7 +178,8 @@ class MemoryTimeline:
     allocated_bytes: list[int]
     active_bytes: list[int]
     reserved_bytes: list[int]
-    allocations: list[Allocation]
+    made_at: list[int]
+    freed_at: list[int]
     peak: Peak
     baseline_bytes: int = 0
     reported_checked: int = 0
@@ -181,6 +187,55 @@ class MemoryTimeline:
     first_mismatch: int | None = None  # event index of the first mismatch
     unmatched_frees: int = 0  # frees of addresses with no allocation in the input
     oom_events: list[MemoryEvent] = field(default_factory=list)
+    events: Sequence[MemoryEvent] = field(default=(), repr=False, compare=False)  # the replayed events
 
     def __len__(self) -> int:
         return len(self.event_index)
+
+    @cached_property
+    def allocations(self) -> list[Allocation]:
+        """Every allocation's life, in order of its alloc event (category as the input says)."""
+        return [allocation_of(self.events, m, f) for m, f in zip(self.made_at, self.freed_at, strict=True)]
+
+
+def allocation_of(events: Sequence[MemoryEvent], made: int, freed: int, category: str | None = None,
+                  source: str | None = None) -> Allocation:
+    """The Allocation made by events[made] and ended by events[freed] (-1: never); its category
+    the input's unless given."""
+    e = events[made]
+    if category is None:
+        category, source = e.category, "input" if e.category != "unknown" else "none"
+    return new_allocation(e.addr, e.size_bytes, e.index, events[freed].index if freed >= 0 else None, e.time_ns,
+                          e.frames, e.stage, e.op, category, source or "none")
+
+
+# Fast constructors of the two records made by the million. A frozen dataclass's __init__ sets
+# every field through object.__setattr__; setting the slots through their descriptors makes the
+# same object (equal, frozen afterwards) in about half the time. Every field is given, in order
+# (tests/analyzers/memory/test_fast_records.py holds them to the dataclass constructors).
+_new = object.__new__
+_EV = tuple(MemoryEvent.__dict__[n].__set__ for n in MemoryEvent.__slots__)
+_AL = tuple(Allocation.__dict__[n].__set__ for n in Allocation.__slots__)
+
+
+def new_event(index: int, action: str, addr: int, size_bytes: int, device: str, time_ns: int | None, stream: int,
+              frames: Stack, stage: str, op: str, op_id: int, category: str,
+              reported_allocated_bytes: int | None, reported_reserved_bytes: int | None) -> MemoryEvent:
+    """MemoryEvent(every field, positionally), made faster."""
+    e = _new(MemoryEvent)
+    s = _EV
+    s[0](e, index); s[1](e, action); s[2](e, addr); s[3](e, size_bytes); s[4](e, device)  # noqa: E702
+    s[5](e, time_ns); s[6](e, stream); s[7](e, frames); s[8](e, stage); s[9](e, op)  # noqa: E702
+    s[10](e, op_id); s[11](e, category); s[12](e, reported_allocated_bytes)  # noqa: E702
+    s[13](e, reported_reserved_bytes)
+    return e  # type: ignore[no-any-return]
+
+
+def new_allocation(addr: int, size_bytes: int, alloc_index: int, free_index: int | None, time_ns: int | None,
+                   frames: Stack, stage: str, op: str, category: str, category_source: str) -> Allocation:
+    """Allocation(every field, positionally), made faster."""
+    a = _new(Allocation)
+    s = _AL
+    s[0](a, addr); s[1](a, size_bytes); s[2](a, alloc_index); s[3](a, free_index); s[4](a, time_ns)  # noqa: E702
+    s[5](a, frames); s[6](a, stage); s[7](a, op); s[8](a, category); s[9](a, category_source)  # noqa: E702
+    return a  # type: ignore[no-any-return]

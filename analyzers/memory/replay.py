@@ -21,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from perfkit.analyzers.memory.model import (
     ALLOC,
     FREE,
@@ -31,13 +34,15 @@ from perfkit.analyzers.memory.model import (
     SEGMENT_FREE,
     SEGMENT_MAP,
     SEGMENT_UNMAP,
-    Allocation,
     MemoryEvent,
     MemoryTimeline,
     Peak,
+    allocation_of,
 )
 
 _GROW_RESERVED = (SEGMENT_ALLOC, SEGMENT_MAP)
+_FREES = (FREE_REQUESTED, FREE)
+NOT_MADE = -2  # `ends` of a position that made no allocation
 _SHRINK_RESERVED = (SEGMENT_FREE, SEGMENT_UNMAP)
 
 
@@ -47,65 +52,87 @@ def devices_of(events: Sequence[MemoryEvent]) -> list[str]:
 
 
 @dataclass
-class _Open:
-    event: MemoryEvent
-    requested: bool = False  # free_requested seen: no longer allocated, still active
+class _Matched:
+    """The allocator arithmetic of one pass over the events: per event the change of allocated,
+    active and reserved bytes; per allocation (alloc position `made`, in order) the position of
+    the event that ended it (`freed`, -1: alive at the end)."""
+
+    d_allocated: list[int]
+    d_active: list[int]
+    d_reserved: list[int]
+    made: npt.NDArray[np.int64]
+    freed: npt.NDArray[np.int64]
+    unmatched_frees: int
 
 
-def _allocation(open_: _Open, free_index: int | None) -> Allocation:
-    e = open_.event
-    known = e.category != "unknown"
-    return Allocation(addr=e.addr, size_bytes=e.size_bytes, alloc_index=e.index, free_index=free_index,
-                      time_ns=e.time_ns, frames=e.frames, stage=e.stage, op=e.op, category=e.category,
-                      category_source="input" if known else "none")
-
-
-@dataclass
-class _State:
-    allocated: int = 0
-    active: int = 0
-    reserved: int = 0
-    unmatched_frees: int = 0
-
-
-def _apply(e: MemoryEvent, state: _State, open_: dict[int, _Open], done: list[Allocation]) -> None:
-    """One event's change to `state`; finished allocations go to `done`."""
-    a, size = e.action, e.size_bytes
-    if a == ALLOC:
-        state.allocated += size
-        state.active += size
-        if e.addr in open_:  # the input missed a free: the old allocation ends here
-            done.append(_allocation(open_.pop(e.addr), e.index))
-        open_[e.addr] = _Open(e)
-    elif a in (FREE_REQUESTED, FREE):
-        held = open_.get(e.addr)
-        if held is None or held.requested:
-            state.unmatched_frees += held is None
-            state.allocated -= size
-            if a == FREE:
-                state.active -= size
-        else:
-            state.allocated -= held.event.size_bytes
-            done.append(_allocation(held, e.index))
-            if a == FREE:
-                state.active -= held.event.size_bytes
-                del open_[e.addr]
+def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
+    """One tight loop over plain lists (no record made per event): frees matched to their
+    allocations by address."""
+    n = len(actions)
+    d_alloc, d_act, d_res = [0] * n, [0] * n, [0] * n
+    open_: dict[int, int] = {}  # addr -> position of the allocation holding it
+    requested: set[int] = set()  # addrs whose allocation saw free_requested (still active)
+    ends = [NOT_MADE] * n  # per alloc position: where its life ended (-1: alive at the end)
+    unmatched = 0
+    for p, (a, addr, size) in enumerate(zip(actions, addrs, sizes, strict=True)):
+        if a == ALLOC:
+            d_alloc[p] = d_act[p] = size
+            held = open_.get(addr)
+            if held is not None:  # the input missed a free: the old allocation ends here
+                if addr in requested:
+                    requested.discard(addr)  # its life already ended at its request
+                else:
+                    ends[held] = p
+            open_[addr] = p
+            ends[p] = -1
+        elif a in _FREES:
+            held = open_.get(addr)
+            if held is None or addr in requested:
+                unmatched += held is None
+                d_alloc[p] = -size
+                if a == FREE:
+                    d_act[p] = -size
             else:
-                held.requested = True
-    elif a == FREE_COMPLETED:
-        held = open_.pop(e.addr, None)
-        if held is None:  # requested before the input began: it was active, not allocated
-            state.active -= size
-        elif held.requested:
-            state.active -= held.event.size_bytes
-        else:  # completed with no request seen: both end now
-            state.allocated -= held.event.size_bytes
-            state.active -= held.event.size_bytes
-            done.append(_allocation(held, e.index))
-    elif a in _GROW_RESERVED:
-        state.reserved += size
-    elif a in _SHRINK_RESERVED:
-        state.reserved -= size
+                own = sizes[held]
+                d_alloc[p] = -own
+                ends[held] = p
+                if a == FREE:
+                    d_act[p] = -own
+                    del open_[addr]
+                else:
+                    requested.add(addr)
+        elif a == FREE_COMPLETED:
+            held = open_.pop(addr, None)
+            if held is None:  # requested before the input began: it was active, not allocated
+                d_act[p] = -size
+            elif addr in requested:
+                requested.discard(addr)
+                d_act[p] = -sizes[held]
+            else:  # completed with no request seen: both end now
+                d_alloc[p] = d_act[p] = -sizes[held]
+                ends[held] = p
+        elif a in _GROW_RESERVED:
+            d_res[p] = size
+        elif a in _SHRINK_RESERVED:
+            d_res[p] = -size
+    end = np.asarray(ends, dtype=np.int64)
+    made = np.flatnonzero(end != NOT_MADE)
+    return _Matched(d_alloc, d_act, d_res, made, end[made], unmatched)
+
+
+def _running(deltas: list[int], reported: list[int | None]) -> npt.NDArray[np.int64]:
+    """Running sum of `deltas`, restarting from the input's own value where it reports one."""
+    cs = np.cumsum(np.asarray(deltas, dtype=np.int64))
+    has = np.fromiter((r is not None for r in reported), dtype=bool, count=len(reported))
+    if not has.any():
+        return cs
+    rep = np.array([r if r is not None else 0 for r in reported], dtype=np.int64)
+    pos = np.arange(len(cs))
+    last = np.maximum.accumulate(np.where(has, pos, -1))
+    known = last >= 0
+    out = cs.copy()
+    out[known] = rep[last[known]] + cs[known] - cs[last[known]]
+    return out
 
 
 def replay_events(
@@ -123,66 +150,51 @@ def replay_events(
             raise ValueError(f"events of several devices ({', '.join(found)}); pass device=")
         device = found[0] if found else "cuda:0"
     mine = [e for e in events if e.device == device] if len(found) > 1 else list(events)
-    state = _State()
-    open_: dict[int, _Open] = {}
-    done: list[Allocation] = []
-    index: list[int] = []
-    times: list[int | None] = []
-    allocated: list[int] = []
-    active: list[int] = []
-    reserved: list[int] = []
-    reported_at: list[tuple[int, int]] = []  # (position, reported allocated)
-    oom: list[MemoryEvent] = []
-    for e in mine:
-        _apply(e, state, open_, done)
-        if e.reported_reserved_bytes is not None:
-            state.reserved = e.reported_reserved_bytes
-        if e.reported_allocated_bytes is not None:
-            reported_at.append((len(index), e.reported_allocated_bytes))
-        if e.action == OOM:
-            oom.append(e)
-        index.append(e.index)
-        times.append(e.time_ns)
-        allocated.append(state.allocated)
-        active.append(state.active)
-        reserved.append(state.reserved)
-    done.extend(_allocation(o, None) for o in open_.values() if not o.requested)
+    m = _match([e.action for e in mine], [e.addr for e in mine], [e.size_bytes for e in mine])
+    rep_alloc = [e.reported_allocated_bytes for e in mine]
+    rep_res = [e.reported_reserved_bytes for e in mine]
+    allocated = np.cumsum(np.asarray(m.d_allocated, dtype=np.int64))
+    active = np.cumsum(np.asarray(m.d_active, dtype=np.int64))
+    reserved = _running(m.d_reserved, rep_res)
+    reported_at = [(p, r) for p, r in enumerate(rep_alloc) if r is not None]
     base = _baseline(allocated, reported_at, final_allocated_bytes)
-    reserved_base = 0
-    if final_reserved_bytes is not None and reserved and not any(
-            e.reported_reserved_bytes is not None for e in mine):
-        reserved_base = final_reserved_bytes - reserved[-1]
-    if base:
-        allocated = [v + base for v in allocated]
-        active = [v + base for v in active]
-    if reserved_base:
-        reserved = [v + reserved_base for v in reserved]
-    mismatches = [pos for pos, want in reported_at if allocated[pos] != want]
-    done.sort(key=lambda a: a.alloc_index)
+    if final_reserved_bytes is not None and len(reserved) and all(r is None for r in rep_res):
+        reserved += final_reserved_bytes - int(reserved[-1])
+    allocated += base
+    active += base
+    mismatches = [p for p, want in reported_at if int(allocated[p]) != want]
+    index = [e.index for e in mine]
+    times = [e.time_ns for e in mine]
+    reserved_list = reserved.tolist()
     return MemoryTimeline(
-        device=device, event_index=index, time_ns=times, allocated_bytes=allocated,
-        active_bytes=active, reserved_bytes=reserved, allocations=done,
-        peak=_peak(index, times, allocated, reserved, done, base), baseline_bytes=base,
+        device=device, event_index=index, time_ns=times, allocated_bytes=allocated.tolist(),
+        active_bytes=active.tolist(), reserved_bytes=reserved_list, made_at=m.made.tolist(),
+        freed_at=m.freed.tolist(), peak=_peak(mine, times, allocated, reserved_list, m, base), baseline_bytes=base,
         reported_checked=len(reported_at), reported_mismatches=len(mismatches),
         first_mismatch=index[mismatches[0]] if mismatches else None,
-        unmatched_frees=state.unmatched_frees, oom_events=oom)
+        unmatched_frees=m.unmatched_frees, oom_events=[e for e in mine if e.action == OOM], events=mine)
 
 
-def _baseline(allocated: list[int], reported_at: list[tuple[int, int]], final: int | None) -> int:
+def _baseline(allocated: npt.NDArray[np.int64], reported_at: list[tuple[int, int]], final: int | None) -> int:
     if reported_at:
         pos, want = reported_at[0]
-        return want - allocated[pos]
-    if final is not None and allocated:
-        return final - allocated[-1]
-    return max(0, -min(allocated, default=0))
+        return want - int(allocated[pos])
+    if final is not None and len(allocated):
+        return final - int(allocated[-1])
+    return max(0, -int(allocated.min())) if len(allocated) else 0
 
 
-def _peak(index: list[int], times: list[int | None], allocated: list[int], reserved: list[int],
-          allocations: list[Allocation], base: int) -> Peak:
-    if not allocated:
+def alive_at(made: npt.NDArray[np.int64], freed: npt.NDArray[np.int64], pos: int) -> npt.NDArray[np.intp]:
+    """Which allocations (positions in made / freed) are alive after the event at series position `pos`."""
+    return np.flatnonzero((made <= pos) & ((freed < 0) | (freed > pos)))
+
+
+def _peak(mine: Sequence[MemoryEvent], times: list[int | None], allocated: npt.NDArray[np.int64],
+          reserved: list[int], m: _Matched, base: int) -> Peak:
+    if not len(allocated):
         return Peak(-1, None, base, 0, (), base)
-    pos = max(range(len(allocated)), key=allocated.__getitem__)  # the first of equal maxima
-    at = index[pos]
-    alive = tuple(a for a in allocations
-                  if a.alloc_index <= at and (a.free_index is None or a.free_index > at))
-    return Peak(pos, times[pos], allocated[pos], reserved[pos], alive, base)
+    pos = int(np.argmax(allocated))  # the first of equal maxima
+    at = alive_at(m.made, m.freed, pos)
+    alive = tuple(allocation_of(mine, made, freed)
+                  for made, freed in zip(m.made[at].tolist(), m.freed[at].tolist(), strict=True))
+    return Peak(pos, times[pos], int(allocated[pos]), reserved[pos], alive, base)

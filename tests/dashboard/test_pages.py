@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 PAGES = ["views/overview.py", "views/history.py", "views/compare.py", "views/roofline.py", "views/kernels.py",
-         "views/serving.py", "views/run.py"]
+         "views/serving.py", "views/memory.py", "views/run.py"]
 TIMEOUT = 120
 
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import msgspec
 
 from perfkit.analyzers.loaders.kineto.json_stream import StreamResult, iter_event_chunks
-from perfkit.analyzers.memory.model import ALLOC, FREE, Frame, MemoryEvent
+from perfkit.analyzers.memory.model import ALLOC, FREE, Frame, MemoryEvent, new_event
 from perfkit.core.errors import TraceError
 
 MEMORY_EVENT = "[memory]"
@@ -202,12 +202,10 @@ def _attribute(raws: list[_Raw], spans: dict[tuple[str, str], list[_Span]]) -> l
         if frames is None:
             frames = tuple(Frame(s.name) for s in reversed(held) if s.cat != "user_annotation")[:MAX_FRAMES]
             stacks[key] = frames
-        events.append(MemoryEvent(
-            index=i, action=ALLOC if r.nbytes > 0 else FREE, addr=r.addr, size_bytes=abs(r.nbytes),
-            device=r.device, time_ns=r.time_ns, frames=frames,
-            stage=stages[-1].name if stages else "", op=ops[0].name if ops else "",
-            op_id=ops[0].position if ops else -1,
-            reported_allocated_bytes=r.total_allocated, reported_reserved_bytes=r.total_reserved))
+        events.append(new_event(
+            i, ALLOC if r.nbytes > 0 else FREE, r.addr, abs(r.nbytes), r.device, r.time_ns, 0, frames,
+            stages[-1].name if stages else "", ops[0].name if ops else "", ops[0].position if ops else -1,
+            "unknown", r.total_allocated, r.total_reserved))
     return events
 
 

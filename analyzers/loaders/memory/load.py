@@ -5,8 +5,9 @@
 
 Chosen by content: a pickle (first byte 0x80) is a torch memory snapshot; JSON whose top level
 holds `segments` / `device_traces` is a snapshot saved as JSON; any other JSON (or .json.gz) is
-a Kineto trace whose `[memory]` events are read. A new input kind (XLA's allocator timeline)
-adds a loader to LOADERS and a test in `detect`.
+a Kineto trace whose `[memory]` events are read; a `*.xplane.pb` is an XSpace whose XLA allocator
+events are read (loaders.memory.xla). A new input kind adds a loader to LOADERS and a test in
+`detect`.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ MAX_JSON_BYTES = 4 << 30  # a JSON snapshot is parsed whole (Python objects: abo
 @dataclass(frozen=True)
 class MemoryInput:
     path: str
-    kind: str  # "torch-snapshot", "torch-snapshot-json", "kineto"
+    kind: str  # "torch-snapshot", "torch-snapshot-json", "kineto", "xla-allocator"
     events: list[MemoryEvent]
     segments: list[Segment] | None  # None: the input says nothing about segments
     skipped_actions: dict[str, int]
+    notes: tuple[str, ...] = ()  # what the input does not record (shown with the summary)
 
 
 def _snapshot(path: Path) -> MemoryInput:
@@ -77,11 +79,27 @@ def _kineto(path: Path) -> MemoryInput:
     return MemoryInput(str(path), "kineto", events, None, {})
 
 
+def _xla(path: Path) -> MemoryInput:
+    # imported here: the XSpace reader (and pandas under it) only for .xplane.pb inputs
+    from perfkit.analyzers.loaders.memory.xla import (
+        RESERVED_NOTE,
+        memory_events_from_xspace,
+        reserved_recorded,
+    )
+
+    events = memory_events_from_xspace(path)
+    notes = () if reserved_recorded(events) else (RESERVED_NOTE,)
+    return MemoryInput(str(path), "xla-allocator", events, None, {}, notes)
+
+
 LOADERS: dict[str, Callable[[Path], MemoryInput]] = {
-    "torch-snapshot": _snapshot, "torch-snapshot-json": _snapshot_json, "kineto": _kineto}
+    "torch-snapshot": _snapshot, "torch-snapshot-json": _snapshot_json, "kineto": _kineto, "xla-allocator": _xla}
+XLA_SUFFIX = ".xplane.pb"
 
 
 def detect(path: Path) -> str:
+    if path.name.endswith(XLA_SUFFIX):
+        return "xla-allocator"
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
     if head[:1] == b"\x80":
@@ -99,7 +117,8 @@ def detect(path: Path) -> str:
                          "pass a torch memory snapshot or a Kineto trace with profile_memory=True")
     if text[:1] not in (b"{", b"["):
         raise TraceError(f"{path}: neither a pickle nor JSON; pass a torch memory snapshot "
-                         "(torch.cuda.memory._dump_snapshot) or a Kineto trace with profile_memory=True")
+                         "(torch.cuda.memory._dump_snapshot), a Kineto trace with profile_memory=True "
+                         "or a JAX/XLA .xplane.pb")
     if (b'"segments"' in head or b'"device_traces"' in head) and b'"traceEvents"' not in head:
         return "torch-snapshot-json"
     return "kineto"

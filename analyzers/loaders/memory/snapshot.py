@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.analyzers.loaders.memory.unpickler import FIX, load_plain_pickle
-from perfkit.analyzers.memory.model import ACTIONS, CATEGORIES, Block, Frame, MemoryEvent, Segment
+from perfkit.analyzers.memory.model import (
+    ACTIONS,
+    CATEGORIES,
+    Block,
+    Frame,
+    MemoryEvent,
+    Segment,
+    new_event,
+)
 from perfkit.core.errors import TraceError
 
 MAX_BYTES = 1 << 56
@@ -117,17 +125,30 @@ def _segment(r: _Reader, where: str, raw: dict[str, Any]) -> Segment:
     total = r.int_(raw, "total_size", where, high=MAX_BYTES)
     device = r.int_(raw, "device", where, high=1 << 16, default=0)
     blocks, at = [], addr
-    for bwhere, b in r.dicts(r.once(r.list_(raw, "blocks", where), f"{where}.blocks"), f"{where}.blocks"):
-        size = r.int_(b, "size", bwhere, high=MAX_BYTES)
-        baddr = r.int_(b, "address", bwhere, default=at)
-        if baddr != at:
-            raise r.fail(f"{bwhere}.address", f"{baddr:#x} but the blocks before end at {at:#x} "
-                         "(blocks must tile their segment)")
+    states = frozenset(STATES)
+    shared = r.by_id
+    for i, b in enumerate(r.once(r.list_(raw, "blocks", where), f"{where}.blocks")):
+        size, baddr, requested = (b.get("size"), b.get("address", at), b.get("requested_size", 0)) \
+            if type(b) is dict else (None, None, None)
+        if not (type(size) is int and type(requested) is int and 0 <= size < MAX_BYTES
+                and 0 <= requested < MAX_BYTES and baddr == at and type(baddr) is int):
+            bwhere = f"{where}.blocks[{i}]"  # the fast path failed: say which field
+            if type(b) is not dict:
+                raise r.fail(bwhere, f"a {type(b).__name__}, not a dict")
+            size = r.int_(b, "size", bwhere, high=MAX_BYTES)
+            baddr = r.int_(b, "address", bwhere, default=at)
+            if baddr != at:
+                raise r.fail(f"{bwhere}.address", f"{baddr:#x} but the blocks before end at {at:#x} "
+                             "(blocks must tile their segment)")
+            requested = r.int_(b, "requested_size", bwhere, high=MAX_BYTES, default=0)
         state = b.get("state")
-        if state not in STATES:
-            raise r.fail(f"{bwhere}.state", f"not one of {', '.join(STATES)}")
-        requested = r.int_(b, "requested_size", bwhere, high=MAX_BYTES, default=0)
-        blocks.append(Block(baddr, size, str(state), requested, r.stack(b, bwhere)))
+        if type(state) is not str or state not in states:
+            raise r.fail(f"{where}.blocks[{i}].state", f"not one of {', '.join(STATES)}")
+        raw_frames = b.get("frames")
+        frames = shared.get(id(raw_frames)) if raw_frames else ()
+        if frames is None:
+            frames = r.stack(b, f"{where}.blocks[{i}]")
+        blocks.append(Block(baddr, size, state, requested, frames))
         at += size
     if blocks and at - addr != total:
         raise r.fail(where, f"blocks add up to {at - addr} bytes but total_size is {total} "
@@ -193,12 +214,12 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
             raise r.fail(f"device_traces[{device}]", "not a list")
         r.once(trace, f"device_traces[{device}]")
         sweep = _StageSweep(stages.get(device, []))
-        has_stages = bool(sweep.marks)
+        stage_at = sweep.at if sweep.marks else None
         name = f"cuda:{device}"
+        shared = r.by_id  # the fast path of r.stack: a frames list seen before
         for i, e in enumerate(trace):
             if type(e) is not dict:
                 raise r.fail(f"device_traces[{device}][{i}]", f"a {type(e).__name__}, not a dict")
-            where = f"device_traces[{device}][{i}]"
             action = e.get("action")
             if type(action) is not str or action not in known:
                 label = str(action)[:40] if type(action) is str else f"<{type(action).__name__}>"
@@ -208,15 +229,20 @@ def _events(r: _Reader, data: dict[str, Any], skipped: dict[str, int]) -> list[M
             if not (type(addr) is int and type(size) is int and type(stream) is int
                     and (t is None or type(t) is int) and 0 <= addr < MAX_ADDR and 0 <= size < MAX_BYTES
                     and (t is None or 0 <= t < 1 << 62)):  # the fast path failed: say which field
+                where = f"device_traces[{device}][{i}]"
                 addr, size = r.int_(e, "addr", where), r.int_(e, "size", where, high=MAX_BYTES)
                 stream = r.int_(e, "stream", where, low=-(1 << 63), high=1 << 64, default=0)
                 t = r.int_(e, "time_us", where, high=1 << 62) if t is not None else None
             time_ns = t * 1000 if t is not None else None
-            category = e.get("category")
-            events.append(MemoryEvent(
-                len(events), action, addr, size, name, time_ns, stream, r.stack(e, where),
-                sweep.at(time_ns) if has_stages else "",
-                category=category if category in categories else "unknown"))
+            category = e.get("category", "unknown")
+            raw = e.get("frames")
+            frames = shared.get(id(raw)) if raw else ()
+            if frames is None:
+                frames = r.stack(e, f"device_traces[{device}][{i}]")
+            events.append(new_event(
+                len(events), action, addr, size, name, time_ns, stream, frames,
+                stage_at(time_ns) if stage_at is not None else "", "", -1,
+                category if type(category) is str and category in categories else "unknown", None, None))
     return events
 
 
