@@ -137,6 +137,7 @@ def run_cell(args: tuple[Cell, int]) -> dict[str, Any]:
     fail_null = dict.fromkeys(RULES, 0)
     fail_changed = dict.fromkeys(RULES, 0)
     fa = dict.fromkeys(RULES, 0)
+    fa_null = dict.fromkeys(RULES, 0)  # of fa: those in the all-unchanged gates
     hits = dict.fromkeys(RULES, 0)
     verdicts: dict[str, int] = {}
     outcomes: dict[str, int] = {}
@@ -151,6 +152,7 @@ def run_cell(args: tuple[Cell, int]) -> dict[str, Any]:
         for r in RULES:
             fail_null[r] += int(calls[r].any())
             fa[r] += int(calls[r].sum())
+            fa_null[r] += int(calls[r].sum())
         unchanged += cell.metrics
         k = max(int(round(cell.metrics * SHARE)), 1) if cell.metrics >= 20 else int(g % 2 == 0)
         moved = np.zeros(cell.metrics, dtype=bool)
@@ -169,13 +171,36 @@ def run_cell(args: tuple[Cell, int]) -> dict[str, Any]:
             "fail_unchanged": {r: fail_null[r] / gates for r in RULES},
             "fail_changed": {r: fail_changed[r] / gates for r in RULES},
             "false_per_1000": {r: 1000.0 * fa[r] / unchanged for r in RULES},
+            "false_count": dict(fa), "false_count_unchanged_gate": dict(fa_null),
             "recall_5pct": {r: hits[r] / changed for r in RULES} if changed else None,
             "perfkit_verdicts_unchanged_gate": {v: k / per_metric for v, k in sorted(verdicts.items())},
             "perfkit_outcomes_unchanged_gate": {o: k / gates for o, k in sorted(outcomes.items())}}
 
 
-def jobs(gates_100: int, gates_1000: int, gates_1: int) -> list[tuple[Cell, int]]:
-    return [(c, gates_1000 if c.metrics >= 1000 else gates_1 if c.metrics == 1 else gates_100) for c in CELLS]
+def jobs(gates_100: int, gates_1000: int, gates_1: int, only: Sequence[str] = ()) -> list[tuple[Cell, int]]:
+    """(cell, gates) of every cell, or of the cells named in `only` (exact names)."""
+    unknown = set(only) - {c.name for c in CELLS}
+    if unknown:
+        raise ValueError(f"unknown cell(s) {sorted(unknown)}; cells: {[c.name for c in CELLS]}")
+    return [(c, gates_1000 if c.metrics >= 1000 else gates_1 if c.metrics == 1 else gates_100) for c in CELLS
+            if not only or c.name in only]
+
+
+def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of `old` with those of `new` replacing the ones of the same cell, in CELLS order."""
+    by = {r["cell"]: r for r in old}
+    by.update({r["cell"]: r for r in new})
+    order = [c.name for c in CELLS]
+    return sorted(by.values(), key=lambda r: order.index(r["cell"]) if r["cell"] in order else len(order))
+
+
+def poisson_interval(k: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Garwood) interval of a Poisson count k."""
+    from scipy import stats
+
+    a = 1.0 - level
+    lo = 0.0 if k == 0 else float(stats.chi2.ppf(a / 2, 2 * k)) / 2
+    return lo, float(stats.chi2.ppf(1 - a / 2, 2 * k + 2)) / 2
 
 
 def _se(p: float, k: int) -> float:
@@ -201,14 +226,38 @@ def report(rows: Sequence[dict[str, Any]]) -> list[str]:
                      + " | ".join(f"{row['fail_changed'][r]:.2f}" for r in RULES) + " |")
         lines.append("| | | false regressions / 1000 unchanged | "
                      + " | ".join(f"{row['false_per_1000'][r]:.2f}" for r in RULES) + " |")
+        if "false_count" in row:
+            lines.append("| | | false regressions: count (in unchanged / changed gates) | " + " | ".join(
+                f"{row['false_count'][r]} ({row['false_count_unchanged_gate'][r]} / "
+                f"{row['false_count'][r] - row['false_count_unchanged_gate'][r]})" for r in RULES) + " |")
         if row["recall_5pct"]:
             c = row["changed_metrics"]
             lines.append("| | | recall at +5% | " + " | ".join(
                 f"{row['recall_5pct'][r]:.2f} +- {_se(row['recall_5pct'][r], c):.2f}" for r in RULES) + " |")
+    lines += _poisson_lines(rows)
     lines += ["", "perfkit's verdicts on the metrics of the unchanged gates, and its headline outcomes:", "",
               "| cell | verdicts | outcomes |", "|---|---|---|"]
     for row in rows:
         v = ", ".join(f"{k} {x:.3f}" for k, x in row["perfkit_verdicts_unchanged_gate"].items())
         o = ", ".join(f"{k} {x:.2f}" for k, x in row["perfkit_outcomes_unchanged_gate"].items())
         lines.append(f"| {row['cell']} | {v} | {o} |")
+    return lines
+
+
+def _poisson_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """perfkit's and z > 5's false regressions per 1000 unchanged metrics with exact 95% intervals."""
+    counted = [r for r in rows if "false_count" in r]
+    if not counted:
+        return []
+    lines = ["", "False regressions per 1000 unchanged metrics, exact Poisson 95% intervals (counts over "
+             "the unchanged metrics of both gates of each draw):", "",
+             "| cell | gates | unchanged metrics | perfkit | z>5 |", "|---|---:|---:|---|---|"]
+    for row in counted:
+        u = row["unchanged_metrics"]
+        cells = []
+        for r in ("perfkit", "z5"):
+            k = row["false_count"][r]
+            lo, hi = poisson_interval(k)
+            cells.append(f"{1000.0 * k / u:.2f} [{1000.0 * lo / u:.2f}, {1000.0 * hi / u:.2f}] ({k})")
+        lines.append(f"| {row['cell']} | {row['gates']} | {u} | " + " | ".join(cells) + " |")
     return lines

@@ -357,7 +357,7 @@ def missing_baselines() -> str | None:
     return None
 
 
-def run_parts(parts: Sequence[str], size: Sizes, workers: int) -> dict[str, Any]:
+def run_parts(parts: Sequence[str], size: Sizes, workers: int, only: Sequence[str] = ()) -> dict[str, Any]:
     """Each chosen part's rows, computed in a pool of `workers` processes."""
     data: dict[str, Any] = {}
     with mp.get_context("fork").Pool(workers) as pool:
@@ -376,7 +376,7 @@ def run_parts(parts: Sequence[str], size: Sizes, workers: int) -> dict[str, Any]
             data["needs"] = pool.map(gate_scale.need_cell, gate_scale.need_jobs(size.needs), chunksize=1)
         if "cells" in parts:
             data["cells"] = pool.map(gate_cells.run_cell, gate_cells.jobs(size.cells, max(size.cells // 2, 1),
-                                                                          size.cells * 25), chunksize=1)
+                                                                          size.cells * 25, only), chunksize=1)
     return data
 
 
@@ -421,6 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="gates per at-scale scenario with 100 metrics (default 400; 1000 metrics: a tenth)")
     ap.add_argument("--cells-gates", type=int, default=None,
                     help="gates per issue-30 cell of 100 metrics (default 40; quick 6)")
+    ap.add_argument("--cell", action="append", default=[], metavar="NAME",
+                    help="part cells: run only this cell (its name in benchmarks/gate_cells.py CELLS; repeatable); "
+                         "its rows replace those of the same cells in the results")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = ap.parse_args(argv)
@@ -438,7 +441,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     json_path = args.out / f"gate_quality-{tag}.json"
     data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.exists() and writes else {}
     t0 = time.time()
-    data.update(run_parts(parts, size, args.workers))
+    try:
+        gate_cells.jobs(1, 1, 1, args.cell)
+    except ValueError as exc:
+        print(f"gate_quality: --cell: {exc}", file=sys.stderr)
+        return 2
+    fresh = run_parts(parts, size, args.workers, args.cell)
+    if args.cell and "cells" in fresh:
+        fresh["cells"] = gate_cells.merge(data.get("cells", ()), fresh["cells"])
+    data.update(fresh)
     update_meta(data, parts, size, args.quick, time.time() - t0)
     text = report(data)
     print(text)

@@ -183,5 +183,6 @@ def with_tails(evs: Sequence[Evidence], comps: Sequence[Comparison]) -> list[Com
     p_tail = tail_p(np.array([comps[i].p_run for i in idx]), fit.df, fit.scale)
     out = list(comps)
     for i, p in zip(idx, p_tail, strict=True):
-        out[i] = replace(out[i], p_tail=float(p), tail_df=fit.df, tail_runs=fit.scores, tail_ref=fit.describe())
+        out[i] = replace(out[i], p_tail=float(p), tail_df=fit.df, tail_runs=fit.scores, tail_ref=fit.describe(),
+                         tail_skewed=fit.bad_side)
     return out

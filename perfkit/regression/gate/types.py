@@ -101,6 +101,7 @@ class Comparison:
     tail_df: float = math.inf  # df of that reference (inf: Gaussian)
     tail_runs: int = 0  # history runs it was fitted over
     tail_ref: str = ""  # that reference in words ("t, 5 df"; "the bad side only: Gaussian, scale 1.12")
+    tail_skewed: bool = False  # that reference is the bad side's fit (skewed noise: two clock states)
     # log deviations of the reference runs (the baseline's segment) from its level: (lowest, highest)
     history_range: tuple[float, float] = (math.nan, math.nan)
     # the interval adjusted for selection (Benjamini-Yekutieli false-coverage-rate interval at
