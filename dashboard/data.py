@@ -28,7 +28,7 @@ import streamlit as st
 
 from perfkit.comparison.trend import TrendInfo
 from perfkit.core.record import Run
-from perfkit.core.run_layout import RunDir
+from perfkit.core.run_layout import MEMORY_DIR, RunDir
 from perfkit.core.units import fmt_change
 from perfkit.store.engine import Engine
 
@@ -711,7 +711,6 @@ def overview(url: str) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- memory
 
-MEMORY_FOLDER = "memory"  # the run directory's memory inputs (run_layout.MEMORY_DIR of the memory pass)
 MEMORY_SUFFIXES = (".pickle", ".json.gz", ".json", ".xplane.pb")
 MEMORY_ARTIFACT = "memory_artifact"  # the point metric naming its memory file
 
@@ -738,11 +737,11 @@ def memory_files(url: str, run_id: str, roots: tuple[str, ...]) -> tuple[list[tu
                 outside.append(rel)
             elif path.is_file():
                 found[path.relative_to(root.resolve()).as_posix()] = labels.get(p.key, p.key)
-    folder = inside_run(root, MEMORY_FOLDER)
+    folder = inside_run(root, MEMORY_DIR)
     slugs = {key_slug(p.key): labels.get(p.key, p.key) for p in run.points}
     if folder is not None and folder.is_dir():
         for f in sorted(folder.iterdir()):
-            rel = inside_run(root, f"{MEMORY_FOLDER}/{f.name}")
+            rel = inside_run(root, f"{MEMORY_DIR}/{f.name}")
             if rel is None or not rel.is_file() or not f.name.endswith(MEMORY_SUFFIXES):
                 continue
             stem = re.sub(r"^\d{4}-", "", next(f.name[:-len(x)] for x in MEMORY_SUFFIXES if f.name.endswith(x)))
