@@ -231,10 +231,16 @@ def _decode_details(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def memory_details(ctx: Context) -> dict[str, Any]:
+    """The memory step's checks (benchmarks/gpu_validate_memory.py's report.json)."""
+    path = ctx.work / "memory" / "report.json"
+    return dict(json.loads(path.read_text())) if path.is_file() else {}
+
+
 STEPS = (
     Step("env", 10, (), lambda c: [[PY, "-c", "from benchmarks.gpu_validate_steps import env_info; env_info()"]]),
     # issue 29, nsys / NCCL part: tool discovery (ncu, nsys where NVIDIA installs it; an nsys smoke if present)
-    Step("tools", 20, (), lambda c: [[PY, "-m", "benchmarks.gpu_validate_tools", "--out", str(c.work),
+    Step("tools", 15, (), lambda c: [[PY, "-m", "benchmarks.gpu_validate_tools", "--out", str(c.work),
                                       "--work", str(c.work / "tools"), *(["--dry-run"] if c.dry_run else [])]],
          details=_json_details("tools")),
     Step("specs", 15, (), lambda c: [[PY, "-c", "import sys; from benchmarks.gpu_validate_steps import load_specs; "
@@ -246,10 +252,10 @@ STEPS = (
                                             "--out", str(c.out / "decode_gpu.json"), "--work", str(c.work / "decode")]],
          details=_decode_details),
     # issue 29, nsys / NCCL part: world-size-1 NCCL probe under torchrun
-    Step("nccl_probe", 40, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe", "--out", str(c.work),
-                                               "--timeout-s", "35"]],
+    Step("nccl_probe", 35, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe", "--out", str(c.work),
+                                               "--timeout-s", "30"]],
          details=_json_details("nccl_probe")),
-    Step("fp8_small_m", 25, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
+    Step("fp8_small_m", 20, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
                                                         "--out", str(c.work / "fp8_small_m"))],
          details=fp8_small_m_details),
     Step("gemm", 30, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
@@ -259,10 +265,14 @@ STEPS = (
     Step("ncu_flops", 10, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
                                           "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
          after="ncu", details=_json_details("ncu_flops")),
-    Step("graph_trace", 20, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
+    Step("graph_trace", 15, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
                                                 "--details", str(c.work / "graph_trace.json")]],
          details=_json_details("graph_trace")),
-    Step("doctor", 15, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
+    # issue 27: the memory pass on a CUDA-graph decode (private pools, segments vs memory_stats,
+    # the budget vs NVML's used memory within 2%)
+    Step("memory", 25, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_memory", "--out", str(c.work / "memory")]],
+         details=memory_details),
+    Step("doctor", 10, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
          stdout_to="doctor.json"),
     # proved by the first run (benchmarks/results/gpu-validate-h200/): only when named
     Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-GPU_STEPS = {"calib", "decode", "nccl_probe", "fp8_small_m", "gemm", "ncu", "graph_trace", "doctor"}
+GPU_STEPS = {"calib", "decode", "nccl_probe", "fp8_small_m", "gemm", "ncu", "graph_trace", "memory", "doctor"}
 ALL_STEPS = ["env", "tools", "specs", "calib", "decode", "nccl_probe", "fp8_small_m", "gemm", "ncu", "ncu_flops",
-             "graph_trace", "doctor"]  # the default run, in order (issue 29: the new steps first)
+             "graph_trace", "memory", "doctor"]  # the default run, in order (issue 29: the new steps first)
 OPTIONAL_STEPS = ["ncu_metrics", "tests", "timer", "calib_repeat", "triton"]  # run when named
 
 
@@ -78,7 +78,7 @@ def test_markdown_and_logs(dry_run: tuple[subprocess.CompletedProcess[str], Path
     for name in ALL_STEPS:
         assert f"| {name} | " in md
     assert "| decode | skipped | 0.0 | 110 | dry run: needs a CUDA GPU |" in md
-    assert "| fp8_small_m | skipped | 0.0 | 25 | dry run: needs a CUDA GPU |" in md
+    assert "| fp8_small_m | skipped | 0.0 | 20 | dry run: needs a CUDA GPU |" in md
     with tarfile.open(out / "logs.tar.gz") as tar:
         names = sorted(tar.getnames())
     assert set(names) == {"env.log", "specs.log", "tools.log"}
