@@ -47,9 +47,12 @@ def artifact_suffix(device: str) -> str:
 
 
 def live_tensor_bytes() -> int:
-    """Bytes of the distinct CPU tensor storages reachable through Python's garbage collector."""
+    """Bytes of the distinct CPU tensor storages alive in the process (as CUDA's allocated bytes
+    count every live block of the process), after a collection: unreachable tensors in reference
+    cycles, left by earlier work, would otherwise count until the collector happened to run."""
     import torch
 
+    gc.collect()
     seen: dict[int, int] = {}
     for obj in gc.get_objects():
         if issubclass(type(obj), torch.Tensor) and obj.device.type == "cpu":  # type(): no proxy __class__
