@@ -68,6 +68,8 @@ SMOKE: dict[str, Smoke] = {
                                      (r"ok  collectives_numerics: 10 of 10 exact", r"wrote .*nccl_probe\.md"), slow=True),
     "gate_cli_speed": Smoke(("--smoke",), (r"\| 20 \| 20 \| 20 \| [\d.]+ \|", r"\| 7 \| 21 \| 7 \| [\d.]+ \|"), slow=True),
     "gate_improvements": Smoke(("--smoke",), (r"\| improvement-only \| [\d.]+ \+- [\d.]+ \|",)),
+    "gate_misses": Smoke(("--smoke",), (r"## Operating points", r"\| t3 run offsets \| [\d.]+ / [\d.]+ \+- "),
+                         slow=True),
     "gate_loaded_machine": Smoke(("--smoke",), (r"\| default: max\(1%, 2 x sample spread\) \| \d+ \|",), slow=True),
     "gate_quality": Smoke(
         ("--smoke", "--workers", "1"),
