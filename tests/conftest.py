@@ -23,6 +23,8 @@ os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(_HERMETIC_HOME / "hypothesis")
 # Tables fit $COLUMNS when set: a developer's shell must not change what "fits 80 columns" means
 # (a test that wants a width sets COLUMNS itself).
 os.environ.pop("COLUMNS", None)
+# Hermetic: the tools the tests lay out on PATH, never an Nsight installed on this machine
+os.environ["PERFKIT_TOOL_DIRS"] = ""
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TRACES = REPO.parent / "shared" / "bench" / "traces"

@@ -9,6 +9,9 @@ installers put the tool (INSTALL_GLOBS: /opt/nvidia/nsight-systems/<version>/bin
 2024.5.1; a CUDA toolkit folder counts as that toolkit's version); a candidate whose path shows
 no version ranks below every versioned one, and ties keep the search order (PATH first).
 `ToolSearch.chosen_because` says which was taken and why, for doctor and the validation.
+$PERFKIT_TOOL_DIRS, when set, replaces the install folders: glob patterns of folders holding the
+tools, separated by the path separator (empty: PATH and $CUDA_HOME / $CUDA_PATH only; the test
+suite sets it so, to see only the tools it lays out).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ INSTALL_GLOBS: dict[str, tuple[str, ...]] = {
         "/usr/local/cuda*/nsight-compute-*/ncu",
     ),
 }
+TOOL_DIRS_ENV = "PERFKIT_TOOL_DIRS"  # replaces INSTALL_GLOBS (module docstring)
 _YEAR_VERSION = re.compile(r"(?<![\d.])(20\d\d(?:\.\d+)+)")  # Nsight's own: 2024.5.1
 _CUDA_VERSION = re.compile(r"cuda-(\d+(?:\.\d+)+)")  # a toolkit folder: cuda-12.4
 
@@ -93,9 +97,14 @@ def search_cuda_tool(name: str, usual: Sequence[str] = (), env: Mapping[str, str
                      install_globs: Sequence[str] | None = None) -> ToolSearch:
     """Every `name` executable in the places above; the newest chosen (module docstring).
     `usual`: extra fixed paths a caller knows; `env` / `install_globs` replace os.environ and
-    INSTALL_GLOBS[name] (tests)."""
+    INSTALL_GLOBS[name] (tests; $PERFKIT_TOOL_DIRS replaces the latter too)."""
     env = os.environ if env is None else env
-    patterns = tuple(INSTALL_GLOBS.get(name, ())) if install_globs is None else tuple(install_globs)
+    if install_globs is not None:
+        patterns = tuple(install_globs)
+    elif TOOL_DIRS_ENV in env:
+        patterns = tuple(os.path.join(d, name) for d in env[TOOL_DIRS_ENV].split(os.pathsep) if d)
+    else:
+        patterns = tuple(INSTALL_GLOBS.get(name, ()))
     places: list[tuple[str, list[str]]] = []
     on_path = shutil.which(name, path=env.get("PATH", ""))
     places.append(("PATH", [on_path] if on_path else []))

@@ -80,3 +80,13 @@ def test_nothing_found_names_every_place_looked(tmp_path: Path) -> None:
                                    "/usr/local/cuda*/bin/nsys"])
 def test_nvidia_install_folders_are_searched(where: str) -> None:
     assert where in INSTALL_GLOBS["nsys"]
+
+
+def test_perfkit_tool_dirs_replaces_the_install_folders(tmp_path: Path) -> None:
+    newer = _exe(tmp_path / "nsight-systems" / "2025.1.1" / "bin" / "nsys")
+    on_path = _exe(tmp_path / "bin" / "nsys")
+    env = {"PATH": str(on_path.parent), "PERFKIT_TOOL_DIRS": str(tmp_path / "nsight-systems" / "*" / "bin")}
+    found = search_cuda_tool("nsys", env=env)
+    assert found.path == str(newer) and "2025.1.1" in found.chosen_because
+    only_path = search_cuda_tool("nsys", env={**env, "PERFKIT_TOOL_DIRS": ""})  # the suite's setting
+    assert only_path.path == str(on_path) and not any("nvidia" in p for p in only_path.searched)
