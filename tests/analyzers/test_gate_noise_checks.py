@@ -4,40 +4,17 @@ agree with the adjusted p-values, a lone last run is no history segment."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from perfkit.core.direction import LOWER
-from perfkit.core.env import Env
-from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.decide import verdict_reason
 from perfkit.regression.gate.history import fit_history
-from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import compare_samples
 from perfkit.regression.gate.tails import fit_tail, history_scores, tail_p
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
-
-
-@dataclass(frozen=True)
-class Rec:
-    name: str
-    point_key: str | None
-    unit: str
-    direction: str
-    samples: tuple[float, ...]
-
-
-def _side(run_id: str, x: np.ndarray) -> RunSide:
-    return RunSide(run_id, run_id, "sim", Env(), tuple(
-        Rec(f"m{i:03d}:time_s", None, "s", LOWER, tuple(map(float, x[i]))) for i in range(x.shape[0])))
-
-
-def _gate(x: np.ndarray):  # x: runs x metrics x samples; the last run is the candidate
-    hist = {f"m{i:03d}:time_s": [summarize_run(x[r, i], f"r{r}") for r in range(x.shape[0] - 1)]
-            for i in range(x.shape[1])}
-    return compare_runs(_side(f"r{x.shape[0] - 2}", x[-2]), _side("cand", x[-1]), lambda n: hist[n])
+from tests.helpers.gate_sim import gate as _gate
 
 
 def test_history_scores_are_gaussian_for_gaussian_runs_and_heavy_for_t3() -> None:

@@ -111,12 +111,7 @@ def prepare_pallas(spec: CustomSpec, point: Point, ctx: RunContext, on_cpu: bool
         ref_name, where, tol = str(spec.reference), spec.where("reference"), tolerance(spec, point.params)
 
         def check() -> Numerics:
-            reference = import_ref(ref_name, "reference", where)
-            try:
-                expected = reference(*case.args, **(case.kwargs or {}))
-            except Exception as exc:
-                raise EntryError(f"{where}: reference '{ref_name}' raised {short_error(exc)}; "
-                                 "fix the reference") from exc
+            expected = reference_output(ref_name, where, case)
             return compare_outputs(pallas.to_float64(timed(), where), pallas.to_float64(expected, where), tol,
                                    f"reference {ref_name}", where)
 
@@ -226,16 +221,19 @@ def make_check(spec: CustomSpec, case: Case, tol: float) -> Callable[[], Numeric
     where = spec.where("reference")
 
     def check() -> Numerics:
-        reference = import_ref(ref_name, "reference", where)
-        try:
-            expected = reference(*case.args, **(case.kwargs or {}))
-        except Exception as exc:
-            raise EntryError(f"{where}: reference '{ref_name}' raised {short_error(exc)}; "
-                             "fix the reference") from exc
-        out = case.call()
-        return compare_outputs(out, expected, tol, f"reference {ref_name}", where)
+        expected = reference_output(ref_name, where, case)
+        return compare_outputs(case.call(), expected, tol, f"reference {ref_name}", where)
 
     return check
+
+
+def reference_output(ref_name: str, where: str, case: Case) -> Any:
+    """The reference's output on the case's inputs; a reference that raises is one EntryError line."""
+    reference = import_ref(ref_name, "reference", where)
+    try:
+        return reference(*case.args, **(case.kwargs or {}))
+    except Exception as exc:
+        raise EntryError(f"{where}: reference '{ref_name}' raised {short_error(exc)}; fix the reference") from exc
 
 
 def compare_outputs(out: Any, expected: Any, tol: float, name: str, where: str) -> Numerics:
