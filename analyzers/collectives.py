@@ -179,6 +179,9 @@ def collective_summary(table: EventTable) -> pd.DataFrame:
     ).reset_index()
     p50_s = g["p50_ns"].where(g["p50_ns"] > 0) * 1e-9
     sized = g["message_bytes"].astype("float64")
-    g["algbw_bytes_per_s"] = (sized.where(sized > 0) / p50_s).astype("float64")
+    # a bandwidth needs the transfer's time: the kernel's, or gloo's own (it runs on the CPU); an
+    # NCCL op timed on the host (its kernels not in the trace) measured only the enqueue
+    transfer_timed = (g["timed_on"] == "gpu") | (g["source"] == "gloo")
+    g["algbw_bytes_per_s"] = (sized.where((sized > 0) & transfer_timed) / p50_s).astype("float64")
     order = np.lexsort((sized.fillna(-1.0), g["collective"], g["rank"].where(g["rank"] >= 0, np.iinfo(np.int64).max)))
     return g.iloc[order][COLLECTIVE_COLUMNS].reset_index(drop=True)

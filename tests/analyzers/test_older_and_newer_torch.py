@@ -95,3 +95,13 @@ def test_kernels_in_an_nccl_range_are_that_collectives_calls(kineto: Callable[..
     got = {(r.collective, r.source): (r.count, r.total_ns, r.dtype) for r in out.itertuples()}
     assert got == {("all_to_all", "nvtx"): (1, 40 * US, ""), ("all_gather", "nvtx"): (1, 7 * US, "bf16"),
                    ("send_recv", "kernel"): (2, 8 * US, "")}
+
+
+def test_an_nccl_op_timed_on_the_host_has_no_bandwidth(kineto: Callable[..., Any], tmp_path: Path) -> None:
+    """Its kernels are not in the trace (world size 1 skips them): the host time is the enqueue, not
+    the transfer, so no algbw; the size is still what the args say."""
+    t = kineto(rank=0, world_size=1)
+    t.cpu("record_param_comms", 0, 5, **_comm("allreduce", 7))
+    (row,) = collective_summary(load_trace(t.write(tmp_path / "host.json"))).itertuples()
+    assert (row.timed_on, row.source, row.message_bytes) == ("cpu", "args", 2048)
+    assert pd.isna(row.algbw_bytes_per_s)
