@@ -18,6 +18,7 @@ holds the real names they are checked on.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -141,8 +142,11 @@ def _literal_rx(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
     return None if literals is None else re.compile("|".join(re.escape(s) for s in literals))
 
 
-# each rule with a search for the lowercase literals one of which a name must hold for it to match
-_PREFILTERED = tuple((category, pattern, _literal_rx(pattern)) for category, pattern, _ in RULES)
+@cache
+def _prefiltered() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...]:
+    """Each rule with a search for the lowercase literals one of which a name must hold for it to
+    match; derived on the first categorisation (parsing every rule's regex), not at import."""
+    return tuple((category, pattern, _literal_rx(pattern)) for category, pattern, _ in RULES)
 _PARENS = re.compile(r"[()]")
 
 
@@ -163,7 +167,7 @@ def category_of(name: str, kind: int = int(Kind.KERNEL)) -> str:
     """The category of one GPU op (memcpy / memset by kind first, then the first matching rule).
 
     On an ASCII name a rule is searched only when the name holds one of its required literals
-    (`_PREFILTERED`, from analyzers.regex_literals): a rule whose literals are all absent cannot
+    (`_prefiltered()`, from analyzers.regex_literals): a rule whose literals are all absent cannot
     match, so the first match is the same as searching every rule in order."""
     if kind == Kind.MEMCPY:
         return "memcpy"
@@ -172,7 +176,7 @@ def category_of(name: str, kind: int = int(Kind.KERNEL)) -> str:
     head = name_head(name)
     if head.isascii():
         low = head.lower()
-        for category, pattern, literals in _PREFILTERED:
+        for category, pattern, literals in _prefiltered():
             if literals is not None and not literals.search(low):
                 continue
             if pattern.search(head):
