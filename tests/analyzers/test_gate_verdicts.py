@@ -4,7 +4,6 @@ one test per measurement; the history fit, the moderated variances and the polic
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +21,7 @@ from perfkit.regression.gate.policy import load_policy
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import compare_samples, rank_test_min_p
 from perfkit.regression.gate.types import RunSummary, Verdict
-
-
-@dataclass(frozen=True)
-class Rec:
-    name: str
-    point_key: str | None
-    unit: str
-    direction: str
-    samples: tuple[float, ...]
+from tests.helpers.gate_sim import Rec
 
 
 def _runs(rng: np.random.Generator, k: int, n: int, within: float = 0.005, between: float = 0.003) -> np.ndarray:

@@ -4,7 +4,6 @@ decisive, and "noisy" / "inconclusive" when that is what the verdicts are (docs/
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -17,15 +16,7 @@ from perfkit.regression.gate.types import MetricPolicy
 from perfkit.reports.gate_text import render_json, render_table
 from perfkit.reports.junit import render_junit
 from perfkit.reports.markdown.gate import render_markdown
-
-
-@dataclass(frozen=True)
-class Rec:
-    name: str
-    point_key: str | None
-    unit: str
-    direction: str
-    samples: tuple[float, ...]
+from tests.helpers.gate_sim import Rec
 
 
 def _samples(kind: str, side: int, rng: np.random.Generator) -> tuple[float, ...]:

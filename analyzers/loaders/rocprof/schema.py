@@ -60,19 +60,6 @@ class KernelDispatch(msgspec.Struct):
     stream_id: Handle | None = None  # HIP stream (newer rocprofv3)
 
 
-class MemoryCopy(msgspec.Struct):
-    kind: int
-    operation: int
-    thread_id: int
-    correlation_id: Correlation
-    start_timestamp: int
-    end_timestamp: int
-    dst_agent_id: Handle
-    src_agent_id: Handle
-    bytes: int
-    stream_id: Handle | None = None
-
-
 class ApiCall(msgspec.Struct):
     kind: int
     operation: int
@@ -80,6 +67,15 @@ class ApiCall(msgspec.Struct):
     correlation_id: Correlation
     start_timestamp: int
     end_timestamp: int
+
+
+class MemoryCopy(ApiCall):
+    """An API call's fields and the copy's agents, bytes and stream."""
+
+    dst_agent_id: Handle
+    src_agent_id: Handle
+    bytes: int
+    stream_id: Handle | None = None
 
 
 class KernelSymbol(msgspec.Struct):
