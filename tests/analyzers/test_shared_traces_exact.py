@@ -27,6 +27,10 @@ from perfkit.analyzers.suite import run_analyses
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = (REPO.parent / "shared" / "bench" / "traces", REPO / "examples" / "traces")
+# every test reads a whole real trace twice (perfkit and the exact-decimal reference): 1-13 s of
+# module setup per trace, so the module runs in the full suite, not the fast loop
+pytestmark = pytest.mark.slow
+
 TRACES = sorted(p for folder in FOLDERS if folder.is_dir() for p in folder.glob("*.json*"))
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 SKIPPED_CATS = {"trace", "python_function"}
