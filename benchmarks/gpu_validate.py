@@ -103,7 +103,7 @@ def _details(step: Step, ctx: Context) -> dict[str, Any]:
         return {}
     try:
         return step.details(ctx)
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # a report is written whatever a step left
+    except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:  # a report is written whatever a step left
         return {"error": f"reading the step's results: {type(exc).__name__}: {exc}"}
 
 
@@ -129,6 +129,7 @@ def install_wheels(ctx: Context) -> dict[str, Any]:
     if rc == 0:
         entry["status"] = "ok"
         ctx.env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(SITE), *_rest(ctx.env.get("PYTHONPATH", ""))])
+        sys.path.insert(1, str(SITE))  # the driver reads results through perfkit too (ncu_details)
     else:
         entry.update(status="fail", reason="timed out" if rc is None else f"exit code {rc}")
     return entry

@@ -115,3 +115,23 @@ def test_sweep_point_shape_round_trip() -> None:
     square = SweepPoint(4096, 1e-3, 1e14, 0.01, 10)
     assert "shape" not in square.to_dict() and square.mnk == (4096, 4096, 4096)
     assert SweepPoint.from_dict(square.to_dict()) == square
+
+
+def test_search_measures_the_seeds_and_climbs_from_the_best() -> None:
+    """A skinny seed off the grid (M = 1024 < lo) beats every shape near the square: the search
+    measures it, starts its ascent there, and reports it (the H200's 774 vs 734 TFLOP/s case)."""
+    asked, value = _hill((1024, 8192, 8192))
+    seeds = ((1024, 8192, 8192), (8192, 1024, 8192))
+    result = search(value, (4096, 4096, 4096), SearchSpace(step=512, lo=3072, hi=9216, max_evals=9, seeds=seeds))  # type: ignore[arg-type]
+    assert asked[:3] == [(4096, 4096, 4096), *seeds]
+    assert result.best == (1024, 8192, 8192)
+    assert len(asked) == 7 and len(set(asked)) == 7  # the seed beats its 4 neighbours: the ascent stops
+    assert all(s[0] == 1024 for s in asked[3:])  # the ascent left from the best seed
+
+
+def test_gpu_search_space_seeds_the_llm_projection_shapes() -> None:
+    from perfkit.roofline.calibrate.run import gpu_search_space
+
+    for quick in (True, False):
+        space = gpu_search_space(quick)
+        assert (1024, 8192, 8192) in space.seeds and space.max_evals > len(space.seeds) + 6

@@ -153,3 +153,27 @@ def test_compiled_fused_step_equals_eager() -> None:
     compiled = _decode_logits(model, prompt, steps=2, mode="compile")
     for a, b in zip(compiled, eager, strict=True):
         assert _rel(a, b) < DECODE_TOL["fp32"]
+
+
+def test_float32_reference_equals_the_model_in_float32_and_is_closer_to_it_than_bf16() -> None:
+    """workloads/models/reference.py: the layer-by-layer float32 recompute equals the whole model
+    cast to float32 (to float32 rounding), and leaves the bf16 model and its KV caches untouched."""
+    import copy
+
+    from perfkit.workloads.models.reference import float32_logits
+
+    cfg = GQA
+    model = build_model(cfg, "bf16", "cpu", seed=1)
+    model.setup_caches(1, 32)
+    caches = [layer.attention.kv_cache for layer in model.layers]
+    before = [p.clone() for p in model.parameters()]
+    idx = torch.randint(0, cfg.vocab_size, (1, 24))
+    got = float32_logits(model, idx)
+    wide = copy.deepcopy(model).float()
+    wide.setup_caches(1, 32)
+    want = wide(idx)
+    assert got.dtype == torch.float32
+    assert torch.allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert [layer.attention.kv_cache for layer in model.layers] == caches
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    assert all(p.dtype == torch.bfloat16 for p in model.layers.parameters())

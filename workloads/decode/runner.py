@@ -58,6 +58,7 @@ from perfkit.workloads.models.generate import generate, prefill
 from perfkit.workloads.models.model import KVCache, Transformer
 from perfkit.workloads.models.moe_layer import MoEFeedForward
 from perfkit.workloads.models.ranges import DECODE_STEP, PREFILL, layer_range, phase
+from perfkit.workloads.models.reference import float32_logits
 from perfkit.workloads.models.stepper import Stepper, compile_mode, mode_problem
 from perfkit.workloads.numerics import compare
 
@@ -190,9 +191,13 @@ class DecodePoint:
             fed.append(self.stepper.tokens.clone())
             self.stepper.set_pos(self.prompt_len + i)
             logits = self.stepper.run().clone()
-        reference = self.model(torch.cat([self.prompt, *fed], dim=1))  # no cache: full recompute
+        tokens = torch.cat([self.prompt, *fed], dim=1)
+        if self.dtype == "fp32":
+            reference, what = self.model(tokens), "full recompute"  # no cache
+        else:  # a higher-precision reference, not the same rounding path twice
+            reference, what = float32_logits(self.model, tokens), "float32 full recompute"
         return compare(logits, reference, DECODE_TOL[self.dtype],
-                       f"full recompute of the {self.prompt_len + steps} tokens without the KV cache")
+                       f"{what} of the {self.prompt_len + steps} tokens without the KV cache")
 
     @torch.no_grad()
     def tp_check(self) -> Numerics | None:
