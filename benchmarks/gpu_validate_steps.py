@@ -247,7 +247,7 @@ STEPS = (
                                       "load_specs(sys.argv[1:])", *SPECS]]),
     Step("calib", 60, (GPU,), lambda c: [_perfkit("calibrate", "--device", "cuda", "--quick", "--quiet")],
          details=calib_details),
-    Step("decode", 110, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--modes", "cuda_graph,compile",
+    Step("decode", 105, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--modes", "cuda_graph,compile",
                                             "--attention", "varlen", "--no-prefill",
                                             "--out", str(c.out / "decode_gpu.json"), "--work", str(c.work / "decode")]],
          details=_decode_details),
@@ -260,7 +260,7 @@ STEPS = (
          details=fp8_small_m_details),
     Step("gemm", 30, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
                                                  "--out", str(c.work / "gemm"))], details=gemm_roof_details),
-    Step("ncu", 35, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
+    Step("ncu", 30, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
                                                     "--out", str(c.work / "ncu"))], details=ncu_details),
     Step("ncu_flops", 10, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
                                           "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
@@ -272,7 +272,7 @@ STEPS = (
     # the budget vs NVML's used memory within 2%)
     Step("memory", 25, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_memory", "--out", str(c.work / "memory")]],
          details=memory_details),
-    Step("doctor", 10, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
+    Step("doctor", 20, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
          stdout_to="doctor.json"),
     # proved by the first run (benchmarks/results/gpu-validate-h200/): only when named
     Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",

@@ -77,7 +77,7 @@ def test_markdown_and_logs(dry_run: tuple[subprocess.CompletedProcess[str], Path
     assert md.startswith("# GPU validation: ") and "(dry run)" in md
     for name in ALL_STEPS:
         assert f"| {name} | " in md
-    assert "| decode | skipped | 0.0 | 110 | dry run: needs a CUDA GPU |" in md
+    assert "| decode | skipped | 0.0 | 105 | dry run: needs a CUDA GPU |" in md
     assert "| fp8_small_m | skipped | 0.0 | 20 | dry run: needs a CUDA GPU |" in md
     with tarfile.open(out / "logs.tar.gz") as tar:
         names = sorted(tar.getnames())

@@ -130,7 +130,10 @@ def _gpu_plan(info: DeviceInfo, dtypes: Sequence[str] | None, quick: bool) -> Pl
         l2_sizes=tuple(s for s in (l2 // 16, l2 // 8, l2 // 4) if s > 0),
         gemm_sizes=gemm,
         copy_timer=timer,
-        gemm_timer=timer,
+        # GEMMs timed as the gemm workload times them (L2 flushed before each call): back to back,
+        # an H200 held the software power cap and gave 734-757 bf16 TFLOP/s where the same shapes
+        # timed between flushes reached 774-795, so sweep points sat above their roof
+        gemm_timer=replace(timer, flush_l2=True),
         plateau_window=2 if quick else 3,
         shape_search={d: gpu_search_space(quick) for d in chosen if d in SEARCHED_DTYPES},
     )

@@ -65,6 +65,20 @@ from perfkit.workloads.numerics import compare
 # Logits of the cached decode path vs a full recompute, relative Frobenius error. Low-precision
 # runs differ by kernel choice and accumulation order over every layer.
 DECODE_TOL = {"fp32": 1e-4, "bf16": 5e-2, "fp16": 1e-2}
+UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11}
+
+
+def decode_tol(dtype: str, n_layers: int) -> float:
+    """The check's tolerance for a model of `n_layers` against the float32 recompute: DECODE_TOL,
+    or, for a deep low-precision model, 3 unit roundoffs times sqrt(2 x layers) (two rounded
+    residual additions per layer, errors adding as a random walk), whichever is larger.
+    Measured on an H200 (llama-3.1-8b bf16, 32 layers, 3,970 tokens, random weights): 0.065
+    (CUDA graphs) and 0.056 (torch.compile) against float32; the bound is 0.094. A wrong cache
+    position or mask gives errors of order 1."""
+    base = DECODE_TOL[dtype]
+    if dtype not in UNIT_ROUNDOFF:
+        return base
+    return max(base, 3 * UNIT_ROUNDOFF[dtype] * (2 * max(n_layers, 1)) ** 0.5)
 CHECK_STEPS = 2
 
 
@@ -196,7 +210,7 @@ class DecodePoint:
             reference, what = self.model(tokens), "full recompute"  # no cache
         else:  # a higher-precision reference, not the same rounding path twice
             reference, what = float32_logits(self.model, tokens), "float32 full recompute"
-        return compare(logits, reference, DECODE_TOL[self.dtype],
+        return compare(logits, reference, decode_tol(self.dtype, self.cfg.n_layers),
                        f"{what} of the {self.prompt_len + steps} tokens without the KV cache")
 
     @torch.no_grad()

@@ -16,7 +16,7 @@ import copy
 import torch
 from torch import Tensor
 
-from perfkit.workloads.models.model import Transformer
+from perfkit.workloads.models.model import Block, Transformer
 
 
 @torch.no_grad()
@@ -26,6 +26,7 @@ def float32_logits(model: Transformer, idx: Tensor) -> Tensor:
     rope = model.rope[: idx.shape[1]]
     x = model.tok_embeddings(idx).float()
     for layer in model.layers:
+        assert isinstance(layer, Block)
         cache = layer.attention.kv_cache
         layer.attention.kv_cache = None  # not copied: the recompute never reads it
         try:
