@@ -135,3 +135,9 @@ def test_gpu_search_space_seeds_the_llm_projection_shapes() -> None:
     for quick in (True, False):
         space = gpu_search_space(quick)
         assert (1024, 8192, 8192) in space.seeds and space.max_evals > len(space.seeds) + 6
+
+
+def test_gpu_plan_times_the_winners_again(h100_info: DeviceInfo) -> None:
+    """A GEMM's rate moves 3-5% with the power state: the GPU plan re-times its winners (rounds)."""
+    assert plan_for(h100_info, quick=True).rounds == 2
+    assert plan_for(h100_info).rounds == 3
