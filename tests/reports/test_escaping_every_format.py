@@ -121,7 +121,11 @@ def check_junit(text: str, cases: int) -> None:
     assert len(root.findall(".//testcase")) == cases
 
 
+CSV_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def check_csv(text: str) -> None:
+    assert not CSV_CONTROL.search(text), f"control character in CSV: {CSV_CONTROL.search(text)!r}"
     for row in csv.reader(io.StringIO(text)):
         for cell in row:
             assert not cell.startswith(("=", "+", "-", "@")) or NUMBER.fullmatch(cell), f"formula cell {cell[:40]!r}"
@@ -393,3 +397,5 @@ def test_each_rule_on_a_lone_surrogate_and_numbers() -> None:
         out.encode("utf-8")
         assert "\\ud800" in out, rule
     assert [csv_cell(v) for v in (-1.5, "-1.5", "+3e-9", "-", "@x", "a=b")] == [-1.5, "-1.5", "+3e-9", "'-", "'@x", "a=b"]
+    assert csv_cell("\x1b[31mred\x1b[0m\x00\x9b") == "\\x1b[31mred\\x1b[0m\\x00\\x9b"
+    assert csv_cell("a\tb\nc") == "a\tb\nc"  # tab and newline are the csv module's to quote
