@@ -69,8 +69,8 @@ def test_bad_sizes(tmp_path: Path, size: str, message: str) -> None:
 
 def test_unknown_op_and_dtype(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text(SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8").replace("broadcast", "allreduce"))
-    with pytest.raises(SpecError, match="unknown collective 'allreduce'"):
+    path.write_text(SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8").replace("broadcast", "allgatherv"))
+    with pytest.raises(SpecError, match="unknown collective 'allgatherv'"):
         load_spec(path)
     path.write_text(SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8").replace("int32", "int8"))
     with pytest.raises(SpecError, match="unknown dtype 'int8'"):
@@ -147,3 +147,13 @@ def test_rank_timing_defaults_to_nccl_tests_and_keeps_lockstep(tmp_path: Path) -
         load_spec(_write(tmp_path, size="size_bytes: [8]\n    rank_timing: barrier"))
     with pytest.raises(SpecError, match="iters"):
         load_spec(_write(tmp_path, size="size_bytes: [8]\n    iters: 0"))
+
+
+def test_ops_in_any_spelling_are_the_analyzers_names(tmp_path: Path) -> None:
+    """c10d / NCCL / gloo spellings name the same op the trace analyzers report; repeats collapse."""
+    path = tmp_path / "s.yaml"
+    text = SPEC.format(launch="launch: {nproc: 2}", size="size_bytes: 8")
+    path.write_text(text.replace("broadcast", "allreduce, AllReduce, _allgather_base, alltoall"))
+    spec = load_spec(path)
+    ops = {p.params["op"] for p in spec.points()}
+    assert ops >= {"all_reduce", "all_gather", "all_to_all"} and not ops & {"allreduce", "AllReduce"}

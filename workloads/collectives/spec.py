@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from perfkit.analyzers.collective_names import canonical_collective
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.collectives.cost import OPS
 from perfkit.workloads.sweep import IntAxis, cartesian, str_axis
@@ -36,11 +37,16 @@ def _dtypes(value: Any) -> tuple[str, ...]:
 
 
 def _ops(value: Any) -> tuple[str, ...]:
-    out = str_axis(value)
-    for v in out:
-        if v not in OPS:
+    """The ops in perfkit's one spelling: `allreduce`, `AllReduce`, `_allgather_base`, `alltoall`
+    (c10d, NCCL, gloo) are all_reduce, all_gather, all_to_all, as the trace analyzers name them."""
+    out = []
+    for v in str_axis(value):
+        op = canonical_collective(v)
+        if op not in OPS:
             raise ValueError(f"unknown collective '{v}'; use one of {', '.join(OPS)}")
-    return out
+        if op not in out:
+            out.append(op)
+    return tuple(out)
 
 
 class CollectivesSpec(WorkloadSpec):
