@@ -1,7 +1,8 @@
 """Real multi-process runs on the CPU: 2 gloo ranks under torchrun through the `perfkit` CLI.
 
 Slow for a unit test (torchrun and two torch imports per launch, ~20 s on 2 busy cores), so each
-test runs one small sweep and checks everything it can on it.
+test runs one small sweep and checks everything it can on it; examples/collectives-cpu.yaml is
+profiled once for the three tests that read it (the run, its collectives table, its roofline).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from perfkit.analyzers.collectives import ALL_RANKS, collective_summary
+from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import RunDir
@@ -36,10 +39,17 @@ def _profile(spec: Path, out: Path, env: dict[str, str] | None = None, quiet: bo
     return subprocess.run(cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=400)
 
 
-def test_cpu_example_two_ranks(tmp_path: Path) -> None:
-    proc = _profile(REPO / "examples" / "collectives-cpu.yaml", tmp_path, quiet=False)
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """examples/collectives-cpu.yaml profiled once (2 gloo ranks, --quick, ~30 s) for the tests
+    below: the run itself, its collectives table, its link roofline."""
+    proc = _profile(REPO / "examples" / "collectives-cpu.yaml", tmp_path_factory.mktemp("example"), quiet=False)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
-    run_dir = Path(proc.stdout.strip().splitlines()[-1])
+    return proc, Path(proc.stdout.strip().splitlines()[-1])
+
+
+def test_cpu_example_two_ranks(example_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    proc, run_dir = example_run
     banner = "Setting OMP_NUM_THREADS environment variable"
     assert banner not in proc.stdout and banner not in proc.stderr  # torchrun's banner: in the log only
     assert banner in RunDir(run_dir).launch_log.read_text()
@@ -74,6 +84,43 @@ def test_cpu_example_two_ranks(tmp_path: Path) -> None:
                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert out.returncode == 0, out.stderr
     assert sorted(row["rank"] for row in json.loads(out.stdout)["temporal"]) == [0, 1]
+
+
+GLOO_NAME = {"reduce_scatter": "all_reduce"}  # gloo runs reduce_scatter as an all_reduce of the input
+
+
+def test_gloo_collectives_table_sizes_and_counts(example_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    """The collectives table of each point's two rank traces: sizes, counts, algbw."""
+    run_dir = example_run[1]
+    run = load_run(run_dir)
+    for p in run.points:
+        table = collective_summary(load_traces([run_dir / t for t in p.metrics["rank_traces"]]))
+        op = p.params["op"]
+        size = p.params.get("message_bytes", p.params["size_bytes"])
+        assert sorted(table["rank"]) == [ALL_RANKS, 0, 1], p.key
+        assert set(table["collective"]) == {GLOO_NAME.get(op, op)}
+        assert set(table["message_bytes"]) == {size}, p.key
+        assert set(table["dtype"]) == {p.params["dtype"]} and set(table["timed_on"]) == {"cpu"}
+        assert set(table["group_size"]) == {2}
+        per_rank = table[table["rank"] >= 0]
+        assert per_rank["count"].tolist() == [1, 1]  # profiled_iters: 1 timed call per rank
+        assert (per_rank["algbw_bytes_per_s"] == size / (per_rank["p50_ns"] * 1e-9)).all()
+
+
+def test_real_cpu_collectives_run_gets_the_cpu_note(example_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    """`perfkit roofline` of the gloo run: busbw alone, no link roof, the CPU note."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    roof = subprocess.run([sys.executable, "-m", "perfkit", "roofline", str(example_run[1]), "--no-figure"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert roof.returncode == 0, roof.stderr[-3000:]
+    out = roof.stdout
+    assert "collectives vs link (21; busbw against the per-direction link; no link roof):" in out
+    flat = " ".join(out.split())  # notes wrap to the terminal's width
+    assert "note: CPU: the ranks exchange data through shared memory (gloo): no link roof, busbw shown alone" in flat
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("collectives/") and ln.split()[-1] in
+            ("latency", "bandwidth")]
+    assert len(rows) == 21 and all(r[-2] == "-" for r in rows)  # no % of link without a link
+    assert {r[-1] for r in rows if "size_bytes=8," in r[0] or r[0].endswith("size_bytes=8")} == {"latency"}
 
 
 FAULT_SPEC = """\
