@@ -89,7 +89,8 @@ def test_readme_sequence_calibrate_then_roofline_finds_the_roof(tmp_path: Path) 
     from tests.helpers.tiny_run import REPO, profile_tiny
 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
-    cal = subprocess.run([sys.executable, "-m", "perfkit", "calibrate", "--quick", "--quiet"], capture_output=True,
+    cal = subprocess.run([sys.executable, "-m", "perfkit", "calibrate", "--quick", "--quiet", "--dtypes", "fp32"],
+                         capture_output=True,
                          text=True, env=env, timeout=300, check=False)
     assert cal.returncode == 0, cal.stderr
     run_dir = profile_tiny(tmp_path)  # the same PERFKIT_HOME (tmp_path / "home")
