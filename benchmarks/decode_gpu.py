@@ -75,20 +75,20 @@ device: cpu
 cpu_threads: 1
 seed: 0
 model: {preset: tiny, dtype: fp32}
-timing: {warmup_s: 0.02, budget_s: 0.2, min_reps: 10, target_rel_ci: 0.05}
-profile: {torch_profiler: true, profiled_iters: 3}
+timing: {warmup_s: 0.02, budget_s: 0.1, min_reps: 10, target_rel_ci: 0.1}
+profile: {torch_profiler: true, profiled_iters: 2}
 workloads:
   - kind: decode
     name: llama8b-4k
     batch: 1
-    prompt_len: 96
-    decode_steps: 32
+    prompt_len: 48
+    decode_steps: 16
     mode: [eager]
-    generate_reps: 3
+    generate_reps: 2
   - kind: attention
     name: prefill-8k
     phase: prefill
-    seq_len: 512
+    seq_len: 256
     causal: true
     backend: [flash, math]
 """
@@ -100,27 +100,34 @@ def gpu_spec(mode: str, attention: list[str], prefill: bool) -> str:
 
 
 def read_bandwidth(device: str) -> float:
-    """Measured read-only bandwidth (bytes/s, bytes read) of a sum over 1 GiB (CPU: 256 MiB)."""
+    """Measured read-only bandwidth (bytes/s, bytes read) of a sum over 1 GiB (CPU: 64 MiB)."""
     import torch
 
-    from perfkit.core.timing import TimingConfig
     from perfkit.roofline.calibrate.bench import read_point
 
     torch.set_num_threads(1)
-    nbytes = (1 << 30) if device == "cuda" else (256 << 20)
-    return float(read_point(device, nbytes, TimingConfig(warmup_s=0.2, budget_s=2.0, min_reps=20)).value)
+    nbytes, timer = _bandwidth_plan(device)
+    return float(read_point(device, nbytes, timer).value)
 
 
 def copy_bandwidth(device: str) -> float:
-    """Measured copy bandwidth (bytes/s, read + written) of a 1 GiB (CPU: 256 MiB) buffer."""
+    """Measured copy bandwidth (bytes/s, read + written) of a 1 GiB (CPU: 64 MiB) buffer."""
     import torch
 
-    from perfkit.core.timing import TimingConfig
     from perfkit.roofline.calibrate.bench import copy_point
 
     torch.set_num_threads(1)
-    nbytes = (1 << 30) if device == "cuda" else (256 << 20)
-    return float(copy_point(device, nbytes, TimingConfig(warmup_s=0.2, budget_s=2.0, min_reps=20)).value)
+    nbytes, timer = _bandwidth_plan(device)
+    return float(copy_point(device, nbytes, timer).value)
+
+
+def _bandwidth_plan(device: str) -> tuple[int, Any]:
+    """1 GiB for 2 s on a GPU; on the CPU (the smoke check of the script) 64 MiB for 0.3 s."""
+    from perfkit.core.timing import TimingConfig
+
+    if device == "cuda":
+        return 1 << 30, TimingConfig(warmup_s=0.2, budget_s=2.0, min_reps=20)
+    return 64 << 20, TimingConfig(warmup_s=0.05, budget_s=0.3, min_reps=10)
 
 
 def profile(spec_text: str, out: Path) -> tuple[dict[str, Any], Path]:
