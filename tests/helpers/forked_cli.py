@@ -1,0 +1,133 @@
+"""`python -m perfkit ARGS` as a process, ~10x sooner: a fork server for the CLI tests that run
+a hundred short commands (tests/commands/test_hostile_inputs.py).
+
+A Python process with perfkit's CLI imported once forks a child per command. The child is a
+real process: its own working directory, environment, stdin (/dev/null), stdout and stderr
+(files), exit code, and a crash (a segfault, a runaway recursion) ends only it. It runs
+perfkit/__main__.py as `python -m perfkit` does (runpy, `__main__`, sys.argv[0] its path).
+What a fresh interpreter gives and a fork does not: modules imported anew (the CLI's own
+import-time work is checked by the startup tests, not here).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+SERVER = r'''
+import importlib, json, os, runpy, signal, sys, time
+import perfkit.cli  # imported once: each child starts from here
+for name in sys.argv[1:]:  # and what the commands import (a fork copies it for free)
+    importlib.import_module(name)
+
+
+def child(job):
+    os.chdir(job["cwd"])
+    os.environ.clear()
+    os.environ.update(job["env"])
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    for fd, path in ((1, job["out"]), (2, job["err"])):
+        f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdin, sys.stdout, sys.stderr = (open(fd, mode, closefd=False) for fd, mode in ((0, "r"), (1, "w"), (2, "w")))
+    sys.argv = ["-m", *job["argv"]]
+    try:
+        runpy.run_module("perfkit", run_name="__main__", alter_sys=True)
+        return 0
+    except SystemExit as exc:  # what the interpreter does with it
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+
+
+def wait(pid, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.002)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
+
+
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = child(job)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(code if isinstance(code, int) else 1)
+    sys.stdout.write(json.dumps({"rc": wait(pid, job["timeout_s"])}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+# Heavy libraries the commands import, loaded before the first fork. torch starts no thread on
+# import (its OpenMP pool starts on first use), so forking after it is safe.
+PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "sqlalchemy", "pydantic", "yaml", "torch")
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int | None  # None: killed at the timeout; negative: the signal that ended it
+    stdout: str
+    stderr: str
+
+
+class ForkedCli:
+    """One fork server; `run` is `subprocess.run([python, -m, perfkit, *argv], cwd, env)`."""
+
+    def __init__(self, env: dict[str, str], preload: tuple[str, ...] = PRELOAD) -> None:
+        self._proc = subprocess.Popen([sys.executable, "-c", SERVER, *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True, env=env, cwd=REPO)
+        self._lock = threading.Lock()
+        self._files = Path(tempfile.mkdtemp(prefix="perfkit-forked-cli-"))  # not in the command's folder
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 120.0) -> Result:
+        out, err = self._files / "stdout", self._files / "stderr"
+        job = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "timeout_s": timeout_s}
+        with self._lock:
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+            reply = self._proc.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"the perfkit fork server ended (exit {self._proc.poll()})")
+        rc = json.loads(reply)["rc"]
+        result = Result(rc, out.read_text(errors="replace"), err.read_text(errors="replace"))
+        out.unlink()
+        err.unlink()
+        return result
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        shutil.rmtree(self._files, ignore_errors=True)
