@@ -15,8 +15,12 @@ miss), on the same draws as gate_cells:
    makes fewer false calls than z > 5 at a higher recall, the gap at the default is the level
    (false-discovery control at q = 0.05), not a lost ranking;
 4. ablations at the default max_p: without BH's cap under skewed noise (multiple.py
-   DISCOVERY_SHARE) and without the tail check (tails.py): what each costs in recall and buys
-   in false regressions.
+   DISCOVERY_SHARE), without the tail check (tails.py), and with the tail check's level at max_p
+   under symmetric tails too (multiple.py TAIL_LEVEL_FACTOR = 1, the rule before issue 30's last
+   round): what each costs in recall and buys in false regressions;
+5. the run location: Conbench's z > 5 on each run's mean of raw samples beside the same rule on
+   perfkit's run location (the 20%-trimmed mean of the log samples, robust.py): false calls and
+   recall at +5%. No p-value rule over perfkit's test ranks better than its location allows.
 
     python -m benchmarks.gate_misses [--gates 200] [--smoke]
 """
@@ -40,13 +44,14 @@ from benchmarks.gate_cells import CELLS, SEED_BASE, Cell, draw, judge
 from perfkit.regression.gate import multiple, stats
 from perfkit.regression.gate.multiple import decision_p
 from perfkit.regression.gate.policy import GatePolicy
+from perfkit.regression.gate.robust import trimmed_mean_rows
 from perfkit.regression.gate.tails import TailFit
 from perfkit.regression.gate.types import MetricPolicy
 
 REPO = Path(__file__).resolve().parents[1]
 LEVELS = (0.01, 0.0025, 0.001)
 MAX_PS = (0.05, 0.1)
-ABLATIONS = ("no BH cap", "no tail check")
+ABLATIONS = ("no BH cap", "no tail check", "tail level max_p")
 
 
 def _gaussian(scores: np.ndarray) -> TailFit:
@@ -60,8 +65,10 @@ def _gaussian_bad(oriented_scores: np.ndarray) -> TailFit:
 @contextlib.contextmanager
 def ablated(what: str) -> Iterator[None]:
     """The gate without one of its parts, for the duration (module attributes restored after)."""
-    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail)
-    if what == "no BH cap":
+    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR)
+    if what == "tail level max_p":
+        multiple.TAIL_LEVEL_FACTOR = 1.0
+    elif what == "no BH cap":
         multiple.DISCOVERY_SHARE = None  # type: ignore[assignment]
     elif what == "no tail check":
         stats.fit_tail = _gaussian
@@ -69,7 +76,24 @@ def ablated(what: str) -> Iterator[None]:
     try:
         yield
     finally:
-        multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail = saved
+        multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR = saved
+
+
+LABELS = {"z5": "z>5", "no BH cap": "perfkit, no BH cap", "no tail check": "perfkit, no tail check",
+          "tail level max_p": "perfkit, tail level max_p (before)"} | {f"perfkit@{q:g}": f"perfkit max_p {q:g}" for q in MAX_PS}
+LOCATIONS = {"run mean (Conbench)": "mean", "20%-trimmed mean of logs (perfkit)": "trimmed log"}
+
+
+def z5_on_locations(x: np.ndarray) -> dict[str, np.ndarray]:
+    """z > 5 (candidate against the history of run locations, the baseline included) with each
+    run's location taken as its mean of raw samples and as perfkit's trimmed mean of log samples."""
+    out = {}
+    for name, kind in LOCATIONS.items():
+        loc = x.mean(axis=2) if kind == "mean" else np.stack([trimmed_mean_rows(np.log(run)) for run in x])
+        ref = loc[:-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[name] = (loc[-1] - ref.mean(axis=0)) / ref.std(axis=0, ddof=1) > 5.0
+    return out
 
 
 def cells() -> list[Cell]:
@@ -100,6 +124,8 @@ def run(cell: Cell, gates: int) -> dict[str, Any]:
     worse_p: list[float] = []
     false = {f"perfkit@{q:g}": 0 for q in MAX_PS} | {"z5": 0} | dict.fromkeys(ABLATIONS, 0)
     hits = dict.fromkeys(false, 0)
+    loc_false = dict.fromkeys(LOCATIONS, 0)
+    loc_hits = dict.fromkeys(LOCATIONS, 0)
     unchanged = changed = 0
     for g in range(gates):
         x0 = draw(cell, SEED_BASE + g)
@@ -118,6 +144,9 @@ def run(cell: Cell, gates: int) -> dict[str, Any]:
                 hits[f"perfkit@{q:g}"] += int(calls["perfkit"][:moved].sum())
                 if q != MAX_PS[0]:
                     continue
+                for name, called in z5_on_locations(x).items():
+                    loc_false[name] += int(called[moved:].sum())
+                    loc_hits[name] += int(called[:moved].sum())
                 false["z5"] += int(calls["z5"][moved:].sum())
                 hits["z5"] += int(calls["z5"][:moved].sum())
                 unchanged += cell.metrics - moved
@@ -150,6 +179,8 @@ def run(cell: Cell, gates: int) -> dict[str, Any]:
         "null_metrics": nulls,
         "false_per_1000": {r: 1000.0 * v / unchanged for r, v in false.items()},
         "recall_5pct": {r: v / changed for r, v in hits.items()},
+        "z5_by_location": {name: {"false": loc_false[name], "false_per_1000": 1000.0 * loc_false[name] / unchanged,
+                                  "recall_5pct": loc_hits[name] / changed} for name in LOCATIONS},
     }
 
 
@@ -180,13 +211,21 @@ def report(rows: Sequence[dict[str, Any]]) -> list[str]:
             f"{cal[f'{a:g}']:.5f} ({row['calibration_counts'][f'{a:g}']})" for a in LEVELS) + " |")
     rules = [f"perfkit@{q:g}" for q in MAX_PS] + ["z5", *ABLATIONS]
     lines += ["", "## Operating points: false regressions per 1000 unchanged metrics / recall at +5%", "",
-              "| cell | " + " | ".join(r.replace("@", " max_p ").replace("z5", "z>5").replace("no ", "perfkit, no ") for r in rules) + " |",
+              "| cell | " + " | ".join(LABELS[r] for r in rules) + " |",
               "|---|" + "---|" * len(rules)]
     for row in rows:
         c = row["changed_metrics"]
         lines.append(f"| {row['cell']} | " + " | ".join(
             f"{row['false_per_1000'][r]:.2f} / {row['recall_5pct'][r]:.2f} +- {_se(row['recall_5pct'][r], c):.2f}"
             for r in rules) + " |")
+    lines += ["", "## The run location: z > 5 on each run's mean and on perfkit's trimmed mean of logs", "",
+              "False calls (per 1000 unchanged metrics) / recall at +5% of the same z > 5 rule over two run locations.",
+              "", "| cell | " + " | ".join(LOCATIONS) + " |", "|---|" + "---|" * len(LOCATIONS)]
+    for row in rows:
+        c = row["changed_metrics"]
+        lines.append(f"| {row['cell']} | " + " | ".join(
+            f"{v['false']} ({v['false_per_1000']:.2f}) / {v['recall_5pct']:.2f} +- {_se(v['recall_5pct'], c):.2f}"
+            for v in row["z5_by_location"].values()) + " |")
     return lines
 
 
