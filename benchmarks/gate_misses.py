@@ -264,7 +264,7 @@ def report(rows: Sequence[dict[str, Any]]) -> list[str]:
         lines.append(f"| {row['cell']} | {z5} / {row['recall_5pct']['z5']:.2f} | {b['false']} / "
                      f"{b['recall_5pct']:.2f} +- {_se(b['recall_5pct'], c):.2f} |")
     lines += ["", "## The run location: z > 5 on each run's means and on perfkit's trimmed mean of logs", "",
-              "False calls (per 1000 unchanged metrics) / recall at +5% of the same z > 5 rule over two run locations.",
+              "False calls (per 1000 unchanged metrics) / recall at +5% of the same z > 5 rule over three run locations.",
               "", "| cell | " + " | ".join(LOCATIONS) + " |", "|---|" + "---|" * len(LOCATIONS)]
     for row in rows:
         c = row["changed_metrics"]
