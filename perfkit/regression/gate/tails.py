@@ -13,16 +13,17 @@ g_j = Phi^-1(F_t(t_j; k - 2)) is N(0, 1). Pooled over the gate's histories, the 
 by a unit-variance Student-t (df on a grid) against N(0, 1); when the likelihood ratio says the
 tails are heavier (chi-square(1) at 0.001), each test's p-value is recomputed with that
 reference: its Gaussian score looked up in the fitted t (p_tail). multiple.py decides on the
-larger of the two p-values, and a metric that was a regression only under the Gaussian
-reference is said to be "noisy", with this reason.
+larger of p_raw and p_tail / 2 (the tail check's level is 2 max_p: TAIL_LEVEL_FACTOR), and a
+metric that was a regression only under the Gaussian reference is said to be "noisy", with this
+reason.
 
 Skew: two clock states (a run lands in the slow state for all of its few samples now and then)
 make the bad side heavier than the good one, so a symmetric fit sees nothing (the good side is
 lighter). The scores are therefore also oriented (positive = the metric's bad direction) and
 their bad half fitted by a half Student-t with a scale (df on the grid or Gaussian, scale by
 maximum likelihood) against the half N(0, 1); when that fits better by BAD_LR_CRITICAL
-(chi-square(2) at 0.01) a would-be regression's p-value is also read in it. Pure functions on
-arrays.
+(chi-square(2) at 0.05) a would-be regression's p-value is also read in it, and decided on the
+larger of p_raw and p_tail at max_p itself. Pure functions on arrays.
 """
 
 from __future__ import annotations
