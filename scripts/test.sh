@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run perfkit's checks: ruff, mypy, then the test suite.
 #
-#   scripts/test.sh             everything (what CI runs): every test, in parallel workers
+#   scripts/test.sh             everything (what CI runs): every test, in parallel workers (~9 min on 2 cores)
 #   scripts/test.sh --fast      the inner loop: ruff, mypy on its cache, every test not marked slow
-#                               (90-110 s on 2 cores; the first mypy run fills .mypy_cache)
+#                               (85-110 s on 2 cores; the first mypy run fills .mypy_cache)
 #
 # Other arguments go to pytest (e.g. scripts/test.sh --fast tests/store -x).
 # PERFKIT_TEST_WORKERS sets the number of pytest workers (default: one per core, at most 4; 0 or 1
