@@ -15,9 +15,12 @@ MIN_NAME_WIDTH = 12
 
 
 def hanging(text: str, width: int, indent: int = 0) -> list[str]:
-    """`text` wrapped to `width` columns, starting at `indent`, continuation lines HANG further in."""
+    """`text` wrapped to `width` columns, starting at `indent`, continuation lines HANG further in.
+    Words are never split (`moe_decode_impl=gather` stays whole): a word longer than the width
+    takes a line of its own and runs past it."""
     return textwrap.wrap(text, max(width, indent + HANG + 4), initial_indent=" " * indent,
-                         subsequent_indent=" " * (indent + HANG), break_on_hyphens=False) or [" " * indent]
+                         subsequent_indent=" " * (indent + HANG), break_on_hyphens=False,
+                         break_long_words=False) or [" " * indent]
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ def table_lines(header: Sequence[str], right: Sequence[bool], rows: Sequence[Row
             out += [Text(n, style=r.name_style) for n in hanging(r.name, width, r.indent)]
             continue
         names = hanging(r.name, first, r.indent)
+        if len(names[0]) > first:  # a word wider than the column: on its own line, the cells below it
+            out.append(Text(names[0], style=r.name_style))
+            names = names[1:] or [" " * (r.indent + HANG)]
         out.append(_line([Text(names[0], style=r.name_style), *r.cells], widths, right))
         out += [Text(n, style=r.name_style) for n in names[1:]]
     return out

@@ -74,3 +74,23 @@ def test_a_wide_terminal_gets_one_line_per_point(monkeypatch: pytest.MonkeyPatch
     assert max(len(line) for line in lines) > 80 and max(len(line) for line in lines) <= 200
     points = [line for line in lines if line.startswith("  ")]
     assert len(points) == len(run.points)  # no label wrapped
+
+
+def test_a_label_word_wider_than_its_column_is_never_split() -> None:
+    """`moe_decode_impl=gather` in a 24-column name column printed as `moe_decode_impl=gath` /
+    `er`; words stay whole (one wider than the column takes its own line) and the cells stay
+    in their columns."""
+    from rich.text import Text
+
+    from perfkit.reports.text_layout import Row, table_lines
+
+    rows = [Row("batch=1 moe_decode_impl=gather", (Text("ok"), Text("1.07 ms")), indent=2),
+            Row("averyveryverylongwordwithoutspaces_here x", (Text("ok"), Text("2.00 ms")), indent=2)]
+    lines = [t.plain for t in table_lines(["point", "status", "median"], [False, False, True], rows, 38)]
+    text = "\n".join(lines)
+    assert "moe_decode_impl=gather" in text and "moe_decode_impl=gath\n" not in text + "\n"
+    assert "averyveryverylongwordwithoutspaces_here" in text
+    status_col = lines[0].index("status")
+    for line in lines[2:]:
+        if "ok" in line.split():
+            assert line.index(" ok ") + 1 == status_col, line  # the cells never move
