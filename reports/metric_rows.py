@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from perfkit.core.direction import HIGHER
@@ -30,6 +30,7 @@ class MetricRow:
     gated: bool
     headline: bool
     definition: str
+    why: str = ""  # a '-' row: why the value is unknown ("no memory-bandwidth ceiling ... run `perfkit calibrate`")
 
 
 def fmt_metric(d: MetricDef, value: float | None) -> str:
@@ -60,8 +61,14 @@ def _unknown_rows(p: PointResult, label: str) -> list[MetricRow]:
             why = next((r for r in reasons if r.startswith(f"{d.key} is null")), "")
             out.append(MetricRow(p.key, label, d.key, d.label, math.nan, "-",
                                  "higher" if d.direction == HIGHER else "lower", d.gated, False,
-                                 f"{d.definition} ({why})" if why else d.definition))
+                                 f"{d.definition} ({why})" if why else d.definition,
+                                 why.partition(" is null: ")[2] or why))
     return out
+
+
+def unknown_notes(rows: Sequence[MetricRow]) -> list[str]:
+    """One line per metric and reason among the '-' rows: 'MBU: no memory-bandwidth ceiling ...'."""
+    return list(dict.fromkeys(f"{r.metric}: {r.why}" for r in rows if r.why))
 
 
 def metric_rows(run: Run, labels: Mapping[str, str]) -> list[MetricRow]:

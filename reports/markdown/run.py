@@ -13,7 +13,7 @@ from perfkit.reports.html.text import shorten
 from perfkit.reports.markdown.budget import budget_lines
 from perfkit.reports.markdown.serving import serving_lines
 from perfkit.reports.markdown.text import Md, md_table, md_text
-from perfkit.reports.metric_rows import metric_rows
+from perfkit.reports.metric_rows import metric_rows, unknown_notes
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
@@ -113,6 +113,9 @@ def metric_lines(data: ReportData) -> list[str]:
     out = ["### Workload metrics", "", table, ""]
     if len(rows) > MAX_ROWS:
         out += [f"... and {len(rows) - MAX_ROWS} more metrics (see the HTML report).", ""]
+    notes = unknown_notes(rows)
+    if notes:
+        out += ["Unknown (`-`):", "", *(f"- {md_text(n)}" for n in notes), ""]
     return out
 
 

@@ -129,3 +129,24 @@ def test_null_mbu_is_shown_with_its_reason() -> None:
     rows = {r.metric: r for r in metric_rows(run.with_points((replace(p, metrics=metrics),)), {})}
     assert rows["MBU"].text == "-" and "no memory-bandwidth ceiling" in rows["MBU"].definition
     assert rows["TPOT"].text == fmt_time(p.metrics["tpot_s"])
+
+
+def test_an_unknown_headline_metric_says_why_once_in_every_view() -> None:
+    """A decode point on a machine without a roof: MBU / MFU are '-' with the reason the workload
+    recorded, said once per metric under the Markdown table (the HTML / dashboard definition column
+    carries it too)."""
+    from perfkit.core.measurement import Measurement
+    from perfkit.core.record import PointResult
+    from perfkit.reports.metric_rows import point_metric_rows, unknown_notes
+
+    why = "no memory-bandwidth ceiling for this device (dram bandwidth unknown (run `perfkit calibrate`))"
+    timed = Measurement(samples_s=(1e-3,) * 12, warmup_reps=1, stop_reason="converged", timer="perf_counter",
+                        target_rel_ci=0.03)
+    points = [PointResult(key=f"decode/d/batch={b}", kind="decode", workload="d", params={"batch": b}, status="ok",
+                          measurement=timed, metrics={"tpot_s": [1e-3], "mbu": None, "mfu": None,
+                                                      "null_reasons": [f"mbu is null: {why}", "mfu is null: no peak"]})
+              for b in (1, 4)]
+    rows = [r for p in points for r in point_metric_rows(p, p.key)]
+    unknown = [r for r in rows if r.text == "-"]
+    assert {r.metric for r in unknown} == {"MBU", "MFU"} and all(why in r.definition for r in unknown if r.metric == "MBU")
+    assert unknown_notes(rows) == [f"MBU: {why}", "MFU: no peak"]  # once, not per point
