@@ -53,6 +53,9 @@ def test_null_utilization_says_why() -> None:
     m = decode_metrics([[0.1, 0.2]], 1, step, None, None, none)
     assert m["mbu"] is None and m["mfu"] is None and m["step_mbu"] is None
     assert m["null_reasons"][0].startswith("mbu is null: no memory-bandwidth ceiling")
+    # each reason names its own missing roof, not the other one
+    assert m["null_reasons"][0].endswith("(dram bandwidth unknown)") and "peak" not in m["null_reasons"][0]
+    assert m["null_reasons"][1].endswith("(fp32 peak unknown (run `perfkit calibrate`))")
     m2 = decode_metrics([[0.1]], 1, step, None, None, None, "roofline ceilings unavailable: X")
     assert m2["tpot_s"] is None and m2["ceiling"]["source"] == "roofline ceilings unavailable: X"
 

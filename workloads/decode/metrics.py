@@ -133,12 +133,11 @@ def decode_metrics(
         "source": ceiling.source if ceiling else (ceiling_problem or "no ceiling"),
     }
     reasons = []
+    source = str(out["ceiling"]["source"])
     if peak_bw is None:
-        reasons.append("mbu is null: no memory-bandwidth ceiling for this device "
-                       f"({out['ceiling']['source']})")
+        reasons.append(f"mbu is null: no memory-bandwidth ceiling for this device ({_part(source, 'bandwidth')})")
     if peak_flop is None:
-        reasons.append("mfu is null: no peak flop/s for this device and dtype "
-                       f"({out['ceiling']['source']})")
+        reasons.append(f"mfu is null: no peak flop/s for this device and dtype ({_part(source, 'peak')})")
     if reasons:
         out["null_reasons"] = reasons
     out["definitions"] = dict(DEFINITIONS)
@@ -198,3 +197,10 @@ def tp_decode_metrics(
     out.update(decode_metrics(slowest, batch, total, timed_cost, timed_median_s, together, ceiling_problem))
     out["definitions"].update(TP_DEFINITIONS)
     return out
+
+
+def _part(source: str, word: str) -> str:
+    """The parts of a ceiling's source ('fp32 peak unknown (...); dram bandwidth unknown (...)')
+    about `word`, or the whole source when none is."""
+    parts = [p for p in source.split("; ") if word in p]
+    return "; ".join(parts) or source
