@@ -18,6 +18,7 @@ from perfkit.core.units import fmt_value
 from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import MIN_HISTORY
 from perfkit.reports.markdown.text import md_table, md_text
+from perfkit.reports.text_layout import wrap_key
 
 COLUMNS = ("metric", "gpu", "previous commit", "commit", "magnitude", "p", "kind")
 LEGEND = "previous commit: the last at the old level; commit: the first at the new level"
@@ -73,7 +74,7 @@ class SeriesInfo:
     trend: TrendInfo | None = None
 
     def head(self) -> str:
-        return f"{self.metric} on {self.gpu}: {self.commits} commits" + (f"; {self.trend.text()}" if self.trend else "")
+        return f"{self.metric} on {self.gpu}: {self.commits} commit{'' if self.commits == 1 else 's'}" + (f"; {self.trend.text()}" if self.trend else "")
 
 
 def _json_number(x: float) -> float | None:
@@ -120,8 +121,7 @@ def _values_table(s: SeriesInfo) -> list[str]:
 
 
 def _series_lines(s: SeriesInfo, width: int) -> list[str]:
-    return textwrap.wrap(terminal_safe(s.head()), width,
-                         subsequent_indent="    ", break_on_hyphens=False)
+    return wrap_key(terminal_safe(s.head()), width)
 
 
 def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:

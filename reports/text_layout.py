@@ -3,6 +3,7 @@ table whose first column (a name) takes the width the other columns leave and wr
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,27 @@ def hanging(text: str, width: int, indent: int = 0) -> list[str]:
     return textwrap.wrap(text, max(width, indent + HANG + 4), initial_indent=" " * indent,
                          subsequent_indent=" " * (indent + HANG), break_on_hyphens=False,
                          break_long_words=False) or [" " * indent]
+
+
+_CHUNK = re.compile(r"[^,/ ]*[,/ ]|[^,/ ]+$")
+
+
+def wrap_key(text: str, width: int, indent: int = 4) -> list[str]:
+    """A point key or metric name (`decode/tiny/model=tiny,dtype=fp32,...:mbu on GPU`) wrapped
+    after a comma, slash or space, never inside a `name=value`: the lines, joined without their
+    indent, give the text back (but the spaces the breaks fell on). A piece longer than a line
+    takes a line of its own."""
+    lines: list[str] = []
+    line = ""
+    for chunk in _CHUNK.findall(text):
+        room = width - (indent if lines else 0)
+        if line and len((line + chunk).rstrip()) > room:
+            lines.append(line.rstrip(" "))
+            line = ""
+        line += chunk
+    if line or not lines:
+        lines.append(line.rstrip(" "))
+    return [lines[0], *(" " * indent + ln for ln in lines[1:])]
 
 
 @dataclass(frozen=True)

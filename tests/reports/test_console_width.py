@@ -94,3 +94,17 @@ def test_a_label_word_wider_than_its_column_is_never_split() -> None:
     for line in lines[2:]:
         if "ok" in line.split():
             assert line.index(" ok ") + 1 == status_col, line  # the cells never move
+
+
+def test_a_point_key_wraps_after_a_comma_never_inside_a_parameter() -> None:
+    """`perfkit history` printed `...,mo` / `de=eager,...`: a key now breaks after a comma, slash
+    or space, and its lines give the key back."""
+    from perfkit.reports.text_layout import wrap_key
+
+    key = ("decode/tiny-dense/model=tiny,dtype=fp32,batch=1,prompt_len=64,decode_steps=32,mode=eager,"
+           "decode_attention=sdpa,timed=decode_step:achieved_bytes_per_s")
+    lines = wrap_key(f"{key} on AMD EPYC: 2 commits", 80)
+    assert len(lines) > 1 and all(len(line) <= 80 for line in lines)
+    assert all(line.rstrip().endswith((",", "/")) or " " in line for line in lines[:-1])
+    assert "".join(line.strip() if i else line for i, line in enumerate(lines)).startswith(key)
+    assert wrap_key("x" * 100, 40) == ["x" * 100]  # one piece longer than a line: whole, alone
