@@ -138,4 +138,7 @@ def empty_reason(name: str, table: EventTable, range_pattern: str | None = None)
                 "or NCCL / RCCL kernels)" if kineto else "(no rows: no NCCL / RCCL kernels in the export)")
     if name == "skew":
         return "(no rows: no rank has GPU ops)"
+    if name == "hlo_ops":
+        return ("(no rows: HLO ops come from an XLA / JAX trace (an .xplane.pb from jax.profiler); "
+                "this trace names none)")
     return "(no rows)"

@@ -88,6 +88,7 @@ def test_empty_reasons(kineto, tmp_path: Path) -> None:
     table = load_trace(t.write(tmp_path / "k2.json"))
     assert empty_reason("ranges", table, "^prefill") == "(no rows: no annotation name matches --range '^prefill')"
     assert "record_shapes=True" in empty_reason("ops", table)
+    assert "XLA / JAX trace" in empty_reason("hlo_ops", table)  # a Kineto trace: where HLO ops come from
     assert empty_reason("kernels", load_trace(kineto().write(tmp_path / "none.json"))).startswith("(no rows: the trace has no events")
 
 
