@@ -10,10 +10,12 @@ a t test with the df of s2 (moderated across the gate's metrics, moderate.py). T
 quantity Conbench thresholds on (candidate vs the history of run means), with a p-value, so a
 false-discovery-rate procedure can run over many metrics at once (multiple.py).
 
-Without history: the two runs' within-run standard errors (Tukey-McLaughlin) plus a prior
-run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach the
-significance the gate needs (max_p / tests), a permutation test of the trimmed means on the raw
-samples must reject too. With fewer than 3 samples on a side nothing measures the noise: no
+Without history: the two runs' within-run standard errors (of their locations, robust.py) plus
+a prior run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach
+the significance the gate needs (max_p / tests), a permutation test of the 20%-trimmed means on
+the raw samples must reject too (the trimmed mean, not the run location: a permuted split that
+moves 1-2 samples across a large change leaves them outliers the location would drop, so the
+location's permutation p-value could not fall below ~0.01 at 10 vs 10 samples). With fewer than 3 samples on a side nothing measures the noise: no
 test, the verdict is inconclusive. (The inputs: evidence.py.)
 
 Intervals are t intervals of the same variance, so "the interval excludes 1" and "p <= max_p"
