@@ -40,7 +40,7 @@ from perfkit.regression.gate.robust import (
     trimmed_mean,
     trimmed_mean_rows,
 )
-from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, tail_p
+from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, leans_bad, tail_p
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 N_BOOT = 2000
@@ -178,7 +178,9 @@ def with_tails(evs: Sequence[Evidence], comps: Sequence[Comparison]) -> list[Com
     skewed = not fit.heavy
     if skewed:
         fit = fit_bad_tail(scores)
-    if not fit.heavy:
+        if not fit.heavy and leans_bad(scores):  # skewed, no heavier bad side: Gaussian, BH capped
+            fit = replace(fit, df=math.inf, scale=1.0)
+    if not (fit.heavy or (skewed and math.isfinite(fit.scale))):
         return list(comps)
     idx = [i for i, c in enumerate(comps) if c.history_runs > 0 and math.isfinite(c.p_run)
            and not (skewed and (worse_parts(c)[0] < 0.0 or min(c.n_base, c.n_cand) < SKEW_MIN_SAMPLES))]
