@@ -69,10 +69,14 @@ def _gaussian_bad(oriented_scores: np.ndarray) -> TailFit:
     return TailFit(math.inf, 0, 0.0, math.nan, True)
 
 
+def _never(oriented_scores: np.ndarray) -> bool:
+    return False
+
+
 @contextlib.contextmanager
 def ablated(what: str) -> Iterator[None]:
     """The gate without one of its parts, for the duration (module attributes restored after)."""
-    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR)
+    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR, stats.leans_bad)
     if what == "tail level max_p":
         multiple.TAIL_LEVEL_FACTOR = 1.0
     elif what == "no BH cap":
@@ -80,10 +84,12 @@ def ablated(what: str) -> Iterator[None]:
     elif what == "no tail check":
         stats.fit_tail = _gaussian
         stats.fit_bad_tail = _gaussian_bad
+        stats.leans_bad = _never
     try:
         yield
     finally:
-        multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR = saved
+        (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR,
+         stats.leans_bad) = saved
 
 
 LABELS = {"z5": "z>5", "no BH cap": "perfkit, no BH cap", "no tail check": "perfkit, no tail check",
