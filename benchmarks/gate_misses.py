@@ -22,8 +22,10 @@ miss), on the same draws as gate_cells:
    that could be called (at least min_effect worse, further off than every stored run), set at
    z > 5's false count: the recall of any rule that calls in that order at that false rate;
 6. the run location: Conbench's z > 5 on each run's mean of raw samples beside the same rule on
-   perfkit's run location (the 20%-trimmed mean of the log samples, robust.py): false calls and
-   recall at +5% (and on the mean of the log samples). No p-value rule over perfkit's test ranks better than its location allows.
+   perfkit's run location (the mean of the log samples with outliers set apart skipped,
+   robust.py), on the 20%-trimmed mean of the log samples (its location before) and on the mean
+   of the log samples: false calls and recall at +5%. No p-value rule over perfkit's test ranks
+   better than its location allows.
 
     python -m benchmarks.gate_misses [--gates 200] [--smoke]
 """
@@ -49,7 +51,7 @@ from perfkit.regression.gate import multiple, stats
 from perfkit.regression.gate.decide import worse_parts
 from perfkit.regression.gate.multiple import decision_p
 from perfkit.regression.gate.policy import GatePolicy
-from perfkit.regression.gate.robust import trimmed_mean_rows
+from perfkit.regression.gate.robust import run_location_rows, trimmed_mean_rows
 from perfkit.regression.gate.tails import TailFit
 from perfkit.regression.gate.types import Comparison, MetricPolicy
 
@@ -67,10 +69,14 @@ def _gaussian_bad(oriented_scores: np.ndarray) -> TailFit:
     return TailFit(math.inf, 0, 0.0, math.nan, True)
 
 
+def _never(oriented_scores: np.ndarray) -> bool:
+    return False
+
+
 @contextlib.contextmanager
 def ablated(what: str) -> Iterator[None]:
     """The gate without one of its parts, for the duration (module attributes restored after)."""
-    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR)
+    saved = (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR, stats.leans_bad)
     if what == "tail level max_p":
         multiple.TAIL_LEVEL_FACTOR = 1.0
     elif what == "no BH cap":
@@ -78,25 +84,30 @@ def ablated(what: str) -> Iterator[None]:
     elif what == "no tail check":
         stats.fit_tail = _gaussian
         stats.fit_bad_tail = _gaussian_bad
+        stats.leans_bad = _never
     try:
         yield
     finally:
-        multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR = saved
+        (multiple.DISCOVERY_SHARE, stats.fit_tail, stats.fit_bad_tail, multiple.TAIL_LEVEL_FACTOR,
+         stats.leans_bad) = saved
 
 
 LABELS = {"z5": "z>5", "no BH cap": "perfkit, no BH cap", "no tail check": "perfkit, no tail check",
           "tail level max_p": "perfkit, tail level max_p (before)"} | {f"perfkit@{q:g}": f"perfkit max_p {q:g}" for q in MAX_PS}
-LOCATIONS = {"run mean (Conbench)": "mean", "mean of logs": "log", "20%-trimmed mean of logs (perfkit)": "trimmed log"}
+LOCATIONS = {"run mean (Conbench)": "mean", "mean of logs": "log", "20%-trimmed mean of logs (perfkit before)": "trimmed log",
+             "perfkit's location (outliers skipped)": "perfkit"}
 
 
 def z5_on_locations(x: np.ndarray) -> dict[str, np.ndarray]:
     """z > 5 (candidate against the history of run locations, the baseline included) with each
-    run's location taken as its mean of raw samples, of log samples, and as perfkit's trimmed
-    mean of log samples."""
+    run's location taken as its mean of raw samples, of log samples, as the 20%-trimmed mean of
+    log samples (perfkit's location before issue 30's last round) and as perfkit's location."""
     out = {}
     for name, kind in LOCATIONS.items():
         if kind == "trimmed log":
             loc = np.stack([trimmed_mean_rows(np.log(run)) for run in x])
+        elif kind == "perfkit":
+            loc = np.stack([run_location_rows(np.log(run)).loc for run in x])
         else:
             loc = x.mean(axis=2) if kind == "mean" else np.log(x).mean(axis=2)
         ref = loc[:-1]
@@ -263,8 +274,8 @@ def report(rows: Sequence[dict[str, Any]]) -> list[str]:
         z5 = round(row["false_per_1000"]["z5"] * row["unchanged_metrics"] / 1000.0)
         lines.append(f"| {row['cell']} | {z5} / {row['recall_5pct']['z5']:.2f} | {b['false']} / "
                      f"{b['recall_5pct']:.2f} +- {_se(b['recall_5pct'], c):.2f} |")
-    lines += ["", "## The run location: z > 5 on each run's means and on perfkit's trimmed mean of logs", "",
-              "False calls (per 1000 unchanged metrics) / recall at +5% of the same z > 5 rule over three run locations.",
+    lines += ["", "## The run location: z > 5 on each run's means and on perfkit's location", "",
+              "False calls (per 1000 unchanged metrics) / recall at +5% of the same z > 5 rule over four run locations.",
               "", "| cell | " + " | ".join(LOCATIONS) + " |", "|---|" + "---|" * len(LOCATIONS)]
     for row in rows:
         c = row["changed_metrics"]

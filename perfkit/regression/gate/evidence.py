@@ -23,7 +23,7 @@ from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
-from perfkit.regression.gate.robust import TRIM, summarize_rows
+from perfkit.regression.gate.robust import run_location_rows, winsorized_sd
 from perfkit.regression.gate.tails import history_scores
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
@@ -98,16 +98,18 @@ def assumed_spread(wsd_base: float, wsd_cand: float, pol: MetricPolicy) -> tuple
     return floor, f"no history: run-to-run spread assumed {_pct(floor)} (store 4+ runs to measure it, or use perfkit ab)"
 
 
-def _summaries(samples: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(location, se) of each run's log samples, runs of equal size summarised at once."""
+def _summaries(samples: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(location, se, samples kept) of each run's log samples, runs of equal size at once."""
     loc = np.empty(len(samples))
     se = np.empty(len(samples))
+    kept = np.empty(len(samples))
     by_n: dict[int, list[int]] = {}
     for i, s in enumerate(samples):
         by_n.setdefault(s.size, []).append(i)
     for _n, idx in by_n.items():
-        loc[idx], se[idx] = summarize_rows(np.log(np.stack([samples[i] for i in idx])))
-    return loc, se
+        r = run_location_rows(np.log(np.stack([samples[i] for i in idx])))
+        loc[idx], se[idx], kept[idx] = r.loc, r.se, r.kept
+    return loc, se, kept
 
 
 @dataclass(frozen=True)
@@ -161,11 +163,11 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
     c = [np.asarray(it.cand, dtype=np.float64) for it in items]
     ok = [_valid(b[i]) and _valid(c[i]) for i in range(len(items))]
     good = [i for i in range(len(items)) if ok[i]]
-    loc_b, se_b = np.full(len(items), math.nan), np.full(len(items), math.nan)
-    loc_c, se_c = np.full(len(items), math.nan), np.full(len(items), math.nan)
+    loc_b, se_b, kept_b = (np.full(len(items), math.nan) for _ in range(3))
+    loc_c, se_c, kept_c = (np.full(len(items), math.nan) for _ in range(3))
     if good:
-        loc_b[good], se_b[good] = _summaries([b[i] for i in good])
-        loc_c[good], se_c[good] = _summaries([c[i] for i in good])
+        loc_b[good], se_b[good], kept_b[good] = _summaries([b[i] for i in good])
+        loc_c[good], se_c[good], kept_c[good] = _summaries([c[i] for i in good])
     fits = _fits(items, [i for i in good if items[i].history], loc_b, se_b)
     out: list[Evidence | Comparison] = []
     for i, it in enumerate(items):
@@ -178,7 +180,8 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
             out.append(replace(_from_history(it, f.fit, f.within, float(loc_c[i]), float(se_c[i])),
                                tail_scores=f.scores, history_range=f.history_range))
         else:
-            out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i])), (float(loc_c[i]), float(se_c[i]))))
+            out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i]), float(kept_b[i])),
+                                 (float(loc_c[i]), float(se_c[i]), float(kept_c[i]))))
     return out
 
 
@@ -215,15 +218,10 @@ def _from_history(it: Item, fit: HistoryFit, within: Within, loc_c: float, se_c:
                     history_runs=fit.runs, baseline_runs=fit.ref_runs, note=note)
 
 
-def _wsd(se: float, n: int) -> float:
-    """Winsorized sd of a run's log samples from its trimmed-mean se (Tukey-McLaughlin)."""
-    g = int(math.floor(TRIM * n))
-    return se * (1.0 - 2.0 * g / n) * math.sqrt(n)
-
-
-def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float], sc: tuple[float, float]
-              ) -> Evidence | Comparison:
-    """Candidate run vs baseline run, no history: within-run errors plus the prior."""
+def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float, float],
+              sc: tuple[float, float, float]) -> Evidence | Comparison:
+    """Candidate run vs baseline run, no history: within-run errors plus the prior. sb, sc:
+    (location, se, samples kept) of each run's log samples."""
     direction = it.policy.direction or it.direction
     if b.size < 3 or c.size < 3:
         note = (f"n={b.size}/{c.size} samples and no history: nothing measures the noise; store 4+ runs "
@@ -234,8 +232,8 @@ def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float], s
                           p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size), n_cand=int(c.size),
                           base_value=median(b), cand_value=median(c), unit=it.unit, reason=note,
                           note=note, policy=it.policy, point_key=it.point_key, label=it.label)
-    sigma, note = assumed_spread(_wsd(sb[1], b.size), _wsd(sc[1], c.size), it.policy)
-    parts = [(se * se, max(n - 2 * int(math.floor(TRIM * n)) - 1, 1)) for se, n in ((sb[1], b.size), (sc[1], c.size))]
+    sigma, note = assumed_spread(winsorized_sd(np.log(b)), winsorized_sd(np.log(c)), it.policy)
+    parts = [(se * se, max(kept - 1.0, 1.0)) for _, se, kept in (sb, sc)]
     a = parts[0][0] + parts[1][0]
     prior = 2.0 * sigma**2
     den = sum(v * v / df for v, df in parts)

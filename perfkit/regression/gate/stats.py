@@ -10,10 +10,12 @@ a t test with the df of s2 (moderated across the gate's metrics, moderate.py). T
 quantity Conbench thresholds on (candidate vs the history of run means), with a p-value, so a
 false-discovery-rate procedure can run over many metrics at once (multiple.py).
 
-Without history: the two runs' within-run standard errors (Tukey-McLaughlin) plus a prior
-run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach the
-significance the gate needs (max_p / tests), a permutation test of the trimmed means on the raw
-samples must reject too. With fewer than 3 samples on a side nothing measures the noise: no
+Without history: the two runs' within-run standard errors (of their locations, robust.py) plus
+a prior run-to-run spread for each run (docs/ci.md, "Without history"), and, where it can reach
+the significance the gate needs (max_p / tests), a permutation test of the 20%-trimmed means on
+the raw samples must reject too (the trimmed mean, not the run location: a permuted split that
+moves 1-2 samples across a large change leaves them outliers the location would drop, so the
+location's permutation p-value could not fall below ~0.01 at 10 vs 10 samples). With fewer than 3 samples on a side nothing measures the noise: no
 test, the verdict is inconclusive. (The inputs: evidence.py.)
 
 Intervals are t intervals of the same variance, so "the interval excludes 1" and "p <= max_p"
@@ -38,7 +40,7 @@ from perfkit.regression.gate.robust import (
     trimmed_mean,
     trimmed_mean_rows,
 )
-from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, tail_p
+from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, leans_bad, tail_p
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 N_BOOT = 2000
@@ -176,7 +178,9 @@ def with_tails(evs: Sequence[Evidence], comps: Sequence[Comparison]) -> list[Com
     skewed = not fit.heavy
     if skewed:
         fit = fit_bad_tail(scores)
-    if not fit.heavy:
+        if not fit.heavy and leans_bad(scores):  # skewed, no heavier bad side: Gaussian, BH capped
+            fit = replace(fit, df=math.inf, scale=1.0)
+    if not (fit.heavy or (skewed and math.isfinite(fit.scale))):
         return list(comps)
     idx = [i for i, c in enumerate(comps) if c.history_runs > 0 and math.isfinite(c.p_run)
            and not (skewed and (worse_parts(c)[0] < 0.0 or min(c.n_base, c.n_cand) < SKEW_MIN_SAMPLES))]
