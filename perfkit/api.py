@@ -149,7 +149,7 @@ class BaselineVerdict:
     """A measurement judged against a baseline by the gate's test of one measurement (no history).
 
     verdict: the gate's word (regressed, improved, unchanged, noisy, suspect, inconclusive, incomparable);
-    change and interval: the test's (geometric trimmed means), not a ratio of the medians;
+    change and interval: the test's (geometric outlier-skipped means), not a ratio of the medians;
     new_median_s / base_median_s: the medians every view shows."""
 
     verdict: str

@@ -83,7 +83,8 @@ HEADLINE_SYMBOL = {
 }
 # What the values and the change of a comparison are (every renderer says it the same way).
 VALUES_NOTE = ("baseline, candidate: medians of the raw samples; change and test interval: the gate's "
-               "test (geometric 20%-trimmed means, vs the level of stored runs when there are some)")
+               "test (geometric means of each run's samples, outliers set apart skipped; vs the level of stored "
+               "runs when there are some)")
 
 
 def status_text(result: GateResult) -> str:

@@ -3,8 +3,8 @@ store's column read (perfkit.store.history_rows: two queries) and array code ins
 Python object per run and sample.
 
 The numbers are those of `perfkit history`: a run's value is perfkit.regression.location.run_location
-(the geometric 20%-trimmed mean of its samples, computed here row-wise with the gate's own
-perfkit.regression.gate.robust.trimmed_mean_rows), a commit's value is the median over its runs,
+(the geometric outlier-skipped mean of its samples, computed here row-wise with the gate's own
+perfkit.regression.gate.robust.run_location_rows), a commit's value is the median over its runs,
 commits in time order (perfkit.comparison.series.commit_series; tests check both agree). Change
 points and trends come from perfkit.comparison.trend.explain_series (as in `perfkit history`) and the noise band from
 perfkit.comparison.series.segment_bands (what `perfkit history --values` prints).
@@ -21,7 +21,7 @@ import pandas as pd
 from perfkit.comparison.series import segment_bands, series_sigma
 from perfkit.comparison.trend import TrendInfo, explain_series
 from perfkit.regression.changepoint.kind import change_kind
-from perfkit.regression.gate.robust import trimmed_mean_rows
+from perfkit.regression.gate.robust import run_location_rows
 from perfkit.regression.location import MIN_SAMPLES
 from perfkit.store.engine import Connection
 from perfkit.store.history_rows import history_rows
@@ -72,7 +72,7 @@ def run_locations(metric_ids: np.ndarray, stored: np.ndarray, sample_ids: np.nda
         block = samples[start[pos[rows]][:, None] + np.arange(n)]
         positive = np.all(block > 0, axis=1)
         if positive.any():
-            loc[rows[positive]] = np.exp(trimmed_mean_rows(np.log(block[positive])))
+            loc[rows[positive]] = np.exp(run_location_rows(np.log(block[positive])).loc)
     return loc, counts
 
 
