@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from perfkit.regression.location import MIN_SAMPLES, commit_value, run_location
@@ -17,7 +18,7 @@ def test_run_location_is_the_gates_outlier_skipped_geometric_mean() -> None:
     logs = (0.0, 1.0, 2.0, 3.0, 100.0)
     samples = [math.exp(x) for x in logs]
     assert run_location(samples, value=-1.0) == pytest.approx(math.exp(1.5))
-    assert run_location(samples, value=-1.0) == pytest.approx(math.exp(gate_location(list(logs))))
+    assert run_location(samples, value=-1.0) == pytest.approx(math.exp(gate_location(np.array(logs))))
 
 
 def test_too_few_or_non_positive_samples_keep_the_stored_value() -> None:
