@@ -66,8 +66,8 @@ def _comp(ratio: float, half: float) -> Comparison:
 
 
 @pytest.mark.parametrize(("p", "ratio", "verdict"), [
-    (0.08, 1.02, Verdict.SUSPECT), (0.2, 1.02, Verdict.INCONCLUSIVE), (0.08, 1.005, Verdict.INCONCLUSIVE),
-    (0.01, 1.02, Verdict.REGRESSED), (0.08, 0.98, Verdict.UNCHANGED),
+    (0.07, 1.02, Verdict.SUSPECT), (0.09, 1.02, Verdict.INCONCLUSIVE), (0.2, 1.02, Verdict.INCONCLUSIVE),
+    (0.07, 1.005, Verdict.INCONCLUSIVE), (0.01, 1.02, Verdict.REGRESSED), (0.07, 0.98, Verdict.UNCHANGED),
 ])
 def test_suspect_is_close_to_significant_and_at_least_min_effect_worse(p: float, ratio: float, verdict: Verdict) -> None:
     got, reason = verdict_reason(_comp(ratio, 0.03), p)

@@ -21,7 +21,7 @@ from dataclasses import replace
 from perfkit.core.direction import HIGHER
 from perfkit.regression.gate.types import Comparison, Verdict
 
-SUSPECT_P_FACTOR = 2.0  # suspect: adjusted p <= 2 max_p (docs/ci.md, "Suspect")
+SUSPECT_P_FACTOR = 1.5  # suspect: adjusted p <= 1.5 max_p (docs/ci.md, "Suspect")
 
 
 def pct(x: float) -> str:
