@@ -95,7 +95,9 @@ def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path,
     same_verdicts = _tpot_verdicts(capsys.readouterr().out)
     slower = main(["gate", "--baseline", str(dirs[0]), "--candidate", str(dirs[2]), "--db", db, "--format", "json",
                    "--no-step-summary"])
-    slower_verdicts = _tpot_verdicts(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    assert out, (slower, err)
+    slower_verdicts = _tpot_verdicts(out)
     assert same == 0 and same_verdicts and all(v in ("unchanged", "noisy", "inconclusive") for v in same_verdicts)
     assert slower == 1 and slower_verdicts == ["regressed"]
 
