@@ -78,7 +78,8 @@ RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
      "at::native reduce_kernel, foreach norms"),
     ("elementwise", _rx(r"multi_tensor_apply_kernel"), "foreach ops, fused optimizers"),
     # collectives: NCCL / RCCL / MSCCL by prefix, custom all-reduce and expert-parallel kernels by name
-    ("communication", _rx(r"^(void )?(nccl|rccl|msccl)"), "ncclDevKernel_*, ncclKernel_*, RCCL, MSCCL"),
+    ("communication", _rx(r"^(void )?(nccl|rccl|msccl)|onerank_cu_\w*oneRankReduce"),
+     "ncclDevKernel_*, ncclKernel_*, RCCL, MSCCL; NCCL's one-rank reduce (onerank.cu: an AVG / PreMulSum on one rank)"),
     ("communication",
      _rx(r"cross_device_reduce|(?<![a-z])(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all)"
          r"|All(Reduce|Gather|ToAll)|ReduceScatter|quickreduce|lamport|deep_ep::|dpsk::ep::"

@@ -143,6 +143,7 @@ def nccl_kernels_in_trace(device: str, work: Path) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
 
+    from perfkit.analyzers.categories import category_of
     from perfkit.profiler.trace_capture import capture_trace
 
     t = torch.ones(COLLECTIVE_BYTES // 4, device=device)
@@ -157,7 +158,7 @@ def nccl_kernels_in_trace(device: str, work: Path) -> dict[str, Any]:
     capture_trace(step, device, path, iters=3, record_shapes=False, label="nccl-probe")
     events = json.loads(gzip.decompress(path.read_bytes())).get("traceEvents", [])
     all_kernels = sorted({str(e.get("name")) for e in events if e.get("cat") == "kernel"})
-    kernels = [k for k in all_kernels if "nccl" in k.lower() or "onerank" in k.lower()]
+    kernels = [k for k in all_kernels if category_of(k) == "communication"]  # the analyzers' own call
     ops = sorted({str(e.get("name")) for e in events if "allreduce" in str(e.get("name")).lower().replace("_", "")})
     if not device.startswith("cuda"):
         return check("nccl_trace", "skipped", f"dry run on gloo: no kernels; would look for ncclDevKernel_* in the "
