@@ -23,7 +23,6 @@ import math
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from perfkit.core.env import Env
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.robust import summarize_rows
 from perfkit.regression.gate.types import RunSummary, Verdict
+from perfkit.store.metrics import MetricRecord
 
 EFFECTS = (0.02, 0.05, 0.10)
 SIZES = (1, 3, 5, 10)
@@ -44,17 +44,8 @@ FIXED = 0.05
 RULES = ("perfkit", "conbench", "fixed")
 
 
-@dataclass(frozen=True)
-class Rec:
-    name: str
-    point_key: str | None
-    unit: str
-    direction: str
-    samples: tuple[float, ...]
-
-
 def _side(run_id: str, names: Sequence[str], x: np.ndarray) -> RunSide:
-    metrics = tuple(Rec(nm, None, "s", LOWER, tuple(map(float, x[i]))) for i, nm in enumerate(names))
+    metrics = tuple(MetricRecord(nm, None, "s", LOWER, tuple(map(float, x[i]))) for i, nm in enumerate(names))
     return RunSide(run_id=run_id, label=run_id, gpu="sim", env=Env(), metrics=metrics)
 
 

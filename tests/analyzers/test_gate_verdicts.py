@@ -21,7 +21,7 @@ from perfkit.regression.gate.policy import load_policy
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import compare_samples, rank_test_min_p
 from perfkit.regression.gate.types import RunSummary, Verdict
-from tests.helpers.gate_sim import Rec
+from perfkit.store.metrics import MetricRecord
 
 
 def _runs(rng: np.random.Generator, k: int, n: int, within: float = 0.005, between: float = 0.003) -> np.ndarray:
@@ -50,7 +50,7 @@ def test_n3_step_with_history_is_a_regression() -> None:
 
 
 def _side(run_id: str, names: list[str], data: np.ndarray) -> RunSide:
-    return RunSide(run_id, run_id, "H100", Env(), tuple(Rec(nm, None, "s", LOWER, tuple(data[i]))
+    return RunSide(run_id, run_id, "H100", Env(), tuple(MetricRecord(nm, None, "s", LOWER, tuple(data[i]))
                                                       for i, nm in enumerate(names)))
 
 
@@ -159,10 +159,10 @@ def test_time_flop_and_bytes_are_one_measurement() -> None:
     rng = np.random.default_rng(9)
     t_base, t_cand = 1e-3 * (1 + 0.01 * rng.standard_normal(10)), 1.3e-3 * (1 + 0.01 * rng.standard_normal(10))
 
-    def metrics(t: np.ndarray) -> tuple[Rec, ...]:
-        return (Rec("p:time_s", "p", "s", LOWER, tuple(t)), Rec("p:flop_per_s", "p", "flop/s", HIGHER, tuple(2e9 / t)),
-                Rec("p:bytes_per_s", "p", "B/s", HIGHER, tuple(6e6 / t)),
-                Rec("p:ttft_s", "p", "s", LOWER, tuple(1e-2 * (1 + 0.01 * rng.standard_normal(10)))))
+    def metrics(t: np.ndarray) -> tuple[MetricRecord, ...]:
+        return (MetricRecord("p:time_s", "p", "s", LOWER, tuple(t)), MetricRecord("p:flop_per_s", "p", "flop/s", HIGHER, tuple(2e9 / t)),
+                MetricRecord("p:bytes_per_s", "p", "B/s", HIGHER, tuple(6e6 / t)),
+                MetricRecord("p:ttft_s", "p", "s", LOWER, tuple(1e-2 * (1 + 0.01 * rng.standard_normal(10)))))
 
     pairs = list(zip(metrics(t_base), metrics(t_cand), strict=True))
     (g1, g2) = measurement_groups(pairs)

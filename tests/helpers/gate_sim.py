@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,21 +11,13 @@ from perfkit.core.direction import LOWER
 from perfkit.core.env import Env
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.robust import summarize_run
-
-
-@dataclass(frozen=True)
-class Rec:
-    name: str
-    point_key: str | None
-    unit: str
-    direction: str
-    samples: tuple[float, ...]
+from perfkit.store.metrics import MetricRecord
 
 
 def run_side(run_id: str, x: np.ndarray) -> RunSide:
     """One run of metrics m000:time_s ... (x: metrics x samples), lower is better."""
     return RunSide(run_id, run_id, "sim", Env(), tuple(
-        Rec(f"m{i:03d}:time_s", None, "s", LOWER, tuple(map(float, x[i]))) for i in range(x.shape[0])))
+        MetricRecord(f"m{i:03d}:time_s", None, "s", LOWER, tuple(map(float, x[i]))) for i in range(x.shape[0])))
 
 
 def gate(x: np.ndarray) -> Any:

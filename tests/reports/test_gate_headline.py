@@ -16,7 +16,7 @@ from perfkit.regression.gate.types import MetricPolicy
 from perfkit.reports.gate_text import render_json, render_table
 from perfkit.reports.junit import render_junit
 from perfkit.reports.markdown.gate import render_markdown
-from tests.helpers.gate_sim import Rec
+from perfkit.store.metrics import MetricRecord
 
 
 def _samples(kind: str, side: int, rng: np.random.Generator) -> tuple[float, ...]:
@@ -33,7 +33,7 @@ def gate(*kinds: str) -> GateResult:
     rng = np.random.default_rng(5)
     sides = []
     for side in (0, 1):
-        metrics = tuple(Rec(f"m{i}:time_s", None, "s", LOWER, _samples(k, side, rng)) for i, k in enumerate(kinds))
+        metrics = tuple(MetricRecord(f"m{i}:time_s", None, "s", LOWER, _samples(k, side, rng)) for i, k in enumerate(kinds))
         sides.append(RunSide(f"r{side}", f"r{side}", "cpu", Env(), metrics))
     policy = GatePolicy(defaults=MetricPolicy(min_effect=0.10))
     return compare_runs(sides[0], sides[1], lambda _n: (), policy)
@@ -87,7 +87,7 @@ def test_a_gate_that_could_test_nothing_says_cannot_tell_beside_a_large_change()
     """n = 2 per run and no history: no test is possible, so even a +50% change is no 'passes'."""
     rng = np.random.default_rng(1)
     sides = [RunSide(f"r{s}", f"r{s}", "cpu", Env(), tuple(
-        Rec(f"m{i}:time_s", None, "s", LOWER, tuple(float(x) * (1.5 if s else 1.0) for x in 1e-3 * (1 + 0.01 * rng.random(2))))
+        MetricRecord(f"m{i}:time_s", None, "s", LOWER, tuple(float(x) * (1.5 if s else 1.0) for x in 1e-3 * (1 + 0.01 * rng.random(2))))
         for i in range(3))) for s in (0, 1)]
     result = compare_runs(sides[0], sides[1], lambda _n: (), GatePolicy())
     assert result.outcome == "cannot tell"
