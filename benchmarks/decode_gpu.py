@@ -32,9 +32,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.decode_kernels import kernels_by_key
+
+if TYPE_CHECKING:
+    from perfkit.core.timing import TimingConfig
 
 REPO = Path(__file__).resolve().parents[1]
 MBU_READ_TARGET = 0.65
@@ -121,7 +124,7 @@ def copy_bandwidth(device: str) -> float:
     return float(copy_point(device, nbytes, timer).value)
 
 
-def _bandwidth_plan(device: str) -> tuple[int, Any]:
+def _bandwidth_plan(device: str) -> tuple[int, TimingConfig]:
     """1 GiB for 2 s on a GPU; on the CPU (the smoke check of the script) 64 MiB for 0.3 s."""
     from perfkit.core.timing import TimingConfig
 

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,17 +102,15 @@ class ForkedCli:
     def __init__(self, env: dict[str, str], preload: tuple[str, ...] = PRELOAD) -> None:
         self._proc = subprocess.Popen([sys.executable, "-c", SERVER, *preload], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, env=env, cwd=REPO)
-        self._lock = threading.Lock()
         self._files = Path(tempfile.mkdtemp(prefix="perfkit-forked-cli-"))  # not in the command's folder
 
     def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 120.0) -> Result:
         out, err = self._files / "stdout", self._files / "stderr"
         job = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "timeout_s": timeout_s}
-        with self._lock:
-            assert self._proc.stdin is not None and self._proc.stdout is not None
-            self._proc.stdin.write(json.dumps(job) + "\n")
-            self._proc.stdin.flush()
-            reply = self._proc.stdout.readline()
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps(job) + "\n")
+        self._proc.stdin.flush()
+        reply = self._proc.stdout.readline()
         if not reply:
             raise RuntimeError(f"the perfkit fork server ended (exit {self._proc.poll()})")
         rc = json.loads(reply)["rc"]

@@ -10,6 +10,7 @@ fresh profile that sees it.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import subprocess
@@ -35,21 +36,23 @@ workloads:
 """
 
 
-_CACHE: list[Path] = []  # the process's one profiled run
-
-
 def profile_tiny(out: Path) -> Path:
     """A real run of TINY_SPEC under `out/runs/` (profiled once per process, then copied); its
     run directory."""
     if (out / "home").exists():  # a calibration is there: profile with it
         return _profile(out)
-    if not _CACHE:
-        cache = Path(tempfile.mkdtemp(prefix="perfkit-tiny-run-"))
-        atexit.register(shutil.rmtree, cache, ignore_errors=True)
-        _CACHE.append(_profile(cache))
-    copy = out / "runs" / _CACHE[0].name
-    shutil.copytree(_CACHE[0], copy)
+    cached = _cached_run()
+    copy = out / "runs" / cached.name
+    shutil.copytree(cached, copy)
     return copy
+
+
+@functools.cache
+def _cached_run() -> Path:
+    """The process's one profiled run, in a folder removed at exit."""
+    cache = Path(tempfile.mkdtemp(prefix="perfkit-tiny-run-"))
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    return _profile(cache)
 
 
 def _profile(out: Path) -> Path:

@@ -232,7 +232,7 @@ class DecodePoint:
             tp.generations = gather_objects(mine)
             return None
         match = bool(torch.equal(got.tokens, tp.ref_tokens))
-        num = compare(prefill(self.model, self.prompt), tp.ref_logits, DECODE_TOL[self.dtype],
+        num = compare(prefill(self.model, self.prompt), tp.ref_logits, decode_tol(self.dtype, self.cfg.n_layers),
                       "the one-rank model's prefill logits and greedy tokens (same seed)")
         generate(self.model, self.stepper, self.prompt, self.steps)  # warm
         mine = [generate(self.model, self.stepper, self.prompt, self.steps).times_s for _ in range(tp.reps)]

@@ -36,4 +36,4 @@ def float32_logits(model: Transformer, idx: Tensor) -> Tensor:
         x = wide(x, rope, None, None, False)
         del wide
     norm = copy.deepcopy(model.norm).float()
-    return torch.nn.functional.linear(norm(x[:, -1]), model.output.weight.float()).float()
+    return torch.nn.functional.linear(norm(x[:, -1]), model.output.weight.float())

@@ -69,19 +69,6 @@ def winsorized_sd(x: np.ndarray, trim: float = TRIM) -> float:
     return float(np.std(_winsorized(s, int(math.floor(trim * s.size))), ddof=1))
 
 
-def yuen_se(base_log: np.ndarray, cand_log: np.ndarray, trim: float = TRIM) -> tuple[float, float]:
-    """Standard error of the difference of two trimmed means and its Welch-Yuen df."""
-    parts = []
-    for x in (base_log, cand_log):
-        g = int(math.floor(trim * x.size))
-        parts.append((trimmed_mean_se(x, trim) ** 2, max(x.size - 2 * g - 1, 1)))
-    var = sum(v for v, _ in parts)
-    if var <= 0.0:
-        return 0.0, math.inf
-    den = sum(v * v / df for v, df in parts)
-    return math.sqrt(var), (var * var / den if den > 0 else math.inf)
-
-
 def biweight_midvariance(x: np.ndarray, c: float = 9.0) -> float:
     """Tukey's biweight midvariance: a robust variance (about 85% efficient for Gaussian data)."""
     x = np.asarray(x, dtype=np.float64)
