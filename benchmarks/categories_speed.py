@@ -79,11 +79,16 @@ def trace_names(path: Path) -> list[Name]:
     return sorted((table.names[n], k) for n, k in pairs)
 
 
+# Rule changes made on purpose since the old commit (name fragment -> (old, new) category):
+# they are listed, and do not count as the prefilter changing a category.
+INTENDED = {"oneRankReduce": ("reduction", "communication")}  # NCCL's one-rank kernel (H200, issue 29)
+
+
 def differences(names: Sequence[Name], old: Callable[[str, int], str]) -> list[tuple[str, int, str, str]]:
     out = []
     for name, kind in names:
         a, b = old(name, kind), category_of(name, kind)
-        if a != b:
+        if a != b and not any(k in name and (a, b) == v for k, v in INTENDED.items()):
             out.append((name, kind, a, b))
     return out
 
