@@ -169,8 +169,10 @@ class Builder:
         cols: dict[str, npt.NDArray[Any]] = {"kind": kind, "ts_ns": ts, "dur_ns": dur}
         codes = self._name_codes(names)
         cols["name_id"] = codes
-        step = np.asarray(self.is_step, dtype=bool)[codes] & (kind != Kind.USER_ANNOTATION)
-        if step.any():  # torch <= 1.9 records ProfilerStep#N as an "Operator": a step all the same
+        # torch <= 1.9 records ProfilerStep#N as an "Operator": a step all the same. Only a CPU op:
+        # the GPU-side projection newer torch writes (gpu_user_annotation) stays GPU_ANNOTATION
+        step = np.asarray(self.is_step, dtype=bool)[codes] & (kind == Kind.CPU_OP)
+        if step.any():
             kind = np.where(step, np.int8(Kind.USER_ANNOTATION), kind)
             cols["kind"] = kind
         cols["pid"] = self.read.ints(xs, GET["pid"], "pid", rows, every, names)
