@@ -225,3 +225,18 @@ def test_b200_symmetric_memory_all_reduce_and_sized_all_gather() -> None:
     assert pd.isna(coll.at["all_reduce", "message_bytes"]) and int(coll.at["all_reduce", "group_size"]) == 8
     (args,) = comm
     assert int(coll.at["all_gather", "message_bytes"]) == 2 * max(args["In msg nelems"], args["Out msg nelems"]) == 402176
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("hta/memory_timeline.raw.gz", "none of its 16,845 items is an event object (traceEvents[0] '[-1,1,37888,7]'"),
+        ("hta/execution_trace_et.json.gz", 'no "traceEvents" array'),
+    ],
+)
+def test_files_that_are_no_trace_exit_2_with_one_line(name: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """torch's memory timeline export and a Chakra execution trace: refused, not empty tables."""
+    assert main(["analyze", str(DATA / name)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(DATA / name) in err and why in err and "not a Chrome / Kineto trace" in err

@@ -107,8 +107,17 @@ def load_trace(
     finally:
         if was_enabled:
             gc.enable()
+    _refuse_eventless(path, notes, result.events_read)
     info = {**result.trailer, **result.header}
     return builder.table(notes.meta(_meta_from(path, info, rank, result.events_read), result))
+
+
+def _refuse_eventless(path: Path, notes: Notes, events_read: int) -> None:
+    """A file none of whose items is an event object is no trace (torch's memory timeline export
+    `[[ts, action, bytes, category], ...]` is such a bare array): one line, not empty tables."""
+    if events_read and notes.dropped["not an event object"] == events_read:
+        first = notes.drop_lines[0].removeprefix(f"{path}: ").removesuffix("; event dropped")
+        raise TraceError(f"{path}: not a Chrome / Kineto trace: none of its {events_read:,} items is an event object ({first})")
 
 
 def load_traces(paths: Sequence[str | Path]) -> EventTable:
