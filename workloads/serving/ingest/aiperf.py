@@ -14,6 +14,11 @@ other is read from beside it when present ("X.jsonl" <-> "X_aiperf.json"). Read 
 ai-dynamo/aiperf (record_models.py, export_models.py, metric_records_wire.py, phases.py; 0.1
 to 0.10).
 
+AIPerf 0.1.1 (September-October 2025) wrote an older layout, also read: a record's start is
+`metadata.timestamp_ns`, its phase `metadata.credit_phase`, its end the `max_response_timestamp`
+metric (ns; there is no request_end_ns); time to first / second token are tagged `ttft` / `ttst`;
+the summary nests the metrics under `records` (tag -> {tag, unit, header, avg, ..., count}).
+
 Summary names (AIPerf -> perfkit; times converted from their unit to s; STAT is mean (from
 avg), pNN, min, max, std):
 
@@ -30,11 +35,13 @@ avg), pNN, min, max, std):
 | total_token_throughput (avg)             | total_tok_per_s                |
 | goodput (avg)                            | goodput_request_per_s          |
 | request_count, error_request_count       | completed, failed              |
-| total_isl, total_output_tokens           | input_tokens, output_tokens    |
+| total_isl, total_osl                     | input_tokens, output_tokens    |
 | benchmark_duration                       | duration_s                     |
 
 AIPerf's "inter_token_latency" is vLLM's (and perfkit's) TPOT; its per-gap latency is
-"inter_chunk_latency". Definitions that differ from perfkit's are in `DEFINITIONS`.
+"inter_chunk_latency". Output tokens are AIPerf's total_osl (reasoning tokens included, what its
+output_token_throughput divides), total_output_tokens (visible tokens only) where there is no
+total_osl. Definitions that differ from perfkit's are in `DEFINITIONS`.
 """
 
 from __future__ import annotations
@@ -72,10 +79,12 @@ MAX_CREDIT_WAIT_NS = 3600 * 10**9  # a credit older than this is from another cl
 _TIMES = {"time_to_first_token": "ttft", "inter_token_latency": "tpot",
           "inter_chunk_latency": "token_itl", "request_latency": "e2e",
           "time_to_second_token": "ttst"}
+_OLD_TAGS = {"time_to_first_token": "ttft", "time_to_second_token": "ttst"}  # AIPerf 0.1.1
 _SCALARS = {"request_throughput": "request_per_s", "output_token_throughput": "output_tok_per_s",
             "total_token_throughput": "total_tok_per_s", "goodput": "goodput_request_per_s",
             "request_count": "completed", "error_request_count": "failed",
-            "total_isl": "input_tokens", "total_output_tokens": "output_tokens"}
+            "total_isl": "input_tokens", "total_output_tokens": "output_tokens",
+            "total_osl": "output_tokens"}  # reasoning included, as in output_token_throughput: wins
 DEFINITIONS = {
     "tpot": "AIPerf 'inter_token_latency': (request_latency - TTFT) / (output tokens - 1), "
             "vLLM's TPOT; AIPerf counts output tokens with its tokenizer unless told to use usage",
@@ -92,15 +101,29 @@ DEFINITIONS = {
 
 def looks_like_record(obj: Any) -> bool:
     return (isinstance(obj, dict) and isinstance(obj.get("metadata"), dict)
-            and "request_start_ns" in obj["metadata"] and "metrics" in obj)
+            and ("request_start_ns" in obj["metadata"] or "timestamp_ns" in obj["metadata"])
+            and "metrics" in obj)
+
+
+def summary_metrics(top: dict[str, Any]) -> dict[str, Any]:
+    """The metric entries of a summary: top level, or under `records` (AIPerf 0.1.1)."""
+    nested = top.get("records")
+    return nested if isinstance(nested, dict) else top
+
+
+def _entry(metrics: dict[str, Any], tag: str) -> Any:
+    """A metric by its tag, or by the tag AIPerf 0.1.1 gave it."""
+    got = metrics.get(tag)
+    return got if got is not None or tag not in _OLD_TAGS else metrics.get(_OLD_TAGS[tag])
 
 
 def looks_like_summary(obj: Any) -> bool:
     if not isinstance(obj, dict):
         return False
-    metric_shaped = any(isinstance(obj.get(t), dict) and "unit" in obj[t]
+    metrics = summary_metrics(obj)
+    metric_shaped = any(isinstance(metrics.get(t), dict) and "unit" in metrics[t]
                         for t in ("request_throughput", "request_latency", "request_count",
-                                  "time_to_first_token", "benchmark_duration"))
+                                  "time_to_first_token", "ttft", "benchmark_duration"))
     return metric_shaped and any(k in obj for k in ("aiperf_version", "input_config",
                                                     "schema_version", "was_cancelled"))
 
@@ -146,7 +169,7 @@ def _unit_scale(entry: dict[str, Any]) -> float | None:
 
 
 def _duration(top: dict[str, Any]) -> float | None:
-    entry = mapping(top.get("benchmark_duration"))
+    entry = mapping(summary_metrics(top).get("benchmark_duration"))
     scale = _unit_scale(entry)
     value = number(entry.get("avg"))
     return value * scale if value is not None and scale is not None and value >= 0 else None
@@ -154,19 +177,20 @@ def _duration(top: dict[str, Any]) -> float | None:
 
 def _summary(top: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
+    metrics = summary_metrics(top)
     for tag, metric in _TIMES.items():
-        entry = mapping(top.get(tag))
+        entry = mapping(_entry(metrics, tag))
         scale = _unit_scale(entry)
         if scale is None:
             continue
         for stat, value in entry.items():
             if (name := stat_name(stat)) is not None:
                 put(out, f"{metric}_{name}_s", value, scale)
-    for stat, value in mapping(top.get("output_token_throughput_per_user")).items():
+    for stat, value in mapping(metrics.get("output_token_throughput_per_user")).items():
         if (name := stat_name(stat)) is not None:
             put(out, f"interactivity_{name}_tok_per_s", value)
     for tag, key in _SCALARS.items():
-        put(out, key, mapping(top.get(tag)).get("avg"))
+        put(out, key, mapping(metrics.get(tag)).get("avg"))
     if (duration := _duration(top)) is not None:
         out["duration_s"] = duration
     return out
@@ -237,7 +261,7 @@ def _ns(value: Any, what: str) -> int:
 
 def _metric(metrics: dict[str, Any], tag: str) -> tuple[Any, float | None] | None:
     """(value, seconds per unit or None for counts) of a record's metric; None when absent."""
-    entry = metrics.get(tag)
+    entry = _entry(metrics, tag)
     if entry is None:
         return None
     if not isinstance(entry, dict) or "value" not in entry:
@@ -274,15 +298,29 @@ def _error(obj: dict[str, Any], meta: dict[str, Any]) -> str | None:
     return "cancelled by AIPerf (request cancellation)" if meta.get("was_cancelled") is True else None
 
 
+def _start_end_ns(meta: dict[str, Any], metrics: dict[str, Any]) -> tuple[int, int]:
+    """A record's start and end; AIPerf 0.1.1 wrote timestamp_ns and the max_response_timestamp
+    metric instead of request_start_ns / request_end_ns (its failed requests have no end: their
+    start is used)."""
+    if "request_start_ns" in meta:
+        start_tag, end_tag = "request_start_ns", "request_end_ns"
+        start, end = _ns(meta.get(start_tag), start_tag), _ns(meta.get(end_tag), end_tag)
+    else:
+        start_tag, end_tag = "timestamp_ns", "max_response_timestamp"
+        start = _ns(meta.get(start_tag), start_tag)
+        last = _metric(metrics, end_tag)
+        end = _ns(last[0], end_tag) if last is not None else start
+    if end < start:
+        raise BadRequest(f"{end_tag} is before {start_tag}")
+    return start, end
+
+
 def _record(obj: dict[str, Any], where: str) -> _Record:
     meta = obj["metadata"]
-    start, end = _ns(meta.get("request_start_ns"), "request_start_ns"), _ns(
-        meta.get("request_end_ns"), "request_end_ns")
-    if end < start:
-        raise BadRequest("request_end_ns is before request_start_ns")
+    metrics = mapping(obj.get("metrics"))
+    start, end = _start_end_ns(meta, metrics)
     credit = meta.get("credit_issued_ns")
     credit_ns = _ns(credit, "credit_issued_ns") if credit is not None else None
-    metrics = mapping(obj.get("metrics"))
     inputs = _count(metrics, "input_sequence_length", "error_isl")
     error = _error(obj, meta)
     if error is not None:
@@ -312,9 +350,10 @@ def _records(doc: Document) -> tuple[tuple[RequestRecord, ...], float | None, li
     for line, obj in doc.objects:
         where = f"line {line}"
         if not looks_like_record(obj):
-            drops.add("not an AIPerf record (metadata.request_start_ns, metrics)", where)
+            drops.add("not an AIPerf record (metadata.request_start_ns or timestamp_ns, metrics)", where)
             continue
-        if obj["metadata"].get("benchmark_phase") == "warmup":
+        meta = obj["metadata"]
+        if meta.get("benchmark_phase", meta.get("credit_phase")) == "warmup":
             warmup += 1
             continue
         try:
