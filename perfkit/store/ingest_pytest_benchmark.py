@@ -53,10 +53,7 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
         values = stats.get("data") or ([stats["median"]] if "median" in stats else None)
         if not values:
             raise StoreError(f"{where} ({name}): stats has neither 'data' nor 'median'")
-        try:
-            samples = tuple(float(v) for v in values)
-        except (TypeError, ValueError):
-            raise StoreError(f"{where} ({name}): stats.data holds a non-number") from None
+        samples = _samples(values, f"{where} ({name})")
         if not all(math.isfinite(v) and v > 0 for v in samples):
             raise StoreError(f"{where} ({name}): times must be finite and > 0")
         metrics.append(MetricRecord(f"{name}:time_s", None, "s", LOWER, samples))
@@ -64,14 +61,15 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
         raise StoreError(f"{p}: 'benchmarks' is empty; nothing to ingest")
     cpu_info = machine.get("cpu")
     cpu: dict[str, Any] = cpu_info if isinstance(cpu_info, dict) else {}
-    label = gpu or cpu.get("brand_raw") or machine.get("processor") or "cpu"
+    model = _cpu_model(cpu)
+    label = gpu or model or machine.get("processor") or "cpu"
     commit = commit_info.get("id")
     env = Env(
         host=_opt_str(machine.get("node")),
         python=_opt_str(machine.get("python_version")),
         git=GitState(commit=_opt_str(commit), branch=branch or _opt_str(commit_info.get("branch")),
                      dirty=_opt_bool(commit_info.get("dirty"))),
-        cpu=CpuState(model=_opt_str(cpu.get("brand_raw")), cores=_opt_int(cpu.get("count"))),
+        cpu=CpuState(model=model, cores=_opt_int(cpu.get("count"))),
         gpus=(GpuState(name=gpu),) if gpu else (),
         source=Source(format=SOURCE_PYTEST_BENCHMARK, path=str(p), version=_opt_str(data.get("version"))),
     )
@@ -89,6 +87,22 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
         dirty=env.git.dirty,
         host=env.host,
     )]
+
+
+def _samples(values: Any, where: str) -> tuple[float, ...]:
+    """stats.data (or the median alone) as floats; the first item that is not a number is named."""
+    if not isinstance(values, list):
+        values = [values]
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise StoreError(f"{where}: stats.data[{i}] is {str(json.dumps(v))[:60]}, not a number "
+                             f"(of {len(values)} items); store the file pytest-benchmark wrote, unedited")
+    return tuple(float(v) for v in values)
+
+
+def _cpu_model(cpu: dict[str, Any]) -> str | None:
+    """py-cpuinfo's model name: `brand_raw` (py-cpuinfo >= 7), `brand` before it."""
+    return _opt_str(cpu.get("brand_raw")) or _opt_str(cpu.get("brand"))
 
 
 def _opt_str(value: Any) -> str | None:
