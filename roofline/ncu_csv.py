@@ -66,16 +66,25 @@ def parse_csv_text(text: str, origin: str = "<ncu csv>") -> pd.DataFrame:
     for lineno, fields in zip((n for n, _ in body), csv.reader(io.StringIO("\n".join(ln for _, ln in body))), strict=False):
         rows.append((lineno, fields))
     header = rows[0][1]
+    details = all(c in header for c in ("Metric Name", "Metric Value"))
+    fields_of = [_checked(header, fields, details, f"{origin}:{lineno}") for lineno, fields in rows[1:]]
+    if details:
+        return _from_details(header, fields_of, origin)
+    return _from_raw(header, fields_of, origin)
+
+
+def _checked(header: list[str], fields: list[str], details: bool, where: str) -> list[str]:
+    """A row as wide as the header. On the details page ncu ends a metric row that no rule
+    fired on right after its value (`"...","21.68",`): the rule columns it leaves out are blank."""
     width = len(header)
-    for lineno, fields in rows[1:]:
-        if len(fields) != width:
-            raise TraceError(
-                f"{origin}:{lineno}: {len(fields)} fields where the header has {width}; "
-                f"the CSV is truncated or mixed with program output; {HINT}"
-            )
-    if all(c in header for c in ("Metric Name", "Metric Value")):
-        return _from_details(header, [f for _, f in rows[1:]], origin)
-    return _from_raw(header, [f for _, f in rows[1:]], origin)
+    if len(fields) < width and details and all(h in _DETAILS_DROP for h in header[len(fields):]):
+        return fields + [""] * (width - len(fields))
+    if len(fields) != width:
+        raise TraceError(
+            f"{where}: {len(fields)} fields where the header has {width}; "
+            f"the CSV is truncated or mixed with program output; {HINT}"
+        )
+    return fields
 
 
 def _header_line(lines: list[str]) -> int | None:
@@ -105,6 +114,8 @@ def _from_details(header: list[str], rows: list[list[str]], origin: str) -> pd.D
         metric = r[idx["Metric Name"]].strip()
         if not metric:
             continue
+        if metric in ident:  # Launch Statistics' "Block Size" / "Grid Size": the identity's stay
+            metric = f"{r[idx['Section Name']]}: {metric}" if "Section Name" in idx else f"metric: {metric}"
         unit = r[idx["Metric Unit"]] if "Metric Unit" in idx else ""
         try:  # units vary per row on this page: scale each value on its own
             factor, base = ncu_unit_scale(unit)
