@@ -11,6 +11,8 @@
   profile (analyzers.loaders.xla.files; several files are one job, devices numbered on);
 - a JSON starting `{"rocprofiler-sdk-tool"`: rocprofv3 (analyzers.loaders.rocprof.load; several
   files, one per process, are one job: ranks numbered on);
+- a file of a neighbouring tool (a rocprof or ncu CSV, a .qdstrm, a Perfetto protobuf, a pickle):
+  refused with what reads it (analyzers.loaders.other_tools);
 - anything else: a Kineto trace (analyzers.loaders.kineto.load.load_traces).
 Several exports are one job: their GPUs are numbered one after another (ranks 0..n-1 of the
 first, then n.. of the next). Kineto traces and nsys exports cannot be mixed in one table.
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from perfkit.analyzers.event_table import EventTable, concat_tables
 from perfkit.analyzers.loaders.nsys.schema import is_sqlite
+from perfkit.analyzers.loaders.other_tools import other_tool_hint
 from perfkit.analyzers.loaders.rocprof.schema import is_rocprof_json
 from perfkit.analyzers.loaders.xla.files import load_xla_files, xla_format
 from perfkit.core.errors import TraceError
@@ -103,6 +106,14 @@ def _load_rocprof(paths: Sequence[str | Path], formats: list[str]) -> EventTable
     return tables[0] if len(tables) == 1 else concat_tables(tables)
 
 
+def _refuse_other_tools(paths: Sequence[str | Path]) -> None:
+    """A file of a neighbouring tool (rocprof CSV, ncu CSV, .qdstrm, ...) named as such, with what reads it."""
+    for p in paths:
+        hint = other_tool_hint(p)
+        if hint:
+            raise TraceError(f"{p}: not a trace perfkit analyzes: {hint}")
+
+
 def load_trace_file(path: str | Path) -> EventTable:
     """One file of any supported format (a Kineto trace keeps the rank it names)."""
     return load_trace_files([path])
@@ -126,6 +137,7 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
     if not any(nsys):
         from perfkit.analyzers.loaders.kineto.load import load_traces
 
+        _refuse_other_tools(paths)
         refuse_repeats([Path(p) for p in paths], paths)
         return load_traces(paths)
     if not all(nsys):
