@@ -521,21 +521,17 @@ def verdict_names(counts: dict[str, int]) -> list[str]:
 
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
-    """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
-    from perfkit.comparison.gate_history import history_lookup
-    from perfkit.comparison.sides import side_from_store
-    from perfkit.regression.gate.compare import compare_runs
+    """The gate's comparison of two stored runs, as `perfkit compare BASE CAND` makes it
+    (perfkit.comparison.pair: the same history, policy and seed)."""
+    from perfkit.comparison.pair import compare_pair
+    from perfkit.core.errors import StoreError
     from perfkit.reports.html.compare import gate_pairs
     from perfkit.reports.html.data import comparison_rows, verdict_counts
-    from perfkit.store import read
 
-    eng = _engine(url)
-    with eng.connect() as conn:
-        base_row = read.get_run(conn, base_id)
-        cand_row = read.get_run(conn, cand_id)
-    base = side_from_store(eng, base_row, base_id)
-    cand = side_from_store(eng, cand_row, cand_id)
-    result = compare_runs(base, cand, history_lookup(eng, cand, base))
+    try:
+        result = compare_pair(base_id, cand_id, _engine(url))
+    except StoreError as exc:  # nothing in common: no rows, and why
+        return Compared(comparison_rows([], {}), str(exc), {})
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
     return Compared(table, note, verdict_counts(table))

@@ -178,3 +178,24 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
                         seed=seed, unit="s")
     return BaselineVerdict(c.verdict.value, c.change, (c.ci_low - 1.0, c.ci_high - 1.0), c.cand_value,
                            c.base_value, verdict_line(c))
+
+
+def compare(baseline: str, candidate: str, db: str | None = None, policy: str | None = None, *, seed: int = 0,
+            history_runs: int = 30, metric: str | None = None) -> Any:
+    """The comparison `perfkit compare BASELINE CANDIDATE` (and gate, report --vs, the dashboard)
+    shows: a perfkit.regression.gate.compare.GateResult, one row per measurement (`.rows`; each a
+    Comparison with the verdict, the medians `base_value` / `cand_value` and the test's `ratio`).
+    Runs are named as on the command line (run directory, run id, commit, BRANCH@GPU[:SPEC]);
+    db: the store (default: $PERFKIT_DB, else ./perfkit.db); policy: a gate.yaml; history_runs:
+    stored runs for the run-to-run spread (0: none). StoreError / SpecError on bad input."""
+    from perfkit.comparison.pair import PairOptions, compare_pair
+    from perfkit.regression.gate.policy import load_policy
+    from perfkit.store.api import open_existing_store
+
+    options = PairOptions(load_policy(policy), seed, history_runs, metric)
+    engine = open_existing_store(db)
+    try:
+        return compare_pair(baseline, candidate, engine, options)
+    finally:
+        if engine is not None:
+            engine.dispose()

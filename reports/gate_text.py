@@ -48,12 +48,12 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
-        "rows": [_row_obj(c, result) for c in result.rows],
+        "rows": [row_obj(c, result) for c in result.rows],
         "metrics": [c.to_dict() for c in result.comparisons],
     }
 
 
-def _row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
+def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
     members = [m.metric for m in result.comparisons if m.same_as == c.metric]
     def num(x: float) -> float | None:
         return x if math.isfinite(x) else None

@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "CAND's spec, or of SPEC, other than CAND)")
     p.add_argument("cand", metavar="CAND", type=run_selector, help="candidate: run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
-    add_format(p)
+    add_format(p, extra=("csv",))
     add_comparison_options(p)
     return p
 

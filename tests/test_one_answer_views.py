@@ -1,0 +1,251 @@
+"""One answer everywhere: for the same pair of stored runs, every view gives the same verdict,
+baseline value, candidate value and change for each measurement, shows the same set of
+measurements, and compares against the same baseline run: `perfkit compare` (table, JSON, CSV),
+`perfkit gate` (Markdown, JUnit, JSON), `perfkit report --vs` (Markdown, HTML), the Python API
+(perfkit.api.compare) and the dashboard's Compare page. The numbers are formatted by
+perfkit/core/units.py in every view.
+
+The store holds real CPU runs (the tiny GEMM sweep, one point made 50% slower in the candidate,
+one point failed and one skipped, and a later run of the same spec with a changed spec hash),
+a decode pair with memory metrics, a serving pair and an ingested CSV history.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfkit.api import compare as api_compare
+from perfkit.cli import main
+from perfkit.core.units import fmt_change, fmt_value
+from tests.helpers.serving_runs import serving_run
+from tests.helpers.tiny_run import profile_tiny
+from tests.helpers.workload_runs import decode_run, write_run
+
+T0 = datetime(2026, 2, 1, tzinfo=timezone.utc)
+SLOWER = 1.5  # the candidate's regressed GEMM point
+MEMORY = {"peak_allocated_bytes": 4.0e6, "peak_reserved_bytes": 8.0e6}
+CSV_HISTORY = "commit,metric,value,unit,direction,gpu,timestamp,branch\n" + "".join(
+    f"h{i:02d}{'0' * 10},attention/flash:time_s,{v},s,lower,CSV GPU,2026-01-{i + 1:02d}T00:00:00Z,main\n"
+    for i, v in enumerate((1.00e-3, 1.01e-3, 0.99e-3, 1.00e-3, 1.02e-3, 1.00e-3, 1.50e-3, 1.51e-3, 1.49e-3, 1.50e-3,
+                           1.52e-3, 1.50e-3)))
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    base: str  # stored run ids
+    cand: str
+    cand_dir: Path
+    base_dir: Path
+
+
+@dataclass(frozen=True)
+class Store:
+    url: str
+    root: Path
+    pairs: tuple[Pair, ...]
+    hash_run: str  # the GEMM spec run with a changed spec hash (the newest of its spec)
+
+
+def _derive(template: dict, run_id: str, hours: int, commit: str, rng: np.random.Generator,
+            scale: dict[str, float]) -> dict:
+    record = copy.deepcopy(template)
+    created = T0 + timedelta(hours=hours)
+    record.update(run_id=run_id, created=created.isoformat(), finished=(created + timedelta(seconds=5)).isoformat())
+    record["env"]["git"] = {"commit": commit * 5, "branch": "main", "dirty": False, "repo": "views"}
+    for p in record["points"]:
+        p["trace"] = None
+        m = p.get("measurement")
+        if p["status"] == "ok" and m:
+            level = float(np.median(m["samples_s"])) * scale.get(p["key"], 1.0)
+            m["samples_s"] = [float(x) for x in level * np.exp(rng.normal(0.0, 0.01, 20))]
+            m.pop("stats", None)
+    return record
+
+
+def _write(root: Path, record: dict) -> Path:
+    where = root / record["run_id"]
+    where.mkdir(parents=True)
+    (where / "run.json").write_text(json.dumps(record))
+    return where
+
+
+def _gemm_runs(tmp: Path, root: Path) -> tuple[Pair, str]:
+    template = json.loads((profile_tiny(tmp) / "run.json").read_text())
+    keys = [p["key"] for p in template["points"] if p["status"] == "ok"]
+    rng = np.random.default_rng(3)
+    base = _derive(template, "gemm-base", 1, "b1", rng, {})
+    cand = _derive(template, "gemm-cand", 2, "c2", rng, {keys[1]: SLOWER})
+    assert [p["status"] for p in cand["points"]] == ["ok", "skipped", "ok", "skipped"]  # tf32 needs a GPU
+    cand["points"][-1].update(status="failed", error="RuntimeError: out of memory", measurement=None)
+    changed = _derive(template, "gemm-hash", 3, "d3", rng, {})
+    changed["spec_hash"] = "f" * 64
+    dirs = [_write(root, r) for r in (base, cand, changed)]
+    return Pair("gemm", "gemm-base", "gemm-cand", dirs[1], dirs[0]), "gemm-hash"
+
+
+def _decode_run(run_id: str, tpot_s: float, hours: int, peak_scale: float) -> Any:
+    run = decode_run(run_id, tpot_s)
+    points = tuple(replace(p, metrics={**p.metrics, **{k: v * peak_scale for k, v in MEMORY.items()}})
+                   for p in run.points)
+    env = replace(run.env, git=replace(run.env.git, commit=run_id[-1] * 10, branch="main"))
+    return replace(run, points=points, env=env, created=(T0 + timedelta(hours=hours)).isoformat())
+
+
+def build_store(tmp: Path) -> Store:
+    from perfkit.store.api import store_run
+    from perfkit.store.url import sqlite_url
+
+    root = tmp / "runs"
+    gemm, hash_run = _gemm_runs(tmp, root)
+    dec = [write_run(_decode_run(f"dec-{i}", tpot, i + 10, scale), root)
+           for i, (tpot, scale) in enumerate(((1e-3, 1.0), (1.4e-3, 1.3)))]
+    srv = [write_run(serving_run(f"srv-{i}", commit=f"{i}" * 12, speed=speed,
+                                 created=(T0 + timedelta(hours=20 + i)).isoformat()), root)
+           for i, speed in enumerate((1.0, 0.7))]
+    url = sqlite_url(tmp / "views.db")
+    for d in sorted(root.iterdir()):
+        store_run(d, url)
+    history = tmp / "history.csv"
+    history.write_text(CSV_HISTORY)
+    assert main(["ingest", str(history), "--format", "csv", "--db", url]) == 0
+    pairs = (gemm, Pair("decode", "dec-0", "dec-1", dec[1], dec[0]), Pair("serving", "srv-0", "srv-1", srv[1], srv[0]))
+    return Store(url, root, pairs, hash_run)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    return build_store(tmp_path_factory.mktemp("views"))
+
+
+@pytest.fixture(autouse=True)
+def _env(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERFKIT_DB", store.url)
+    monkeypatch.setenv("PERFKIT_RUNS", str(store.root))
+    monkeypatch.setenv("PERFKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measurement as a view shows it."""
+
+    verdict: str
+    baseline: str
+    candidate: str
+    change: str
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str, codes: tuple[int, ...] = (0,)) -> str:
+    capsys.readouterr()
+    assert main(list(args)) in codes
+    return capsys.readouterr().out
+
+
+def json_rows(doc: dict) -> dict[str, Row]:
+    return {r["metric"]: Row(r["verdict"], r["baseline_text"], r["candidate_text"], fmt_change(
+        None if r["change"] is None else r["change"] + 1.0)) for r in doc["rows"]}
+
+
+def csv_rows(text: str) -> dict[str, Row]:
+    return {r["metric"]: Row(r["verdict"], r["baseline_text"], r["candidate_text"],
+                             fmt_change(float(r["change"]) + 1.0 if r["change"] else None))
+            for r in csv.DictReader(io.StringIO(text))}
+
+
+def api_rows(result: Any) -> dict[str, Row]:
+    return {c.metric: Row(c.verdict.value, fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
+                          fmt_change(c.ratio)) for c in result.rows}
+
+
+def page_rows(table: Any) -> dict[str, Row]:
+    return {f"{r['key']}:{r['metric']}": Row(r["verdict"], r["baseline"], r["candidate"], r["change"])
+            for r in table.to_dict("records")}
+
+
+def assert_in_lines(text: str, rows: dict[str, Row], where: str) -> None:
+    """Every measurement's verdict, values and change on one line of `text` (a table row)."""
+    lines = text.splitlines()
+    for metric, r in rows.items():
+        cells = (r.baseline, r.candidate, r.change)
+        assert any(all(c in line for c in cells) for line in lines), (where, metric, r)
+        assert any(r.verdict in line for line in lines), (where, metric, r.verdict)
+
+
+def views_of(pair: Pair, capsys: pytest.CaptureFixture[str], tmp: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["compare json"] = json.loads(_cli(capsys, "compare", pair.base, pair.cand, "--format", "json"))
+    out["compare csv"] = _cli(capsys, "compare", pair.base, pair.cand, "--format", "csv")
+    out["compare table"] = _cli(capsys, "compare", pair.base, pair.cand)
+    junit, md = tmp / f"{pair.name}.xml", tmp / f"{pair.name}.md"
+    gate = ["gate", "--baseline", pair.base, "--candidate", pair.cand, "--no-step-summary"]
+    out["gate json"] = json.loads(_cli(capsys, *gate, "--format", "json", codes=(0, 1)))
+    capsys.readouterr()
+    out["gate exit"] = main([*gate, "--junit", str(junit), "--markdown", str(md)])
+    out["gate md"], out["junit"] = md.read_text(), html.unescape(junit.read_text())
+    out["report md"] = _cli(capsys, "report", str(pair.cand_dir), "--vs", pair.base, "--format", "md", "--no-kernels")
+    page = tmp / f"{pair.name}.html"
+    _cli(capsys, "report", str(pair.cand_dir), "--vs", pair.base, "--out", str(page), "--no-kernels")
+    out["report html"] = html.unescape(page.read_text())
+    out["api"] = api_compare(pair.base, pair.cand)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+def test_every_cli_view_gives_the_same_answer(store: Store, name: str, capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    pair = next(p for p in store.pairs if p.name == name)
+    v = views_of(pair, capsys, tmp_path)
+    truth = json_rows(v["compare json"])
+    assert truth and truth == json_rows(v["gate json"]) == csv_rows(v["compare csv"]) == api_rows(v["api"])
+    metrics = {m.name for m in v["api"].cand.metrics}
+    tested = {m for r in v["compare json"]["rows"] for m in (r["metric"], *r["also"])}
+    assert tested == metrics, "every measurement of the candidate is in every view"
+    for where in ("compare table", "gate md", "report md", "report html", "junit"):
+        text = v[where] if where != "report html" else v[where].replace("\n", " ").replace("</tr>", "\n")
+        assert_in_lines(text, truth, where)
+    failed = v["compare json"]["failed"]
+    assert v["gate exit"] == (1 if failed else 0) and v["gate json"]["failed"] == failed
+    if name != "serving":  # the serving pair: higher latencies, lower throughput
+        assert any(r.verdict == "regressed" for r in truth.values())
+
+
+@pytest.mark.slow
+def test_the_baseline_is_the_same_run_everywhere(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """BRANCH@GPU names the latest run of the candidate's spec on its branch and GPU, other than
+    the candidate: what the dashboard takes as its default baseline too."""
+    from perfkit.dashboard import data
+
+    cand = store.hash_run
+    gpu = json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]
+    row = next(r for r in gpu if r["run_id"] == cand)
+    doc = json.loads(_cli(capsys, "compare", f"main@{row['gpu']}", cand, "--format", "json"))
+    assert doc["baseline"]["run_id"] == "gemm-cand"
+    assert data.previous_run(data.runs(store.url), cand) == "gemm-cand"
+    assert api_compare(f"main@{row['gpu']}", cand).base.run_id == "gemm-cand"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from tests.dashboard.test_pages import app, frame
+
+    pair = next(p for p in store.pairs if p.name == name)
+    truth = json_rows(json.loads(_cli(capsys, "compare", pair.base, pair.cand, "--format", "json")))
+    shown = page_rows(frame(app("views/compare.py", run=pair.cand, base=pair.base), "cmp_table"))
+    assert shown == truth
