@@ -30,6 +30,7 @@ from perfkit.comparison.trend import TrendInfo
 from perfkit.core.record import Run
 from perfkit.core.run_layout import MEMORY_DIR, RunDir
 from perfkit.core.units import fmt_change
+from perfkit.reports.gate_format import VERDICT_ORDER
 from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
@@ -503,7 +504,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
 
 # ----------------------------------------------------------------------------- comparisons
 
-VERDICTS = ("regressed", "suspect", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow
+VERDICTS = tuple(v.value for v in VERDICT_ORDER)  # the gate table's order; others follow
 DERIVED = ("flop_per_s", "bytes_per_s")  # a point's time samples again, scaled
 
 
@@ -566,14 +567,16 @@ def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tup
 
 
 def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
-    """The run before `run_id` of the same spec on the same GPU and branch (the natural baseline)."""
-    row = all_runs[all_runs["run_id"] == run_id]
-    if row.empty:
+    """The run before `run_id` of the same spec on the same GPU and branch (the natural baseline):
+    in the store's order (created, then run id, as `runs` sorts them), so for the latest run it is
+    the run `perfkit compare BRANCH@GPU RUN` resolves (perfkit.store.run_search.find_latest)."""
+    at = all_runs.index[all_runs["run_id"] == run_id]
+    if not len(at):
         return None
-    r = row.iloc[0]
-    same = all_runs[(all_runs["gpu"] == r["gpu"]) & (all_runs["spec"] == r["spec"])
-                    & (all_runs["branch"].fillna("") == (r["branch"] or ""))
-                    & (all_runs["created_epoch"] < r["created_epoch"])]
+    r = all_runs.loc[at[0]]
+    older = all_runs.loc[at[0] + 1:]  # `runs` is newest first with a fresh 0..n-1 index
+    same = older[(older["gpu"] == r["gpu"]) & (older["spec"] == r["spec"])
+                 & (older["branch"].fillna("") == (r["branch"] or ""))]
     return str(same.iloc[0]["run_id"]) if len(same) else None
 
 
@@ -676,7 +679,7 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
         table = cmp.table
         reg = table[table["verdict"] == "regressed"]
         if len(reg):
-            top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
+            top = reg.iloc[0]  # the gate table's first regression: the largest change
             worst = f"{top['label']} {top['metric']} {fmt_change(top['ratio'])}"
     row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",

@@ -17,6 +17,7 @@ import csv
 import html
 import io
 import json
+import math
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -27,7 +28,8 @@ import pytest
 
 from perfkit.api import compare as api_compare
 from perfkit.cli import main
-from perfkit.core.units import fmt_change, fmt_value
+from perfkit.core.units import fmt_change
+from perfkit.reports.metric_rows import measure_text
 from tests.helpers.serving_runs import serving_run
 from tests.helpers.tiny_run import profile_tiny
 from tests.helpers.workload_runs import decode_run, write_run
@@ -166,8 +168,8 @@ def csv_rows(text: str) -> dict[str, Row]:
 
 
 def api_rows(result: Any) -> dict[str, Row]:
-    return {c.metric: Row(c.verdict.value, fmt_value(c.base_value, c.unit), fmt_value(c.cand_value, c.unit),
-                          fmt_change(c.ratio)) for c in result.rows}
+    return {c.metric: Row(c.verdict.value, measure_text(c.metric, c.base_value, c.unit),
+                          measure_text(c.metric, c.cand_value, c.unit), fmt_change(c.ratio)) for c in result.rows}
 
 
 def page_rows(table: Any) -> dict[str, Row]:
@@ -249,3 +251,57 @@ def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: st
     truth = json_rows(json.loads(_cli(capsys, "compare", pair.base, pair.cand, "--format", "json")))
     shown = page_rows(frame(app("views/compare.py", run=pair.cand, base=pair.base), "cmp_table"))
     assert shown == truth
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Overview's latest run of a spec: its baseline is `compare BRANCH@GPU`'s, its verdict
+    counts and largest regression are the gate table's."""
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from perfkit.dashboard import data
+
+    pair = next(p for p in store.pairs if p.name == name)
+    table = data.overview(store.url)
+    row = table[table["baseline"] == pair.base]
+    if name == "gemm":  # the newest GEMM run is the one with the changed spec hash
+        assert list(table[table["run_id"] == store.hash_run]["baseline"]) == [pair.cand]
+        return
+    assert list(row["run_id"]) == [pair.cand]
+    gpu = next(r["gpu"] for r in json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]
+               if r["run_id"] == pair.cand)
+    doc = json.loads(_cli(capsys, "compare", f"main@{gpu}", pair.cand, "--format", "json"))
+    assert doc["baseline"]["run_id"] == pair.base
+    counts = {k: v for k, v in doc["summary"].items() if v}
+    assert {k: int(row.iloc[0][k]) for k in counts} == counts
+    assert sum(int(row.iloc[0][v]) for v in data.overview_verdicts(table)) == len(doc["rows"])
+    regressed = sorted((r for r in doc["rows"] if r["verdict"] == "regressed"),
+                       key=lambda r: -abs(math.log(r["change"] + 1)))
+    if regressed:
+        assert row.iloc[0]["worst"].endswith(fmt_change(regressed[0]["change"] + 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+def test_a_runs_numbers_are_the_same_on_every_page(store: Store, name: str, capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    """One run: the value of every measurement the gate compares is the same text on the Run
+    page, in the reports and in compare's candidate column (fractions as percentages)."""
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from tests.dashboard.test_pages import app, frame
+
+    pair = next(p for p in store.pairs if p.name == name)
+    truth = json_rows(json.loads(_cli(capsys, "compare", pair.base, pair.cand, "--format", "json")))
+    at = app("views/run.py", run=pair.cand)
+    points = frame(at, "run_points")
+    shown = set(points["median"])
+    if any(not m.endswith((":time_s", ":flop_per_s", ":bytes_per_s")) for m in truth):
+        metrics = [df.value for df in at.dataframe if {"metric", "value", "better"} <= set(df.value.columns)]
+        assert len(metrics) == 1
+        shown |= set(metrics[0]["value"])
+    report = _cli(capsys, "report", str(pair.cand_dir), "--format", "md", "--no-kernels")
+    for metric, r in truth.items():
+        if metric.endswith((":flop_per_s", ":bytes_per_s")):
+            continue  # the point's time row holds them; compare shows its time
+        assert r.candidate in shown, (metric, r.candidate)
+        assert r.candidate in report, (metric, r.candidate)

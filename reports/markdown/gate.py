@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfkit.core.units import fmt_p, fmt_value
+from perfkit.core.units import fmt_p
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
     HEADLINE_SYMBOL,
     SYMBOL,
     VALUES_NOTE,
+    base_text,
+    cand_text,
     counts_text,
     fmt_change,
     fmt_interval,
@@ -33,14 +35,14 @@ def _cell(text: str) -> str:
 
 
 def _row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
-             fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
 def _full_row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
-             fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 

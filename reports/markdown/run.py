@@ -6,14 +6,14 @@ is escaped (`md_text`): a kernel named `<script>` or `a|b` shows as text and kee
 from __future__ import annotations
 
 from perfkit.core.record import Run
-from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
+from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
 from perfkit.reports.markdown.budget import budget_lines
 from perfkit.reports.markdown.serving import serving_lines
 from perfkit.reports.markdown.text import Md, md_table, md_text
-from perfkit.reports.metric_rows import metric_rows, unknown_notes
+from perfkit.reports.metric_rows import measure_text, metric_rows, unknown_notes
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
@@ -70,7 +70,8 @@ def compare_lines(data: ReportData) -> list[str]:
             md_text(VALUES_NOTE[0].upper() + VALUES_NOTE[1:]) + ".", ""]
     changed = df[df["verdict"] != "unchanged"]
     rows = [
-        [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
+        [r["label"], r["metric"], measure_text(r["metric"], r["base_value"], r["unit"]),
+         measure_text(r["metric"], r["cand_value"], r["unit"]),
          fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
          fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
         for r in records(changed.head(MAX_ROWS))
