@@ -28,7 +28,7 @@ import pytest
 
 from perfkit.api import compare as api_compare
 from perfkit.cli import main
-from perfkit.core.units import fmt_change
+from perfkit.core.units import fmt_change, fmt_p
 from perfkit.reports.metric_rows import measure_text
 from tests.helpers.serving_runs import serving_run
 from tests.helpers.tiny_run import profile_tiny
@@ -305,3 +305,23 @@ def test_a_runs_numbers_are_the_same_on_every_page(store: Store, name: str, caps
             continue  # the point's time row holds them; compare shows its time
         assert r.candidate in shown, (metric, r.candidate)
         assert r.candidate in report, (metric, r.candidate)
+
+
+@pytest.mark.slow
+def test_history_says_what_the_history_page_says(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ingested CSV series (a +50% step): `perfkit history` (table, JSON) and the dashboard's
+    History data give the same commit values, the same change point, the same rounded change."""
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from perfkit.dashboard import data, display
+
+    name = "attention/flash:time_s"
+    doc = json.loads(_cli(capsys, "history", name, "--format", "json"))
+    table = _cli(capsys, "history", name)
+    [series] = doc["series"]
+    h = data.history(store.url, name, (series["gpu"],), "main")
+    assert [v["value"] for v in series["values"]] == pytest.approx(list(h.commits["value"]), rel=1e-12)
+    [change] = doc["change_points"]
+    shown = display.change_points_table(h.changes, h.unit).to_dict("records")
+    assert [(r["commit"], r["change"], r["p-value"]) for r in shown] == [
+        (change["commit"], fmt_change(1 + change["magnitude"]), fmt_p(change["p_value"]))]
+    assert f" {shown[0]['change']} " in table and f" {shown[0]['p-value']} " in table
