@@ -9,6 +9,8 @@ GPU, perf_counter on a CPU, several calls per sample for calls near the clock's 
 adaptive stop on the median's confidence interval); the result is a `Measurement` that keeps
 every raw sample (seconds per call). `compare_to_baseline` judges a measurement against an
 earlier one with the gate's test and words (the pytest plugin gates whole sessions the same way).
+`compare(baseline, candidate)` is the comparison of two runs that `perfkit compare` / `gate` /
+`report --vs` and the dashboard show (perfkit.comparison.pair): the same verdicts and numbers.
 
 Threads: torch computes with `threads` intra-op threads while timing (default: 1 on a CPU, as
 the CPU specs and benchmarks do; on a GPU torch's own count), restored afterwards, and recorded
