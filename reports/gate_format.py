@@ -82,6 +82,15 @@ def counts_text(result: GateResult) -> str:
     return f"{what}: {', '.join(parts) or 'none compared'}"
 
 
+def not_compared_text(result: GateResult) -> str:
+    """'Not compared: 3 metrics only in the baseline, 0 only in the candidate.' ('' when none):
+    a point that failed or was skipped in one run, or is new."""
+    if not (result.only_base or result.only_cand):
+        return ""
+    return (f"Not compared: {len(result.only_base)} metrics only in the baseline, "
+            f"{len(result.only_cand)} only in the candidate.")
+
+
 HEADLINE_SYMBOL = {
     OUTCOME_FAILS: SYMBOL[Verdict.REGRESSED],
     OUTCOME_PASSES: SYMBOL[Verdict.IMPROVED],

@@ -20,6 +20,7 @@ from perfkit.reports.gate_format import (
     counts_text,
     fmt_change,
     fmt_interval,
+    not_compared_text,
     row_name,
     sort_key,
     status_text,
@@ -82,6 +83,5 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
         lines += ["<details><summary>Every measurement</summary>", "", _FULL_HEAD,
                   *(_full_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
     if result.only_base or result.only_cand:
-        lines.append(f"Not compared: {len(result.only_base)} metrics only in the baseline, "
-                     f"{len(result.only_cand)} only in the candidate.")
+        lines.append(not_compared_text(result))
     return "\n".join(lines).rstrip() + "\n"
