@@ -7,11 +7,14 @@ perfkit/core/units.py in every view.
 
 The store holds real CPU runs (the tiny GEMM sweep, one point made 50% slower in the candidate,
 one point failed and one skipped, and a later run of the same spec with a changed spec hash),
-a decode pair with memory metrics, a serving pair and an ingested CSV history.
+a decode pair with memory metrics, a hand-made serving pair (one number per metric), two real
+`perfkit serve-bench` sweeps of the synthetic server (the second slower per token) and an
+ingested CSV history.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import html
@@ -28,9 +31,11 @@ import pytest
 
 from perfkit.api import compare as api_compare
 from perfkit.cli import main
+from perfkit.core.record import load_run
 from perfkit.core.units import fmt_change, fmt_p
 from perfkit.reports.metric_rows import measure_text
 from tests.helpers.serving_runs import serving_run
+from tests.helpers.serving_server import running_server
 from tests.helpers.tiny_run import profile_tiny
 from tests.helpers.workload_runs import decode_run, write_run
 
@@ -105,6 +110,21 @@ def _decode_run(run_id: str, tpot_s: float, hours: int, peak_scale: float) -> An
     return replace(run, points=points, env=env, created=(T0 + timedelta(hours=hours)).isoformat())
 
 
+def _served_pair(root: Path, url: str) -> Pair:
+    """Two real `perfkit serve-bench` sweeps of the synthetic server, the second 40% slower per token."""
+    ids = []
+    for itl_ms in ("10", "14"):
+        with running_server("--synthetic", "--ttft-ms", "20", "--itl-ms", itl_ms) as server:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = main(["serve-bench", server, "--out", str(root), "--db", url, "--concurrency", "1,2",
+                             "--requests", "8", "--output-len", "12", "--format", "json"])
+            assert code == 0, out.getvalue()
+            ids.append(Path(json.loads(out.getvalue())["run_dir"]))
+    base, cand = ids
+    return Pair("served", load_run(base).run_id, load_run(cand).run_id, cand, base)
+
+
 def build_store(tmp: Path) -> Store:
     from perfkit.store.api import store_run
     from perfkit.store.url import sqlite_url
@@ -122,7 +142,8 @@ def build_store(tmp: Path) -> Store:
     history = tmp / "history.csv"
     history.write_text(CSV_HISTORY)
     assert main(["ingest", str(history), "--format", "csv", "--db", url]) == 0
-    pairs = (gemm, Pair("decode", "dec-0", "dec-1", dec[1], dec[0]), Pair("serving", "srv-0", "srv-1", srv[1], srv[0]))
+    pairs = (gemm, Pair("decode", "dec-0", "dec-1", dec[1], dec[0]), Pair("serving", "srv-0", "srv-1", srv[1], srv[0]),
+             _served_pair(root, url))
     return Store(url, root, pairs, hash_run)
 
 
@@ -206,7 +227,7 @@ def views_of(pair: Pair, capsys: pytest.CaptureFixture[str], tmp: Path) -> dict[
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
 def test_every_cli_view_gives_the_same_answer(store: Store, name: str, capsys: pytest.CaptureFixture[str],
                                               tmp_path: Path) -> None:
     pair = next(p for p in store.pairs if p.name == name)
@@ -221,7 +242,7 @@ def test_every_cli_view_gives_the_same_answer(store: Store, name: str, capsys: p
         assert_in_lines(text, truth, where)
     failed = v["compare json"]["failed"]
     assert v["gate exit"] == (1 if failed else 0) and v["gate json"]["failed"] == failed
-    if name != "serving":  # the serving pair: higher latencies, lower throughput
+    if name != "serving":  # the hand-made serving pair has one sample per metric: nothing to test on
         assert any(r.verdict == "regressed" for r in truth.values())
 
 
@@ -241,7 +262,7 @@ def test_the_baseline_is_the_same_run_everywhere(store: Store, capsys: pytest.Ca
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
 def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: str,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
@@ -254,7 +275,7 @@ def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
 def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The Overview's latest run of a spec: its baseline is `compare BRANCH@GPU`'s, its verdict
     counts and largest regression are the gate table's."""
@@ -268,9 +289,8 @@ def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys:
         assert list(table[table["run_id"] == store.hash_run]["baseline"]) == [pair.cand]
         return
     assert list(row["run_id"]) == [pair.cand]
-    gpu = next(r["gpu"] for r in json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]
-               if r["run_id"] == pair.cand)
-    doc = json.loads(_cli(capsys, "compare", f"main@{gpu}", pair.cand, "--format", "json"))
+    listed = next(r for r in json.loads(_cli(capsys, "runs", "--format", "json"))["runs"] if r["run_id"] == pair.cand)
+    doc = json.loads(_cli(capsys, "compare", f"{listed['branch']}@{listed['gpu']}", pair.cand, "--format", "json"))
     assert doc["baseline"]["run_id"] == pair.base
     counts = {k: v for k, v in doc["summary"].items() if v}
     assert {k: int(row.iloc[0][k]) for k in counts} == counts
@@ -282,7 +302,7 @@ def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
 def test_a_runs_numbers_are_the_same_on_every_page(store: Store, name: str, capsys: pytest.CaptureFixture[str],
                                                    tmp_path: Path) -> None:
     """One run: the value of every measurement the gate compares is the same text on the Run
