@@ -7,7 +7,8 @@ perfkit/core/units.py in every view.
 
 The store holds real CPU runs (the tiny GEMM sweep, one point made 50% slower in the candidate,
 one point failed and one skipped, and a later run of the same spec with a changed spec hash),
-a decode pair with memory metrics, a hand-made serving pair (one number per metric), two real
+a decode pair with memory metrics made by the workload's metric functions, two real CPU decode
+runs with `profile: {memory: true}` (the second with more weights), a hand-made serving pair (one number per metric), two real
 `perfkit serve-bench` sweeps of the synthetic server (the second slower per token) and an
 ingested CSV history.
 """
@@ -110,6 +111,41 @@ def _decode_run(run_id: str, tpot_s: float, hours: int, peak_scale: float) -> An
     return replace(run, points=points, env=env, created=(T0 + timedelta(hours=hours)).isoformat())
 
 
+MEMORY_SPEC = """\
+name: mem-tiny
+device: cpu
+seed: 0
+cpu_threads: 1
+timing: {{warmup_s: 0.01, budget_s: 0.05, min_reps: 3, max_reps: 10}}
+profile: {{torch_profiler: false, nvtx: false, profiled_iters: 3, memory: true}}
+workloads:
+  - kind: decode
+    name: tiny
+    model: {{preset: tiny, dtype: fp32{extra}}}
+    batch: [2]
+    prompt_len: [16]
+    decode_steps: [4]
+    timed: [generate]
+    generate_reps: 1
+"""
+
+
+def _memory_pair(tmp: Path, root: Path) -> Pair:
+    """Two real CPU decode runs with `profile: {memory: true}`, the second with a wider FFN (more
+    weights: a higher peak)."""
+    dirs = []
+    for name, extra in (("mem-base", ""), ("mem-cand", ", ffn_dim: 384")):
+        spec = tmp / f"{name}.yaml"
+        spec.write_text(MEMORY_SPEC.format(extra=extra))
+        before = set(root.iterdir())
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["profile", str(spec), "--out", str(root), "--quiet", "--no-store"]) == 0
+        (made,) = set(root.iterdir()) - before
+        dirs.append(made)
+    base, cand = dirs
+    return Pair("memory", load_run(base).run_id, load_run(cand).run_id, cand, base)
+
+
 def _served_pair(root: Path, url: str) -> Pair:
     """Two real `perfkit serve-bench` sweeps of the synthetic server, the second 40% slower per token."""
     ids = []
@@ -131,6 +167,7 @@ def build_store(tmp: Path) -> Store:
 
     root = tmp / "runs"
     gemm, hash_run = _gemm_runs(tmp, root)
+    memory = _memory_pair(tmp, root)
     dec = [write_run(_decode_run(f"dec-{i}", tpot, i + 10, scale), root)
            for i, (tpot, scale) in enumerate(((1e-3, 1.0), (1.4e-3, 1.3)))]
     srv = [write_run(serving_run(f"srv-{i}", commit=f"{i}" * 12, speed=speed,
@@ -143,7 +180,7 @@ def build_store(tmp: Path) -> Store:
     history.write_text(CSV_HISTORY)
     assert main(["ingest", str(history), "--format", "csv", "--db", url]) == 0
     pairs = (gemm, Pair("decode", "dec-0", "dec-1", dec[1], dec[0]), Pair("serving", "srv-0", "srv-1", srv[1], srv[0]),
-             _served_pair(root, url))
+             memory, _served_pair(root, url))
     return Store(url, root, pairs, hash_run)
 
 
@@ -227,7 +264,7 @@ def views_of(pair: Pair, capsys: pytest.CaptureFixture[str], tmp: Path) -> dict[
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "memory", "serving", "served"])
 def test_every_cli_view_gives_the_same_answer(store: Store, name: str, capsys: pytest.CaptureFixture[str],
                                               tmp_path: Path) -> None:
     pair = next(p for p in store.pairs if p.name == name)
@@ -262,7 +299,7 @@ def test_the_baseline_is_the_same_run_everywhere(store: Store, capsys: pytest.Ca
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "memory", "serving", "served"])
 def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: str,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
@@ -275,7 +312,7 @@ def test_the_dashboard_compare_page_gives_the_same_answer(store: Store, name: st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "memory", "serving", "served"])
 def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The Overview's latest run of a spec: its baseline is `compare BRANCH@GPU`'s, its verdict
     counts and largest regression are the gate table's."""
@@ -302,7 +339,7 @@ def test_the_overview_counts_what_compare_gives(store: Store, name: str, capsys:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gemm", "decode", "serving", "served"])
+@pytest.mark.parametrize("name", ["gemm", "decode", "memory", "serving", "served"])
 def test_a_runs_numbers_are_the_same_on_every_page(store: Store, name: str, capsys: pytest.CaptureFixture[str],
                                                    tmp_path: Path) -> None:
     """One run: the value of every measurement the gate compares is the same text on the Run
