@@ -1,6 +1,7 @@
 """CSV of a gate / compare result (`perfkit compare --format csv`): the JSON's rows, one per
 measurement, with the values as numbers and as the text every other view shows
-(perfkit.core.units), each cell through the CSV format's escaping rule (perfkit.core.csv_cells)."""
+(perfkit.core.units), each cell through the CSV format's escaping rule (perfkit.core.csv_cells).
+An unknown number (the other views' `-`) is an empty cell."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from perfkit.regression.gate.compare import GateResult
 from perfkit.reports.gate_format import fmt_change, fmt_interval, sort_key
 from perfkit.reports.gate_text import row_obj
 
+UNKNOWN = "-"  # how perfkit.core.units writes a number it does not know
 COLUMNS = ("label", "point", "metric", "also", "verdict", "unit", "baseline", "candidate", "baseline_text",
            "candidate_text", "change", "change_text", "test_interval_low", "test_interval_high", "test_interval_text",
            "p_value", "reason")
@@ -33,4 +35,4 @@ def render_csv(result: GateResult) -> str:
 
 
 def _cell(value: object) -> object:
-    return "" if value is None else csv_cell(value)
+    return "" if value is None or value == UNKNOWN else csv_cell(value)

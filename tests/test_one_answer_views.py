@@ -220,9 +220,11 @@ def json_rows(doc: dict) -> dict[str, Row]:
 
 
 def csv_rows(text: str) -> dict[str, Row]:
-    return {r["metric"]: Row(r["verdict"], r["baseline_text"], r["candidate_text"],
-                             fmt_change(float(r["change"]) + 1.0 if r["change"] else None))
-            for r in csv.DictReader(io.StringIO(text))}
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for r in rows:  # the text is the number's, by the one formatter; an unknown number is an empty cell
+        assert (r["change_text"] or "-") == fmt_change(float(r["change"]) + 1.0 if r["change"] else None), r
+    return {r["metric"]: Row(r["verdict"], r["baseline_text"] or "-", r["candidate_text"] or "-",
+                             r["change_text"] or "-") for r in rows}
 
 
 def api_rows(result: Any) -> dict[str, Row]:
