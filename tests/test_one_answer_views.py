@@ -291,13 +291,40 @@ def test_the_baseline_is_the_same_run_everywhere(store: Store, capsys: pytest.Ca
     the candidate: what the dashboard takes as its default baseline too."""
     from perfkit.dashboard import data
 
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from tests.dashboard.test_pages import app
+
     cand = store.hash_run
-    gpu = json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]
-    row = next(r for r in gpu if r["run_id"] == cand)
-    doc = json.loads(_cli(capsys, "compare", f"main@{row['gpu']}", cand, "--format", "json"))
-    assert doc["baseline"]["run_id"] == "gemm-cand"
+    listed = json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]
+    row = next(r for r in listed if r["run_id"] == cand)
+    branch_gpu = f"{row['branch']}@{row['gpu']}"
+    doc = json.loads(_cli(capsys, "compare", branch_gpu, cand, "--format", "json"))
+    assert doc["baseline"]["run_id"] == "gemm-cand"  # the same spec, its hash changed
+    gate = json.loads(_cli(capsys, "gate", "--baseline", branch_gpu, "--candidate", cand, "--format", "json",
+                           "--no-step-summary", codes=(0, 1)))
+    assert gate["baseline"]["run_id"] == "gemm-cand"
+    report = _cli(capsys, "report", str(store.root / cand), "--vs", branch_gpu, "--format", "md", "--no-kernels")
+    assert "gemm-cand" in report
+    assert api_compare(branch_gpu, cand).base.run_id == "gemm-cand"
     assert data.previous_run(data.runs(store.url), cand) == "gemm-cand"
-    assert api_compare(f"main@{row['gpu']}", cand).base.run_id == "gemm-cand"
+    page = app("views/compare.py", run=cand)
+    assert page.selectbox(key="cmp_base").value == "gemm-cand"
+    overview = data.overview(store.url)
+    assert list(overview[overview["run_id"] == cand]["baseline"]) == ["gemm-cand"]
+
+
+@pytest.mark.slow
+def test_point_counts_are_the_same_everywhere(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """Failed and skipped points: `perfkit runs`, the dashboard's run list and Overview count them alike."""
+    pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
+    from perfkit.dashboard import data
+
+    listed = {r["run_id"]: r for r in json.loads(_cli(capsys, "runs", "--format", "json"))["runs"]}
+    assert listed["gemm-cand"]["points"] == {"ok": 2, "failed": 1, "skipped": 1}
+    runs = data.runs(store.url).set_index("run_id")
+    for run_id, r in listed.items():
+        counts = {k: int(runs.loc[run_id, k]) for k in ("ok", "failed", "skipped")}
+        assert {k: v for k, v in counts.items() if v} == {k: v for k, v in r["points"].items() if v}, run_id
 
 
 @pytest.mark.slow
