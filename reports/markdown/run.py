@@ -5,6 +5,8 @@ is escaped (`md_text`): a kernel named `<script>` or `a|b` shows as text and kee
 
 from __future__ import annotations
 
+import pandas as pd
+
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time
 from perfkit.reports.gate_format import VALUES_NOTE
@@ -69,21 +71,32 @@ def compare_lines(data: ReportData) -> list[str]:
             + " · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), "",
             md_text(VALUES_NOTE[0].upper() + VALUES_NOTE[1:]) + ".", ""]
     changed = df[df["verdict"] != "unchanged"]
+    if len(changed):
+        out += [_comparison_table(changed.head(MAX_ROWS)), ""]
+        if len(changed) > MAX_ROWS:
+            out += [f"... and {len(changed) - MAX_ROWS} more changed measurements.", ""]
+    else:
+        out += ["No measurement changed.", ""]
+    # every measurement, unchanged ones too (as the gate's summary): no view leaves one out
+    out += ["<details><summary>Every measurement</summary>", "", _comparison_table(df.head(MAX_ROWS * 4)), ""]
+    if len(df) > MAX_ROWS * 4:
+        out += [f"... and {len(df) - MAX_ROWS * 4} more measurements (see the HTML report).", ""]
+    return [*out, "</details>", ""]
+
+
+COMPARISON_HEADERS = ["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict"]
+
+
+def _comparison_table(df: pd.DataFrame) -> str:
+    """Rows of the comparison table (reports.html.data.COMPARE_COLUMNS) as a Markdown table."""
     rows = [
         [r["label"], r["metric"], measure_text(r["metric"], r["base_value"], r["unit"]),
          measure_text(r["metric"], r["cand_value"], r["unit"]),
          fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
          fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
-        for r in records(changed.head(MAX_ROWS))
+        for r in records(df)
     ]
-    headers = ["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict"]
-    if rows:
-        out += [md_table(headers, rows, right=(2, 3, 4, 5, 6)), ""]
-        if len(changed) > MAX_ROWS:
-            out += [f"... and {len(changed) - MAX_ROWS} more changed measurements.", ""]
-    else:
-        out += ["No measurement changed.", ""]
-    return out
+    return md_table(COMPARISON_HEADERS, rows, right=(2, 3, 4, 5, 6))
 
 
 def verdict_mark(verdict: str) -> str:
