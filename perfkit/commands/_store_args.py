@@ -32,11 +32,11 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
-    """The one comparison of the two runs (perfkit.comparison.pair.compare_pair): a GateResult.
+    """The one comparison of the two runs (perfkit.comparison.pair, as compare_pair): a GateResult.
     A note goes to standard error when the spec changed between the runs; StoreError when they
     have nothing in common."""
-    from perfkit.comparison.pair import PairOptions, compare_pair
-    from perfkit.comparison.selectors import spec_note
+    from perfkit.comparison.pair import PairOptions, compare_sides
+    from perfkit.comparison.selectors import resolve_pair, spec_note
     from perfkit.core.terminal import terminal_safe
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
@@ -44,14 +44,14 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
     options = PairOptions(load_policy(args.policy), args.seed, args.history, args.metric)
     engine = open_existing_store(args.db)
     try:
-        result = compare_pair(base_sel, cand_sel, engine, options)
+        base, cand = resolve_pair(base_sel, cand_sel, engine)
+        note = spec_note(base, cand)
+        if note:  # before the comparison, which may find nothing in common
+            print(terminal_safe(note), file=sys.stderr)
+        return compare_sides(base, cand, engine, options)
     finally:
         if engine is not None:
             engine.dispose()
-    note = spec_note(result.base, result.cand)
-    if note:
-        print(terminal_safe(note), file=sys.stderr)
-    return result
 
 
 def render(result: Any, fmt: str) -> str:

@@ -11,7 +11,7 @@ from perfkit.comparison.gate_history import HISTORY_RUNS, history_lookup
 from perfkit.comparison.in_common import nothing_in_common
 from perfkit.comparison.selectors import resolve_pair
 from perfkit.core.errors import StoreError
-from perfkit.regression.gate.compare import GateResult, compare_runs
+from perfkit.regression.gate.compare import GateResult, RunSide, compare_runs
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.store.engine import Engine
 
@@ -33,6 +33,12 @@ def compare_pair(base_sel: str, cand_sel: str, engine: Engine | None,
     history of each metric and compare every measurement; StoreError when the two runs have
     nothing in common."""
     base, cand = resolve_pair(base_sel, cand_sel, engine)
+    return compare_sides(base, cand, engine, options)
+
+
+def compare_sides(base: RunSide, cand: RunSide, engine: Engine | None,
+                  options: PairOptions = PairOptions()) -> GateResult:
+    """compare_pair of two resolved runs."""
     with_history = engine if options.history_runs > 0 else None
     lookup = history_lookup(with_history, cand, base, limit=max(options.history_runs, 1))
     result = compare_runs(base, cand, lookup, options.policy, seed=options.seed, metric_glob=options.metric_glob)
