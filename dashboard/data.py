@@ -30,6 +30,7 @@ from perfkit.comparison.trend import TrendInfo
 from perfkit.core.record import Run
 from perfkit.core.run_layout import MEMORY_DIR, RunDir
 from perfkit.core.units import fmt_change
+from perfkit.reports.gate_format import VERDICT_ORDER
 from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
@@ -503,7 +504,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
 
 # ----------------------------------------------------------------------------- comparisons
 
-VERDICTS = ("regressed", "suspect", "improved", "noisy", "inconclusive", "incomparable", "unchanged")  # others follow
+VERDICTS = tuple(v.value for v in VERDICT_ORDER)  # the gate table's order; others follow
 DERIVED = ("flop_per_s", "bytes_per_s")  # a point's time samples again, scaled
 
 
@@ -521,21 +522,17 @@ def verdict_names(counts: dict[str, int]) -> list[str]:
 
 @st.cache_data(ttl=TTL_S, show_spinner="Comparing ...")
 def compare(url: str, base_id: str, cand_id: str) -> Compared:
-    """The gate's comparison of two stored runs (history of the store for the run-to-run spread)."""
-    from perfkit.comparison.gate_history import history_lookup
-    from perfkit.comparison.sides import side_from_store
-    from perfkit.regression.gate.compare import compare_runs
+    """The gate's comparison of two stored runs, as `perfkit compare BASE CAND` makes it
+    (perfkit.comparison.pair: the same history, policy and seed)."""
+    from perfkit.comparison.pair import compare_pair
+    from perfkit.core.errors import StoreError
     from perfkit.reports.html.compare import gate_pairs
     from perfkit.reports.html.data import comparison_rows, verdict_counts
-    from perfkit.store import read
 
-    eng = _engine(url)
-    with eng.connect() as conn:
-        base_row = read.get_run(conn, base_id)
-        cand_row = read.get_run(conn, cand_id)
-    base = side_from_store(eng, base_row, base_id)
-    cand = side_from_store(eng, cand_row, cand_id)
-    result = compare_runs(base, cand, history_lookup(eng, cand, base))
+    try:
+        result = compare_pair(base_id, cand_id, _engine(url))
+    except StoreError as exc:  # nothing in common: no rows, and why
+        return Compared(comparison_rows([], {}), str(exc), {})
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
     return Compared(table, note, verdict_counts(table))
@@ -570,14 +567,16 @@ def kernel_diff(url: str, base_id: str, cand_id: str, point_key: str, roots: tup
 
 
 def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
-    """The run before `run_id` of the same spec on the same GPU and branch (the natural baseline)."""
-    row = all_runs[all_runs["run_id"] == run_id]
-    if row.empty:
+    """The run before `run_id` of the same spec on the same GPU and branch (the natural baseline):
+    in the store's order (created, then run id, as `runs` sorts them), so for the latest run it is
+    the run `perfkit compare BRANCH@GPU RUN` resolves (perfkit.store.run_search.find_latest)."""
+    at = all_runs.index[all_runs["run_id"] == run_id]
+    if not len(at):
         return None
-    r = row.iloc[0]
-    same = all_runs[(all_runs["gpu"] == r["gpu"]) & (all_runs["spec"] == r["spec"])
-                    & (all_runs["branch"].fillna("") == (r["branch"] or ""))
-                    & (all_runs["created_epoch"] < r["created_epoch"])]
+    r = all_runs.loc[at[0]]
+    older = all_runs.loc[at[0] + 1:]  # `runs` is newest first with a fresh 0..n-1 index
+    same = older[(older["gpu"] == r["gpu"]) & (older["spec"] == r["spec"])
+                 & (older["branch"].fillna("") == (r["branch"] or ""))]
     return str(same.iloc[0]["run_id"]) if len(same) else None
 
 
@@ -680,7 +679,7 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
         table = cmp.table
         reg = table[table["verdict"] == "regressed"]
         if len(reg):
-            top = reg.iloc[(reg["ratio"] - 1).abs().argmax()]
+            top = reg.iloc[0]  # the gate table's first regression: the largest change
             worst = f"{top['label']} {top['metric']} {fmt_change(top['ratio'])}"
     row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",

@@ -9,6 +9,8 @@ GPU, perf_counter on a CPU, several calls per sample for calls near the clock's 
 adaptive stop on the median's confidence interval); the result is a `Measurement` that keeps
 every raw sample (seconds per call). `compare_to_baseline` judges a measurement against an
 earlier one with the gate's test and words (the pytest plugin gates whole sessions the same way).
+`compare(baseline, candidate)` is the comparison of two runs that `perfkit compare` / `gate` /
+`report --vs` and the dashboard show (perfkit.comparison.pair): the same verdicts and numbers.
 
 Threads: torch computes with `threads` intra-op threads while timing (default: 1 on a CPU, as
 the CPU specs and benchmarks do; on a GPU torch's own count), restored afterwards, and recorded
@@ -178,3 +180,24 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
                         seed=seed, unit="s")
     return BaselineVerdict(c.verdict.value, c.change, (c.ci_low - 1.0, c.ci_high - 1.0), c.cand_value,
                            c.base_value, verdict_line(c))
+
+
+def compare(baseline: str, candidate: str, db: str | None = None, policy: str | None = None, *, seed: int = 0,
+            history_runs: int = 30, metric: str | None = None) -> Any:
+    """The comparison `perfkit compare BASELINE CANDIDATE` (and gate, report --vs, the dashboard)
+    shows: a perfkit.regression.gate.compare.GateResult, one row per measurement (`.rows`; each a
+    Comparison with the verdict, the medians `base_value` / `cand_value` and the test's `ratio`).
+    Runs are named as on the command line (run directory, run id, commit, BRANCH@GPU[:SPEC]);
+    db: the store (default: $PERFKIT_DB, else ./perfkit.db); policy: a gate.yaml; history_runs:
+    stored runs for the run-to-run spread (0: none). StoreError / SpecError on bad input."""
+    from perfkit.comparison.pair import PairOptions, compare_pair
+    from perfkit.regression.gate.policy import load_policy
+    from perfkit.store.api import open_existing_store
+
+    options = PairOptions(load_policy(policy), seed, history_runs, metric)
+    engine = open_existing_store(db)
+    try:
+        return compare_pair(baseline, candidate, engine, options)
+    finally:
+        if engine is not None:
+            engine.dispose()

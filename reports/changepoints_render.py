@@ -14,7 +14,7 @@ from typing import Any
 
 from perfkit.comparison.trend import TrendInfo
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
-from perfkit.core.units import fmt_value
+from perfkit.core.units import fmt_change, fmt_p, fmt_value
 from perfkit.regression.changepoint.kind import change_kind
 from perfkit.regression.gate.history import MIN_HISTORY
 from perfkit.reports.markdown.text import md_table, md_text
@@ -124,6 +124,11 @@ def _series_lines(s: SeriesInfo, width: int) -> list[str]:
     return wrap_key(terminal_safe(s.head()), width)
 
 
+def magnitude_text(r: ChangeRow) -> str:
+    """The change of the level, as every view writes a relative change (perfkit.core.units)."""
+    return fmt_change(1.0 + r.magnitude)
+
+
 def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values: bool = False) -> str:
     """Fits the terminal (80 columns when not a tty): long metric and GPU names are shortened in
     the middle (the JSON has them whole). With `values`, each series' commits and values follow
@@ -141,7 +146,7 @@ def render_table(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], values
     for r in rows:
         table.append((terminal_safe(r.metric), terminal_safe(r.gpu), terminal_safe((r.previous_commit or "-")[:10]),
                       terminal_safe(r.commit[:10]),
-                      f"{r.magnitude * 100:+.2f}%", f"{r.p_value:.2g}", r.kind))
+                      magnitude_text(r), fmt_p(r.p_value), r.kind))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     rest = sum(widths[2:]) + 2 * (len(widths) - 1)
     widths[1] = min(widths[1], 16)
@@ -163,7 +168,7 @@ def render_markdown(rows: Sequence[ChangeRow], series: Sequence[SeriesInfo], val
     out += [md_text(BAND_LEGEND), ""] if values else []
     if not rows:
         return "\n".join([*out, "No change points."]) + "\n"
-    table = [(r.metric, r.gpu, (r.previous_commit or "-")[:12], r.commit[:12], f"{r.magnitude * 100:+.2f}%",
-              f"{r.p_value:.2g}", f"{'❌' if r.kind == 'regression' else '✅'} {r.kind}") for r in rows]
+    table = [(r.metric, r.gpu, (r.previous_commit or "-")[:12], r.commit[:12], magnitude_text(r),
+              fmt_p(r.p_value), f"{'❌' if r.kind == 'regression' else '✅'} {r.kind}") for r in rows]
     out.append(md_table(COLUMNS, table, right=(4, 5)))
     return "\n".join([*out, "", md_text(LEGEND)]) + "\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from perfkit.core import units
-from perfkit.core.units import fmt_value
 from perfkit.regression.gate.compare import (
     DECISIVE,
     OUTCOME_CANNOT_TELL,
@@ -15,6 +14,7 @@ from perfkit.regression.gate.compare import (
 )
 from perfkit.regression.gate.groups import suffix
 from perfkit.regression.gate.types import Comparison, Verdict
+from perfkit.reports.metric_rows import measure_text
 
 # Most important first: what a reader must act on, then what needs a look.
 VERDICT_ORDER = (Verdict.REGRESSED, Verdict.SUSPECT, Verdict.INCOMPARABLE, Verdict.NOISY, Verdict.INCONCLUSIVE,
@@ -33,6 +33,16 @@ SYMBOL = {
 def sort_key(c: Comparison) -> tuple[int, float, str]:
     change = abs(math.log(c.ratio)) if c.ratio > 0 and math.isfinite(c.ratio) else 0.0
     return VERDICT_ORDER.index(c.verdict), -change, c.metric
+
+
+def base_text(c: Comparison) -> str:
+    """The baseline's median as every view shows it (reports.metric_rows.measure_text)."""
+    return measure_text(c.metric, c.base_value, c.unit)
+
+
+def cand_text(c: Comparison) -> str:
+    """The candidate's median as every view shows it."""
+    return measure_text(c.metric, c.cand_value, c.unit)
 
 
 def fmt_change(c: Comparison) -> str:
@@ -70,6 +80,15 @@ def counts_text(result: GateResult) -> str:
     rows, metrics = len(result.rows), len(result.comparisons)
     what = f"{rows} measurement{'s' if rows != 1 else ''}" + (f" ({metrics} metrics)" if metrics != rows else "")
     return f"{what}: {', '.join(parts) or 'none compared'}"
+
+
+def not_compared_text(result: GateResult) -> str:
+    """'Not compared: 3 metrics only in the baseline, 0 only in the candidate.' ('' when none):
+    a point that failed or was skipped in one run, or is new."""
+    if not (result.only_base or result.only_cand):
+        return ""
+    return (f"Not compared: {len(result.only_base)} metrics only in the baseline, "
+            f"{len(result.only_cand)} only in the candidate.")
 
 
 HEADLINE_SYMBOL = {
@@ -118,5 +137,5 @@ def change_text(c: Comparison) -> str:
 def verdict_line(c: Comparison) -> str:
     """One measurement in the gate's words: 'point: regressed: 1.2 ms -> 1.5 ms (medians), change
     +25% [+20%, +30%] (test interval), p=0.001; <reason>' (JUnit, the pytest plugin)."""
-    return (f"{row_name(c)}: {c.verdict.value}: {fmt_value(c.base_value, c.unit)} -> "
-            f"{fmt_value(c.cand_value, c.unit)} (medians), {change_text(c)}, p={units.fmt_p(c.p_value)}; {c.reason}")
+    return (f"{row_name(c)}: {c.verdict.value}: {base_text(c)} -> {cand_text(c)} (medians), {change_text(c)}, "
+            f"p={units.fmt_p(c.p_value)}; {c.reason}")

@@ -15,11 +15,12 @@ import textwrap
 from typing import Any
 
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
-from perfkit.core.units import fmt_value
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
     VALUES_NOTE,
+    base_text,
+    cand_text,
     counts_text,
     fmt_change,
     fmt_interval,
@@ -48,19 +49,19 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
-        "rows": [_row_obj(c, result) for c in result.rows],
+        "rows": [row_obj(c, result) for c in result.rows],
         "metrics": [c.to_dict() for c in result.comparisons],
     }
 
 
-def _row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
+def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
     members = [m.metric for m in result.comparisons if m.same_as == c.metric]
     def num(x: float) -> float | None:
         return x if math.isfinite(x) else None
 
     return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
             "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
-            "baseline_text": fmt_value(c.base_value, c.unit), "candidate_text": fmt_value(c.cand_value, c.unit),
+            "baseline_text": base_text(c), "candidate_text": cand_text(c),
             "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
             "reason": c.reason}
 
@@ -75,8 +76,7 @@ def render_json(result: GateResult) -> str:
 
 
 def _cells(c: Comparison) -> tuple[str, ...]:
-    return (c.verdict.value, terminal_safe(row_name(c)), fmt_value(c.base_value, c.unit),
-            fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c))
+    return (c.verdict.value, terminal_safe(row_name(c)), base_text(c), cand_text(c), fmt_change(c), fmt_interval(c))
 
 
 def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:

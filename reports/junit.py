@@ -19,7 +19,7 @@ from typing import Any
 
 from perfkit.core.terminal import escaped_char
 from perfkit.regression.gate.compare import DECISIVE, GateResult
-from perfkit.reports.gate_format import VALUES_NOTE, status_text, verdict_line
+from perfkit.reports.gate_format import VALUES_NOTE, not_compared_text, status_text, verdict_line
 
 _NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
@@ -60,6 +60,7 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
             ET.SubElement(case, "skipped", message=detail, type=c.verdict.value)
         else:
             ET.SubElement(case, "system-out").text = detail
-    ET.SubElement(ts, "system-out").text = xml_text(f"perfkit gate {status_text(result)}. {VALUES_NOTE}.")
+    summary = f"perfkit gate {status_text(result)}. {VALUES_NOTE}. {not_compared_text(result)}".rstrip()
+    ET.SubElement(ts, "system-out").text = xml_text(summary)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -8,12 +8,12 @@ perfkit.core.units. Separate from the time / flop/s / bytes/s rows of the points
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from perfkit.core.direction import HIGHER
-from perfkit.core.metric_defs import FRACTION, METRICS, MetricDef, metric_values
+from perfkit.core.measurement import median
+from perfkit.core.metric_defs import BY_KEY, FRACTION, METRICS, MetricDef, metric_values
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import fmt_percent, fmt_value
 
@@ -38,6 +38,13 @@ def fmt_metric(d: MetricDef, value: float | None) -> str:
     return fmt_percent(value) if d.shown_as == FRACTION else fmt_value(value, d.unit)
 
 
+def measure_text(metric: str, value: float | None, unit: str) -> str:
+    """The value of a stored metric (`<point key>:<metric>` or the metric alone) as every view
+    shows it: a fraction (MBU, SLO attainment) as a percentage, else the number with its unit."""
+    d = BY_KEY.get(metric.rpartition(":")[2])
+    return fmt_percent(value) if d is not None and d.shown_as == FRACTION else fmt_value(value, unit)
+
+
 def point_metric_rows(p: PointResult, label: str) -> list[MetricRow]:
     """The measured (gated) workload metrics of one ok point, in the registry's order."""
     if p.status != STATUS_OK:
@@ -46,7 +53,7 @@ def point_metric_rows(p: PointResult, label: str) -> list[MetricRow]:
     for d, nums in metric_values(p.metrics):
         if not d.gated:
             continue
-        value = float(statistics.median(nums))
+        value = median(nums)
         rows.append(MetricRow(p.key, label, d.key, d.label, value, fmt_metric(d, value),
                               "higher" if d.direction == HIGHER else "lower", d.gated, d.headline, d.definition))
     return rows + _unknown_rows(p, label)

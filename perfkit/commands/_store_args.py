@@ -18,8 +18,8 @@ def add_db(p: argparse.ArgumentParser) -> None:
                         "(default: $PERFKIT_DB, else ./perfkit.db)")
 
 
-def add_format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+def add_format(p: argparse.ArgumentParser, extra: tuple[str, ...] = ()) -> None:
+    p.add_argument("--format", choices=(*FORMATS, *extra), default="table", help="output format (default: table)")
 
 
 def add_comparison_options(p: argparse.ArgumentParser) -> None:
@@ -32,37 +32,33 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
 
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
-    """Resolve both runs, look up history, compare every metric: a GateResult. A note goes to
-    standard error when the spec changed between the runs; StoreError when they have nothing in
-    common."""
-    from perfkit.comparison.gate_history import history_lookup
-    from perfkit.comparison.in_common import nothing_in_common
+    """The one comparison of the two runs (perfkit.comparison.pair, as compare_pair): a GateResult.
+    A note goes to standard error when the spec changed between the runs; StoreError when they
+    have nothing in common."""
+    from perfkit.comparison.pair import PairOptions, compare_sides
     from perfkit.comparison.selectors import resolve_pair, spec_note
-    from perfkit.core.errors import StoreError
     from perfkit.core.terminal import terminal_safe
-    from perfkit.regression.gate.compare import compare_runs
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
 
-    policy = load_policy(args.policy)
+    options = PairOptions(load_policy(args.policy), args.seed, args.history, args.metric)
     engine = open_existing_store(args.db)
     try:
         base, cand = resolve_pair(base_sel, cand_sel, engine)
         note = spec_note(base, cand)
-        if note:
+        if note:  # before the comparison, which may find nothing in common
             print(terminal_safe(note), file=sys.stderr)
-        lookup = history_lookup(engine if args.history > 0 else None, cand, base, limit=max(args.history, 1))
-        result = compare_runs(base, cand, lookup, policy, seed=args.seed, metric_glob=args.metric)
+        return compare_sides(base, cand, engine, options)
     finally:
         if engine is not None:
             engine.dispose()
-    why = nothing_in_common(result, args.metric)
-    if why:
-        raise StoreError(why)
-    return result
 
 
 def render(result: Any, fmt: str) -> str:
+    if fmt == "csv":
+        from perfkit.reports.gate_csv import render_csv
+
+        return render_csv(result)
     if fmt == "json":
         from perfkit.reports.gate_text import render_json
 

@@ -6,7 +6,9 @@ BASE and CAND are run directories, stored run ids (or unique prefixes), commits 
 prefixes), or BRANCH@GPU for the latest stored run of a branch on a GPU of CAND's spec other
 than CAND (e.g. main@H100; BRANCH@GPU:SPEC names another spec). `perfkit runs` lists runs. The
 store's history of each metric gives the baseline's level and the run-to-run spread, so two
-runs made at different times do not look like a change. Exit 0 (compare reports; `perfkit gate`
+runs made at different times do not look like a change. `--format json` and `--format csv` give
+every row (values as numbers and as the text the table shows); every view of the pair (gate,
+report --vs, perfkit.api.compare, the dashboard) gives the same answer. Exit 0 (compare reports; `perfkit gate`
 decides), 2 on bad input (also: BASE and CAND are the same run, or have nothing in common).
 """
 
@@ -29,7 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "CAND's spec, or of SPEC, other than CAND)")
     p.add_argument("cand", metavar="CAND", type=run_selector, help="candidate: run directory, run id, commit, or BRANCH@GPU[:SPEC]")
     add_db(p)
-    add_format(p)
+    add_format(p, extra=("csv",))
     add_comparison_options(p)
     return p
 

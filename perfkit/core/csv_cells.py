@@ -5,7 +5,8 @@ and `--out DIR`, `perfkit roofline --format csv`). Quoting (commas, quotes, newl
 module's (or pandas', which follows it). On top of that, `csv_cell` guards against formula
 injection: a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (a kernel
 named `=HYPERLINK("http://evil")`) gets a leading `'`, so a spreadsheet shows it as text and never
-evaluates it. Numbers, and text that is a plain number (`-1.5`, `+3e-9`), are left as they are.
+evaluates it. Numbers, and text that is a plain number (`-1.5`, `+3e-9`) or percentage (`+40%`, a
+change as every view writes it), are left as they are.
 Control characters other than tab, newline and carriage return (ESC, NUL, BEL, the C1 range: a
 kernel named ESC `]0;pwned` BEL in a hostile trace) are written as the visible text `\\xNN`, so
 `perfkit analyze --format csv` piped to a terminal or opened in an editor never runs them.
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?%?")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 

@@ -27,16 +27,17 @@ from perfkit.core.record import STATUS_OK, Run
 from perfkit.core.run_layout import ANALYSIS_DIR, TUNE_JSON, RunDir, analysis_table
 from perfkit.core.table_file import TableError, left_out, read_parquet_table
 from perfkit.core.tune_result import TuneResult, read_tune
-from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p, fmt_value
+from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p
+from perfkit.reports.gate_format import VERDICT_ORDER, sort_key
 from perfkit.reports.html.compare import metric_suffix
+from perfkit.reports.metric_rows import measure_text
 from perfkit.reports.point_params import varying_params
 
 COMPARE_COLUMNS = [
     "label", "key", "metric", "unit", "direction", "base_value", "cand_value", "ratio",
     "ci_low", "ci_high", "p_value", "verdict", "reason",
 ]  # fmt: skip
-VERDICT_ORDER = {"regressed": 0, "suspect": 1, "incomparable": 2, "noisy": 3, "inconclusive": 4, "improved": 5,
-                 "unchanged": 6}
+VERDICT_RANK = {v.value: i for i, v in enumerate(VERDICT_ORDER)}  # the gate table's order
 # Table -> analyses `perfkit profile` may have written (run.artifacts.analysis, else found under
 # RUN/analysis/<name>.parquet; first found wins).
 ANALYSIS_FILES: dict[str, tuple[str, ...]] = {
@@ -109,9 +110,10 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str]) -> pd.DataFrame:
-    """A table of (point key, perfkit.regression.gate.types.Comparison) pairs, worst verdict first."""
+    """A table of (point key, perfkit.regression.gate.types.Comparison) pairs in the gate table's
+    order (reports.gate_format.sort_key: worst verdict first, then the largest change)."""
     rows = []
-    for key, c in pairs:
+    for key, c in sorted(pairs, key=lambda pair: sort_key(pair[1])):
         verdict = getattr(c.verdict, "value", str(c.verdict))
         rows.append(
             {
@@ -130,18 +132,14 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
                 "reason": c.reason,
             }
         )
-    df = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
-    if df.empty:
-        return df
-    order = df["verdict"].map(VERDICT_ORDER).fillna(9)
-    return df.assign(_o=order).sort_values(["_o", "label"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
 
 def comparison_display(df: pd.DataFrame) -> pd.DataFrame:
     """The comparison table as display strings: point, metric, baseline, candidate (medians), change
     and its test interval (the gate's test), p, verdict, why."""
-    rows = [{"point": r["label"], "metric": r["metric"], "baseline": fmt_value(r["base_value"], r["unit"]),
-             "candidate": fmt_value(r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
+    rows = [{"point": r["label"], "metric": r["metric"], "baseline": measure_text(r["metric"], r["base_value"], r["unit"]),
+             "candidate": measure_text(r["metric"], r["cand_value"], r["unit"]), "change": fmt_change(r["ratio"]),
              "test interval": fmt_interval(r["ci_low"], r["ci_high"]), "p": fmt_p(r["p_value"]),
              "verdict": r["verdict"], "why": r["reason"], "key": r["key"]}
             for r in df.to_dict("records")]
@@ -153,7 +151,7 @@ def verdict_counts(comparisons: pd.DataFrame | None) -> dict[str, int]:
     if comparisons is None or comparisons.empty:
         return {}
     counts = comparisons["verdict"].value_counts()
-    return {v: int(counts[v]) for v in sorted(counts.index, key=lambda v: VERDICT_ORDER.get(v, 9))}
+    return {v: int(counts[v]) for v in sorted(counts.index, key=lambda v: VERDICT_RANK.get(v, 9))}
 
 
 def roofline_view(run: Run) -> tuple[RooflineView | None, str]:

@@ -27,7 +27,6 @@ from perfkit.core.units import (
     fmt_percent,
     fmt_rate,
     fmt_time,
-    fmt_value,
 )
 from perfkit.core.version import __version__
 from perfkit.reports.gate_format import VALUES_NOTE
@@ -52,7 +51,7 @@ from perfkit.reports.html.markup import Html, code, figure_div, not_available, s
 from perfkit.reports.html.serving import ANCHOR as SERVING_ANCHOR
 from perfkit.reports.html.serving import serving_section
 from perfkit.reports.html.text import esc, plot_text
-from perfkit.reports.metric_rows import bandwidth_points, metric_rows
+from perfkit.reports.metric_rows import bandwidth_points, measure_text, metric_rows
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
@@ -129,8 +128,8 @@ def compare_section(data: ReportData) -> Html:
         [
             r["label"],
             r["metric"],
-            fmt_value(r["base_value"], r["unit"]),
-            fmt_value(r["cand_value"], r["unit"]),
+            measure_text(r["metric"], r["base_value"], r["unit"]),
+            measure_text(r["metric"], r["cand_value"], r["unit"]),
             fmt_change(r["ratio"]),
             fmt_interval(r["ci_low"], r["ci_high"]),
             fmt_p(r["p_value"]),

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfkit.core.units import fmt_p, fmt_value
+from perfkit.core.units import fmt_p
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate_format import (
     HEADLINE_SYMBOL,
     SYMBOL,
     VALUES_NOTE,
+    base_text,
+    cand_text,
     counts_text,
     fmt_change,
     fmt_interval,
+    not_compared_text,
     row_name,
     sort_key,
     status_text,
@@ -33,14 +36,14 @@ def _cell(text: str) -> str:
 
 
 def _row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
-             fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
 def _full_row(c: Comparison) -> str:
-    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), fmt_value(c.base_value, c.unit),
-             fmt_value(c.cand_value, c.unit), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
+    cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
@@ -80,6 +83,5 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
         lines += ["<details><summary>Every measurement</summary>", "", _FULL_HEAD,
                   *(_full_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
     if result.only_base or result.only_cand:
-        lines.append(f"Not compared: {len(result.only_base)} metrics only in the baseline, "
-                     f"{len(result.only_cand)} only in the candidate.")
+        lines.append(not_compared_text(result))
     return "\n".join(lines).rstrip() + "\n"

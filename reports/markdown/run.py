@@ -5,15 +5,17 @@ is escaped (`md_text`): a kernel named `<script>` or `a|b` shows as text and kee
 
 from __future__ import annotations
 
+import pandas as pd
+
 from perfkit.core.record import Run
-from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time, fmt_value
+from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
 from perfkit.reports.markdown.budget import budget_lines
 from perfkit.reports.markdown.serving import serving_lines
 from perfkit.reports.markdown.text import Md, md_table, md_text
-from perfkit.reports.metric_rows import metric_rows, unknown_notes
+from perfkit.reports.metric_rows import measure_text, metric_rows, unknown_notes
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.tune_rows import TUNE_HEADERS, TUNE_NUMERIC, tune_rows
 
@@ -69,20 +71,32 @@ def compare_lines(data: ReportData) -> list[str]:
             + " · ".join(f"{VERDICT_MARK.get(v, '')} **{n} {md_text(v)}**" for v, n in counts.items()), "",
             md_text(VALUES_NOTE[0].upper() + VALUES_NOTE[1:]) + ".", ""]
     changed = df[df["verdict"] != "unchanged"]
-    rows = [
-        [r["label"], r["metric"], fmt_value(r["base_value"], r["unit"]), fmt_value(r["cand_value"], r["unit"]),
-         fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
-         fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
-        for r in records(changed.head(MAX_ROWS))
-    ]
-    headers = ["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict"]
-    if rows:
-        out += [md_table(headers, rows, right=(2, 3, 4, 5, 6)), ""]
+    if len(changed):
+        out += [_comparison_table(changed.head(MAX_ROWS)), ""]
         if len(changed) > MAX_ROWS:
             out += [f"... and {len(changed) - MAX_ROWS} more changed measurements.", ""]
     else:
         out += ["No measurement changed.", ""]
-    return out
+    # every measurement, unchanged ones too (as the gate's summary): no view leaves one out
+    out += ["<details><summary>Every measurement</summary>", "", _comparison_table(df.head(MAX_ROWS * 4)), ""]
+    if len(df) > MAX_ROWS * 4:
+        out += [f"... and {len(df) - MAX_ROWS * 4} more measurements (see the HTML report).", ""]
+    return [*out, "</details>", ""]
+
+
+COMPARISON_HEADERS = ["point", "metric", "baseline", "candidate", "change", "test interval", "p", "verdict"]
+
+
+def _comparison_table(df: pd.DataFrame) -> str:
+    """Rows of the comparison table (reports.html.data.COMPARE_COLUMNS) as a Markdown table."""
+    rows = [
+        [r["label"], r["metric"], measure_text(r["metric"], r["base_value"], r["unit"]),
+         measure_text(r["metric"], r["cand_value"], r["unit"]),
+         fmt_change(r["ratio"]), fmt_interval(r["ci_low"], r["ci_high"]),
+         fmt_p(r["p_value"]), Md(verdict_mark(str(r["verdict"])))]
+        for r in records(df)
+    ]
+    return md_table(COMPARISON_HEADERS, rows, right=(2, 3, 4, 5, 6))
 
 
 def verdict_mark(verdict: str) -> str:

@@ -64,7 +64,7 @@ BENIGN = [f"name{i}" for i in range(len(HOSTILE))]
 MD = MarkdownIt("commonmark").enable("table")  # raw HTML allowed: a missed escape shows as a tag
 OWN_TAGS = re.compile(r"</?(details|summary)>")
 C0_C1 = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # every control character but the newline
-NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?%?")  # a number or percentage (+40%)
 
 
 # --- the checks, one per format -------------------------------------------------------------
@@ -323,6 +323,10 @@ def test_compare_and_history_cli(gate_dirs: tuple[Path, Path], tmp_path: Path, d
     check_markdown(capsys.readouterr().out)
     assert main(["compare", str(base), str(cand)]) == 0
     check_terminal(capsys.readouterr().out)
+    assert main(["compare", str(base), str(cand), "--format", "csv"]) == 0
+    text = capsys.readouterr().out
+    check_csv(text)
+    assert len(list(csv.reader(io.StringIO(text)))) > 1
     for i in range(4):
         store_run(_run(f"h{i}", HOSTILE[:6], 1e-3 * (1.5 if i > 1 else 1.0), 10 + i, commit=f"c{i}"), db)
     assert main(["history", "*", "--format", "md", "--values", "--min-size", "1"]) == 0
@@ -397,5 +401,6 @@ def test_each_rule_on_a_lone_surrogate_and_numbers() -> None:
         out.encode("utf-8")
         assert "\\ud800" in out, rule
     assert [csv_cell(v) for v in (-1.5, "-1.5", "+3e-9", "-", "@x", "a=b")] == [-1.5, "-1.5", "+3e-9", "'-", "'@x", "a=b"]
+    assert [csv_cell(v) for v in ("+40%", "-2.5%", "=1+40%", "+40%)")] == ["+40%", "-2.5%", "'=1+40%", "'+40%)"]
     assert csv_cell("\x1b[31mred\x1b[0m\x00\x9b") == "\\x1b[31mred\\x1b[0m\\x00\\x9b"
     assert csv_cell("a\tb\nc") == "a\tb\nc"  # tab and newline are the csv module's to quote

@@ -63,8 +63,11 @@ def test_comparison_table_shows_changed_points(tiny_run_dir: Path, tmp_path: Pat
     assert "2 measurements: " in text and "**1 improved**" in text  # the point's time, flop/s, bytes/s: one
     html = MD.render(text)
     rows = [r for r in rendered_rows(html) if "sq m=64 dtype=fp32" in r and "improved" in r]
-    assert [r.split("<td")[2].split(">")[1].split("<")[0] for r in rows] == ["time_s"]
+    # in the changed table, and again under "Every measurement" (unchanged ones too, as in gate's summary)
+    assert [r.split("<td")[2].split(">")[1].split("<")[0] for r in rows] == ["time_s", "time_s"]
     assert "-6" in rows[0] and "%" in rows[0]
+    every = text.split("<summary>Every measurement</summary>", 1)[1].split("</details>", 1)[0]
+    assert every.count("| sq m=") == 2  # both points: the improved one and the other
 
 
 @pytest.mark.parametrize(
