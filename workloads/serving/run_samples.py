@@ -1,0 +1,127 @@
+"""Samples of a serving stage's run-level numbers (throughput, goodput, cost, SLO attainment,
+p99s), so two runs can be tested against each other without stored history.
+
+A run-level number is one value per stage; its samples say how much it scatters inside the
+stage. Two kinds of batch means (docs/serving.md "Samples of run-level numbers"):
+
+- Rates (output tok/s, goodput tok/s and req/s, USD / 1M output tokens and at SLO): the stage
+  [0, duration_s] is cut into WINDOWS equal windows; a window's rate is the output tokens
+  arriving in it (`token_times_s`; goodput: of the requests meeting the SLO; goodput req/s:
+  good requests whose last token arrived in it) / its length. Consecutive windows are batches:
+  their means are close to independent even when requests overlap, and the mean of the windows'
+  token rates is the stage's rate (every token arrives inside the stage). USD / 1M tokens of a
+  window is the price over its rate.
+- Request shares and percentiles (SLO attainment, TTFT p99, ITL p99): the requests in schedule
+  order are cut into k = min(WINDOWS, n // 2) consecutive batches; a batch's value is the share
+  meeting the SLO (every request, failed ones too) or the p99 of its requests' values (ITL:
+  pooled). A batch's p99 scatters more than the whole stage's, so the test is conservative.
+
+Each metric's samples are scaled by one factor so that their median is the stored value exactly
+(the headline keeps its definition; the samples carry only its relative spread, which is what
+the gate's log-scale test uses). A metric gets no samples when fewer than 3 windows or batches
+exist or one is not > 0 (a window without a good request): it keeps its single value.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+
+from perfkit.workloads.serving.cost import Price
+from perfkit.workloads.serving.goodput import Slo, meets
+from perfkit.workloads.serving.latency import per_request, pooled, quantile, token_itls_s, ttft_s
+from perfkit.workloads.serving.records import RequestRecord
+
+WINDOWS = 8  # windows of the stage (and most request batches)
+MIN_SAMPLES = 3  # the gate tests a run's spread from 3 samples on
+
+
+def window_rates(times_s: Sequence[float], duration_s: float, k: int = WINDOWS) -> list[float]:
+    """Events per second in each of k equal windows of [0, duration_s] (an event at the very
+    end falls in the last window); [] when the duration is not > 0."""
+    if not (duration_s > 0 and math.isfinite(duration_s)):
+        return []
+    width = duration_s / k
+    counts = [0] * k
+    for t in times_s:
+        counts[min(max(int(t / width), 0), k - 1)] += 1
+    return [c / width for c in counts]
+
+
+def batches(records: Sequence[RequestRecord], k: int) -> list[Sequence[RequestRecord]]:
+    """`records` in k consecutive batches of (nearly) equal size."""
+    n = len(records)
+    return [records[i * n // k:(i + 1) * n // k] for i in range(k)]
+
+
+def scaled(raw: Sequence[float], value: object) -> list[float] | None:
+    """`raw` times one factor so that their median is `value`; None when there are too few, one is
+    not > 0 and finite, or `value` is not a number > 0."""
+    if not isinstance(value, float) or not value > 0 or len(raw) < MIN_SAMPLES:
+        return None
+    if not all(r > 0 and math.isfinite(r) for r in raw):
+        return None
+    factor = value / statistics.median(raw)
+    return [r * factor for r in raw]
+
+
+def _token_times(records: Sequence[RequestRecord]) -> list[float]:
+    return [t for r in records for t in r.token_times_s]
+
+
+def _rates(out: dict[str, list[float]], metrics: Mapping[str, object], records: Sequence[RequestRecord],
+           duration_s: float, slo: Slo | None, price: Price | None) -> None:
+    ok = [r for r in records if r.ok]
+    raw: dict[str, list[float]] = {"output_tok_per_s": window_rates(_token_times(ok), duration_s)}
+    if slo is not None:
+        good = [r for r in ok if meets(r, slo)]
+        raw["goodput_tok_per_s"] = window_rates(_token_times(good), duration_s)
+        raw["goodput_req_per_s"] = window_rates([r.token_times_s[-1] for r in good], duration_s)
+    if price is not None:
+        raw["usd_per_1m_output_tok"] = _inverse(raw["output_tok_per_s"])
+        if slo is not None:
+            raw["usd_per_1m_output_tok_at_slo"] = _inverse(raw["goodput_tok_per_s"])
+    for key, values in raw.items():
+        _put(out, key, scaled(values, metrics.get(key)))
+
+
+def _inverse(rates: Sequence[float]) -> list[float]:
+    """Cost per token of each window is the price over its rate: proportional to 1 / rate."""
+    return [1.0 / r if r > 0 else math.inf for r in rates]
+
+
+def _p99(fn: Callable[[Sequence[RequestRecord]], list[float]]) -> Callable[[Sequence[RequestRecord]], float]:
+    def value(batch: Sequence[RequestRecord]) -> float:
+        values = fn(batch)
+        return quantile(values, 0.99) if values else math.nan
+    return value
+
+
+def _batched(out: dict[str, list[float]], metrics: Mapping[str, object], records: Sequence[RequestRecord],
+             slo: Slo | None) -> None:
+    ok = [r for r in records if r.ok]
+    per_batch: dict[str, tuple[Sequence[RequestRecord], Callable[[Sequence[RequestRecord]], float]]] = {
+        "ttft_p99_s": (ok, _p99(lambda b: per_request(b, ttft_s))),
+        "token_itl_p99_s": (ok, _p99(lambda b: pooled(b, token_itls_s))),
+    }
+    if slo is not None:
+        per_batch["slo_attainment"] = (records, lambda b: sum(meets(r, slo) for r in b) / len(b))
+    for key, (rows, fn) in per_batch.items():
+        k = min(WINDOWS, len(rows) // 2)
+        if k >= MIN_SAMPLES and key in metrics:
+            _put(out, key, scaled([fn(b) for b in batches(rows, k)], metrics.get(key)))
+
+
+def _put(out: dict[str, list[float]], key: str, values: list[float] | None) -> None:
+    if values is not None:
+        out[key] = values
+
+
+def window_samples(metrics: Mapping[str, object], records: Sequence[RequestRecord], duration_s: float,
+                   slo: Slo | None = None, price: Price | None = None) -> dict[str, list[float]]:
+    """Samples of the run-level numbers in `metrics` (summarize()'s), by metric key."""
+    out: dict[str, list[float]] = {}
+    _rates(out, metrics, records, duration_s, slo, price)
+    _batched(out, metrics, records, slo)
+    return out
