@@ -162,10 +162,10 @@ def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label:
     if b is None or c is None:
         return None
     moved = []
-    for k, label in _MOVED:
+    for k, name in _MOVED:
         vb, vc = _num(bm, k), _num(cm, k)
         if vb and vc is not None:
-            moved.append((label, vc / vb))
+            moved.append((name, vc / vb))
     parts = _parts(b, c)
     cause = parts[0].name if abs(parts[0].effect) >= MIN_PART else ""
     server = _server(bm, cm)

@@ -5,12 +5,13 @@ A run-level number is one value per stage; its samples say how much it scatters 
 stage. Two kinds of batch means (docs/serving.md "Samples of run-level numbers"):
 
 - Rates (output tok/s, goodput tok/s and req/s, USD / 1M output tokens and at SLO): the stage
-  [0, duration_s] is cut into WINDOWS equal windows; a window's rate is the output tokens
-  arriving in it (`token_times_s`; goodput: of the requests meeting the SLO; goodput req/s:
-  good requests whose last token arrived in it) / its length. Consecutive windows are batches:
-  their means are close to independent even when requests overlap, and the mean of the windows'
-  token rates is the stage's rate (every token arrives inside the stage). USD / 1M tokens of a
-  window is the price over its rate.
+  [0, duration_s] is cut into k equal windows, each at least one E2E p50 long (a request's
+  lifetime: what one window's rate is correlated with the next over), k = min(WINDOWS,
+  duration / E2E p50); a window's rate is the output tokens arriving in it (`token_times_s`;
+  goodput: of the requests meeting the SLO) / its length; goodput req/s counts each good
+  request in a window by the share of its tokens that arrived there. The windows' mean is the
+  stage's rate (every token arrives inside the stage). USD / 1M tokens of a window is the
+  price over its rate.
 - Request shares and percentiles (SLO attainment, TTFT p99, ITL p99): the requests in schedule
   order are cut into k = min(WINDOWS, n // 2) consecutive batches; a batch's value is the share
   meeting the SLO (every request, failed ones too) or the p99 of its requests' values (ITL:
@@ -37,15 +38,24 @@ WINDOWS = 8  # windows of the stage (and most request batches)
 MIN_SAMPLES = 3  # the gate tests a run's spread from 3 samples on
 
 
-def window_rates(times_s: Sequence[float], duration_s: float, k: int = WINDOWS) -> list[float]:
-    """Events per second in each of k equal windows of [0, duration_s] (an event at the very
-    end falls in the last window); [] when the duration is not > 0."""
-    if not (duration_s > 0 and math.isfinite(duration_s)):
+def window_count(duration_s: float, e2e_p50_s: object) -> int:
+    """How many windows: WINDOWS, fewer when a window would be shorter than the E2E p50."""
+    if not isinstance(e2e_p50_s, float) or not e2e_p50_s > 0 or not duration_s > 0:
+        return 0
+    return min(WINDOWS, int(duration_s / e2e_p50_s))
+
+
+def window_rates(times_s: Sequence[float], duration_s: float, k: int,
+                 weights: Sequence[float] | None = None) -> list[float]:
+    """Events (of `weights`, else 1 each) per second in each of k equal windows of
+    [0, duration_s] (an event at the very end falls in the last window); [] when there are fewer
+    than MIN_SAMPLES windows."""
+    if k < MIN_SAMPLES or not (duration_s > 0 and math.isfinite(duration_s)):
         return []
     width = duration_s / k
-    counts = [0] * k
-    for t in times_s:
-        counts[min(max(int(t / width), 0), k - 1)] += 1
+    counts = [0.0] * k
+    for i, t in enumerate(times_s):
+        counts[min(max(int(t / width), 0), k - 1)] += 1.0 if weights is None else weights[i]
     return [c / width for c in counts]
 
 
@@ -73,11 +83,13 @@ def _token_times(records: Sequence[RequestRecord]) -> list[float]:
 def _rates(out: dict[str, list[float]], metrics: Mapping[str, object], records: Sequence[RequestRecord],
            duration_s: float, slo: Slo | None, price: Price | None) -> None:
     ok = [r for r in records if r.ok]
-    raw: dict[str, list[float]] = {"output_tok_per_s": window_rates(_token_times(ok), duration_s)}
+    k = window_count(duration_s, metrics.get("e2e_p50_s"))
+    raw: dict[str, list[float]] = {"output_tok_per_s": window_rates(_token_times(ok), duration_s, k)}
     if slo is not None:
         good = [r for r in ok if meets(r, slo)]
-        raw["goodput_tok_per_s"] = window_rates(_token_times(good), duration_s)
-        raw["goodput_req_per_s"] = window_rates([r.token_times_s[-1] for r in good], duration_s)
+        shares = [1.0 / len(r.token_times_s) for r in good for _ in r.token_times_s]
+        raw["goodput_tok_per_s"] = window_rates(_token_times(good), duration_s, k)
+        raw["goodput_req_per_s"] = window_rates(_token_times(good), duration_s, k, shares)
     if price is not None:
         raw["usd_per_1m_output_tok"] = _inverse(raw["output_tok_per_s"])
         if slo is not None:
