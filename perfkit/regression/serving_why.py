@@ -132,22 +132,31 @@ def _signed_time(x: float) -> str:
 def _value(p: Part, x: float) -> str:
     if p.unit == "s":
         return fmt_time(x)
-    return f"{sig(x)} tok/request" if p.unit == "tok" else fmt_percent(x) + " failed"
+    return f"{sig(x)} tok/request" if p.unit == "tok" else fmt_percent(x) + " of requests"
+
+
+def _change(ratio: float) -> str:
+    """fmt_change, with float dust (1 - 1e-13) shown as no change."""
+    return fmt_change(ratio if abs(ratio - 1.0) > 1e-9 else 1.0)
 
 
 def part_text(p: Part) -> str:
-    """'TPOT 10 ms -> 12 ms (+300 ms per request, +23.1%)'; failures: their share and effect."""
-    per_request = f"{_signed_time(p.delta_s)} per request, " if p.delta_s is not None else ""
-    return f"{p.name} {_value(p, p.base)} -> {_value(p, p.cand)} ({per_request}{fmt_change(1.0 + p.effect)})"
+    """'TPOT 10 ms -> 12 ms (+62 ms per request, +17.7% of its time)'; failures: 'failures 0% of
+    requests -> 25% of requests (+33.3% cost per output token at the same request time)'."""
+    if p.delta_s is None:
+        effect = f"{_change(1.0 + p.effect)} cost per output token at the same request time"
+    else:
+        effect = f"{_signed_time(p.delta_s)} per request, {_change(1.0 + p.effect)} of its time"
+    return f"{p.name} {_value(p, p.base)} -> {_value(p, p.cand)} ({effect})"
 
 
 def _text(moved: list[tuple[str, float]], parts: list[Part], cause: str,
           server: list[tuple[str, float, float]]) -> str:
-    head = ", ".join(f"{label} {fmt_change(r)}" for label, r in moved) or "no headline number"
+    head = ", ".join(f"{label} {_change(r)}" for label, r in moved) or "no headline number"
     if not cause:
         text = f"{head}: no component moved a request's time by {fmt_percent(MIN_PART)} or more"
     else:
-        rest = [p.name + " " + fmt_change(1.0 + p.effect) for p in parts[1:] if abs(p.effect) >= MIN_PART]
+        rest = [p.name + " " + _change(1.0 + p.effect) for p in parts[1:] if abs(p.effect) >= MIN_PART]
         text = f"{head}: mostly {part_text(parts[0])}" + (f"; also {', '.join(rest)}" if rest else "")
     if server:
         text += "; server: " + ", ".join(
