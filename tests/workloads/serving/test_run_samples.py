@@ -12,7 +12,14 @@ from perfkit.core.metric_defs import metric_values
 from perfkit.workloads.serving.cost import Price
 from perfkit.workloads.serving.goodput import Slo
 from perfkit.workloads.serving.records import RequestRecord
-from perfkit.workloads.serving.run_samples import MIN_SAMPLES, batches, scaled, window_count, window_rates
+from perfkit.workloads.serving.run_samples import (
+    MIN_SAMPLES,
+    batches,
+    scaled,
+    token_flows,
+    window_count,
+    window_rates,
+)
 from perfkit.workloads.serving.summary import summarize
 from tests.helpers.serving_records import rec
 
@@ -33,12 +40,18 @@ def sequential(n: int, ttft_s: float, itl_s: float, tokens: int, gap_s: float = 
     return out, t
 
 
-def test_window_rates_average_to_the_stage_rate() -> None:
-    times = [0.1, 0.2, 0.3, 1.5, 2.9, 3.0]  # the last at the very end: the last window
-    rates = window_rates(times, 3.0, 3)
-    assert rates == pytest.approx([3.0, 1.0, 2.0])
-    assert statistics.mean(rates) == pytest.approx(len(times) / 3.0)
-    assert window_rates(times, 3.0, 2) == []  # fewer than 3 windows: no samples
+def test_window_rates_split_flows_by_overlap_and_average_to_the_stage_rate() -> None:
+    flows = [(0.1, 0.1, 1.0), (0.5, 1.5, 2.0), (2.9, 3.0, 1.0), (3.0, 3.0, 1.0)]  # the last at the very end
+    rates = window_rates(flows, 3.0, 3)
+    assert rates == pytest.approx([2.0, 1.0, 2.0])
+    assert statistics.mean(rates) == pytest.approx(5.0 / 3.0)
+    assert window_rates(flows, 3.0, 2) == []  # fewer than 3 windows: no samples
+
+
+def test_a_chunk_is_produced_over_the_time_since_the_previous_one() -> None:
+    r = rec(0, 0.0, 1.0, (1.5, 2.0, 2.0, 3.0))  # the first token since the send, then a chunk of 2
+    assert token_flows([r]) == [(1.0, 1.5, 1.0), (1.5, 2.0, 2.0), (2.0, 3.0, 1.0)]
+    assert sum(a for _, _, a in token_flows([r], per_request=True)) == pytest.approx(1.0)
 
 
 def test_scaled_samples_give_the_value_back_and_refuse_zeros() -> None:
