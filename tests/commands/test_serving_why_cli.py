@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
+from perfkit.reports.html.text import esc
 from perfkit.reports.markdown.text import md_text
 from tests.helpers.serving_server import running_server
 
-BENCH = ["--concurrency", "1", "--requests", "16", "--output-len", "12", "--slo", "ttft=0.5,tpot=0.05",
+BENCH = ["--concurrency", "1", "--requests", "16", "--output-len", "12", "--slo", "ttft=0.5,tpot=0.1",
          "--price-per-gpu-hour", "2.99", "--gpus", "1", "--name", "why-me", "--quiet"]
 BASE = ("--ttft-ms", "40", "--itl-ms", "50", "--max-tokens-cap", "8")  # 8 tokens of the 12 asked for; 50 ms
 # steps keep a busy 2-core test machine far from client-bound (lag p99 > 10% of the ITL)
@@ -54,7 +55,8 @@ def test_compare_gate_and_report_say_what_moved_a_serving_stage(tmp_path: Path, 
 
     unchanged = _compare(base, same, db, capsys)
     assert "regressed" not in [r["verdict"] for r in unchanged["rows"]]
-    assert [w["cause"] for w in unchanged["serving_why"]] in ([""], ["TTFT"], ["client queueing"])
+    (same_why,) = unchanged["serving_why"]  # whatever moved most moved a request's time by little
+    assert all(abs(p["effect"]) < 0.05 for p in same_why["parts"]), same_why["text"]
 
     itl = _compare(base, slower_itl, db, capsys)
     assert [w["cause"] for w in itl["serving_why"]] == ["TPOT"]
@@ -81,4 +83,4 @@ def test_compare_gate_and_report_say_what_moved_a_serving_stage(tmp_path: Path, 
     html = tmp_path / "r.html"
     assert main(["report", str(slower_itl), "--vs", str(base), "--format", "html", "--db", db, "--history", "0",
                  "--out", str(html)]) == 0
-    assert "mostly TPOT 50 ms -&gt; 60 ms" in html.read_text()
+    assert esc(text) in html.read_text()
