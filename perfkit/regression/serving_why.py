@@ -90,11 +90,11 @@ class _Stage:
 
 def _stage(m: Mapping[str, Any]) -> _Stage | None:
     """The components of one serving stage's metrics; None when it is not one (or lacks them)."""
-    ttft, tpot = _num(m, "ttft_mean_s"), _num(m, "tpot_mean_s")
-    rate, dur, ok = _num(m, "output_tok_per_s"), _num(m, "duration_s"), _num(m, "requests_ok")
-    if None in (ttft, tpot, rate, dur, ok) or not ok:
+    needed = [_num(m, k) for k in ("ttft_mean_s", "tpot_mean_s", "output_tok_per_s", "duration_s", "requests_ok")]
+    values = [v for v in needed if v is not None]
+    if len(values) < len(needed) or not values[-1]:
         return None
-    assert ttft is not None and tpot is not None and rate is not None and dur is not None and ok is not None
+    ttft, tpot, rate, dur, ok = values
     sched, p50 = _num(m, "ttft_sched_p50_s"), _num(m, "ttft_p50_s")
     failed = _num(m, "requests_failed") or 0.0
     return _Stage(max(sched - p50, 0.0) if sched is not None and p50 is not None else 0.0,
@@ -108,8 +108,8 @@ def _parts(b: _Stage, c: _Stage) -> list[Part]:
               (TPOT, b.tpot_s, c.tpot_s, "s", (c.tpot_s - b.tpot_s) * max(b.tokens - 1.0, 0.0)),
               (OUTPUT_LENGTH, b.tokens, c.tokens, "tok", c.tpot_s * (c.tokens - b.tokens)))
     parts = [Part(n, vb, vc, u, d, d / t) for n, vb, vc, u, d in deltas]
-    parts.append(Part(FAILURES, 1.0 - b.ok_share, 1.0 - c.ok_share, "", None, b.ok_share / c.ok_share - 1.0
-                      if c.ok_share > 0 else math.inf))
+    lost = b.ok_share / c.ok_share - 1.0 if c.ok_share > 0 else math.inf  # cost per token at equal T
+    parts.append(Part(FAILURES, 1.0 - b.ok_share, 1.0 - c.ok_share, "", None, lost))
     return sorted(parts, key=lambda p: -abs(p.effect) if math.isfinite(p.effect) else -math.inf)
 
 
