@@ -29,6 +29,8 @@ from perfkit.reports.gate_format import (
     sort_key,
     status_text,
 )
+from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving_why_lines import why_lines
 
 HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
@@ -51,6 +53,7 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "only_in_candidate": list(result.only_cand),
         "rows": [row_obj(c, result) for c in result.rows],
         "metrics": [c.to_dict() for c in result.comparisons],
+        "serving_why": [w.to_json() for w in result.why],
     }
 
 
@@ -128,6 +131,10 @@ def render_table(result: GateResult) -> str:
             why = f"{why} [{mark}]" if why else f"[{mark}]"
         lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
     lines += textwrap.wrap(VALUES_NOTE, width, subsequent_indent="    ")
+    if result.why:
+        lines.append(WHY_TITLE + ":")
+        for line in why_lines(result.why):
+            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     lines.append(counts_text(result))
     if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
         lines.append("gate " + status_text(result))

@@ -59,9 +59,11 @@ def run(args: argparse.Namespace) -> int:
     base = None
     pairs = None
     note = ""
+    why: tuple[Any, ...] = ()
     if args.vs is not None:
-        base, pairs, note = _compare(args)
-    data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, with_kernels=not args.no_kernels)
+        base, pairs, note, why = _compare(args)
+    data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, serving_why=why,
+                  with_kernels=not args.no_kernels)
     if "tune" in data.notes:  # a damaged tune.json: the report says so in its section, and so does this line
         print(terminal_safe(f"perfkit: warning: tune winners not shown: {data.notes['tune']}"), file=sys.stderr)
     if "outside" in data.notes:  # run.json names a trace or table outside the run directory
@@ -84,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]:
-    """The baseline Run, the gate's (key, Comparison) pairs and a note on what was not compared."""
+def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str, tuple[Any, ...]]:
+    """The baseline Run, the gate's (key, Comparison) pairs, a note on what was not compared and
+    the serving stages' attribution."""
     from perfkit.commands._store_args import compare_from_args
     from perfkit.comparison.selectors import is_run_path
     from perfkit.core.record import load_run
@@ -95,4 +98,4 @@ def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str]
     result = compare_from_args(str(args.vs), str(args.run_dir), args)
     base = load_run(args.vs) if is_run_path(args.vs) else load_stored_run(result.base.run_id, args.db)
     pairs, note = gate_pairs(result)
-    return base, pairs, note
+    return base, pairs, note, result.why

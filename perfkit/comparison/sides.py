@@ -31,6 +31,7 @@ def side_from_run(run: Run, label: str) -> RunSide:
         created_epoch=created,
         spec=str(run.spec.get("name") or ""),
         spec_hash=run.spec_hash or "",
+        point_metrics={p.key: p.metrics for p in run.points},
     )
 
 
@@ -39,6 +40,7 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
     with engine.connect() as conn:
         metrics = read.run_metrics(conn, row.run_id)
         points = read.run_point_specs(conn, row.run_id)
+        point_metrics = read.run_point_metrics(conn, row.run_id)
     return RunSide(
         run_id=row.run_id,
         label=label,
@@ -51,4 +53,5 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
         created_epoch=row.created_epoch,
         spec=row.spec_name,
         spec_hash=row.spec_hash or "",
+        point_metrics=point_metrics,
     )

@@ -297,7 +297,8 @@ def _generation_samples(metrics: Mapping[str, Any]) -> dict[str, tuple[float, ..
 
 def _request_samples(metrics: Mapping[str, Any], field: str = "request_samples") -> dict[str, tuple[float, ...]]:
     """Per-request values of a serving stage (`request_samples`: metric key -> one value per
-    request; `memory_samples`: one value per call of the memory pass) for the described metrics
+    request; `window_samples`: one value per window or batch of requests of a serving stage;
+    `memory_samples`: one value per call of the memory pass) for the described metrics
     whose stored value is their median, so the gate tests the samples themselves; {} when the
     point has none."""
     given = metrics.get(field)
@@ -321,7 +322,7 @@ def metric_values(metrics: Mapping[str, Any]) -> list[tuple[MetricDef, tuple[flo
     A value is a tuple of samples (one for a single number; per generation or per request where
     the point keeps those and their median is the stored value)."""
     samples = {**_generation_samples(metrics), **_request_samples(metrics),
-               **_request_samples(metrics, "memory_samples")}
+               **_request_samples(metrics, "window_samples"), **_request_samples(metrics, "memory_samples")}
     out: list[tuple[MetricDef, tuple[float, ...]]] = []
     for d in METRICS:
         raw = metrics.get(d.path[0], {}) if d.path else metrics

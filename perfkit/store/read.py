@@ -207,6 +207,14 @@ def run_point_specs(conn: Connection, run_id: str) -> dict[str, PointSpec]:
     return {str(d["key"]): point_spec_from_json(d) for d in points if "key" in d}
 
 
+def run_point_metrics(conn: Connection, run_id: str) -> dict[str, dict[str, Any]]:
+    """Point key -> its workload's own `metrics` as stored (the serving attribution reads them)."""
+    p = schema.points
+    q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
+    points = (json.loads(x.point_json) for x in conn.execute(q))
+    return {str(d["key"]): dict(d.get("metrics") or {}) for d in points if "key" in d}
+
+
 def count_runs(conn: Connection) -> int:
     return int(conn.execute(select(func.count()).select_from(schema.runs)).scalar_one())
 

@@ -28,6 +28,7 @@ from perfkit.core.run_layout import ANALYSIS_DIR, TUNE_JSON, RunDir, analysis_ta
 from perfkit.core.table_file import TableError, left_out, read_parquet_table
 from perfkit.core.tune_result import TuneResult, read_tune
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p
+from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.gate_format import VERDICT_ORDER, sort_key
 from perfkit.reports.html.compare import metric_suffix
 from perfkit.reports.metric_rows import measure_text
@@ -80,6 +81,7 @@ class ReportData:
     kernels: KernelView | None = None
     notes: dict[str, str] = field(default_factory=dict)  # section -> why it is not available
     tune: tuple[TuneResult, ...] = ()  # RUN/tune.json: the tune winners per workload and shape
+    serving_why: tuple[ServingWhy, ...] = ()  # --vs: why each serving stage moved (the comparison's)
 
 
 def point_labels(run: Run) -> dict[str, str]:
@@ -363,6 +365,7 @@ def gather(
     base: Run | None = None,
     comparisons: Iterable[tuple[str, Any]] | None = None,
     compare_note: str = "",
+    serving_why: tuple[ServingWhy, ...] = (),
     with_roofline: bool = True,
     with_kernels: bool = True,
 ) -> ReportData:
@@ -384,4 +387,4 @@ def gather(
     why = outside_note(run, run_dir)
     if why:
         notes["outside"] = why
-    return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune)
+    return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune, serving_why)

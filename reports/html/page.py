@@ -290,7 +290,7 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
     if data.base is not None:
         sections.append(compare_section(data))
         nav.append(("compare", "Comparison"))
-    serving = serving_section(run)
+    serving = serving_section(run, data.serving_why)
     if serving is not None:
         sections.append(serving)
         nav.append((SERVING_ANCHOR, "Serving"))

@@ -5,7 +5,10 @@ and cost-vs-interactivity figures of the run. Every string from the run is escap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perfkit.core.record import Run
+from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.html.markup import Html, figure_div, section, table
 from perfkit.reports.html.text import esc
 from perfkit.reports.serving_curves import run_label, serving_curves, serving_workloads
@@ -22,6 +25,8 @@ from perfkit.reports.serving_rows import (
     stage_points,
     stage_rows,
 )
+from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving_why_lines import why_lines
 
 ANCHOR = "serving"
 
@@ -65,12 +70,15 @@ def workload_block(run: Run, workload: str) -> Html:
     return Html("".join(body))
 
 
-def serving_section(run: Run) -> Html | None:
-    """The Serving section; None for a run without serving points."""
+def serving_section(run: Run, why: Sequence[ServingWhy] = ()) -> Html | None:
+    """The Serving section (with --vs: why each stage moved); None for a run without serving points."""
     names = serving_workloads(run)
     if not names:
         return None
     curves = serving_curves([(run_label(run), run)])
-    body: list[str] = [figure_div(latency_vs_throughput(curves)), figure_div(cost_vs_interactivity(curves))]
+    body: list[str] = []
+    if why:
+        body += [Html(f"<h3>{esc(WHY_TITLE[0].upper() + WHY_TITLE[1:])}</h3>"), _notes(why_lines(why))]
+    body += [figure_div(latency_vs_throughput(curves)), figure_div(cost_vs_interactivity(curves))]
     body += [workload_block(run, w) for w in names]
     return section(ANCHOR, "Serving", body)

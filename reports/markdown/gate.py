@@ -26,6 +26,8 @@ from perfkit.reports.gate_format import (
     status_text,
 )
 from perfkit.reports.markdown.text import md_text
+from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving_why_lines import why_lines
 
 MAX_ROWS = 50  # rows of the attention table; the rest are counted
 
@@ -72,6 +74,8 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
     ]
     if result.run_reasons:
         lines += ["> ⚠️ Runs are not comparable: " + md_text("; ".join(result.run_reasons)), ""]
+    if result.why:
+        lines += [f"**{WHY_TITLE[0].upper()}{WHY_TITLE[1:]}**", "", *(f"- {md_text(x)}" for x in why_lines(result.why)), ""]
     ordered = sorted(result.rows, key=sort_key)
     attention = [x for x in ordered if x.verdict != Verdict.UNCHANGED]
     if attention:

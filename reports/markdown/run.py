@@ -48,7 +48,7 @@ def render_markdown(data: ReportData) -> str:
         out += [f"> {md_text(data.notes['outside'])}", ""]
     if data.base is not None:
         out += compare_lines(data)
-    out += serving_lines(run)
+    out += serving_lines(run, data.serving_why)
     out += points_lines(data)
     out += metric_lines(data)
     out += budget_lines(data.run, data.labels)

@@ -5,7 +5,10 @@ run goes through `md_text`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perfkit.core.record import Run
+from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.markdown.text import md_table, md_text
 from perfkit.reports.serving_curves import serving_workloads
 from perfkit.reports.serving_rows import (
@@ -20,6 +23,8 @@ from perfkit.reports.serving_rows import (
     stage_points,
     stage_rows,
 )
+from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving_why_lines import why_lines
 
 
 def _notes(lines: list[str]) -> list[str]:
@@ -53,6 +58,10 @@ def workload_lines(run: Run, workload: str) -> list[str]:
     return out
 
 
-def serving_lines(run: Run) -> list[str]:
-    """The Serving part of the summary; [] for a run without serving points."""
-    return [line for w in serving_workloads(run) for line in workload_lines(run, w)]
+def serving_lines(run: Run, why: Sequence[ServingWhy] = ()) -> list[str]:
+    """The Serving part of the summary (with --vs: why each stage moved); [] for a run without
+    serving points."""
+    out = [line for w in serving_workloads(run) for line in workload_lines(run, w)]
+    if out and why:
+        out = [f"**{WHY_TITLE[0].upper()}{WHY_TITLE[1:]}**", "", *_notes(why_lines(why)), *out]
+    return out

@@ -16,8 +16,12 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
   for the p50s).
 - token_source: the token sources of the succeeded requests, best first, joined by '+'.
 - failures: reason -> count, the reason being an error's text up to its first ':'.
-- request_samples: per-request TTFT / TPOT / E2E of the succeeded requests, under the key of
-  the p50 they give back (numpy median), so a statistical gate tests the requests themselves.
+- request_samples: per-request TTFT / TTFT from schedule / TPOT / E2E of the succeeded
+  requests, under the key of the p50 they give back (numpy median), so a statistical gate tests
+  the requests themselves.
+- window_samples: samples of the run-level numbers (rates, cost, SLO attainment, TTFT and ITL
+  p99) over windows of the stage or batches of its requests, scaled so that their median is the
+  stored value (perfkit.workloads.serving.run_samples).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from perfkit.workloads.serving.latency import (
     ttft_sched_s,
 )
 from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
+from perfkit.workloads.serving.run_samples import window_samples
 from perfkit.workloads.serving.steady import (
     in_flight,
     peak,
@@ -124,6 +129,7 @@ def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | No
         out["token_source"] = token_sources(ok)
     out["failures"] = failure_reasons(records)
     out["request_samples"] = _samples(ok)
+    out["window_samples"] = window_samples(out, records, duration_s, slo, price)
     return out
 
 
@@ -155,6 +161,7 @@ def _steady(out: dict[str, object], records: Sequence[RequestRecord],
 
 
 def _samples(ok: Sequence[RequestRecord]) -> dict[str, list[float]]:
-    lists = {"ttft_p50_s": per_request(ok, ttft_s), "tpot_p50_s": per_request(ok, tpot_s),
+    lists = {"ttft_p50_s": per_request(ok, ttft_s), "ttft_sched_p50_s": per_request(ok, ttft_sched_s),
+             "tpot_p50_s": per_request(ok, tpot_s),
              "e2e_p50_s": per_request(ok, e2e_s)}
     return {k: [float(v) for v in vs] for k, vs in lists.items() if vs}

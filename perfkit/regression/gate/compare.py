@@ -29,6 +29,7 @@ from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
+from perfkit.regression.serving_why import ServingWhy, explain
 
 DECISIVE = frozenset({Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED})
 OUTCOME_FAILS = "fails"
@@ -62,6 +63,7 @@ class RunSide:
     created_epoch: float = math.nan
     spec: str = ""  # the spec's name ("" when it has none: ingested runs)
     spec_hash: str = ""
+    point_metrics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # point key -> its metrics
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class GateResult:
     only_cand: tuple[str, ...]
     run_reasons: tuple[str, ...]
     policy: GatePolicy
+    why: tuple[ServingWhy, ...] = ()  # serving stages: which component moved them (serving_why.py)
 
     @property
     def rows(self) -> tuple[Comparison, ...]:
@@ -186,7 +189,8 @@ def compare_runs(
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
-    return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol)
+    return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
+                      explain(base.point_metrics, cand.point_metrics, labels))
 
 
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],

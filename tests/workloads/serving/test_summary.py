@@ -48,7 +48,7 @@ def test_counts_rates_and_latencies_are_hand_computed() -> None:
     assert m["token_source"] == "usage" and m["failures"] == {"HTTP 503": 1, "not sent": 1}
     assert all(k not in m for k in ("goodput_req_per_s", "slo_attainment", "usd_per_1m_output_tok"))
     assert all(isinstance(v, float) for k, v in m.items()
-               if k not in ("token_source", "failures", "request_samples")), m
+               if k not in ("token_source", "failures", "request_samples", "window_samples")), m
 
 
 # a short request inside the busiest moment: 4 in flight on [0.12, 0.18]
@@ -106,12 +106,12 @@ def test_nothing_succeeded() -> None:
 def test_request_samples_give_the_stored_p50_back_and_reach_the_gate() -> None:
     m = summarize(RECORDS, 2.0)
     samples = m["request_samples"]
-    assert isinstance(samples, dict) and set(samples) == {"ttft_p50_s", "tpot_p50_s", "e2e_p50_s"}
+    assert isinstance(samples, dict) and set(samples) == {"ttft_p50_s", "ttft_sched_p50_s", "tpot_p50_s", "e2e_p50_s"}
     for key, values in samples.items():
         assert len(values) == 4 and float(np.median(values)) == m[key], key
     values = {d.key: v for d, v in metric_values(m)}
     assert values["ttft_p50_s"] == tuple(samples["ttft_p50_s"])  # per request, not one number
-    assert values["ttft_p99_s"] == (m["ttft_p99_s"],)
+    assert values["ttft_p99_s"] == (m["ttft_p99_s"],)  # 4 requests: fewer than 3 batches of 2
     tampered = {**m, "ttft_p50_s": 9.0}  # samples that do not give the value back are not used
     assert {d.key: v for d, v in metric_values(tampered)}["ttft_p50_s"] == (9.0,)
 
@@ -120,7 +120,8 @@ def test_every_number_the_summary_emits_is_described() -> None:
     m = summarize([*RECORDS, SHORT], 2.0, slo=Slo(ttft_s=0.2), price=Price(2.99, 8, "s"))
     numeric = {k for k, v in m.items() if isinstance(v, float)}
     assert numeric <= set(BY_KEY), sorted(numeric - set(BY_KEY))
-    assert len(numeric) == 40 and set(m) - numeric == {"token_source", "failures", "request_samples"}
+    assert len(numeric) == 40 and set(m) - numeric == {"token_source", "failures", "request_samples",
+                                                      "window_samples"}
     heads = {k for k, d in BY_KEY.items() if d.headline and k in numeric}
     assert heads == {"ttft_p50_s", "tpot_p50_s", "token_itl_p99_s", "output_tok_per_s",
                      "goodput_tok_per_s", "usd_per_1m_output_tok"}
