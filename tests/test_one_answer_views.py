@@ -90,7 +90,9 @@ def _write(root: Path, record: dict) -> Path:
 
 
 def _gemm_runs(tmp: Path, root: Path) -> tuple[Pair, str]:
-    template = json.loads((profile_tiny(tmp) / "run.json").read_text())
+    # the real run is a template only: outside `root`, so it is not stored (under the branch of the
+    # checkout the tests run in, it would be the newest run of the spec: BRANCH@GPU's answer)
+    template = json.loads((profile_tiny(tmp / "template") / "run.json").read_text())
     keys = [p["key"] for p in template["points"] if p["status"] == "ok"]
     rng = np.random.default_rng(3)
     history = [_derive(template, f"gemm-h{i}", i - 6, f"a{i}", rng, {}) for i in range(5)]  # the spread's history
