@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +33,47 @@ class Mutation:
     apply: Callable[[Path, random.Random], None]
 
     def cleanup(self, path: Path) -> None:
+        lock = _LOCKS.pop(path, None)
+        if lock is not None:
+            lock.close()
         if path.is_fifo() or path.is_symlink():
             path.unlink()
+
+
+_LOCKS: dict[Path, sqlite3.Connection] = {}  # a store held locked while its case runs
+
+
+def _lock_store(path: Path, rng: random.Random) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")
+    _LOCKS[path] = conn
+
+
+def _rename_table(path: Path, rng: random.Random) -> None:
+    """A store of the wrong schema: one of its tables renamed."""
+    conn = sqlite3.connect(path)
+    tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    table = rng.choice(tables)
+    conn.execute(f'ALTER TABLE "{table}" RENAME TO "{table}_old"')
+    conn.commit()
+    conn.close()
+
+
+def _drop_column(path: Path, rng: random.Random) -> None:
+    """A store of the wrong schema: a table rebuilt without one of its columns."""
+    conn = sqlite3.connect(path)
+    tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    table = rng.choice(tables)
+    columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+    if len(columns) > 1:
+        keep = ", ".join(f'"{c}"' for c in columns if c != rng.choice(columns))
+        conn.executescript(f'PRAGMA foreign_keys = OFF; CREATE TABLE "t_new" AS SELECT {keep} FROM "{table}"; '
+                           f'DROP TABLE "{table}"; ALTER TABLE "t_new" RENAME TO "{table}";')
+    conn.close()
+
+
+STORE_MUTATIONS = [Mutation("store-locked", _lock_store), Mutation("store-table-renamed", _rename_table),
+                   Mutation("store-column-dropped", _drop_column)]
 
 
 def _bytes(name: str, edit: Callable[[bytes, random.Random], bytes]) -> Mutation:
@@ -173,6 +213,9 @@ def mutations_for(kind: str, rng: random.Random, random_count: int) -> list[Muta
     if kind in ("json", "jsonl", "yaml"):
         pool += [_structured(kind, how) for how in ("delete", "retype", "retype", "retype", "list-to-dict")]
         fixed += [_structured(kind, "deep"), Mutation("duplicate-line", _duplicate_key)]
+    elif kind == "store":
+        fixed += STORE_MUTATIONS
+        pool += STORE_MUTATIONS[1:]
     elif kind == "csv":
         pool += [Mutation("csv-cell", _csv_cell)] * 4 + [Mutation("duplicate-line", _duplicate_key)]
     picked = [rng.choice(pool) for _ in range(random_count)]

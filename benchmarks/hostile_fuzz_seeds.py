@@ -79,13 +79,25 @@ def _perfkit(*args: str, cwd: Path) -> None:
         raise RuntimeError(f"perfkit {' '.join(args)}: {proc.stderr[-2000:]}")
 
 
+def _second_run(run: Path) -> Path:
+    """The tiny run again under another run id: a baseline for gate and compare."""
+    record = json.loads((run / "run.json").read_text())
+    record["run_id"] = run.name[:-6] + "0f0f0f"
+    other = run.parent / record["run_id"]
+    shutil.copytree(run, other)
+    (other / "run.json").write_text(json.dumps(record))
+    return other
+
+
 def _assets(work: Path) -> dict[str, Path]:
     """The valid inputs, made once: a tiny real run, a store holding it, small files of each format."""
     run = profile_tiny(work)
     files = {"run": run, "store": work / "store.db", "spec": work / "tiny.yaml", "policy": work / "gate.yaml",
              "csv": work / "results.csv", "pytest": work / "pytest-benchmark.json", "replay": work / "replay.txt",
              "dataset": work / "sharegpt.json"}
-    _perfkit("ingest", str(run), "--db", f"sqlite:///{files['store']}", cwd=work)
+    files["run2"] = _second_run(run)
+    for stored in (run, files["run2"]):
+        _perfkit("ingest", str(stored), "--db", f"sqlite:///{files['store']}", cwd=work)
     files["spec"].write_text(QUICK_SPEC)
     files["policy"].write_text(POLICY)
     files["csv"].write_text(CSV)
@@ -101,7 +113,7 @@ def _fresh(case: Path) -> str:
 
 def build_targets(work: Path) -> list[Target]:
     a = _assets(work)
-    run, store = a["run"], f"sqlite:///{a['store']}"
+    run, run2, store = a["run"], a["run2"], f"sqlite:///{a['store']}"
     bench = ["serve-bench", "http://127.0.0.1:9/v1", "--model", "m", "--requests", "2", "--connect-timeout-s", "1",
              "--no-store"]
     targets = [
@@ -110,9 +122,9 @@ def build_targets(work: Path) -> list[Target]:
                lambda c, f: ["report", str(f.parent), "--out", str(c / "r.html")]),
         Target("roofline:run.json", "json", _run_copy(run, "run.json"), lambda c, f: ["roofline", str(f.parent), "--no-figure"]),
         Target("compare:run.json", "json", _run_copy(run, "run.json"),
-               lambda c, f: ["compare", str(run), str(f.parent), "--db", store]),
+               lambda c, f: ["compare", str(run2), str(f.parent), "--db", store]),
         Target("gate:run.json", "json", _run_copy(run, "run.json"),
-               lambda c, f: ["gate", "--baseline", str(run), "--candidate", str(f.parent), "--db", store,
+               lambda c, f: ["gate", "--baseline", str(run2), "--candidate", str(f.parent), "--db", store,
                              "--no-step-summary"], ok_codes=(1,)),
         Target("ingest:run.partial.json", "json", _run_copy(run, "run.partial.json"),
                lambda c, f: ["ingest", "--partial", str(f.parent), "--db", _fresh(c)]),
@@ -123,7 +135,7 @@ def build_targets(work: Path) -> list[Target]:
                lambda c, f: ["profile", str(f), "--quick", "--quiet", "--no-store", "--no-analyze", "--out", str(c / "runs")],
                ok_codes=(3,)),
         Target("gate:policy", "yaml", _copy(a["policy"]),
-               lambda c, f: ["gate", "--baseline", str(run), "--candidate", str(run), "--policy", str(f), "--db", store,
+               lambda c, f: ["gate", "--baseline", str(run2), "--candidate", str(run), "--policy", str(f), "--db", store,
                              "--no-step-summary"], ok_codes=(1,)),
         Target("ingest:csv", "csv", _copy(a["csv"]), lambda c, f: ["ingest", "--format", "csv", str(f), "--db", _fresh(c)]),
         Target("ingest:pytest-benchmark", "json", _copy(a["pytest"]),
@@ -147,8 +159,8 @@ def build_targets(work: Path) -> list[Target]:
         Target("analyze:nsys", "bytes", _copy(SHARED / "nsys" / "h100_2gpu_1s.sqlite"), lambda c, f: ["analyze", str(f)]),
         Target("memory:pickle", "bytes", _copy(REPO / "tests" / "data" / "memory" / "mosaic" / "output.pickle"),
                lambda c, f: ["memory", str(f)]),
-        Target("history:store", "bytes", _copy(a["store"]), lambda c, f: ["history", "*", "--db", f"sqlite:///{f}"]),
-        Target("runs:store", "bytes", _copy(a["store"]), lambda c, f: ["runs", "--db", f"sqlite:///{f}"]),
-        Target("ingest:store", "bytes", _copy(a["store"]), lambda c, f: ["ingest", str(run), "--db", f"sqlite:///{f}"]),
+        Target("history:store", "store", _copy(a["store"]), lambda c, f: ["history", "*", "--db", f"sqlite:///{f}"]),
+        Target("runs:store", "store", _copy(a["store"]), lambda c, f: ["runs", "--db", f"sqlite:///{f}"]),
+        Target("ingest:store", "store", _copy(a["store"]), lambda c, f: ["ingest", str(run), "--db", f"sqlite:///{f}"]),
     ]
     return targets
