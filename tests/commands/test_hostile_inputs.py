@@ -392,6 +392,12 @@ def _run_dir_fifo(tmp: Path) -> str:
     return str(run)
 
 
+def _run_dir_loop(tmp: Path) -> str:
+    run = Path(_run_dir(tmp, None))
+    os.symlink("run.partial.json", run / "run.partial.json")
+    return str(run)
+
+
 def _deep(prefix: str, suffix: str) -> str:
     return prefix + "[" * 5000 + "1" + "]" * 5000 + suffix
 
@@ -405,6 +411,8 @@ FUZZ_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "p.yaml: a named pipe"),
     ("fifo-as-store", lambda t: ["history", "*", "--db", "sqlite:///" + _fifo("s.db")(t)], "s.db: a named pipe"),
     ("fifo-as-run-json", lambda t: ["ingest", _run_dir_fifo(t), "--db", _fresh_db(t)], "run.json: a named pipe"),
+    ("partial-a-symlink-loop", lambda t: ["ingest", "--partial", _run_dir_loop(t), "--db", _fresh_db(t)],
+     "run.partial.json: Too many levels of symbolic links"),
     ("device-as-trace", lambda t: ["memory", "/dev/zero"], "/dev/zero: a device, not a file"),
     ("pytest-benchmark-deep", lambda t: ["ingest", "--format", "pytest-benchmark", _write(
         "deep.json", _deep('{"benchmarks": ', "}"))(t), "--db", _fresh_db(t)], "deep.json:1:215: nested more than 200"),
