@@ -66,7 +66,8 @@ def _drop_column(path: Path, rng: random.Random) -> None:
     table = rng.choice(tables)
     columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
     if len(columns) > 1:
-        keep = ", ".join(f'"{c}"' for c in columns if c != rng.choice(columns))
+        dropped = rng.choice(columns)
+        keep = ", ".join(f'"{c}"' for c in columns if c != dropped)
         conn.executescript(f'PRAGMA foreign_keys = OFF; CREATE TABLE "t_new" AS SELECT {keep} FROM "{table}"; '
                            f'DROP TABLE "{table}"; ALTER TABLE "t_new" RENAME TO "{table}";')
     conn.close()

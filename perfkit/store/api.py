@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
 from perfkit.store.engine import describe, open_engine, operational_error
-from perfkit.store.migrations import SCHEMA_VERSION, current_version, migrate
+from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import normalize_db_url, sqlite_path
@@ -47,6 +47,8 @@ def open_existing_store(db_url: str | None = None) -> Engine | None:
     try:
         with engine.connect() as conn:
             version = current_version(conn)
+            if version == SCHEMA_VERSION:
+                check_tables(conn)
     except DBAPIError as exc:
         engine.dispose()
         raise operational_error(engine, exc, "reading the store") from None

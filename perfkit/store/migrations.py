@@ -111,6 +111,22 @@ def current_version(conn: Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def check_tables(conn: Connection) -> None:
+    """StoreError naming the first table or column of this perfkit's schema the store lacks (a
+    store damaged or altered by hand): one line before any query fails on it."""
+    inspector = inspect(conn)
+    present = set(inspector.get_table_names())
+    for table in schema.metadata.sorted_tables:
+        if table.name not in present:
+            raise StoreError(f"{describe(conn.engine)}: table {table.name} is missing; the store is damaged, "
+                             "restore it from a backup or pass another --db")
+        columns = {c["name"] for c in inspector.get_columns(table.name)}
+        lacking = [c.name for c in table.columns if c.name not in columns]
+        if lacking:
+            raise StoreError(f"{describe(conn.engine)}: table {table.name} has no column {lacking[0]}; the store "
+                             "is damaged, restore it from a backup or pass another --db")
+
+
 def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
     """Bring the store to `target` (default: current); returns the version it was at."""
     try:
@@ -127,6 +143,8 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
                 if before < version <= target:
                     step(conn)
                     _set_version(conn, version)
+            if target == SCHEMA_VERSION:
+                check_tables(conn)
             return before
     except (OperationalError, ProgrammingError) as exc:
         raise operational_error(engine, exc, "migrating the store") from None

@@ -413,6 +413,11 @@ FUZZ_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("fifo-as-run-json", lambda t: ["ingest", _run_dir_fifo(t), "--db", _fresh_db(t)], "run.json: a named pipe"),
     ("partial-a-symlink-loop", lambda t: ["ingest", "--partial", _run_dir_loop(t), "--db", _fresh_db(t)],
      "run.partial.json: Too many levels of symbolic links"),
+    ("store-table-renamed", lambda t: ["history", "*", "--db", _store_with(t, "ALTER TABLE runs RENAME TO runs_old")],
+     "table runs is missing; the store is damaged"),
+    ("store-column-dropped", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t), "--db",
+                                        _store_with(t, "ALTER TABLE metrics DROP COLUMN unit")],
+     "table metrics has no column unit"),
     ("device-as-trace", lambda t: ["memory", "/dev/zero"], "/dev/zero: a device, not a file"),
     ("pytest-benchmark-deep", lambda t: ["ingest", "--format", "pytest-benchmark", _write(
         "deep.json", _deep('{"benchmarks": ', "}"))(t), "--db", _fresh_db(t)], "deep.json:1:215: nested more than 200"),
