@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--per-seed", type=int, default=12, help="random mutations per target (plus the fixed ones)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout-s", type=float, default=30.0)
-    parser.add_argument("--only", default="*", help="glob over target names")
+    parser.add_argument("--only", default="*", help="globs over target names, comma-separated")
     parser.add_argument("--out", type=Path, default=None, help="Markdown summary (e.g. benchmarks/results/hostile_fuzz-vm.md)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="perfkit-hostile-fuzz-"))
@@ -145,7 +145,7 @@ def main() -> None:
     outcomes: list[Outcome] = []
     try:
         for target in build_targets(work):
-            if not fnmatch.fnmatch(target.name, args.only):
+            if not any(fnmatch.fnmatch(target.name, glob) for glob in args.only.split(",")):
                 continue
             rng = random.Random(f"{args.seed}:{target.name}")
             for mutation in mutations_for(target.kind, rng, args.per_seed):

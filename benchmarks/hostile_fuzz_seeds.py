@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.helpers.tiny_run import TINY_SPEC, profile_tiny
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "bench"
+SHARED = Path(os.environ.get("PERFKIT_SHARED_BENCH", REPO.parent / "shared" / "bench"))  # the traces of /work/shared
 SERVING = REPO / "tests" / "data" / "serving"
 QUICK_SPEC = TINY_SPEC.replace("m: [32, 64]", "m: 16").replace("dtypes: [fp32, tf32]", "dtypes: [fp32]")
 CSV = ("commit,metric,value,unit,direction,gpu,timestamp\n"
