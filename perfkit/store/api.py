@@ -24,12 +24,31 @@ from perfkit.store.write import write_run
 
 def open_store(db_url: str | None = None) -> Engine:
     """The store at db_url (None: PERFKIT_DB or ./perfkit.db), created or migrated as needed."""
+    _refuse_damaged_sqlite(db_url)
     engine = open_engine(db_url)
     try:
         migrate(engine)
     except DBAPIError as exc:  # a damaged file or an unreachable server: one line, not a traceback
         raise operational_error(engine, exc, "opening the store") from None
     return engine
+
+
+def _refuse_damaged_sqlite(db_url: str | None) -> None:
+    """A SQLite store of this perfkit's schema that lacks a table or column is refused read-only,
+    before a writer opens it (a writer switches the file to WAL mode and back: it would be
+    touched). What the read-only look cannot open is left to the writer's own message."""
+    path = sqlite_path(normalize_db_url(db_url))
+    if path is None or not path.is_file():
+        return
+    engine = open_engine(db_url, read_only=True)
+    try:
+        with engine.connect() as conn:
+            if current_version(conn) == SCHEMA_VERSION:
+                check_tables(conn)
+    except DBAPIError:
+        pass
+    finally:
+        engine.dispose()
 
 
 def open_existing_store(db_url: str | None = None) -> Engine | None:
