@@ -101,7 +101,7 @@ def run_case(cli: ForkedCli, target: Target, mutation: Mutation, rng: random.Ran
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB_BUSY_TIMEOUT_S": "2",
            "PERFKIT_HOME": str(work / "home"), "PERFKIT_DB": f"sqlite:///{work / 'unused.db'}",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    result = cli.run(target.argv(case, damaged), case, env, timeout_s=timeout_s)
+    result = cli.run(target.argv(case, damaged), case, env, timeout_s=target.timeout_s or timeout_s)
     outcome = classify(target, mutation, result, damaged, before, _snapshot(case))
     mutation.cleanup(damaged)
     shutil.rmtree(case, ignore_errors=True)

@@ -38,6 +38,7 @@ PYTEST_BENCHMARK = {
                     "stats": {"data": [0.1, 0.11, 0.12], "median": 0.11, "mean": 0.11, "rounds": 3}}],
     "datetime": "2026-01-01T00:00:00", "version": "4.0.0",
 }
+PROFILE_TIMEOUT_S = 120.0  # kernels-cpu.yaml --quick takes ~10 s on an idle core
 REPLAY = "0.0\n0.01\n0.02\n"
 DATASET = [{"conversations": [{"from": "human", "value": "hello there"}, {"from": "gpt", "value": "hi"}]}] * 3
 
@@ -50,6 +51,7 @@ class Target:
     argv: Callable[[Path, Path], list[str]]  # case folder, damaged file -> the command line
     ok_codes: tuple[int, ...] = field(default=())
     names_file: bool = True
+    timeout_s: float | None = None  # a valid spec profiles for real: longer than a parse
 
 
 def _copy(src: Path, name: str | None = None) -> Callable[[Path], Path]:
@@ -130,10 +132,10 @@ def build_targets(work: Path) -> list[Target]:
                lambda c, f: ["ingest", "--partial", str(f.parent), "--db", _fresh(c)]),
         Target("profile:spec", "yaml", _copy(a["spec"]),
                lambda c, f: ["profile", str(f), "--quick", "--quiet", "--no-store", "--no-analyze", "--out", str(c / "runs")],
-               ok_codes=(3,)),
+               ok_codes=(3,), timeout_s=PROFILE_TIMEOUT_S),
         Target("profile:example-spec", "yaml", _copy(REPO / "examples" / "kernels-cpu.yaml"),
                lambda c, f: ["profile", str(f), "--quick", "--quiet", "--no-store", "--no-analyze", "--out", str(c / "runs")],
-               ok_codes=(3,)),
+               ok_codes=(3,), timeout_s=PROFILE_TIMEOUT_S),
         Target("gate:policy", "yaml", _copy(a["policy"]),
                lambda c, f: ["gate", "--baseline", str(run2), "--candidate", str(run), "--policy", str(f), "--db", store,
                              "--no-step-summary"], ok_codes=(1,)),

@@ -8,7 +8,7 @@ advisory lock (PostgreSQL) and re-read the version inside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import (
     Boolean,
@@ -107,16 +107,17 @@ def current_version(conn: Connection) -> int:
                 "pass another --db"
             )
         return 0
+    check_tables(conn, (schema.schema_info,))  # its version column gone: one line, not a failed query
     row = conn.execute(select(schema.schema_info.c.version)).first()
     return int(row[0]) if row else 0
 
 
-def check_tables(conn: Connection) -> None:
-    """StoreError naming the first table or column of this perfkit's schema the store lacks (a
-    store damaged or altered by hand): one line before any query fails on it."""
+def check_tables(conn: Connection, tables: Sequence[Table] | None = None) -> None:
+    """StoreError naming the first table or column of this perfkit's schema (or of `tables`) the
+    store lacks (a store damaged or altered by hand): one line before any query fails on it."""
     inspector = inspect(conn)
     present = set(inspector.get_table_names())
-    for table in schema.metadata.sorted_tables:
+    for table in schema.metadata.sorted_tables if tables is None else tables:
         if table.name not in present:
             raise StoreError(f"{describe(conn.engine)}: table {table.name} is missing; the store is damaged, "
                              "restore it from a backup or pass another --db")

@@ -418,6 +418,9 @@ FUZZ_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("store-column-dropped", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t), "--db",
                                         _store_with(t, "ALTER TABLE metrics DROP COLUMN unit")],
      "table metrics has no column unit"),
+    ("store-version-column-dropped", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t),
+                                                "--db", _store_with(
+        t, "ALTER TABLE perfkit_schema DROP COLUMN version")], "table perfkit_schema has no column version"),
     ("device-as-trace", lambda t: ["memory", "/dev/zero"], "/dev/zero: a device, not a file"),
     ("pytest-benchmark-deep", lambda t: ["ingest", "--format", "pytest-benchmark", _write(
         "deep.json", _deep('{"benchmarks": ', "}"))(t), "--db", _fresh_db(t)], "deep.json:1:215: nested more than 200"),
