@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from perfkit.core.errors import EXIT_BAD_INPUT, capped, exit_code_of
+from perfkit.core.regular_file import check_not_special, input_path_of
 from perfkit.core.stdout_guard import guard_stdout
 from perfkit.core.version import __version__
+
+# Options that name files perfkit writes: /dev/null or a pipe there is the user's choice.
+OUTPUT_OPTIONS = frozenset({"out", "html", "json", "junit", "markdown", "demo_dir"})
 
 # Subcommand modules under perfkit/commands/, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
@@ -66,6 +71,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def refuse_special_inputs(args: argparse.Namespace) -> None:
+    """A FIFO, device or socket given as an input (a path, a sqlite:/// URL) is one line, exit 2:
+    reading it would wait for a writer, or never end (perfkit.core.regular_file)."""
+    for name, value in vars(args).items():
+        if name in OUTPUT_OPTIONS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, os.PathLike)) and str(item):
+                check_not_special(input_path_of(str(item)))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    refuse_special_inputs(args)
+    return int(args._run(args))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     guard_stdout()  # a closed stdout drops what is printed, never the work (perfkit.core.stdout_guard)
     words = sys.argv[1:] if argv is None else list(argv)
@@ -74,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    return exit_code_of(lambda: args._run(args))
+    return exit_code_of(lambda: run_command(args))
 
 
 if __name__ == "__main__":

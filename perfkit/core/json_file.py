@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.errors import PerfkitError, StoreError, located
+from perfkit.core.regular_file import check_not_special
 
 # Deeper than any record perfkit writes (a spec nests at most 100 levels, and sits one level down)
 # and far below the parser's recursion limit.
@@ -63,6 +64,7 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
 def load_json(path: str | Path, fix: str, error: type[PerfkitError] = StoreError) -> Any:
     """The parsed JSON of `path`; `error` (one located line ending in `fix`) when it is not."""
     p = Path(path)
+    check_not_special(p, error)  # a FIFO in a run directory would wait for a writer forever
     return parse_json_bytes(p.read_bytes(), p, fix, error)  # an OSError (missing, unreadable): the CLI's one line
 
 

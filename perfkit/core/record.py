@@ -126,6 +126,12 @@ def run_from_dict(data: dict[str, Any]) -> Run:
     return from_builtins(Run, {**data, "artifacts": artifacts_data(data.get("artifacts"))})
 
 
+def _present(path: Path) -> bool:
+    """Whether `path` is there, also as a link that leads nowhere or to itself (its reader then
+    names the file and the loop in one line, rather than calling the directory no run)."""
+    return path.exists() or path.is_symlink()
+
+
 def load_run(path: str | Path, partial: bool = False) -> Run:
     """Load a run from a run directory or a run.json file.
 
@@ -136,15 +142,15 @@ def load_run(path: str | Path, partial: bool = False) -> Run:
     if p.is_dir():
         p = p / RUN_FILE
     recovered = False
-    if not p.exists():
+    if not _present(p):
         partial_path = p.with_name(PARTIAL_FILE)
-        if partial and partial_path.exists():
+        if partial and _present(partial_path):
             p, recovered = partial_path, True
         else:
             hint = (
                 f"the run did not finish (only run.partial.json exists); store the points it recorded "
                 f"with `perfkit ingest --partial {p.parent}`"
-                if partial_path.exists()
+                if _present(partial_path)
                 else "not a perfkit run directory"
             )
             raise StoreError(f"{p}: no run record; {hint}")

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from perfkit.core.errors import SpecError, located
+from perfkit.core.regular_file import check_not_special
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ def load_yaml(path: str | Path) -> YamlDoc:
     MAX_VALUES values after alias expansion, and a key given twice in one mapping.
     """
     p = Path(path)
+    check_not_special(p, SpecError)
     try:
         text = p.read_text()
     except FileNotFoundError:

@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
 from perfkit.store.engine import describe, open_engine, operational_error
-from perfkit.store.migrations import SCHEMA_VERSION, current_version, migrate
+from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import normalize_db_url, sqlite_path
@@ -24,12 +24,31 @@ from perfkit.store.write import write_run
 
 def open_store(db_url: str | None = None) -> Engine:
     """The store at db_url (None: PERFKIT_DB or ./perfkit.db), created or migrated as needed."""
+    _refuse_damaged_sqlite(db_url)
     engine = open_engine(db_url)
     try:
         migrate(engine)
     except DBAPIError as exc:  # a damaged file or an unreachable server: one line, not a traceback
         raise operational_error(engine, exc, "opening the store") from None
     return engine
+
+
+def _refuse_damaged_sqlite(db_url: str | None) -> None:
+    """A SQLite store of this perfkit's schema that lacks a table or column is refused read-only,
+    before a writer opens it (a writer switches the file to WAL mode and back: it would be
+    touched). What the read-only look cannot open is left to the writer's own message."""
+    path = sqlite_path(normalize_db_url(db_url))
+    if path is None or not path.is_file():
+        return
+    engine = open_engine(db_url, read_only=True)
+    try:
+        with engine.connect() as conn:
+            if current_version(conn) == SCHEMA_VERSION:
+                check_tables(conn)
+    except DBAPIError:
+        pass
+    finally:
+        engine.dispose()
 
 
 def open_existing_store(db_url: str | None = None) -> Engine | None:
@@ -47,6 +66,8 @@ def open_existing_store(db_url: str | None = None) -> Engine | None:
     try:
         with engine.connect() as conn:
             version = current_version(conn)
+            if version == SCHEMA_VERSION:
+                check_tables(conn)
     except DBAPIError as exc:
         engine.dispose()
         raise operational_error(engine, exc, "reading the store") from None

@@ -8,7 +8,6 @@ and time come from `commit_info` and `datetime`; the GPU label from --gpu, else 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from perfkit.core.direction import LOWER
 from perfkit.core.env import CpuState, Env, GitState, GpuState, Source
 from perfkit.core.errors import StoreError
+from perfkit.core.json_file import parse_json_bytes
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_PYTEST_BENCHMARK, StoredRun, iso_utc
 
@@ -24,12 +24,9 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
     p = Path(path)
     try:
         raw = p.read_bytes()
-        data = json.loads(raw)
     except OSError as exc:
         raise StoreError(f"{p}: cannot read ({exc.strerror}); pass a pytest --benchmark-json file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f"{p}:{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(p)
-        raise StoreError(f"{where}: not valid JSON; pass a pytest --benchmark-json file") from None
+    data = parse_json_bytes(raw, p, "pass a pytest --benchmark-json file")  # UTF-8, depth, syntax: one line
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise StoreError(f"{p}: no 'benchmarks' list; not a pytest-benchmark JSON file (pytest --benchmark-json)")
     commit_info: dict[str, Any] = data.get("commit_info") or {}

@@ -8,7 +8,7 @@ advisory lock (PostgreSQL) and re-read the version inside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import (
     Boolean,
@@ -107,8 +107,25 @@ def current_version(conn: Connection) -> int:
                 "pass another --db"
             )
         return 0
+    check_tables(conn, (schema.schema_info,))  # its version column gone: one line, not a failed query
     row = conn.execute(select(schema.schema_info.c.version)).first()
     return int(row[0]) if row else 0
+
+
+def check_tables(conn: Connection, tables: Sequence[Table] | None = None) -> None:
+    """StoreError naming the first table or column of this perfkit's schema (or of `tables`) the
+    store lacks (a store damaged or altered by hand): one line before any query fails on it."""
+    inspector = inspect(conn)
+    present = set(inspector.get_table_names())
+    for table in schema.metadata.sorted_tables if tables is None else tables:
+        if table.name not in present:
+            raise StoreError(f"{describe(conn.engine)}: table {table.name} is missing; the store is damaged, "
+                             "restore it from a backup or pass another --db")
+        columns = {c["name"] for c in inspector.get_columns(table.name)}
+        lacking = [c.name for c in table.columns if c.name not in columns]
+        if lacking:
+            raise StoreError(f"{describe(conn.engine)}: table {table.name} has no column {lacking[0]}; the store "
+                             "is damaged, restore it from a backup or pass another --db")
 
 
 def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
@@ -127,6 +144,8 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
                 if before < version <= target:
                     step(conn)
                     _set_version(conn, version)
+            if target == SCHEMA_VERSION:
+                check_tables(conn)
             return before
     except (OperationalError, ProgrammingError) as exc:
         raise operational_error(engine, exc, "migrating the store") from None

@@ -378,8 +378,60 @@ OPTION_CLASS_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("serve-infinite-ttft", lambda t: ["serve", "--synthetic", "--ttft-ms", "inf"], "not a finite number"),
 ]
 
+def _fifo(name: str) -> Callable[[Path], str]:
+    """A named pipe no one writes to: opened, it would wait forever."""
+    def make(tmp: Path) -> str:
+        os.mkfifo(tmp / name)
+        return str(tmp / name)
+    return make
+
+
+def _run_dir_fifo(tmp: Path) -> str:
+    run = Path(_run_dir(tmp, None))
+    os.mkfifo(run / "run.json")
+    return str(run)
+
+
+def _run_dir_loop(tmp: Path) -> str:
+    run = Path(_run_dir(tmp, None))
+    os.symlink("run.partial.json", run / "run.partial.json")
+    return str(run)
+
+
+def _deep(prefix: str, suffix: str) -> str:
+    return prefix + "[" * 5000 + "1" + "]" * 5000 + suffix
+
+
+# Classes benchmarks/hostile_fuzz.py found: a hang on a FIFO, a traceback on deep nesting or a bad gzip block.
+FUZZ_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("fifo-as-spec", lambda t: ["profile", _fifo("s.yaml")(t)], "s.yaml: a named pipe (FIFO), not a file"),
+    ("fifo-as-trace", lambda t: ["analyze", _fifo("t.json")(t)], "t.json: a named pipe (FIFO)"),
+    ("fifo-as-csv", lambda t: ["ingest", "--format", "csv", _fifo("c.csv")(t), "--db", _fresh_db(t)], "c.csv: a named pipe"),
+    ("fifo-as-policy", lambda t: ["gate", "--baseline", "a", "--candidate", "b", "--policy", _fifo("p.yaml")(t)],
+     "p.yaml: a named pipe"),
+    ("fifo-as-store", lambda t: ["history", "*", "--db", "sqlite:///" + _fifo("s.db")(t)], "s.db: a named pipe"),
+    ("fifo-as-run-json", lambda t: ["ingest", _run_dir_fifo(t), "--db", _fresh_db(t)], "run.json: a named pipe"),
+    ("partial-a-symlink-loop", lambda t: ["ingest", "--partial", _run_dir_loop(t), "--db", _fresh_db(t)],
+     "run.partial.json: Too many levels of symbolic links"),
+    ("store-table-renamed", lambda t: ["history", "*", "--db", _store_with(t, "ALTER TABLE runs RENAME TO runs_old")],
+     "table runs is missing; the store is damaged"),
+    ("store-column-dropped", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t), "--db",
+                                        _store_with(t, "ALTER TABLE metrics DROP COLUMN unit")],
+     "table metrics has no column unit"),
+    ("store-version-column-dropped", lambda t: ["ingest", "--format", "csv", _csv("c1,m,1,s,lower,g,1700000000\n")(t),
+                                                "--db", _store_with(
+        t, "ALTER TABLE perfkit_schema DROP COLUMN version")], "table perfkit_schema has no column version"),
+    ("device-as-trace", lambda t: ["memory", "/dev/zero"], "/dev/zero: a device, not a file"),
+    ("pytest-benchmark-deep", lambda t: ["ingest", "--format", "pytest-benchmark", _write(
+        "deep.json", _deep('{"benchmarks": ', "}"))(t), "--db", _fresh_db(t)], "deep.json:1:215: nested more than 200"),
+    ("trace-event-nested-deep", lambda t: ["analyze", _write("deep.json", _deep('{"traceEvents": ', "}"))(t)],
+     "deep.json: malformed JSON near byte 16"),
+    ("memory-gzip-bad-block", lambda t: ["memory", _gz("m.pickle", b"\x1f\x8b\x08\x00" + bytes(range(64)))(t)],
+     "m.pickle: damaged gzip"),
+]
+
 CASES += (SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES + NAME_CASES + RECORD_CASES
-          + OPTION_CLASS_CASES)
+          + OPTION_CLASS_CASES + FUZZ_CASES)
 
 
 def _env() -> dict[str, str]:

@@ -77,6 +77,7 @@ for line in sys.stdin:
         except BaseException:
             import traceback
             traceback.print_exc()
+            sys.stderr.flush()  # os._exit below drops what is buffered
         finally:
             os._exit(code if isinstance(code, int) else 1)
     sys.stdout.write(json.dumps({"rc": wait(pid, job["timeout_s"])}) + "\n")

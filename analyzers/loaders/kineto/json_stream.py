@@ -170,6 +170,8 @@ def _decode(reader: _Reader, decode: Callable[[memoryview], list[T]], buf: bytea
             return decode(memoryview(buf)[:end])
         except msgspec.ValidationError:
             raise
+        except RecursionError:  # an event nested thousands deep: damaged like any undecodable block
+            raise msgspec.DecodeError("nested too deeply to decode") from None
         except msgspec.DecodeError as exc:
             if not _patch_literal(reader, buf, exc):
                 raise

@@ -109,7 +109,7 @@ def detect(path: Path) -> str:
         try:
             with gzip.open(path, "rb") as gz:
                 head = gz.read(SNIFF_BYTES)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):
             raise TraceError(f"{path}: damaged gzip; re-export the trace") from None
     text = head.lstrip()
     if not text:

@@ -1,0 +1,44 @@
+"""An input path perfkit cannot read to its end: a named pipe (FIFO) waits forever for a writer,
+a device (/dev/zero, /dev/urandom) never ends, a socket cannot be opened. Each is refused, before
+it is opened, as one line naming it; a missing path or a symlink loop is left to the opener's
+own error (the CLI's one line for an OSError)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from perfkit.core.errors import PerfkitError
+
+SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
+
+
+def special_kind(path: str | Path) -> str | None:
+    """'a named pipe (FIFO)' / 'a device' / 'a socket' for such a path (links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a loop, a NUL in the name: the opener says so
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def check_not_special(path: str | Path, error: type[PerfkitError] = PerfkitError) -> None:
+    """Raise `error` (one line) when `path` is a FIFO, a device or a socket."""
+    kind = special_kind(path)
+    if kind is not None:
+        raise error(f"{path}: {kind}, not a file; pass the file itself")
+
+
+def input_path_of(value: str) -> str:
+    """The file a command-line value names: a SQLite URL's file, else the value itself."""
+    for prefix in SQLITE_PREFIXES:
+        if value.startswith(prefix):
+            return value[len(prefix):].split("?", 1)[0]
+    return value
