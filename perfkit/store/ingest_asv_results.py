@@ -72,7 +72,8 @@ def read_result_file(p: Path) -> AsvResultFile:
     if isinstance(date, bool) or not isinstance(date, (int, float)) or not math.isfinite(date):
         raise StoreError(f"{p}: 'date' is {json.dumps(date)[:40]}, not milliseconds since the epoch; "
                          "cannot order this run among commits")
-    params = data.get("params") if isinstance(data.get("params"), dict) else {}
+    params: dict[str, Any] = data["params"] if isinstance(data.get("params"), dict) else {}
+    requirements: dict[str, Any] = data["requirements"] if isinstance(data.get("requirements"), dict) else {}
     env_name = data.get("env_name") or _env_from_filename(p, commit)
     if version == 2:
         entries = _entries_v2(p, data)
@@ -83,7 +84,7 @@ def read_result_file(p: Path) -> AsvResultFile:
         path=p, version=int(version), commit=commit, date_ms=float(date), env_name=str(env_name),
         python=str(python) if python not in (None, "") else None,
         machine=str(params["machine"]) if params.get("machine") else None,
-        requirements=data.get("requirements") if isinstance(data.get("requirements"), dict) else {},
+        requirements=requirements,
         entries=entries,
     )
 

@@ -101,7 +101,7 @@ def test_asvs_own_odd_files_are_refused(tmp_path: Path, odd: str, what: str) -> 
 
 
 def test_not_a_results_directory(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="no MACHINE/machine.json under it"):
+    with pytest.raises(StoreError, match=r"no MACHINE/machine\.json under it"):
         parse_asv(tmp_path)
 
 

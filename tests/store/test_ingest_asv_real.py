@@ -39,12 +39,12 @@ def plain_expected(results_dir: Path) -> dict[tuple[str, str, str], dict[str, An
             if not isinstance(row, list):  # version 1
                 row = [row, [], None] if not isinstance(row, dict) else \
                     [row["result"], row.get("params", []), row.get("samples")]
-            c = dict(zip(cols, row))
+            c = dict(zip(cols, row, strict=False))  # asv drops trailing empty columns
             combos = list(itertools.product(*c["params"]))
             result = c["result"] if isinstance(c["result"], list) else [c["result"]] * len(combos)
             samples = c.get("samples") or [None] * len(combos)
             suffix = SUFFIX.get(bench[name]["type"], "value") if name in bench else "time_s"
-            for combo, value, s in zip(combos, result, samples):
+            for combo, value, s in zip(combos, result, samples, strict=True):
                 key = f"{name}({', '.join(combo)}):{suffix}" if combo else f"{name}:{suffix}"
                 metrics[key] = None if value is None or value != value else tuple(s or [value])
         out[(f.parent.name, d["commit_hash"], env)] = metrics
