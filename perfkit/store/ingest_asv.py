@@ -28,6 +28,7 @@ from perfkit.store.ingest_asv_metrics import (
     kinds_from_benchmarks_json,
 )
 from perfkit.store.ingest_asv_results import AsvResultFile, load_json, read_result_file
+from perfkit.store.metrics import MetricRecord
 from perfkit.store.records import SOURCE_ASV, StoredRun, iso_utc
 
 MACHINE_FILE = "machine.json"
@@ -81,7 +82,9 @@ def _run(res: AsvResultFile, machine: str, info: dict[str, Any], kinds: dict[str
     if res.machine is not None and res.machine != machine:
         raise StoreError(f"{res.path}: ran on machine {res.machine!r}, but its folder's {MACHINE_FILE} says "
                          f"{machine!r}; move it to its machine's folder")
-    metrics, failed, skipped = [], [], []
+    metrics: list[MetricRecord] = []
+    failed: list[str] = []
+    skipped: list[str] = []
     for entry in res.entries:
         got = entry_metrics(entry, kind_of(entry.name, kinds))
         metrics.extend(got.metrics)

@@ -61,7 +61,9 @@ def kind_of(name: str, kinds: dict[str, BenchmarkKind]) -> BenchmarkKind:
 def entry_metrics(entry: AsvEntry, kind: BenchmarkKind) -> EntryMetrics:
     suffix, unit = _BY_TYPE.get(kind.type, ("value", kind.unit or "unit"))
     combos = list(itertools.product(*entry.params))
-    metrics, failed, skipped = [], [], []
+    metrics: list[MetricRecord] = []
+    failed: list[str] = []
+    skipped: list[str] = []
     for combo, value, samples in zip(combos, entry.results, entry.samples, strict=True):
         name = f"{entry.name}({', '.join(combo)}):{suffix}" if combo else f"{entry.name}:{suffix}"
         if value is None:
