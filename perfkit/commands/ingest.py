@@ -1,6 +1,8 @@
 """`perfkit ingest RUN_DIR...` stores runs made elsewhere (by `perfkit profile`);
 `perfkit ingest --format csv FILE` and `--format pytest-benchmark FILE` store other tools'
-results, so history, compare and gate work for any numbers. `--format vllm|aiperf|guidellm FILE`
+results, so history, compare and gate work for any numbers; `--format asv DIR` stores an
+airspeed velocity results directory (or one machine folder, or one results file): one run per
+machine, commit and environment, dated by the commit (docs/ci.md). `--format vllm|aiperf|guidellm FILE`
 stores a serving benchmark's result (`vllm bench serve --save-result`, AIPerf's
 profile_export.jsonl / profile_export_aiperf.json, GuideLLM's benchmarks.json / .yaml) as one
 run of serving points, one per load stage, like a `perfkit serve-bench` run; `--format serving`
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 SERVING_FORMATS = ("vllm", "aiperf", "guidellm", "serving")  # serving: any of the three, detected
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,200}")  # as a workload's name in a spec
-INPUT_FORMATS = ("run", "csv", "pytest-benchmark", *SERVING_FORMATS)
+INPUT_FORMATS = ("run", "csv", "pytest-benchmark", "asv", *SERVING_FORMATS)
 # what the head of a vLLM, AIPerf or GuideLLM result holds (a hint for a file given without --format)
 _SERVING_MARKS = (b'"request_throughput"', b'"request_start_ns"', b'"aiperf_version"', b"guidellm_version",
                   b"generative_benchmark")
@@ -41,7 +43,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="PATH", help="run directories, or files of --format")
     p.add_argument("--format", choices=INPUT_FORMATS, default="run",
                    help="what the inputs are (default: run directories)")
-    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark, serving)")
+    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark, asv, serving)")
     p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model; "
                                               "serving: default 'unknown GPU')")
     serving = p.add_argument_group("serving results (--format vllm|aiperf|guidellm|serving)")
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.core.terminal import terminal_safe
     from perfkit.store.api import open_store
     from perfkit.store.engine import describe
+    from perfkit.store.ingest_asv import parse_asv
     from perfkit.store.ingest_csv import parse_csv
     from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
     from perfkit.store.records import StoredRun, from_run
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
             batches.append((item, parse_csv(item, branch=args.branch)))
         elif args.format == "pytest-benchmark":
             batches.append((item, parse_pytest_benchmark(item, gpu=args.gpu, branch=args.branch)))
+        elif args.format == "asv":
+            batches.append((item, parse_asv(item, branch=args.branch)))
         else:
             path = Path(item)
             _refuse_other_format(path)

@@ -96,7 +96,7 @@ class DeviceProperties:
 class Source:
     """Where an ingested run came from (None for runs perfkit measured)."""
 
-    format: str  # "csv" | "pytest-benchmark"
+    format: str  # "csv" | "pytest-benchmark" | "asv" | a serving tool
     path: str
     version: str | None = None  # of the tool that wrote the file, when it says
 

@@ -1,5 +1,5 @@
 """`StoredRun`: what one row of `runs` and its children hold, built from a perfkit Run or from
-another tool's results (CSV, pytest-benchmark)."""
+another tool's results (CSV, pytest-benchmark, asv)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from perfkit.store.metrics import MetricRecord, run_metrics
 SOURCE_PERFKIT = "perfkit"
 SOURCE_CSV = "csv"
 SOURCE_PYTEST_BENCHMARK = "pytest-benchmark"
+SOURCE_ASV = "asv"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ runs = Table(
     Column("spec_json", Text, nullable=False),
     Column("run_json", Text, nullable=False),  # the record's other top-level fields
     Column("record_schema", Integer, nullable=False),
-    Column("source", String(32), nullable=False),  # perfkit | csv | pytest-benchmark | vllm | aiperf | guidellm (v2)
+    Column("source", String(32), nullable=False),  # perfkit | csv | pytest-benchmark | asv | vllm | aiperf | guidellm (v2)
     Column("stored", String(40), nullable=False),  # when it was stored (v2)
 )
 
