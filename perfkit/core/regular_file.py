@@ -1,7 +1,9 @@
 """An input path perfkit cannot read to its end: a named pipe (FIFO) waits forever for a writer,
 a device (/dev/zero, /dev/urandom) never ends, a socket cannot be opened. Each is refused, before
 it is opened, as one line naming it; a missing path or a symlink loop is left to the opener's
-own error (the CLI's one line for an OSError)."""
+own error (the CLI's one line for an OSError). A pipe handed over by the shell (`/dev/stdin`,
+`/dev/fd/N`, `/proc/self/fd/N`: `cat x | perfkit ingest /dev/stdin`, `<(...)`) has its writer
+attached and is read like a file."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from perfkit.core.errors import PerfkitError
 
 SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
+SHELL_STREAMS = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/")
 
 
 def special_kind(path: str | Path) -> str | None:
@@ -21,7 +24,7 @@ def special_kind(path: str | Path) -> str | None:
     except (OSError, ValueError):  # missing, a loop, a NUL in the name: the opener says so
         return None
     if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
+        return None if str(path).startswith(SHELL_STREAMS) else "a named pipe (FIFO)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     if stat.S_ISSOCK(mode):
