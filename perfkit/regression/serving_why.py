@@ -14,6 +14,8 @@ each also as a share of T_b. Failures move throughput and cost without moving T:
 the change of the succeeded share of requests. The part with the largest relative effect is the
 cause; a part under MIN_PART (1%) names none. The server's /metrics differences (prefix-cache hit
 rate, KV-cache usage, preemptions, speculative acceptance) are listed beside it when they moved.
+A stage none of whose measurements the gate called regressed or improved reads "within noise:"
+first: the parts then describe scatter, not a cause.
 
 Pure: point metric dicts in (workloads/serving/summary.py's keys), typed records out; every
 view (compare, gate Markdown, report --vs) renders `ServingWhy.text` and its parts as they are.
@@ -22,7 +24,7 @@ view (compare, gate Markdown, report --vs) renders `ServingWhy.text` and its par
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +61,11 @@ class ServingWhy:
     cause: str  # the part that moved it most ("" when none moved by MIN_PART)
     server: tuple[tuple[str, float, float], ...]  # (label, baseline, candidate) of moved server metrics
     text: str
+    significant: bool = True  # the gate called some measurement of the stage regressed or improved
 
     def to_json(self) -> dict[str, Any]:
         return {"point": self.point_key, "label": self.label, "cause": self.cause, "text": self.text,
+                "significant": self.significant,
                 "moved": {label: ratio for label, ratio in self.moved},
                 "parts": [{"name": p.name, "base": p.base, "cand": p.cand, "unit": p.unit,
                            "delta_s": p.delta_s, "effect": p.effect} for p in self.parts],
@@ -165,8 +169,10 @@ def _text(moved: list[tuple[str, float]], parts: list[Part], cause: str,
     return text
 
 
-def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label: str = "") -> ServingWhy | None:
-    """Why stage `key` changed from metrics `bm` to `cm`; None when either is not a serving stage."""
+def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label: str = "",
+                  significant: bool = True) -> ServingWhy | None:
+    """Why stage `key` changed from metrics `bm` to `cm`; None when either is not a serving stage.
+    `significant`: whether the gate found a change of the stage (else the text says "within noise")."""
     b, c = _stage(bm), _stage(cm)
     if b is None or c is None:
         return None
@@ -178,17 +184,21 @@ def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label:
     parts = _parts(b, c)
     cause = parts[0].name if abs(parts[0].effect) >= MIN_PART else ""
     server = _server(bm, cm)
-    return ServingWhy(key, label or key, tuple(moved), tuple(parts), cause, tuple(server), _text(moved, parts, cause, server))
+    text = _text(moved, parts, cause, server)
+    return ServingWhy(key, label or key, tuple(moved), tuple(parts), cause, tuple(server),
+                      text if significant else f"within noise: {text}", significant)
 
 
 def explain(base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]],
-            labels: Mapping[str, str] | None = None) -> tuple[ServingWhy, ...]:
+            labels: Mapping[str, str] | None = None, changed: Collection[str] | None = None) -> tuple[ServingWhy, ...]:
     """The attribution of every serving stage in both runs (point key -> metrics), candidate
-    order; `labels`: point key -> how the comparison names it."""
+    order; `labels`: point key -> how the comparison names it; `changed`: the point keys the gate
+    found a change in (None: every stage counts as changed)."""
     out = []
     for key, cm in cand.items():
         bm = base.get(key)
-        why = explain_stage(key, bm, cm, (labels or {}).get(key, key)) if bm is not None else None
+        significant = changed is None or key in changed
+        why = explain_stage(key, bm, cm, (labels or {}).get(key, key), significant) if bm is not None else None
         if why is not None:
             out.append(why)
     return tuple(out)

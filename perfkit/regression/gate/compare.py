@@ -189,8 +189,10 @@ def compare_runs(
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
+    point_of = {bm.name: bm.point_key for bm, _ in pairs}
+    moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
-                      explain(base.point_metrics, cand.point_metrics, labels))
+                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}))
 
 
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],

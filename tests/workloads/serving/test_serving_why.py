@@ -101,3 +101,15 @@ def test_only_serving_stages_in_both_runs_are_explained() -> None:
     out = explain({"a": BASE, "gemm": {"x": 1.0}}, {"a": stage(ttft_s=0.2), "gemm": {"x": 2.0}, "b": BASE})
     assert [w.point_key for w in out] == ["a"]
     assert out[0].to_json()["cause"] == TTFT
+
+
+def test_a_stage_the_gate_found_unchanged_reads_within_noise() -> None:
+    from perfkit.regression.serving_why import explain
+
+    base = {"s": stage()}
+    cand = {"s": stage(itl_s=0.0102)}
+    noisy = explain(base, cand, changed=set())[0]
+    assert not noisy.significant and noisy.text.startswith("within noise: ")
+    assert noisy.to_json()["significant"] is False
+    moved = explain(base, cand, changed={"s"})[0]
+    assert moved.significant and not moved.text.startswith("within noise")
