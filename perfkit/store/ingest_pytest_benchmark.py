@@ -8,6 +8,7 @@ and time come from `commit_info` and `datetime`; the GPU label from --gpu, else 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from pathlib import Path
 from typing import Any
