@@ -13,10 +13,17 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 fast=0
+print_workers=0
 args=()
 for arg in "$@"; do
-  if [ "$arg" = "--fast" ]; then fast=1; else args+=("$arg"); fi
+  if [ "$arg" = "--fast" ]; then fast=1
+  elif [ "$arg" = "--print-workers" ]; then print_workers=1  # say how many workers, run nothing
+  else args+=("$arg"); fi
 done
+# GNU nproc honours OMP_NUM_THREADS (set to 1 above): count the cores without it
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 2)
+workers=${PERFKIT_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}
+if [ "$print_workers" = 1 ]; then echo "$workers"; exit 0; fi
 
 .venv/bin/ruff check .
 .venv/bin/mypy  # incremental: .mypy_cache keeps what did not change
@@ -28,8 +35,6 @@ if [ "$fast" = 1 ]; then
   marks=(-m "not slow")
   dist=(--dist load)  # no such fixture among the fast tests: balance test by test
 fi
-cores=$(nproc 2>/dev/null || echo 2)
-workers=${PERFKIT_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}
 if [ "$workers" -gt 1 ]; then
   exec .venv/bin/pytest -q -n "$workers" "${dist[@]}" "${marks[@]}" ${args[@]+"${args[@]}"}
 fi

@@ -82,6 +82,8 @@ SMOKE: dict[str, Smoke] = {
         ("--dry-run", "env", "gemm"), (r"env: ok", r"gemm: skipped .*: dry run: needs a CUDA GPU"), slow=True,
         out_env=True),
     "graph_trace_probe": Smoke(("--smoke",), (r"no CUDA device: nothing to probe|graph launches",), slow=True),
+    "hostile_fuzz": Smoke(("--per-seed", "0", "--only", "ingest:csv"),
+                          (r"# hostile_fuzz: \d+ cases, 0 BAD", r"\| ingest:csv \| \d+ \| \d+ \| 0 \|"), slow=True),
     "memory_snapshot": Smoke(("--smoke",), (r"10,000 events \(\d+ MiB pickle\): load [\d.]+ s, .*total [\d.]+ s",),
                              slow=True),
     "ncu_checks": Smoke(
@@ -101,6 +103,8 @@ SMOKE: dict[str, Smoke] = {
 
 # Modules that are no benchmark of their own: each is run by the smoke run of the one named.
 HELPERS = {
+    "hostile_fuzz_mutations": "hostile_fuzz",
+    "hostile_fuzz_seeds": "hostile_fuzz",
     "gate_noise": "gate_quality",
     "gate_scale": "gate_quality",
     "gate_cells": "gate_quality",
