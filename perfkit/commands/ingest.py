@@ -142,11 +142,25 @@ def _serving_options(args: argparse.Namespace) -> IngestOptions | None:
                          expected=None if args.format == "serving" else args.format)
 
 
+def _is_asv_dir(path: Path) -> bool:
+    """An asv results folder (benchmarks.json / machine.json in it, or in a machine folder below)."""
+    return any((path / name).is_file() for name in ("benchmarks.json", "machine.json")) or any(
+        (sub / "machine.json").is_file() for sub in path.iterdir() if sub.is_dir())
+
+
 def _refuse_other_format(path: Path) -> None:
-    """A CSV or pytest-benchmark file given without --format: say which flag it needs."""
+    """Another tool's results (CSV, pytest-benchmark, serving, asv) given without --format: say
+    which flag it needs."""
     from perfkit.core.errors import SpecError
     from perfkit.core.run_layout import RECORD_FILES
 
+    if path.is_dir() and not any((path / name).exists() for name in RECORD_FILES):
+        try:
+            asv = _is_asv_dir(path)
+        except OSError:
+            return
+        if asv:
+            raise SpecError(f"{path}: an asv results directory, not a run directory; pass --format asv")
     if not path.is_file():
         return
     if path.suffix.lower() == ".csv":
@@ -154,6 +168,9 @@ def _refuse_other_format(path: Path) -> None:
     if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml") and path.name not in RECORD_FILES:
         with path.open("rb") as fh:
             head = fh.read(4096)
+        if b'"commit_hash"' in head and any(k in head for k in (b'"result_columns"', b'"env_name"', b'"results"',
+                                                                 b'"params"')):
+            raise SpecError(f"{path}: an asv result file, not a run record; pass --format asv")
         if b'"machine_info"' not in head and any(mark in head for mark in _SERVING_MARKS):
             raise SpecError(f"{path}: a serving benchmark's result, not a run record; pass --format serving "
                             "(or vllm, aiperf, guidellm)")

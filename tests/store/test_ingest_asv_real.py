@@ -125,3 +125,21 @@ def test_cli_ingest_is_idempotent_and_history_finds_the_change_in_commit_order(t
     # 48 benchmarks in both runs (4 new ones only in the candidate); the verdict is the gate's own
     assert gate.returncode in (0, 1) and "48 measurements" in gate.stdout and "only in candidate (4)" in gate.stdout, \
         gate.stdout + gate.stderr
+
+
+@pytest.mark.parametrize("where", ["results", "machine", "v2 file", "v1 file"])
+def test_asv_results_without_format_asv_are_named(where: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A run-directory ingest given an asv folder or result file says which --format it needs."""
+    from perfkit.cli import main
+
+    django = DJANGO
+    v1 = next(p for p in sorted(EXAMPLE.rglob("*.json"))
+              if p.name not in ("machine.json", "benchmarks.json") and "odd" not in p.parts)
+    path = {"results": django, "machine": django / "ubuntu-22.04",
+            "v2 file": sorted((django / "ubuntu-22.04").glob("*-conda-*.json"))[0], "v1 file": v1}[where]
+    db = tmp_path / "s.db"
+    assert main(["ingest", str(path), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: an asv result" in err and "pass --format asv" in err
+    assert not db.exists()
