@@ -40,7 +40,8 @@ def _file_notes(meta: TraceMeta) -> list[str]:
     notes = []
     if meta.unknown_categories:
         n = sum(c for _, c in meta.unknown_categories)
-        notes.append(f"{meta.path}: {n:,} events of categories perfkit does not read: {_counted(meta.unknown_categories)}")
+        what = "rows of timed tables" if meta.source == "nsys" else "events of categories"
+        notes.append(f"{meta.path}: {n:,} {what} perfkit does not read: {_counted(meta.unknown_categories)}")
     if meta.dropped:
         n = sum(c for _, c in meta.dropped)
         notes.append(f"{meta.path}: {n:,} events left out: {_counted(meta.dropped)}")

@@ -59,8 +59,9 @@ from perfkit.analyzers.loaders.nsys.gpu import (
     runtime_chunks,
 )
 from perfkit.analyzers.loaders.nsys.names import Names
-from perfkit.analyzers.loaders.nsys.nvtx import NvtxRows, NvtxScan, read_nvtx
+from perfkit.analyzers.loaders.nsys.nvtx import NVTX, NvtxRows, NvtxScan, read_nvtx
 from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, as_text, open_export
+from perfkit.analyzers.loaders.nsys.unread import unread_event_tables
 from perfkit.analyzers.row_codes import per_row
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks, release_freed
@@ -348,6 +349,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         else:
             _stream_nvtx(table, scan, devices, rank_offset, found)
         devices_named = _device_names(export, found)
+        unread = unread_event_tables(export, {KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX})
     kept = table.pos
     cols = table.columns()
     cols["name_id"] = narrowest(cols["name_id"])  # known only now: how many names there are
@@ -358,7 +360,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         path=str(path), rank=rank_offset, world_size=len(devices_named), devices=tuple(devices_named.values()),
         events_read=sum(c.total for c in checks), events_kept=kept, source="nsys",
         dropped=tuple(sorted(found.dropped.items())), coerced=tuple(sorted(found.coerced.items())),
-        warnings=tuple(found.lines()),
+        warnings=tuple(found.lines()), unknown_categories=unread,
     )
     kernel_rows = np.arange(n_kernels, dtype=int_dtype_for(0, kept))  # kernels come first
     return EventTable(cols, names.table(), (), (meta,), extra, kernel_rows, config_code)
