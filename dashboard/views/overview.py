@@ -56,7 +56,7 @@ st.caption(f"Store: {md(state.url)}. The latest run of each spec on each GPU and
            "regression. A serving run also shows its cost change against the baseline and what moved it "
            "(the gate's serving attribution, as `perfkit compare` prints it). Select a row to open the run.")
 SERVING = [c for c in ("serving_cost", "serving_why") if len(table) and (table[c] != "").any()]
-COLUMNS = ["gpu", "spec", "branch", "open_regressions", *data.overview_verdicts(table), "worst", *SERVING, "commit",
+COLUMNS = ["gpu", "spec", "branch", "open_regressions", *SERVING, *data.overview_verdicts(table), "worst", "commit",
            "created_at", "points", "run_id", "baseline"]
 table = table[COLUMNS] if len(table) else table
 event = st.dataframe(

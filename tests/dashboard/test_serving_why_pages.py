@@ -29,6 +29,7 @@ from perfkit.dashboard import data
 from perfkit.dashboard.text import md
 from perfkit.dashboard.why_cells import COST, WITHIN_NOISE, why_cells
 from perfkit.regression.serving_why import explain_stage
+from perfkit.reports.markdown.text import md_text
 from perfkit.reports.serving_rows import cell, column_label, stage_points
 from tests.dashboard.test_pages import app, frame
 from tests.helpers.serving_runs import serving_run
@@ -144,3 +145,46 @@ def test_overview_cells_say_within_noise_when_the_gate_found_no_change() -> None
     assert why_cells((quiet,)).why == f"serve-bench concurrency=1: {WITHIN_NOISE}"
     assert why_cells((quiet, moved)) == cells  # the stage the gate found a change in comes first
     assert why_cells(()).why == "" and why_cells(()).cost == ""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_why_reads_in_chromium(served: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Compare, Overview and Serving of the served pair in headless chromium: the why lines as
+    text, the Overview's cost and cause, the "More columns" expander."""
+    from tests.dashboard.test_browser import ARGS, ARTIFACTS, CHROMIUM, serve, settle
+
+    if not CHROMIUM.exists():
+        pytest.skip("needs /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    why = compare_json(served, capsys)["serving_why"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    texts: dict[str, str] = {}
+    with serve(served.url, served.root, tmp_path) as server, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1200})
+            for name, path, tables in (("compare", f"/compare?base={served.base}&run={served.cand}", 1),
+                                       ("overview", "/overview", 2), ("serving", "/serving?workload=serving/serve-bench", 1)):
+                page.goto(server + path)
+                settle(page, 0, tables)
+                page.wait_for_timeout(500)
+                assert page.locator('[data-testid="stException"]').count() == 0, name
+                texts[name] = page.inner_text("main").replace("\u2060", "")
+                page.screenshot(path=str(ARTIFACTS / f"dashboard-why-{name}.png"), full_page=True)
+        finally:
+            browser.close()
+    for w in why:
+        assert f"{w['label']}: {w['text']}" in texts["compare"]
+    assert "More columns" in texts["serving"]
+
+
+def test_streamlit_keeps_arrows_as_typed() -> None:
+    """Streamlit's Markdown turns a free-standing `->` into `→` (and `<-`, `<->`, `--`, `>=`, `<=`,
+    `~=` likewise); md() breaks each with a WORD JOINER, so the why reads as the CLI prints it."""
+    out = md("TPOT 40 ms -> 56 ms <- a <-> b -- c >= d <= e ~= f x->y")
+    for token in ("-&gt;", "&lt;-", "&lt;-&gt;", " -- ", "&gt;=", "&lt;=", "\\~="):
+        assert f" {token.strip()} " not in out, token
+    assert "x-&gt;y" in out  # not free-standing: Streamlit leaves it
+    assert out.replace("\u2060", "") == md_text("TPOT 40 ms -> 56 ms <- a <-> b -- c >= d <= e ~= f x->y")
