@@ -30,6 +30,9 @@ from perfkit.comparison.trend import TrendInfo
 from perfkit.core.record import Run
 from perfkit.core.run_layout import MEMORY_DIR, RunDir
 from perfkit.core.units import fmt_change
+from perfkit.dashboard.serving_columns import column_help, stage_columns
+from perfkit.dashboard.why_cells import why_cells
+from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.gate_format import VERDICT_ORDER
 from perfkit.store.engine import Engine
 
@@ -464,7 +467,9 @@ def serving_curves(url: str, workload: str, run_ids: list[str]) -> list[Any]:
 class ServingTables:
     """A serving workload of one run as the dashboard shows it: text cells (reports.serving_rows)."""
 
-    stages: pd.DataFrame  # stage, status, then a column per metric with a value
+    stages: pd.DataFrame  # stage, status, then a column per important metric with a value (serving_columns)
+    more: pd.DataFrame  # stage, then a column per other metric with a value
+    column_help: dict[str, str]  # column label -> its metric's key, definition and better direction
     notes: list[str]  # `stage: note` (client-bound, failed requests, chunk gaps, the client's notes)
     front: pd.DataFrame  # reports.serving_rows.FRONT_HEADERS
     server: pd.DataFrame  # metric, then one column per stage
@@ -488,10 +493,14 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
 
     name = point_workload(workload)
     stages = stage_points(run.points, name)
-    rows = stage_rows(stages)
-    shown = shown_columns(rows)
+    columns = stage_columns(stages)
+    rows = stage_rows(stages, (*columns.main, *columns.more))
+    shown, more = shown_columns(rows, columns.main), shown_columns(rows, columns.more)
     table = pd.DataFrame([[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
                          columns=["stage", "status", *(column_label(k) for k in shown)])
+    rest = pd.DataFrame([[r.label, *(r.cells[k] for k in more)] for r in rows],
+                        columns=["stage", *(column_label(k) for k in more)])
+    helps = {column_label(k): column_help(k) for k in (*shown, *more)}
     notes = [f"{r.label}: {n}" for r in rows for n in r.notes]
     fronts = [p for p in run.points if is_front(p) and p.workload == name]
     notes += [f"{stage_label(p)}: {n}" for p in fronts for n in stage_notes(p)]
@@ -499,7 +508,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
                           for c in front_rows(p)], columns=list(FRONT_HEADERS))
     names, metrics = server_metric_table(stages)
     server = pd.DataFrame(metrics, columns=["metric", *names])
-    return ServingTables(table, notes, front, server, endpoints(stages))
+    return ServingTables(table, rest, helps, notes, front, server, endpoints(stages))
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -513,6 +522,7 @@ class Compared:
     table: pd.DataFrame  # reports.html_data.COMPARE_COLUMNS
     note: str
     counts: dict[str, int]  # verdict -> measurements, as the gate counts them (one row per measurement)
+    why: tuple[ServingWhy, ...] = ()  # the gate's serving attribution (GateResult.why), as it is
 
 
 def verdict_names(counts: dict[str, int]) -> list[str]:
@@ -535,7 +545,7 @@ def compare(url: str, base_id: str, cand_id: str) -> Compared:
         return Compared(comparison_rows([], {}), str(exc), {})
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
-    return Compared(table, note, verdict_counts(table))
+    return Compared(table, note, verdict_counts(table), result.why)
 
 
 def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:
@@ -659,7 +669,7 @@ def _add_gate(row: dict[str, Any], cmp: Compared) -> None:
 
 
 OVERVIEW_COLUMNS = ("gpu", "spec", "branch", "run_id", "created_at", "commit", "baseline", "open_regressions",
-                    "worst", "points")  # then one column per verdict (overview_verdicts)
+                    "worst", "serving_cost", "serving_why", "points")  # then one column per verdict (overview_verdicts)
 
 
 def overview_verdicts(table: pd.DataFrame) -> list[str]:
@@ -673,9 +683,11 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
     prev = previous_run(all_runs, run_id)
     counts: dict[str, int] = {}
     worst = ""
+    cells = why_cells(())
     if prev is not None:
         cmp = compare(url, prev, run_id)
         counts = cmp.counts
+        cells = why_cells(cmp.why)
         table = cmp.table
         reg = table[table["verdict"] == "regressed"]
         if len(reg):
@@ -684,6 +696,7 @@ def _latest_row(url: str, all_runs: pd.DataFrame, r: Mapping[Any, Any]) -> tuple
     row = {"gpu": r["gpu"], "spec": r["spec"], "branch": r["branch"], "run_id": run_id,
            "created_at": r["created_at"], "commit": r["commit_short"], "baseline": prev or "",
            "open_regressions": len(open_regressions(url, run_id)), "worst": worst,
+           "serving_cost": cells.cost, "serving_why": cells.why,
            "points": f"{r['ok']} ok, {r['failed']} failed, {r['skipped']} skipped"}
     return row, counts
 

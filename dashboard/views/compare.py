@@ -9,6 +9,8 @@ from perfkit.dashboard.text import md
 from perfkit.reports.gate_format import VALUES_NOTE
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
+from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving_why_lines import why_lines
 
 st.title("Compare")
 url = widgets.store_url()
@@ -36,6 +38,13 @@ st.caption("Measurements per verdict, as the gate counts them: a point's time, f
            "measurement, one row. " + VALUES_NOTE[0].upper() + VALUES_NOTE[1:] + ".")
 if result.note:
     st.caption(f"Not compared: {md(result.note)}")
+if result.why:
+    st.subheader(WHY_TITLE[0].upper() + WHY_TITLE[1:])
+    st.caption("Per serving stage, which component of a request's time moved its latency, throughput and cost "
+               "(the same lines as `perfkit compare`, the gate's Markdown and `report --vs`); \"within noise\" "
+               "where the gate found no change in the stage.")
+    for line in why_lines(result.why):
+        st.markdown(md(line))
 if result.table.empty:
     st.info("The two runs share no metric.")
     st.stop()

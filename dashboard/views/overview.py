@@ -53,8 +53,10 @@ st.subheader("Latest runs")
 st.caption(f"Store: {md(state.url)}. The latest run of each spec on each GPU and branch, with its open "
            "regressions and the gate's verdicts against the run before it (its baseline; flop/s and bytes/s of a "
            "timed point are not counted again). Every metric regressed against the baseline is an open "
-           "regression. Select a row to open the run.")
-COLUMNS = ["gpu", "spec", "branch", "open_regressions", *data.overview_verdicts(table), "worst", "commit",
+           "regression. A serving run also shows its cost change against the baseline and what moved it "
+           "(the gate's serving attribution, as `perfkit compare` prints it). Select a row to open the run.")
+SERVING = [c for c in ("serving_cost", "serving_why") if len(table) and (table[c] != "").any()]
+COLUMNS = ["gpu", "spec", "branch", "open_regressions", *SERVING, *data.overview_verdicts(table), "worst", "commit",
            "created_at", "points", "run_id", "baseline"]
 table = table[COLUMNS] if len(table) else table
 event = st.dataframe(
@@ -66,6 +68,12 @@ event = st.dataframe(
         "regressed": st.column_config.NumberColumn("regressed vs baseline",
                                                    help="metrics the gate calls regressed against the run before"),
         "worst": st.column_config.TextColumn("largest regression vs baseline"),
+        "serving_cost": st.column_config.TextColumn(
+            "cost vs baseline", help="serving: USD per 1M output tokens, candidate vs baseline, of the stage whose "
+                                     "cost moved most (among the stages the gate found a change in)"),
+        "serving_why": st.column_config.TextColumn(
+            "why (serving)", help="what moved that stage most, as `perfkit compare` says it; \"within noise\" "
+                                  "when the gate found no change in any serving stage"),
         "run_id": st.column_config.TextColumn("run"),
     },
 )

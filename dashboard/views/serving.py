@@ -1,6 +1,8 @@
 """Serving: one serving workload across runs (latency vs throughput, cost vs interactivity; one
-curve per run, by default the latest run of each commit) and the stage table of one run with its
-notes, the cost at each target interactivity and the server's metrics."""
+curve per run, by default the latest run of each commit) and the stage table of one run (every
+metric of its stages, the most important first, the rest under "more columns"; each column's
+definition as its tooltip) with its notes, the cost at each target interactivity and the server's
+metrics."""
 
 from __future__ import annotations
 
@@ -42,7 +44,11 @@ run_id = st.selectbox("Run", chosen, format_func=lambda r: names.get(r, r), key=
 tables = data.serving_tables(data.run_record(url, run_id), workload)
 for where in tables.endpoints:
     st.caption(f"Endpoint: {md(where)}")
-st.dataframe(tables.stages, hide_index=True, key="srv_stages")
+help_config = {label: st.column_config.TextColumn(label, help=md(text)) for label, text in tables.column_help.items()}
+st.dataframe(tables.stages, hide_index=True, key="srv_stages", column_config=help_config)
+if len(tables.more.columns) > 1:
+    with st.expander(f"More columns ({len(tables.more.columns) - 1}): every other metric of the stages"):
+        st.dataframe(tables.more, hide_index=True, key="srv_more", column_config=help_config)
 for note in tables.notes:
     st.warning(md(note), icon=":material/info:")
 if not tables.front.empty:
