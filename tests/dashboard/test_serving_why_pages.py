@@ -94,7 +94,7 @@ def test_overview_row_names_the_cost_change_and_its_cause(env: Served, capsys: p
     assert row["baseline"] == env.base
     label, _, cause = row["serving_why"].partition(": ")
     text = why[label]["text"]
-    assert cause.startswith("TPOT ") and f"mostly {cause}" in text  # the CLI's words
+    assert cause.startswith("TPOT ") and f"mostly {cause}" in text, (dict(row), text)  # the CLI's words
     assert row["serving_cost"].startswith("+") and f"{COST} {row['serving_cost']}" in text
     assert float(row["serving_cost"].rstrip("%")) == max(
         float(w["text"].split(f"{COST} ")[1].split(":")[0].split(",")[0].rstrip("%")) for w in why.values())
