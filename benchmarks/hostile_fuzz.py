@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.hostile_fuzz_mutations import Mutation, mutations_for
-from benchmarks.hostile_fuzz_seeds import Target, build_targets
+from benchmarks.hostile_fuzz_formats import format_targets
+from benchmarks.hostile_fuzz_seeds import Target, assets, build_targets
 from tests.helpers.forked_cli import ForkedCli, Result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +101,8 @@ def run_case(cli: ForkedCli, target: Target, mutation: Mutation, rng: random.Ran
     before = _snapshot(case)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB_BUSY_TIMEOUT_S": "2",
            "PERFKIT_HOME": str(work / "home"), "PERFKIT_DB": f"sqlite:///{work / 'unused.db'}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           **(target.env(case) if target.env is not None else {})}
     result = cli.run(target.argv(case, damaged), case, env, timeout_s=target.timeout_s or timeout_s)
     outcome = classify(target, mutation, result, damaged, before, _snapshot(case))
     mutation.cleanup(damaged)
@@ -144,7 +146,8 @@ def main() -> None:
     start = time.monotonic()
     outcomes: list[Outcome] = []
     try:
-        for target in build_targets(work):
+        a = assets(work)
+        for target in build_targets(a) + format_targets(work, a["run"], a["run2"], a["store"]):
             if not any(fnmatch.fnmatch(target.name, glob) for glob in args.only.split(",")):
                 continue
             rng = random.Random(f"{args.seed}:{target.name}")
