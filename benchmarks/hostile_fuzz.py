@@ -34,8 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.hostile_fuzz_mutations import Mutation, mutations_for
 from benchmarks.hostile_fuzz_formats import format_targets
+from benchmarks.hostile_fuzz_mutations import Mutation, mutations_for
 from benchmarks.hostile_fuzz_seeds import Target, assets, build_targets
 from tests.helpers.forked_cli import ForkedCli, Result
 
