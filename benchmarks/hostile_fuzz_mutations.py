@@ -118,10 +118,14 @@ def _cell_edit(value: Any, table: str | None = None, column: str | None = None) 
         conn = sqlite3.connect(path)
         name = table or rng.choice(_read_tables(conn))
         columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]
-        col = column or rng.choice(columns)
-        conn.execute(f'UPDATE "{name}" SET "{col}" = ? WHERE rowid % 3 = 0 OR rowid = (SELECT MIN(rowid) FROM "{name}")',
-                     (value,))
-        conn.commit()
+        for col in [column] if column else rng.sample(columns, len(columns)):
+            try:  # an INTEGER PRIMARY KEY takes only integers, a NOT NULL column no NULL: the next column
+                conn.execute(f'UPDATE "{name}" SET "{col}" = ? WHERE rowid % 3 = 0 OR '
+                             f'rowid = (SELECT MIN(rowid) FROM "{name}")', (value,))
+            except sqlite3.IntegrityError:
+                continue
+            conn.commit()
+            break
         conn.close()
     return apply
 
