@@ -87,6 +87,8 @@ def _home_copy(src: Path) -> Callable[[Path], Path]:
 
 def _command(path: Path) -> str:
     """The damaged command string (a shell hands no NUL to argv; an unreadable file is empty)."""
+    if not path.is_file() or path.is_fifo():  # a FIFO would block this fuzzer
+        return ""
     try:
         return path.read_bytes().decode("utf-8", errors="surrogateescape").replace("\x00", "")
     except OSError:
