@@ -5,6 +5,7 @@ the column, never a traceback (docs/failures.md)."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from sqlalchemy import Connection
@@ -31,9 +32,13 @@ def stored_object(conn: Connection, text: Any, run_id: str, what: str) -> dict[s
 
 
 def stored_sample(conn: Connection, value: Any, metric_id: int) -> float:
-    """A stored sample as a float, or StoreError naming its metric row (text, a blob, NULL)."""
+    """A stored sample as a float, or StoreError naming its metric row (text, a blob, NULL, an
+    infinity: every writer refuses a value that is not finite, so one in the store was put there by hand)."""
     try:
-        return float(value)
+        sample = float(value)
     except (TypeError, ValueError):
+        sample = math.nan
+    if not math.isfinite(sample):
         raise StoreError(f"{describe(conn.engine)}: metric {metric_id}: stored sample {shorten(value, 60)!r} "
-                         f"is not a number; {FIX}") from None
+                         f"is not a finite number; {FIX}")
+    return sample
