@@ -1,17 +1,21 @@
 """A mutation fuzzer for every perfkit command's inputs: damaged copies of real, valid inputs
 through the real CLI, each classified against docs/failures.md's contract.
 
-    .venv/bin/python -m benchmarks.hostile_fuzz                      # 427 cases, ~4 min on 2 cores
+    .venv/bin/python -m benchmarks.hostile_fuzz                      # ~900 cases, ~10 min on 2 cores
     .venv/bin/python -m benchmarks.hostile_fuzz --per-seed 4 --only "ingest:*,*:store"
     .venv/bin/python -m benchmarks.hostile_fuzz --out benchmarks/results/hostile_fuzz-vm.md
 
 Seeds (benchmarks/hostile_fuzz_seeds.py): a tiny CPU run's run.json / run.partial.json, specs,
-a gate policy, ingest files (csv, pytest-benchmark, vLLM, AIPerf, GuideLLM), serve-bench replay /
-dataset files, traces (Kineto, nsys SQLite, memory snapshots) and a SQLite store. Mutations
-(benchmarks/hostile_fuzz_mutations.py): truncation, byte flips, keys deleted / duplicated /
-retyped (NaN, 1e308, -1, huge ints, long and control-character strings, a list for an object),
-other encodings, empty files, gzip of garbage, deep nesting, and a directory / FIFO / symlink
-loop in the file's place. Each case runs as its own process (tests/helpers/forked_cli.py) with a
+a gate policy with every key, ingest files (csv, pytest-benchmark, vLLM, AIPerf, GuideLLM),
+serve-bench replay / dataset files, traces (Kineto, nsys SQLite, memory snapshots) and a SQLite
+store; benchmarks/hostile_fuzz_formats.py adds XLA .xplane.pb / JAX JSON / rocprofv3 traces, nsys
+exports, an ncu CSV, calibration files (--calibration, PERFKIT_HOME), asv results folders, more
+serving files, memory JSON and `memory diff`, `perfkit ab` command strings and a store whose rows
+are edited. Mutations (benchmarks/hostile_fuzz_mutations.py): truncation, byte flips, keys
+deleted / duplicated / retyped (NaN, 1e308, -1, huge ints, long and control-character strings, a
+list for an object), other encodings, empty files, gzip of garbage, deep nesting, a directory /
+FIFO / symlink loop in the file's place; for SQLite, a read table or column dropped and cells set
+to text, NULL, 2^64, 1e308, not-JSON (sqlite3, per table and column). Each case runs as its own process (tests/helpers/forked_cli.py) with a
 timeout and is classified:
 
   ok       exit 0 (or a documented non-2 code: 3 for serve-bench's unreachable server)
