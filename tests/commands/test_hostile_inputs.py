@@ -498,6 +498,8 @@ FUZZ4_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "rows.db: metric 1: stored sample 'abc' is not a finite number; delete the run and store it again"),
     ("store-sample-infinite", _rows_case("gate", "UPDATE samples SET value = 9e999 WHERE idx = 0"),
      "stored sample 'inf' is not a finite number"),
+    ("store-sample-negative", _rows_case("gate", "UPDATE samples SET value = -1"),
+     "rows.db): nothing comparable (values must be finite and > 0)"),
     ("store-point-not-json", _rows_case("report", "UPDATE points SET point_json = '{not json'"),
      "stored point is malformed (not JSON: "),
     ("store-env-not-json", _rows_case("compare", "UPDATE runs SET env_json = '{not json'"),
