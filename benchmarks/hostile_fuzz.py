@@ -1,17 +1,21 @@
 """A mutation fuzzer for every perfkit command's inputs: damaged copies of real, valid inputs
 through the real CLI, each classified against docs/failures.md's contract.
 
-    .venv/bin/python -m benchmarks.hostile_fuzz                      # 427 cases, ~4 min on 2 cores
+    .venv/bin/python -m benchmarks.hostile_fuzz                      # ~900 cases, ~10 min on 2 cores
     .venv/bin/python -m benchmarks.hostile_fuzz --per-seed 4 --only "ingest:*,*:store"
     .venv/bin/python -m benchmarks.hostile_fuzz --out benchmarks/results/hostile_fuzz-vm.md
 
 Seeds (benchmarks/hostile_fuzz_seeds.py): a tiny CPU run's run.json / run.partial.json, specs,
-a gate policy, ingest files (csv, pytest-benchmark, vLLM, AIPerf, GuideLLM), serve-bench replay /
-dataset files, traces (Kineto, nsys SQLite, memory snapshots) and a SQLite store. Mutations
-(benchmarks/hostile_fuzz_mutations.py): truncation, byte flips, keys deleted / duplicated /
-retyped (NaN, 1e308, -1, huge ints, long and control-character strings, a list for an object),
-other encodings, empty files, gzip of garbage, deep nesting, and a directory / FIFO / symlink
-loop in the file's place. Each case runs as its own process (tests/helpers/forked_cli.py) with a
+a gate policy with every key, ingest files (csv, pytest-benchmark, vLLM, AIPerf, GuideLLM),
+serve-bench replay / dataset files, traces (Kineto, nsys SQLite, memory snapshots) and a SQLite
+store; benchmarks/hostile_fuzz_formats.py adds XLA .xplane.pb / JAX JSON / rocprofv3 traces, nsys
+exports, an ncu CSV, calibration files (--calibration, PERFKIT_HOME), asv results folders, more
+serving files, memory JSON and `memory diff`, `perfkit ab` command strings and a store whose rows
+are edited. Mutations (benchmarks/hostile_fuzz_mutations.py): truncation, byte flips, keys
+deleted / duplicated / retyped (NaN, 1e308, -1, huge ints, long and control-character strings, a
+list for an object), other encodings, empty files, gzip of garbage, deep nesting, a directory /
+FIFO / symlink loop in the file's place; for SQLite, a read table or column dropped and cells set
+to text, NULL, 2^64, 1e308, not-JSON (sqlite3, per table and column). Each case runs as its own process (tests/helpers/forked_cli.py) with a
 timeout and is classified:
 
   ok       exit 0 (or a documented non-2 code: 3 for serve-bench's unreachable server)
@@ -34,8 +38,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.hostile_fuzz_formats import format_targets
 from benchmarks.hostile_fuzz_mutations import Mutation, mutations_for
-from benchmarks.hostile_fuzz_seeds import Target, build_targets
+from benchmarks.hostile_fuzz_seeds import Target, assets, build_targets
 from tests.helpers.forked_cli import ForkedCli, Result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +105,8 @@ def run_case(cli: ForkedCli, target: Target, mutation: Mutation, rng: random.Ran
     before = _snapshot(case)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB_BUSY_TIMEOUT_S": "2",
            "PERFKIT_HOME": str(work / "home"), "PERFKIT_DB": f"sqlite:///{work / 'unused.db'}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           **(target.env(case) if target.env is not None else {})}
     result = cli.run(target.argv(case, damaged), case, env, timeout_s=target.timeout_s or timeout_s)
     outcome = classify(target, mutation, result, damaged, before, _snapshot(case))
     mutation.cleanup(damaged)
@@ -144,7 +150,8 @@ def main() -> None:
     start = time.monotonic()
     outcomes: list[Outcome] = []
     try:
-        for target in build_targets(work):
+        a = assets(work)
+        for target in build_targets(a) + format_targets(work, a["run"], a["run2"], a["store"]):
             if not any(fnmatch.fnmatch(target.name, glob) for glob in args.only.split(",")):
                 continue
             rng = random.Random(f"{args.seed}:{target.name}")

@@ -77,6 +77,77 @@ STORE_MUTATIONS = [Mutation("store-locked", _lock_store), Mutation("store-table-
                    Mutation("store-column-dropped", _drop_column)]
 
 
+# Tables a reader reads: an nsys export's (analyzers/loaders/nsys) and a perfkit store's.
+READ_TABLES = ("StringIds", "META_DATA_EXPORT", "CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS", "TARGET_INFO_GPU", "ENUM_CUDA_",
+               "runs", "points", "metrics", "samples", "kernels")
+# A cell's damage: SQLite stores what it is given whatever the column's type.
+CELL_VALUES: list[tuple[str, Any]] = [
+    ("text", "abc"), ("null", None), ("real", 1.5), ("-1", -1), ("int64-max", 2**63 - 1),
+    ("past-64-bits", 2.0**64), ("digits-past-64-bits", "18446744073709551616"), ("1e308", 1e308),
+    ("-1e308", -1e308), ("not-json", "{not json"), ("blob", b"\x00\xff"),
+]
+
+
+def _read_tables(conn: sqlite3.Connection) -> list[str]:
+    tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    read = [t for t in tables if t.startswith(READ_TABLES) and conn.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone()]
+    return read or tables
+
+
+def _drop_table(path: Path, rng: random.Random) -> None:
+    conn = sqlite3.connect(path)
+    conn.executescript(f'PRAGMA foreign_keys = OFF; DROP TABLE "{rng.choice(_read_tables(conn))}";')
+    conn.close()
+
+
+def _drop_read_column(path: Path, rng: random.Random) -> None:
+    conn = sqlite3.connect(path)
+    table = rng.choice(_read_tables(conn))
+    columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+    if len(columns) > 1:
+        dropped = rng.choice(columns)
+        keep = ", ".join(f'"{c}"' for c in columns if c != dropped)
+        conn.executescript(f'PRAGMA foreign_keys = OFF; CREATE TABLE "t_new" AS SELECT {keep} FROM "{table}"; '
+                           f'DROP TABLE "{table}"; ALTER TABLE "t_new" RENAME TO "{table}";')
+    conn.close()
+
+
+def _cell_edit(value: Any, table: str | None = None, column: str | None = None) -> Callable[[Path, random.Random], None]:
+    """Set one column of a read table (random unless named) to `value` in a third of its rows."""
+    def apply(path: Path, rng: random.Random) -> None:
+        conn = sqlite3.connect(path)
+        name = table or rng.choice(_read_tables(conn))
+        columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]
+        for col in [column] if column else rng.sample(columns, len(columns)):
+            try:  # an INTEGER PRIMARY KEY takes only integers, a NOT NULL column no NULL: the next column
+                conn.execute(f'UPDATE "{name}" SET "{col}" = ? WHERE rowid % 3 = 0 OR '
+                             f'rowid = (SELECT MIN(rowid) FROM "{name}")', (value,))
+            except sqlite3.IntegrityError:
+                continue
+            conn.commit()
+            break
+        conn.close()
+    return apply
+
+
+SQLITE_MUTATIONS = [Mutation("table-dropped", _drop_table), Mutation("column-dropped", _drop_read_column)]
+CELL_MUTATIONS = [Mutation(f"cell={kind}", _cell_edit(value)) for kind, value in CELL_VALUES]
+# A store's rows as a hand or another tool may leave them: samples NaN (SQLite keeps NULL), negative,
+# huge, text; a JSON column that is not JSON.
+ROW_MUTATIONS = [Mutation(f"samples.value={kind}", _cell_edit(value, "samples", "value"))
+                 for kind, value in (("nan", math.nan), ("-1", -1.0), ("1e308", 1e308), ("text", "abc"),
+                                     ("inf", math.inf))]
+ROW_MUTATIONS += [Mutation(f"metrics.value={kind}", _cell_edit(value, "metrics", "value"))
+                  for kind, value in (("nan", math.nan), ("-1", -1.0), ("1e308", 1e308))]
+ROW_MUTATIONS += [Mutation(f"{table}.{column}=not-json", _cell_edit("{not json", table, column))
+                  for table, column in (("runs", "env_json"), ("runs", "spec_json"), ("runs", "run_json"),
+                                        ("points", "params_json"), ("points", "point_json"),
+                                        ("kernels", "extra_json"))]
+ROW_MUTATIONS += [Mutation(f"{table}.{column}={kind}", _cell_edit(value, table, column))
+                  for table, column in (("runs", "env_json"), ("points", "point_json"))
+                  for kind, value in (("json-list", "[1]"), ("json-nan", '{"x": NaN}'), ("null", None))]
+
+
 def _bytes(name: str, edit: Callable[[bytes, random.Random], bytes]) -> Mutation:
     def apply(path: Path, rng: random.Random) -> None:
         path.write_bytes(edit(path.read_bytes(), rng))
@@ -217,6 +288,12 @@ def mutations_for(kind: str, rng: random.Random, random_count: int) -> list[Muta
     elif kind == "store":
         fixed += STORE_MUTATIONS
         pool += STORE_MUTATIONS[1:]
+    elif kind == "sqlite":
+        fixed = fixed[:1] + fixed[-3:] + SQLITE_MUTATIONS + CELL_MUTATIONS
+        pool = SQLITE_MUTATIONS + CELL_MUTATIONS
+    elif kind == "rows":
+        fixed = list(ROW_MUTATIONS)
+        pool = CELL_MUTATIONS
     elif kind == "csv":
         pool += [Mutation("csv-cell", _csv_cell)] * 4 + [Mutation("duplicate-line", _duplicate_key)]
     picked = [rng.choice(pool) for _ in range(random_count)]

@@ -23,14 +23,22 @@ POLICY = """defaults:
   min_effect: 0.01
   max_p: 0.05
   noise_limit: 0.05
+  assumed_run_spread: 0.02
+  assumed_spread_factor: 1.5
+  direction: lower
 correction: bh
-fail_on: [regressed]
+fail_on: [regressed, inconclusive]
 metrics:
   - match: "*:time_s"
     min_effect: 0.02
+    max_p: 0.01
+    noise_limit: 0.1
+    assumed_run_spread: 0.01
+    assumed_spread_factor: 2.0
+    direction: lower
   - match: "*:bytes_per_s"
     ignore: true
-"""
+"""  # every key a gate policy has (perfkit/regression/gate/policy.py)
 PYTEST_BENCHMARK = {
     "machine_info": {"cpu": {"brand_raw": "Fuzz CPU"}, "node": "host"},
     "commit_info": {"id": "abc123", "branch": "main", "time": "2026-01-01T00:00:00"},
@@ -52,6 +60,7 @@ class Target:
     ok_codes: tuple[int, ...] = field(default=())
     names_file: bool = True
     timeout_s: float | None = None  # a valid spec profiles for real: longer than a parse
+    env: Callable[[Path], dict[str, str]] | None = None  # case folder -> variables over the fuzzer's
 
 
 def _copy(src: Path, name: str | None = None) -> Callable[[Path], Path]:
@@ -91,7 +100,7 @@ def _second_run(run: Path) -> Path:
     return other
 
 
-def _assets(work: Path) -> dict[str, Path]:
+def assets(work: Path) -> dict[str, Path]:
     """The valid inputs, made once: a tiny real run, a store holding it, small files of each format."""
     run = profile_tiny(work)
     files = {"run": run, "store": work / "store.db", "spec": work / "tiny.yaml", "policy": work / "gate.yaml",
@@ -113,8 +122,8 @@ def _fresh(case: Path) -> str:
     return f"sqlite:///{case / 'fresh.db'}"
 
 
-def build_targets(work: Path) -> list[Target]:
-    a = _assets(work)
+def build_targets(a: dict[str, Path]) -> list[Target]:
+    """Targets over perfkit's own inputs, given assets(work)."""
     run, run2, store = a["run"], a["run2"], f"sqlite:///{a['store']}"
     bench = ["serve-bench", "http://127.0.0.1:9/v1", "--model", "m", "--requests", "2", "--connect-timeout-s", "1",
              "--no-store"]

@@ -9,7 +9,6 @@ No torch here.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import tempfile
@@ -21,6 +20,7 @@ from typing import Any
 
 from perfkit.core.atomic import write_json_atomic
 from perfkit.core.errors import StoreError, shorten
+from perfkit.core.json_file import load_json
 from perfkit.roofline.device_info import DeviceInfo
 
 SCHEMA_VERSION = 1
@@ -194,12 +194,10 @@ def save(cal: Calibration, directory: Path | None = None) -> Path:
 
 def load_file(path: str | Path) -> Calibration:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+    try:  # not UTF-8, nested too deep, a FIFO: one located line (core/json_file)
+        data = load_json(p, "run `perfkit calibrate` again", StoreError)
     except FileNotFoundError as exc:
         raise StoreError(f"{p}: no such calibration file; run `perfkit calibrate`") from exc
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); run `perfkit calibrate` again") from exc
     if not isinstance(data, dict) or "device" not in data:
         raise StoreError(f"{p}: not a perfkit calibration (no 'device'); run `perfkit calibrate` again")
     try:

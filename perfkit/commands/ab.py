@@ -30,23 +30,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
+def _argv(cmd: str, shell: bool, label: str) -> str | list[str]:
+    """What runs for --LABEL CMD: CMD for the shell, else its words; SpecError for one that is no command."""
     import shlex
+
+    from perfkit.core.errors import SpecError, shorten
+
+    try:
+        words = shlex.split(cmd)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise SpecError(f"--{label} {shorten(cmd)!r}: {str(exc).lower()}; quote the command as a shell would") from None
+    if not words:
+        raise SpecError(f"--{label} {shorten(cmd)!r}: an empty command; pass the command to time")
+    return cmd if shell else words
+
+
+def _timed(cmd: str, shell: bool, label: str, round_no: int) -> float:
     import subprocess
     import time
 
-    from perfkit.core.errors import SpecError
+    from perfkit.core.errors import SpecError, shorten
 
-    argv: str | list[str] = cmd if shell else shlex.split(cmd)
+    argv = _argv(cmd, shell, label)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(argv, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     except OSError as exc:
-        raise SpecError(f"--{label} {cmd!r}: cannot start ({exc.strerror}); check the command") from None
+        raise SpecError(f"--{label} {shorten(cmd)!r}: cannot start ({exc.strerror}); check the command") from None
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise SpecError(f"--{label} {cmd!r}: exited {proc.returncode} in round {round_no} ({tail[0][:200]}); "
+        raise SpecError(f"--{label} {shorten(cmd)!r}: exited {proc.returncode} in round {round_no} ({tail[0][:200]}); "
                         "fix the command")
     return elapsed
 
@@ -63,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds < 3:
         raise SpecError(f"--rounds {args.rounds}: needs at least 3 pairs")
     policy = load_policy(args.policy)
+    _argv(args.baseline, args.shell, "baseline")  # both checked before either runs
+    _argv(args.candidate, args.shell, "candidate")
     for _ in range(max(args.warmup, 0)):
         _timed(args.baseline, args.shell, "baseline", 0)
         _timed(args.candidate, args.shell, "candidate", 0)

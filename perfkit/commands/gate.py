@@ -51,9 +51,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from perfkit.commands._out_file import checked_out_file
     from perfkit.commands._store_args import compare_from_args, render
+    from perfkit.comparison.selectors import is_run_path
     from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, StoreError
     from perfkit.regression.gate.types import Verdict
     from perfkit.reports.markdown.gate import render_markdown
+    from perfkit.store.engine import describe_url
 
     if args.junit:
         args.junit = checked_out_file("--junit", Path(args.junit), "gate-junit.xml", (".xml",))
@@ -62,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     result = compare_from_args(args.baseline, args.candidate, args)
     if all(c.verdict == Verdict.INCOMPARABLE for c in result.comparisons):
         reasons = "; ".join(result.run_reasons) or result.comparisons[0].reason
-        raise StoreError(f"{args.baseline} vs {args.candidate}: nothing comparable ({reasons}); "
+        stored = not (is_run_path(args.baseline) and is_run_path(args.candidate))
+        where = f" (stored in {describe_url(args.db)})" if stored else ""  # a value edited there is named
+        raise StoreError(f"{args.baseline} vs {args.candidate}{where}: nothing comparable ({reasons}); "
                          "gate runs on the same GPU, driver and clocks")
     md = render_markdown(result)
     sys.stdout.write(md if args.format == "md" else render(result, args.format))

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from perfkit.core.errors import StoreError, shorten
-from perfkit.store.url import check_persistent, sqlite_path
+from perfkit.store.url import check_persistent, normalize_db_url, sqlite_path
 
 CONNECT_TIMEOUT_ENV = "PERFKIT_DB_CONNECT_TIMEOUT_S"
 STATEMENT_TIMEOUT_ENV = "PERFKIT_DB_STATEMENT_TIMEOUT_S"
@@ -122,8 +122,6 @@ def check_sqlite_file(path: Path) -> None:
 
 def _postgres_args(full: str) -> dict[str, Any]:
     """psycopg's connect_timeout and a server-side statement_timeout, unless the URL sets them."""
-    from sqlalchemy.engine import make_url
-
     try:
         query = make_url(full).query
     except ArgumentError:
@@ -197,6 +195,11 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 def describe(engine: Engine) -> str:
     """The URL with any password hidden, for messages."""
     return engine.url.render_as_string(hide_password=True)
+
+
+def describe_url(url: str | None) -> str:
+    """`describe` of the store `--db URL` names (None: PERFKIT_DB or ./perfkit.db), opening nothing."""
+    return make_url(normalize_db_url(url)).render_as_string(hide_password=True)
 
 
 def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError:

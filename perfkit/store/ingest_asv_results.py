@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.errors import StoreError
+from perfkit.core.json_file import parse_json_bytes
+from perfkit.core.regular_file import check_not_special
 
 VERSIONS = (1, 2)
 
@@ -48,14 +50,12 @@ class AsvResultFile:
 
 def load_json(p: Path, what: str) -> Any:
     """A JSON file, or StoreError `FILE:LINE:COL: not valid JSON` (NaN is JSON to asv)."""
+    check_not_special(p, StoreError)  # a FIFO in the results folder would wait for a writer forever
     try:
-        return json.loads(p.read_bytes())
+        data = p.read_bytes()
     except OSError as exc:
         raise StoreError(f"{p}: cannot read ({exc.strerror}); pass {what}") from None
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); pass {what}") from None
-    except UnicodeDecodeError:
-        raise StoreError(f"{p}: not UTF-8 JSON; pass {what}") from None
+    return parse_json_bytes(data, p, f"pass {what}")  # not UTF-8, nested too deep: located
 
 
 def read_result_file(p: Path) -> AsvResultFile:

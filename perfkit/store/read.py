@@ -4,7 +4,6 @@ runs back (round trip)."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.run_list import spec_name
+from perfkit.store.stored_json import damaged_row, stored_object, stored_sample
 
 _CHUNK = 500
 
@@ -56,7 +56,7 @@ class HistoryPoint:
     value: float
 
 
-def _run_row(row: Any) -> RunRow:
+def _run_row(conn: Connection, row: Any) -> RunRow:
     return RunRow(
         run_id=row.run_id,
         created=row.created,
@@ -70,17 +70,17 @@ def _run_row(row: Any) -> RunRow:
         source=row.source,
         spec_hash=row.spec_hash,
         spec_name=spec_name(row.spec_json),
-        env=stored_env(row),
+        env=stored_env(conn, row),
     )
 
 
-def stored_env(row: Any) -> Env:
+def stored_env(conn: Connection, row: Any) -> Env:
     """The typed env of a `runs` row; rows stored by older perfkits (record schema 1) migrate."""
+    data = stored_object(conn, row.env_json, row.run_id, "env")
     try:
-        return load_env(json.loads(row.env_json), int(row.record_schema))
-    except (RecordError, json.JSONDecodeError) as exc:
-        raise StoreError(f"run {row.run_id}: stored env is malformed ({exc}); "
-                         "delete the run and store it again") from None
+        return load_env(data, int(row.record_schema))
+    except (RecordError, TypeError, ValueError) as exc:
+        raise damaged_row(conn, row.run_id, "env", exc) from None
 
 
 def get_run(conn: Connection, run_id: str) -> RunRow:
@@ -97,12 +97,12 @@ def find_run(conn: Connection, run_id: str) -> RunRow | None:
     r = schema.runs
     row = conn.execute(select(r).where(r.c.run_id == run_id)).first()
     if row is not None:
-        return _run_row(row)
+        return _run_row(conn, row)
     rows = conn.execute(select(r).where(r.c.run_id.startswith(run_id, autoescape=True)).limit(3)).all()
     if len(rows) > 1:
         raise StoreError(f"run {run_id!r}: ambiguous prefix ({', '.join(x.run_id for x in rows)}, ...); "
                          "pass more of the id")
-    return _run_row(rows[0]) if rows else None
+    return _run_row(conn, rows[0]) if rows else None
 
 
 def run_metrics(conn: Connection, run_id: str) -> list[MetricRecord]:
@@ -125,7 +125,7 @@ def _samples(conn: Connection, metric_ids: Sequence[int]) -> dict[int, tuple[flo
         chunk = list(metric_ids[start : start + _CHUNK])
         q = select(s.c.metric_id, s.c.value).where(s.c.metric_id.in_(chunk)).order_by(s.c.metric_id, s.c.idx)
         for mid, value in conn.execute(q):
-            out[int(mid)].append(float(value))
+            out[int(mid)].append(stored_sample(conn, value, int(mid)))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -203,7 +203,7 @@ def run_point_specs(conn: Connection, run_id: str) -> dict[str, PointSpec]:
     """Point key -> what must match to compare it (workload, params, timing settings), stored order."""
     p = schema.points
     q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
-    points = (json.loads(x.point_json) for x in conn.execute(q))
+    points = (stored_object(conn, x.point_json, run_id, "point") for x in conn.execute(q))
     return {str(d["key"]): point_spec_from_json(d) for d in points if "key" in d}
 
 
@@ -211,7 +211,7 @@ def run_point_metrics(conn: Connection, run_id: str) -> dict[str, dict[str, Any]
     """Point key -> its workload's own `metrics` as stored (the serving attribution reads them)."""
     p = schema.points
     q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
-    points = (json.loads(x.point_json) for x in conn.execute(q))
+    points = (stored_object(conn, x.point_json, run_id, "point") for x in conn.execute(q))
     return {str(d["key"]): dict(d.get("metrics") or {}) for d in points if "key" in d}
 
 
@@ -239,32 +239,33 @@ def load_run(conn: Connection, run_id: str) -> Run:
     metrics = {mr.name: mr for mr in run_metrics(conn, run_id)}
     points = []
     for prow in conn.execute(select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)):
-        d = json.loads(prow.point_json)
+        d = stored_object(conn, prow.point_json, run_id, "point")
         meas = d.get("measurement")
-        if meas and "samples_in_metric" in meas:
+        if isinstance(meas, dict) and "samples_in_metric" in meas:
             meas = dict(meas)
-            meas["samples_s"] = list(metrics[meas.pop("samples_in_metric")].samples)
+            held = metrics.get(meas.pop("samples_in_metric"))
+            if held is None:
+                raise damaged_row(conn, run_id, f"point {d.get('key')!r}", "its samples' metric is not stored")
+            meas["samples_s"] = list(held.samples)
             d["measurement"] = meas
         try:
             points.append(from_builtins(PointResult, d))
         except RecordError as exc:
-            raise StoreError(f"run {run_id}: stored point {d.get('key')!r} is malformed ({exc}); "
-                             "delete the run and store it again") from None
-    extra = json.loads(row.run_json)
+            raise damaged_row(conn, run_id, f"point {d.get('key')!r}", exc) from None
+    extra = stored_object(conn, row.run_json, run_id, "run_json")
     try:
         artifacts = from_builtins(Artifacts, artifacts_data(extra.get("artifacts")))
     except RecordError as exc:
-        raise StoreError(f"run {run_id}: stored artifacts are malformed ({exc}); "
-                         "delete the run and store it again") from None
+        raise damaged_row(conn, run_id, "artifacts", exc) from None
     return Run(
         run_id=row.run_id,
         created=extra.pop("created_raw", row.created),
         status=row.status,
-        spec=json.loads(row.spec_json),
+        spec=stored_object(conn, row.spec_json, run_id, "spec"),
         spec_hash=row.spec_hash or "",
         spec_path=row.spec_path or "",
         device=row.device,
-        env=stored_env(row),
+        env=stored_env(conn, row),
         points=tuple(points),
         finished=extra.get("finished"),
         artifacts=artifacts,
@@ -275,7 +276,7 @@ def kernel_table(conn: Connection, run_id: str) -> list[dict[str, Any]]:
     k = schema.kernels
     rows = conn.execute(select(k).where(k.c.run_id == run_id).order_by(k.c.id)).all()
     return [
-        {"point": x.point_key, "name": x.name, "calls": x.calls, "total_ns": x.total_ns, **json.loads(x.extra_json)}
+        {"point": x.point_key, "name": x.name, "calls": x.calls, "total_ns": x.total_ns, **stored_object(conn, x.extra_json, run_id, "kernel row")}
         for x in rows
     ]
 

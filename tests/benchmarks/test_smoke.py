@@ -105,6 +105,7 @@ SMOKE: dict[str, Smoke] = {
 HELPERS = {
     "hostile_fuzz_mutations": "hostile_fuzz",
     "hostile_fuzz_seeds": "hostile_fuzz",
+    "hostile_fuzz_formats": "hostile_fuzz",
     "gate_noise": "gate_quality",
     "gate_scale": "gate_quality",
     "gate_cells": "gate_quality",

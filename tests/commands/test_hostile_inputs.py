@@ -11,6 +11,7 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from tests.helpers.forked_cli import ForkedCli
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO.parent / "shared" / "bench" / "traces" / "hta_ns_resolution_v100.json.gz"
+ASV = REPO / "tests" / "data" / "asv" / "asv_example_results" / "results"
 GEMM = "name: t\ndevice: cpu\nworkloads:\n  - kind: gemm\n    m: 8\n    n: 8\n    k: 8\n"
 
 
@@ -430,8 +432,82 @@ FUZZ_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "m.pickle: damaged gzip"),
 ]
 
+def _stored_pair(tmp: Path, sql: str) -> tuple[str, str, str]:
+    """The real run stored twice (two run ids) in a fresh store, then `sql` run on its rows by
+    hand (sqlite3, as another tool would): (store URL, baseline id, candidate id)."""
+    from perfkit.cli import main
+
+    run = _real_run(tmp)
+    record = json.loads((run / "run.json").read_text())
+    other = tmp / "stored" / (record["run_id"][:-6] + "0f0f0f")  # not in the cwd: its id is no path there
+    shutil.copytree(run, other)
+    (other / "run.json").write_text(json.dumps({**record, "run_id": other.name}))
+    url = f"sqlite:///{tmp / 'rows.db'}"
+    for stored in (run, other):
+        assert main(["ingest", str(stored), "--db", url]) == 0
+    conn = sqlite3.connect(tmp / "rows.db")
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    return url, other.name, record["run_id"]
+
+
+def _rows_case(command: str, sql: str) -> Callable[[Path], list[str]]:
+    def make(tmp: Path) -> list[str]:
+        url, base, cand = _stored_pair(tmp, sql)
+        if command == "report":
+            return ["report", str(tmp / "real-run"), "--vs", base, "--db", url, "--out", str(tmp / "r.html")]
+        return [command, *(["--baseline", base, "--candidate", cand] if command == "gate" else [base, cand]), "--db", url]
+    return make
+
+
+def _calibration(raw: Callable[[bytes], bytes]) -> Callable[[Path], list[str]]:
+    def make(tmp: Path) -> list[str]:
+        run = _real_run(tmp)
+        cal = tmp / "cal.json"
+        cal.write_bytes(raw(b'{"device": {"name": "caf\xc3\xa9"}}'))
+        return ["roofline", str(run), "--no-figure", "--calibration", str(cal)]
+    return make
+
+
+def _asv(edit: Callable[[Path], None]) -> Callable[[Path], list[str]]:
+    def make(tmp: Path) -> list[str]:
+        shutil.copytree(ASV, tmp / "results")
+        edit(tmp / "results" / "cheetah")
+        return ["ingest", "--format", "asv", str(tmp / "results"), "--db", _fresh_db(tmp)]
+    return make
+
+
+def _asv_deep(machine: Path) -> None:
+    (machine / "bac1f64f-py2.7-Cython-numpy1.8.json").write_text(_deep('{"results": ', "}"))
+
+
+# Classes the fuzzer's fourth round found (other tools' files, calibrations, ab commands, store rows).
+FUZZ4_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("calibration-not-utf8", _calibration(lambda b: b.replace(b"\xc3\xa9", b"\xe9")), "cal.json: not UTF-8 at byte"),
+    ("calibration-nested-deep", _calibration(lambda b: _deep('{"device": ', "}").encode()),
+     "cal.json:1:211: nested more than 200 levels deep; run `perfkit calibrate` again"),
+    ("asv-result-nested-deep", _asv(_asv_deep), "bac1f64f-py2.7-Cython-numpy1.8.json:1:212: nested more than 200"),
+    ("asv-result-a-fifo", _asv(lambda m: os.mkfifo(m / "ffffffff-py2.7-Cython-numpy1.8.json")),
+     "ffffffff-py2.7-Cython-numpy1.8.json: a named pipe (FIFO), not a file"),
+    ("ab-empty-command", lambda t: ["ab", "--baseline", "", "--candidate", "true"],
+     "--baseline '': an empty command; pass the command to time"),
+    ("ab-unbalanced-quote", lambda t: ["ab", "--baseline", "true", "--candidate", "printf 'a"],
+     "--candidate \"printf 'a\": no closing quotation"),
+    ("store-sample-text", _rows_case("compare", "UPDATE samples SET value = 'abc' WHERE idx = 0"),
+     "rows.db: metric 1: stored sample 'abc' is not a finite number; delete the run and store it again"),
+    ("store-sample-infinite", _rows_case("gate", "UPDATE samples SET value = 9e999 WHERE idx = 0"),
+     "stored sample 'inf' is not a finite number"),
+    ("store-sample-negative", _rows_case("gate", "UPDATE samples SET value = -1"),
+     "rows.db): nothing comparable (values must be finite and > 0)"),
+    ("store-point-not-json", _rows_case("report", "UPDATE points SET point_json = '{not json'"),
+     "stored point is malformed (not JSON: "),
+    ("store-env-not-json", _rows_case("compare", "UPDATE runs SET env_json = '{not json'"),
+     "rows.db: run "),
+]
+
 CASES += (SPEC_CASES + TRACE_CASES + STORE_CASES + INGEST_CASES + OPTION_CASES + NAME_CASES + RECORD_CASES
-          + OPTION_CLASS_CASES + FUZZ_CASES)
+          + OPTION_CLASS_CASES + FUZZ_CASES + FUZZ4_CASES)
 
 
 def _env() -> dict[str, str]:

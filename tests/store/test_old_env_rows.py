@@ -98,4 +98,4 @@ def test_a_broken_stored_env_is_one_line(old_store: Engine) -> None:
         conn.exec_driver_sql("UPDATE runs SET env_json = '{\"gpus\": 3}' WHERE run_id = 'old-gpu'")
     with old_store.connect() as conn, pytest.raises(StoreError) as err:
         read.get_run(conn, "old-gpu")
-    assert str(err.value).startswith("run old-gpu: stored env is malformed") and "gpus: 3 is not a list" in str(err.value)
+    assert ": run old-gpu: stored env is malformed" in str(err.value) and "gpus: 3 is not a list" in str(err.value)

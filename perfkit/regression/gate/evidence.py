@@ -23,6 +23,7 @@ from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
 from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
+from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.robust import run_location_rows, winsorized_sd
 from perfkit.regression.gate.tails import history_scores
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
@@ -228,7 +229,7 @@ def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float, fl
                 "of the baseline or take 3+ samples per run")
         nan = math.nan
         return Comparison(metric=it.metric, verdict=Verdict.INCONCLUSIVE, direction=direction,
-                          ratio=math.exp(sc[0] - sb[0]), ci_low=nan, ci_high=nan, confidence=1.0 - it.policy.max_p,
+                          ratio=ratio_of(sc[0] - sb[0]), ci_low=nan, ci_high=nan, confidence=1.0 - it.policy.max_p,
                           p_value=nan, p_raw=nan, p_run=nan, p_rank=None, n_base=int(b.size), n_cand=int(c.size),
                           base_value=median(b), cand_value=median(c), unit=it.unit, reason=note,
                           note=note, policy=it.policy, point_key=it.point_key, label=it.label)

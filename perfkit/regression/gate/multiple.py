@@ -23,6 +23,7 @@ import numpy as np
 
 from perfkit.core.direction import HIGHER
 from perfkit.regression.gate.decide import pct_abs, verdict_reason, worse_parts
+from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.types import Comparison, Verdict
 
 CORRECTIONS = ("bh", "holm", "none")
@@ -206,7 +207,7 @@ def adjusted_intervals(out: list[Comparison], idx: Sequence[int], worse: Sequenc
     half = -special.stdtrit(np.array([c.df for c in sel]), alpha / 2.0) * np.array([c.se_log for c in sel])
     for i, c, h, a in zip(idx, sel, half, alpha, strict=True):
         if math.isfinite(h) and c.ratio > 0:
-            out[i] = replace(c, adj_low=c.ratio * math.exp(-h), adj_high=c.ratio * math.exp(h), adj_confidence=1.0 - a)
+            out[i] = replace(c, adj_low=c.ratio * ratio_of(-h), adj_high=c.ratio * ratio_of(h), adj_confidence=1.0 - a)
     return out
 
 

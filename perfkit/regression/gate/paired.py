@@ -13,6 +13,7 @@ from scipy import stats as sps
 
 from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.robust import trimmed_mean, trimmed_mean_rows, trimmed_mean_se
 from perfkit.regression.gate.stats import N_BOOT, N_PERM
 from perfkit.regression.gate.types import Comparison, MetricPolicy, Verdict
@@ -66,8 +67,8 @@ def compare_paired(
     confidence = 1.0 - pol.max_p
     lo, hi = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
     raw = Comparison(
-        metric=metric, verdict=Verdict.UNCHANGED, direction=pol.direction or direction, ratio=math.exp(d),
-        ci_low=math.exp(float(lo)), ci_high=math.exp(float(hi)), confidence=confidence, p_value=p, p_raw=p,
+        metric=metric, verdict=Verdict.UNCHANGED, direction=pol.direction or direction, ratio=ratio_of(d),
+        ci_low=ratio_of(float(lo)), ci_high=ratio_of(float(hi)), confidence=confidence, p_value=p, p_raw=p,
         p_run=p_t, p_rank=p_perm, n_base=int(b.size), n_cand=int(c.size), base_value=median(b),
         cand_value=median(c), unit=unit, run_spread=0.0, history_runs=0,
         note="interleaved pairs", policy=pol, df=float(df), se_log=se,

@@ -35,6 +35,7 @@ from scipy import special
 from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide, worse_parts
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
+from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.multiple import correct
 from perfkit.regression.gate.robust import (
     trimmed_mean,
@@ -128,8 +129,8 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
         p_raw = max(float(p[i]), p_rank) if p_rank is not None else float(p[i])
         it = e.item
         raw = Comparison(
-            metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=math.exp(e.d),
-            ci_low=math.exp(e.d - half[i]), ci_high=math.exp(e.d + half[i]), confidence=1.0 - it.policy.max_p,
+            metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=ratio_of(e.d),
+            ci_low=ratio_of(e.d - half[i]), ci_high=ratio_of(e.d + half[i]), confidence=1.0 - it.policy.max_p,
             p_value=p_raw, p_raw=p_raw, p_run=float(p[i]), p_rank=p_rank, n_base=len(it.base), n_cand=len(it.cand),
             base_value=median(it.base), cand_value=median(it.cand), unit=it.unit,
             run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
