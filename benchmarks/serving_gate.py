@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -69,6 +70,11 @@ class Tally:
     failed: Counter[str] = field(default_factory=Counter)  # method -> pairs failed / caught
     caught: dict[str, Counter[str]] = field(default_factory=dict)  # method -> metric -> pairs regressed
     metrics: dict[str, Counter[str]] = field(default_factory=dict)  # method -> metric -> unchanged pairs regressed
+    client_bound: int = 0  # candidate runs of these pairs flagged client-bound (the gate refuses them)
+
+
+def client_bound(runs: Sequence[RunSide]) -> int:
+    return sum(any(m.get("client_bound") for m in r.point_metrics.values()) for r in runs)
 
 
 def suffix(name: str) -> str:
@@ -132,7 +138,7 @@ def run_cell(cell: Cell, fresh: int, slow: int, tmp: Path) -> dict[str, Tally]:
     bench: Callable[[float, int], list[RunSide]] = lambda s, k: bench_many(  # noqa: E731
         Server(cell.kind, s), k, out, db, cell.concurrency, cell.requests)
     base, again = bench(1.0, BASE_RUNS), bench(1.0, fresh)
-    tallies = {"same server": Tally(), "fresh start": Tally()}
+    tallies = {"same server": Tally(client_bound=client_bound(base)), "fresh start": Tally(client_bound=client_bound(again))}
     for i in range(BASE_RUNS - 1):
         others = [b for j, b in enumerate(base) if j not in (i, i + 1)][:HISTORY_RUNS]
         add(tallies["same server"], judge(base[i], base[i + 1], others, i), True)
@@ -141,8 +147,9 @@ def run_cell(cell: Cell, fresh: int, slow: int, tmp: Path) -> dict[str, Tally]:
             add(tallies["fresh start"], judge(base[i], cand, _without(base, i), 10 * j + i), True)
     for s in SLOWDOWNS:
         key = f"+{round((s - 1) * 100)}%"
-        tallies[key] = Tally()
-        for j, cand in enumerate(bench(s, slow)):
+        slowed = bench(s, slow)
+        tallies[key] = Tally(client_bound=client_bound(slowed))
+        for j, cand in enumerate(slowed):
             for i in range(min(3, BASE_RUNS)):
                 add(tallies[key], judge(base[i], cand, _without(base, i), 10 * j + i), False)
     return tallies
@@ -158,15 +165,15 @@ def _share(k: int, n: int) -> str:
 
 def table(cell: Cell, tallies: dict[str, Tally]) -> list[str]:
     lines = [f"### {cell.kind}, concurrency {cell.concurrency}, {cell.requests} requests", "",
-             "| pairs | n | " + " | ".join(METHODS) + " |", "|---|---:|" + "---|" * len(METHODS)]
+             "| pairs | n | client-bound runs | " + " | ".join(METHODS) + " |", "|---|---:|---:|" + "---|" * len(METHODS)]
     for name, t in tallies.items():
         if name in ("same server", "fresh start"):
             cells = [_share(t.failed[m], t.pairs) for m in METHODS]
-            lines.append(f"| {name}: failed | {t.pairs} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name}: failed | {t.pairs} | {t.client_bound} | " + " | ".join(cells) + " |")
             continue
         for metric in CAUGHT_ON:
             cells = [_share(t.caught.get(m, Counter())[metric], t.pairs) for m in METHODS]
-            lines.append(f"| {name}: {metric} regressed | {t.pairs} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name}: {metric} regressed | {t.pairs} | {t.client_bound} | " + " | ".join(cells) + " |")
     wrong = Counter[str]()
     for name in ("same server", "fresh start"):
         wrong.update(tallies[name].metrics.get("gate", Counter()))
@@ -183,41 +190,60 @@ def cells_for(mode: str) -> tuple[list[Cell], int, int]:
     if mode == "quick":
         return [Cell("synthetic", 1, 16), Cell("synthetic", 4, 64)], 2, 2
     syn = [Cell("synthetic", c, n) for c in (1, 4) for n in (16, 64)]
-    return syn + [Cell("tiny", 1, 16), Cell("tiny", 4, 16), Cell("tiny", 4, 64)], 2, 3
+    return [*syn, Cell("tiny", 1, 16), Cell("tiny", 4, 16), Cell("tiny", 4, 64)], 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="synthetic server, 2 cells (~2 min)")
     ap.add_argument("--smoke", action="store_true", help="1 cell, 1 run a slowdown; writes nothing")
+    ap.add_argument("--cell", action="append", default=[], metavar="KIND:C:N",
+                    help="only these cells (e.g. tiny:2:12), repeatable")
+    ap.add_argument("--load", type=int, default=0, metavar="K",
+                    help="K busy-loop processes beside the benchmark: a loaded machine on purpose")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     cells, fresh, slow = cells_for(mode)
+    if args.cell:
+        cells = [Cell(k, int(c), int(n)) for k, c, n in (x.split(":") for x in args.cell)]
     t0, load0 = time.monotonic(), os.getloadavg()[0]
     lines = ["# Serving gate: unchanged reruns and true slowdowns (benchmarks/serving_gate.py)", ""]
     doc: dict[str, Any] = {"mode": mode, "machine": machine(), "cells": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        for cell in cells:
-            tallies = run_cell(cell, fresh, slow, Path(tmp))
-            lines += table(cell, tallies)
-            doc["cells"].append({"cell": cell.__dict__, "tallies": {
-                k: {"pairs": t.pairs, "failed": dict(t.failed), "caught": {m: dict(c) for m, c in t.caught.items()},
-                    "regressed_metrics": {m: dict(c) for m, c in t.metrics.items()}} for k, t in tallies.items()}})
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    try:
+        _run_cells(cells, fresh, slow, lines, doc)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
     head = (f"Machine: {machine()}; load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
-            f"mode {mode}, {time.monotonic() - t0:.0f} s. Methods: gate = default policy, no history; +hist = "
-            f"with {HISTORY_RUNS} stored runs of the base server; single = every metric at n = 1 (before window "
-            "samples); welch = one-sided Welch t-test on per-request TPOT, p < 0.05.")
+            f"{args.load} busy-loop processes beside it; mode {mode}, {time.monotonic() - t0:.0f} s. Methods: gate = "
+            f"default policy, no history; +hist = with {HISTORY_RUNS} stored runs of the base server; single = every "
+            "run-level metric at n = 1 (before window samples); welch = one-sided Welch t-test on per-request TPOT, "
+            "p < 0.05. Shares are over the pairs of each row (n).")
     lines[2:2] = [head, ""]
     text = "\n".join(lines) + "\n"
     print(text)
     doc["load_average"] = [load0, os.getloadavg()[0]]
+    doc["busy_loops"] = args.load
     if mode != "smoke":
         args.out.mkdir(parents=True, exist_ok=True)
         tag = "".join(ch if ch.isalnum() else "-" for ch in platform.node() or "machine")[:40]
         (args.out / f"serving_gate-{tag}.md").write_text(text)
         (args.out / f"serving_gate-{tag}.json").write_text(json.dumps(doc, indent=1))
     return 0
+
+
+def _run_cells(cells: Sequence[Cell], fresh: int, slow: int, lines: list[str], doc: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for cell in cells:
+            tallies = run_cell(cell, fresh, slow, Path(tmp))
+            lines += table(cell, tallies)
+            doc["cells"].append({"cell": cell.__dict__, "tallies": {
+                k: {"pairs": t.pairs, "failed": dict(t.failed), "caught": {m: dict(c) for m, c in t.caught.items()},
+                    "regressed_metrics": {m: dict(c) for m, c in t.metrics.items()},
+                    "client_bound_runs": t.client_bound} for k, t in tallies.items()}})
 
 
 if __name__ == "__main__":
