@@ -70,7 +70,8 @@ class Tally:
     failed: Counter[str] = field(default_factory=Counter)  # method -> pairs failed / caught
     caught: dict[str, Counter[str]] = field(default_factory=dict)  # method -> metric -> pairs regressed
     metrics: dict[str, Counter[str]] = field(default_factory=dict)  # method -> metric -> unchanged pairs regressed
-    client_bound: int = 0  # candidate runs of these pairs flagged client-bound (the gate refuses them)
+    client_bound: int = 0  # candidate runs of these pairs flagged client-bound
+    refused: int = 0  # pairs with a client-bound side: the gate calls them incomparable
 
 
 def client_bound(runs: Sequence[RunSide]) -> int:
@@ -122,8 +123,10 @@ def judge(base: RunSide, cand: RunSide, history: Sequence[RunSide], seed: int) -
             "welch": welch(base, cand)}
 
 
-def add(tally: Tally, verdicts: dict[str, set[str]], unchanged: bool) -> None:
+def add(tally: Tally, pair: tuple[RunSide, RunSide], history: Sequence[RunSide], unchanged: bool, seed: int) -> None:
     tally.pairs += 1
+    tally.refused += client_bound(pair) > 0
+    verdicts = judge(pair[0], pair[1], history, seed)
     for method, bad in verdicts.items():
         if unchanged:
             tally.failed[method] += bool(bad)
@@ -141,17 +144,17 @@ def run_cell(cell: Cell, fresh: int, slow: int, tmp: Path) -> dict[str, Tally]:
     tallies = {"same server": Tally(client_bound=client_bound(base)), "fresh start": Tally(client_bound=client_bound(again))}
     for i in range(BASE_RUNS - 1):
         others = [b for j, b in enumerate(base) if j not in (i, i + 1)][:HISTORY_RUNS]
-        add(tallies["same server"], judge(base[i], base[i + 1], others, i), True)
+        add(tallies["same server"], (base[i], base[i + 1]), others, True, i)
     for j, cand in enumerate(again):
         for i in range(min(3, BASE_RUNS)):
-            add(tallies["fresh start"], judge(base[i], cand, _without(base, i), 10 * j + i), True)
+            add(tallies["fresh start"], (base[i], cand), _without(base, i), True, 10 * j + i)
     for s in SLOWDOWNS:
         key = f"+{round((s - 1) * 100)}%"
         slowed = bench(s, slow)
         tallies[key] = Tally(client_bound=client_bound(slowed))
         for j, cand in enumerate(slowed):
             for i in range(min(3, BASE_RUNS)):
-                add(tallies[key], judge(base[i], cand, _without(base, i), 10 * j + i), False)
+                add(tallies[key], (base[i], cand), _without(base, i), False, 10 * j + i)
     return tallies
 
 
@@ -165,15 +168,15 @@ def _share(k: int, n: int) -> str:
 
 def table(cell: Cell, tallies: dict[str, Tally]) -> list[str]:
     lines = [f"### {cell.kind}, concurrency {cell.concurrency}, {cell.requests} requests", "",
-             "| pairs | n | client-bound runs | " + " | ".join(METHODS) + " |", "|---|---:|---:|" + "---|" * len(METHODS)]
+             "| pairs | n | client-bound runs / pairs refused | " + " | ".join(METHODS) + " |", "|---|---:|---:|" + "---|" * len(METHODS)]
     for name, t in tallies.items():
         if name in ("same server", "fresh start"):
             cells = [_share(t.failed[m], t.pairs) for m in METHODS]
-            lines.append(f"| {name}: failed | {t.pairs} | {t.client_bound} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name}: failed | {t.pairs} | {t.client_bound} / {t.refused} | " + " | ".join(cells) + " |")
             continue
         for metric in CAUGHT_ON:
             cells = [_share(t.caught.get(m, Counter())[metric], t.pairs) for m in METHODS]
-            lines.append(f"| {name}: {metric} regressed | {t.pairs} | {t.client_bound} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name}: {metric} regressed | {t.pairs} | {t.client_bound} / {t.refused} | " + " | ".join(cells) + " |")
     wrong = Counter[str]()
     for name in ("same server", "fresh start"):
         wrong.update(tallies[name].metrics.get("gate", Counter()))
@@ -243,7 +246,7 @@ def _run_cells(cells: Sequence[Cell], fresh: int, slow: int, lines: list[str], d
             doc["cells"].append({"cell": cell.__dict__, "tallies": {
                 k: {"pairs": t.pairs, "failed": dict(t.failed), "caught": {m: dict(c) for m, c in t.caught.items()},
                     "regressed_metrics": {m: dict(c) for m, c in t.metrics.items()},
-                    "client_bound_runs": t.client_bound} for k, t in tallies.items()}})
+                    "client_bound_runs": t.client_bound, "refused_pairs": t.refused} for k, t in tallies.items()}})
 
 
 if __name__ == "__main__":
