@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,7 @@ from benchmarks.serving_gate_runs import Server, bench_many, stage_samples  # no
 from perfkit.regression.gate.compare import GateResult, RunSide, compare_runs, history_summary  # noqa: E402
 from perfkit.regression.gate.policy import GatePolicy  # noqa: E402
 from perfkit.regression.gate.types import RunSummary, Verdict  # noqa: E402
+from perfkit.store.metrics import MetricRecord  # noqa: E402
 
 SLOWDOWNS = (1.05, 1.10, 1.20)
 CAUGHT_ON = ("tpot_p50_s", "output_tok_per_s", "usd_per_1m_output_tok")
@@ -85,15 +87,16 @@ def suffix(name: str) -> str:
 def single(side: RunSide) -> RunSide:
     """The side with every run-level metric that has window samples reduced to its value (n = 1);
     per-request metrics (TPOT p50, ...) keep their samples, as before window samples."""
-    return replace(side, metrics=tuple(replace(m, samples=(m.value,)) if suffix(m.name) in WINDOWED else m  # type: ignore[type-var]
-                                       for m in side.metrics))
+    return replace(side, metrics=tuple(
+        MetricRecord(m.name, m.point_key, m.unit, m.direction, (statistics.median(m.samples),))
+        if suffix(m.name) in WINDOWED else m for m in side.metrics))
 
 
 def history_of(sides: Sequence[RunSide]) -> Callable[[str], Sequence[RunSummary]]:
     by_name: dict[str, list[RunSummary]] = {}
     for s in sides:
         for m in s.metrics:
-            summ = history_summary(m.samples, float(m.value), s.run_id)  # type: ignore[attr-defined]
+            summ = history_summary(m.samples, statistics.median(m.samples), s.run_id)
             if summ is not None:
                 by_name.setdefault(m.name, []).append(summ)
     return lambda name: by_name.get(name, [])
