@@ -94,6 +94,8 @@ SMOKE: dict[str, Smoke] = {
         (str(NSYS_EXPORT), "{tmp}/scaled.sqlite", "--kernels", "1"), (r"CUPTI_ACTIVITY_KIND_KERNEL \d+",),
         needs=NSYS_EXPORT),
     "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
+    "serving_gate": Smoke(("--smoke",), (r"\| same server: failed \| 6 \|", r"\| \+20%: tpot_p50_s regressed \| 3 \|"),
+                          slow=True),
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
     "timer_floor": Smoke(("--smoke",), (r"paired ratio", r"all within target: (True|False)"), slow=True),
@@ -103,6 +105,7 @@ SMOKE: dict[str, Smoke] = {
 
 # Modules that are no benchmark of their own: each is run by the smoke run of the one named.
 HELPERS = {
+    "serving_gate_runs": "serving_gate",
     "hostile_fuzz_mutations": "hostile_fuzz",
     "hostile_fuzz_seeds": "hostile_fuzz",
     "hostile_fuzz_formats": "hostile_fuzz",

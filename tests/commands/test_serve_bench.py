@@ -74,21 +74,32 @@ def _tpot_verdicts(out: str) -> list[str]:
     return [c["verdict"] for c in doc["rows"] if c["metric"].endswith("tpot_p50_s")]
 
 
+def _measured_bench(url: str, tmp_path: Path, db: str, *args: str) -> Path:
+    """The run dir of a bench whose stage measured the server: a client-bound stage (a loaded
+    machine delays the client's own event loop) is one the gate refuses to compare, so it is
+    benched again, up to 3 times, and the test is skipped when the client never keeps up."""
+    for _ in range(3):
+        before = set((tmp_path / "runs").glob("*"))
+        assert _bench(url, tmp_path, db, *args) == 0
+        (new,) = set((tmp_path / "runs").glob("*")) - before
+        if not any(p.metrics.get("client_bound") for p in load_run(new / "run.json").points):
+            return new
+    pytest.skip("every bench was client-bound: this machine is too loaded to measure the server")
+
+
 @pytest.mark.slow
 def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path, db: str,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--concurrency", "2", "--requests", "12", "--output-len", "12", "--input-len", "8", "--token-ids", "--vocab-size", "512",
-            "--name", "gate-me", "--quiet"]
+    # 16 requests at concurrency 2: 8 rounds, so output tok/s and cost get 8 windows (with 12: 5-6)
+    args = ["--concurrency", "2", "--requests", "16", "--output-len", "10", "--input-len", "8", "--token-ids",
+            "--vocab-size", "512", "--name", "gate-me", "--quiet"]
     dirs = []
-    for extra_ms, benches in (("40", 2), ("48", 1)):  # the second server's model is 20% slower per step
-        # (40 ms steps: a busy test machine still leaves the client far from client-bound); the same
-        # server benched twice is the unchanged pair (one server start fewer: ~10 s)
+    for extra_ms, benches in (("80", 2), ("96", 1)):  # the second server's model is 20% slower per step
+        # (80 ms steps: with 40 a loaded machine's event-loop lag often passed 10% of the ITL, a
+        # client-bound stage the gate refuses, and its scatter hid the slower model:
+        # benchmarks/serving_gate.py); the same server benched twice is the unchanged pair
         with running_server("--model", "tiny", "--max-batch", "2", "--extra-step-ms", extra_ms) as url:
-            for _ in range(benches):
-                before = set((tmp_path / "runs").glob("*"))
-                assert _bench(url, tmp_path, db, *args) == 0
-                (new,) = set((tmp_path / "runs").glob("*")) - before
-                dirs.append(new)
+            dirs += [_measured_bench(url, tmp_path, db, *args) for _ in range(benches)]
     capsys.readouterr()
     same = main(["gate", "--baseline", str(dirs[0]), "--candidate", str(dirs[1]), "--db", db, "--format", "json",
                  "--no-step-summary"])
@@ -99,7 +110,9 @@ def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path,
     assert out, (slower, err)
     slower_verdicts = _tpot_verdicts(out)
     assert same == 0 and same_verdicts and all(v in ("unchanged", "noisy", "inconclusive") for v in same_verdicts)
-    assert slower == 1 and slower_verdicts == ["regressed"]
+    rows = [(c["metric"], c["verdict"], c.get("reason", "")) for c in json.loads(out)["rows"]
+            if c["metric"].endswith(("tpot_p50_s", "output_tok_per_s"))]
+    assert slower == 1 and slower_verdicts == ["regressed"], rows
 
 
 def test_an_unreachable_server_fails_the_stage_with_the_reason(tmp_path: Path, db: str,

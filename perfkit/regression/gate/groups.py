@@ -5,7 +5,9 @@ perfkit derives `flop_per_s` and `bytes_per_s` of a point from its `time_s` samp
 time), so the three say one thing: they are tested once (on the primary, `time_s`), counted once
 among the gate's tests, and shown as one row. A metric joins a primary of the same point when
 its samples, in both runs, are the primary's times a constant or a constant over them (checked
-to 1e-9 on the log scale); with fewer than 3 samples only the derived throughputs join.
+to 1e-9 on the log scale); with fewer than 3 samples only the derived throughputs join, and a
+serving stage's cost joins its rate: USD / 1M output tokens is the price over output tok/s (at SLO:
+over goodput tok/s) by definition, so its single values are that rate's measurement too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from perfkit.core.point_spec import PointSpec
 DERIVED = ("flop_per_s", "bytes_per_s")
 PRIMARY = "time_s"
 TOLERANCE = 1e-9
+PRICED = {"usd_per_1m_output_tok": "output_tok_per_s", "usd_per_1m_output_tok_at_slo": "goodput_tok_per_s"}
 
 
 class Sampled(Protocol):
@@ -65,6 +68,8 @@ def same_measurement(primary: tuple[Sampled, Sampled], other: tuple[Sampled, Sam
     n = min(len(primary[0].samples), len(primary[1].samples))
     derived = suffix(other[0].name, other[0].point_key) in DERIVED and \
         suffix(primary[0].name, primary[0].point_key) == PRIMARY
+    if n < 3 and PRICED.get(suffix(other[0].name, other[0].point_key)) == suffix(primary[0].name, primary[0].point_key):
+        return -1.0 if all(v > 0 for side in (*primary, *other) for v in side.samples) else None
     if n < 3 and not derived:
         return None
     powers = {_power(primary[i].samples, other[i].samples) for i in (0, 1)}
@@ -80,7 +85,8 @@ def measurement_groups(pairs: Sequence[tuple[Sampled, Sampled]]) -> list[Group]:
     joined: dict[int, list[tuple[int, float]]] = {}
     member_of: set[int] = set()
     for idx in by_point.values():
-        ordered = sorted(idx, key=lambda i: suffix(pairs[i][0].name, pairs[i][0].point_key) != PRIMARY)
+        ordered = sorted(idx, key=lambda i: (suffix(pairs[i][0].name, pairs[i][0].point_key) != PRIMARY,
+                                             suffix(pairs[i][0].name, pairs[i][0].point_key) in PRICED))
         heads: list[int] = []
         for i in ordered:
             for h in heads:

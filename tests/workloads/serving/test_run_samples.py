@@ -4,11 +4,16 @@ never shorter than a request, and a stage too short for 3 windows keeps its sing
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
 
+from perfkit.core.env import Env
 from perfkit.core.metric_defs import metric_values
+from perfkit.regression.gate.compare import RunSide, compare_runs
+from perfkit.regression.gate.types import RunSummary, Verdict
+from perfkit.store.metrics import MetricRecord
 from perfkit.workloads.serving.cost import Price
 from perfkit.workloads.serving.goodput import Slo
 from perfkit.workloads.serving.records import RequestRecord
@@ -97,3 +102,22 @@ def test_a_stage_of_two_requests_keeps_single_values() -> None:
     m = summarize(records, duration, SLO, PRICE)
     assert m["window_samples"] == {}
     assert {d.key: len(nums) for d, nums in metric_values(m)}["output_tok_per_s"] == 1
+
+
+def test_cost_and_output_rate_are_one_test_even_as_single_values() -> None:
+    def side(run: str, itl_s: float) -> RunSide:
+        records, duration = sequential(2, 0.04, itl_s, 20)  # too short for windows: n = 1 each
+        m = summarize(records, duration, SLO, PRICE)
+        recs = tuple(MetricRecord(f"serving/b/c=1:{d.key}", "serving/b/c=1", d.unit, d.direction, tuple(nums))
+                     for d, nums in metric_values(m) if d.key in ("output_tok_per_s", "usd_per_1m_output_tok"))
+        return RunSide(run, run, "cpu", Env(), recs)
+
+    base, cand = side("b", 0.01), side("c", 0.012)
+    history = {m.name: [RunSummary(math.log(m.samples[0] * f), math.nan, 1) for f in (0.99, 1.0, 1.01, 1.0, 0.995)]
+               for m in base.metrics}
+    result = compare_runs(base, cand, lambda name: history[name])
+    (row,) = result.rows
+    (cost,) = [c for c in result.comparisons if c.same_as]
+    assert row.metric.endswith(":output_tok_per_s") and cost.metric.endswith(":usd_per_1m_output_tok")
+    assert row.verdict == cost.verdict == Verdict.REGRESSED and row.tests == 1
+    assert cost.ratio == pytest.approx(1 / row.ratio)
