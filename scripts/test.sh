@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh             everything (what CI runs): every test, in parallel workers (~10 min on 2 cores)
 #   scripts/test.sh --fast      the inner loop: ruff, mypy on its cache, every test not marked slow
-#                               (85-110 s on 2 cores; the first mypy run fills .mypy_cache)
+#                               (~75 s on 2 cores; the first mypy run fills .mypy_cache)
 #
 # Other arguments go to pytest (e.g. scripts/test.sh --fast tests/store -x).
 # PERFKIT_TEST_WORKERS sets the number of pytest workers (default: one per core, at most 4; 0 or 1
