@@ -10,11 +10,10 @@ command reads them or how to export a format perfkit reads. Pure apart from read
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from pathlib import Path
 
-SNIFF_BYTES = 4096
+from perfkit.analyzers.loaders.file_head import file_head
+
 PICKLE_PROTOCOLS = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 
 _BY_SUFFIX: dict[str, str] = {
@@ -29,18 +28,6 @@ _BY_SUFFIX: dict[str, str] = {
                        "and analyze that",
 }
 
-
-def _head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-            if head[:2] == b"\x1f\x8b":
-                fh.seek(0)
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    head = gz.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error):
-        return b""
-    return head
 
 
 def _csv_hint(first_line: str) -> str | None:
@@ -61,7 +48,7 @@ def other_tool_hint(path: str | Path) -> str | None:
     for suffix, hint in _BY_SUFFIX.items():
         if p.name.lower().endswith(suffix):
             return hint
-    head = _head(p)
+    head = file_head(p)
     if head.startswith(PICKLE_PROTOCOLS):
         return "a Python pickle (a torch memory snapshot?); read memory snapshots with `perfkit memory FILE`"
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")

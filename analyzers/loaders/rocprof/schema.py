@@ -21,6 +21,7 @@ from typing import IO
 
 import msgspec
 
+from perfkit.analyzers.loaders.file_head import file_head
 from perfkit.core.errors import TraceError, shorten
 
 TOOL_KEY = "rocprofiler-sdk-tool"
@@ -192,13 +193,5 @@ SNIFF_BYTES = 4096
 
 def is_rocprof_json(path: str | Path) -> bool:
     """True when the file (gzipped or not) starts as a rocprofv3 JSON: `{"rocprofiler-sdk-tool"`."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-            if head[:2] == b"\x1f\x8b":
-                fh.seek(0)
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    head = gz.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error):
-        return False
+    head = file_head(path, SNIFF_BYTES)
     return head.lstrip(b"\xef\xbb\xbf \t\r\n{").startswith(f'"{TOOL_KEY}"'.encode())

@@ -9,14 +9,13 @@ nsys exports (ranks 0..n-1 of the first file, then n.. of the next).
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from perfkit.analyzers.event_table import EventTable, concat_tables
+from perfkit.analyzers.loaders.file_head import file_head
 from perfkit.analyzers.loaders.xla.builder import HLO_EXTRA
 from perfkit.core.errors import TraceError
 
@@ -25,25 +24,12 @@ SNIFF_BYTES = 1 << 16
 _PLANE_NAMES = (b'"/host:CPU"', b'"/device:GPU:', b'"/device:TPU:', b'"/host:metadata"')
 
 
-def _head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(2)
-            fh.seek(0)
-            if magic == b"\x1f\x8b":
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    return gz.read(SNIFF_BYTES)
-            return fh.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error):
-        return b""
-
-
 def xla_format(path: str | Path) -> str | None:
     """"xplane", "jax-json", or None for a file that is no JAX / XLA trace."""
     path = Path(path)
     if path.name.endswith(XPLANE_SUFFIX):
         return "xplane"
-    head = _head(path)
+    head = file_head(path, SNIFF_BYTES)
     compact = head.replace(b'": "', b'":"')
     if any(p in compact for p in _PLANE_NAMES) and b'"process_name"' in head:
         return "jax-json"
