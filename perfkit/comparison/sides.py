@@ -39,8 +39,7 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
     """The side of a stored run (its metrics with raw samples, its points' specs)."""
     with engine.connect() as conn:
         metrics = read.run_metrics(conn, row.run_id)
-        points = read.run_point_specs(conn, row.run_id)
-        point_metrics = read.run_point_metrics(conn, row.run_id)
+        points, point_metrics = read.run_points(conn, row.run_id)
     return RunSide(
         run_id=row.run_id,
         label=label,

@@ -199,20 +199,24 @@ def run_metric_directions(conn: Connection, run_id: str) -> list[tuple[str, str]
     return [(str(name), str(direction)) for name, direction in conn.execute(q)]
 
 
+def _stored_points(conn: Connection, run_id: str) -> list[dict[str, Any]]:
+    """Each stored point of a run as its JSON object, stored order (read and parsed once)."""
+    p = schema.points
+    q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
+    return [d for d in (stored_object(conn, x.point_json, run_id, "point") for x in conn.execute(q)) if "key" in d]
+
+
 def run_point_specs(conn: Connection, run_id: str) -> dict[str, PointSpec]:
     """Point key -> what must match to compare it (workload, params, timing settings), stored order."""
-    p = schema.points
-    q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
-    points = (stored_object(conn, x.point_json, run_id, "point") for x in conn.execute(q))
-    return {str(d["key"]): point_spec_from_json(d) for d in points if "key" in d}
+    return run_points(conn, run_id)[0]
 
 
-def run_point_metrics(conn: Connection, run_id: str) -> dict[str, dict[str, Any]]:
-    """Point key -> its workload's own `metrics` as stored (the serving attribution reads them)."""
-    p = schema.points
-    q = select(p.c.point_json).where(p.c.run_id == run_id).order_by(p.c.position)
-    points = (stored_object(conn, x.point_json, run_id, "point") for x in conn.execute(q))
-    return {str(d["key"]): dict(d.get("metrics") or {}) for d in points if "key" in d}
+def run_points(conn: Connection, run_id: str) -> tuple[dict[str, PointSpec], dict[str, dict[str, Any]]]:
+    """From one read of the run's points: key -> its PointSpec, and key -> its workload's own
+    `metrics` as stored (the serving attribution reads them)."""
+    points = _stored_points(conn, run_id)
+    return ({str(d["key"]): point_spec_from_json(d) for d in points},
+            {str(d["key"]): dict(d.get("metrics") or {}) for d in points})
 
 
 def count_runs(conn: Connection) -> int:
