@@ -63,14 +63,18 @@ def _drop_column(path: Path, rng: random.Random) -> None:
     """A store of the wrong schema: a table rebuilt without one of its columns."""
     conn = sqlite3.connect(path)
     tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-    table = rng.choice(tables)
+    _without_a_column(conn, rng.choice(tables), rng)
+    conn.close()
+
+
+def _without_a_column(conn: sqlite3.Connection, table: str, rng: random.Random) -> None:
+    """Rebuild `table` without one of its columns (chosen by `rng`); a one-column table stays."""
     columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
     if len(columns) > 1:
         dropped = rng.choice(columns)
         keep = ", ".join(f'"{c}"' for c in columns if c != dropped)
         conn.executescript(f'PRAGMA foreign_keys = OFF; CREATE TABLE "t_new" AS SELECT {keep} FROM "{table}"; '
                            f'DROP TABLE "{table}"; ALTER TABLE "t_new" RENAME TO "{table}";')
-    conn.close()
 
 
 STORE_MUTATIONS = [Mutation("store-locked", _lock_store), Mutation("store-table-renamed", _rename_table),
@@ -102,13 +106,7 @@ def _drop_table(path: Path, rng: random.Random) -> None:
 
 def _drop_read_column(path: Path, rng: random.Random) -> None:
     conn = sqlite3.connect(path)
-    table = rng.choice(_read_tables(conn))
-    columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-    if len(columns) > 1:
-        dropped = rng.choice(columns)
-        keep = ", ".join(f'"{c}"' for c in columns if c != dropped)
-        conn.executescript(f'PRAGMA foreign_keys = OFF; CREATE TABLE "t_new" AS SELECT {keep} FROM "{table}"; '
-                           f'DROP TABLE "{table}"; ALTER TABLE "t_new" RENAME TO "{table}";')
+    _without_a_column(conn, rng.choice(_read_tables(conn)), rng)
     conn.close()
 
 
