@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,9 +13,7 @@ from perfkit.cli import main as perfkit_main
 from perfkit.comparison.sides import side_from_run
 from perfkit.core.record import load_run
 from perfkit.regression.gate.compare import RunSide
-
-REPO = Path(__file__).resolve().parents[1]
-LISTENING = "perfkit serve: listening on "
+from tests.helpers.serving_server import running_server
 
 
 @dataclass(frozen=True)
@@ -33,26 +28,6 @@ class Server:
             return ["--synthetic", "--ttft-ms", "20", "--itl-ms", f"{10 * self.slowdown:g}", "--jitter-ms", "1",
                     "--seed", f"{int(self.slowdown * 1000)}"]
         return ["--model", "tiny", "--max-batch", "4", "--extra-step-ms", f"{40 * self.slowdown:g}"]
-
-
-@contextlib.contextmanager
-def running(server: Server) -> Iterator[str]:
-    """The server as a subprocess; yields its base URL; stopped (SIGTERM, then SIGKILL) after."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "perfkit", "serve", *server.args(), "--port", "0"], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line.startswith(LISTENING):
-            raise RuntimeError(f"perfkit serve {' '.join(server.args())} did not start: {line!r}")
-        yield line[len(LISTENING):].split()[0]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def bench(url: str, out: Path, db: str, concurrency: int, requests: int, kind: str) -> RunSide:
@@ -75,7 +50,7 @@ def bench(url: str, out: Path, db: str, concurrency: int, requests: int, kind: s
 
 def bench_many(server: Server, times: int, out: Path, db: str, concurrency: int, requests: int) -> list[RunSide]:
     """`times` benches of one start of `server`."""
-    with running(server) as url:
+    with running_server(*server.args()) as url:
         return [bench(url, out, db, concurrency, requests, server.kind) for _ in range(times)]
 
 
