@@ -39,6 +39,7 @@ from tests.helpers.serving_runs import serving_run
 from tests.helpers.serving_server import running_server
 from tests.helpers.tiny_run import profile_tiny
 from tests.helpers.workload_runs import decode_run, write_run
+from tests.workloads.test_decode_memory import SPEC as MEMORY_SPEC
 
 T0 = datetime(2026, 2, 1, tzinfo=timezone.utc)
 SLOWER = 1.5  # the candidate's regressed GEMM point
@@ -112,25 +113,6 @@ def _decode_run(run_id: str, tpot_s: float, hours: int, peak_scale: float) -> An
                    for p in run.points)
     env = replace(run.env, git=replace(run.env.git, commit=run_id[-1] * 10, branch="main"))
     return replace(run, points=points, env=env, created=(T0 + timedelta(hours=hours)).isoformat())
-
-
-MEMORY_SPEC = """\
-name: mem-tiny
-device: cpu
-seed: 0
-cpu_threads: 1
-timing: {{warmup_s: 0.01, budget_s: 0.05, min_reps: 3, max_reps: 10}}
-profile: {{torch_profiler: false, nvtx: false, profiled_iters: 3, memory: true}}
-workloads:
-  - kind: decode
-    name: tiny
-    model: {{preset: tiny, dtype: fp32{extra}}}
-    batch: [2]
-    prompt_len: [16]
-    decode_steps: [4]
-    timed: [generate]
-    generate_reps: 1
-"""
 
 
 def _memory_pair(tmp: Path, root: Path) -> Pair:
