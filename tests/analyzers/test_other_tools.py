@@ -27,8 +27,8 @@ NCU_CSV = '"ID","Process ID","Process Name","Host Name","Kernel Name","Metric Na
     ("r.ncu-rep", b"anything", "--page raw"),
     ("t.pftrace", b"\n\x0b", "traceconv json"),
     ("viewer.html", b"<!DOCTYPE html><html>", "HTML page"),
-    ("kernel_trace.csv.gz", gzip.compress(ROCPROF_CSV.encode()), "rocprof CSV"),
-])
+    ("kernel_trace.csv.gz", gzip.compress(ROCPROF_CSV.encode(), mtime=0), "rocprof CSV"),
+], ids=lambda v: v if isinstance(v, str) and "." in v and len(v) < 30 else "")
 def test_a_neighbouring_tools_file_is_named_with_what_reads_it(tmp_path: Path, name: str, data: bytes,
                                                                 says: str) -> None:
     path = tmp_path / name
