@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from perfkit.analyzers.analysis_names import ANALYSIS_NAMES
-from perfkit.analyzers.collectives import collective_summary
+from perfkit.analyzers.collectives.analysis import collective_summary
 from perfkit.analyzers.event_table import EventTable
 from perfkit.analyzers.hlo_ops import hlo_op_summary
 from perfkit.analyzers.idle import idle_breakdown

@@ -88,8 +88,8 @@ def time_one(path: Path, out_dir: Path) -> dict[str, float]:
     from perfkit.analyzers.loaders.memory.load import load_memory_input
     from perfkit.analyzers.memory.analysis import analyze_memory
     from perfkit.reports.html.memory import memory_html
-    from perfkit.reports.memory_json import memory_json
-    from perfkit.reports.memory_text import memory_text
+    from perfkit.reports.memory.as_json import memory_json
+    from perfkit.reports.memory.text import memory_text
 
     t0 = time.perf_counter()
     source = load_memory_input(path)

@@ -77,10 +77,10 @@ def _pairs(result: Any) -> list[dict[str, float]]:
 
 def run(server: str, concurrencies: list[int], requests: int, output: int, layers: int, dim: int,
         threads: int) -> list[dict[str, Any]]:
-    from perfkit.workloads.serving.client import ClientOptions, Prompt
-    from perfkit.workloads.serving.client_bound import client_bound_reason
-    from perfkit.workloads.serving.latency import pooled, token_itls_s
-    from perfkit.workloads.serving.stage import StagePlan, run_stage
+    from perfkit.workloads.serving.client.send import ClientOptions, Prompt
+    from perfkit.workloads.serving.client.stage import StagePlan, run_stage
+    from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
+    from perfkit.workloads.serving.measurements.latency import pooled, token_itls_s
     from perfkit.workloads.serving.tiny_gguf import TinyLlama, write_tiny_gguf
 
     stages = []

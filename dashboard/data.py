@@ -33,7 +33,7 @@ from perfkit.core.units import fmt_change
 from perfkit.dashboard.serving_columns import column_help, stage_columns
 from perfkit.dashboard.why_cells import why_cells
 from perfkit.regression.serving_why import ServingWhy
-from perfkit.reports.gate_format import VERDICT_ORDER
+from perfkit.reports.gate.format import VERDICT_ORDER
 from perfkit.store.engine import Engine
 
 TTL_S = 60  # new runs appear within a minute
@@ -435,7 +435,7 @@ def latest_per_commit(url: str, run_ids: list[str], most: int = SERVING_RUNS_SHO
 
 def serving_run_labels(url: str, run_ids: list[str]) -> dict[str, str]:
     """Run id -> its label in the serving figures (commit short + run id)."""
-    from perfkit.reports.serving_curves import commit_run_label
+    from perfkit.reports.serving.curves import commit_run_label
 
     listed = runs(url)
     rows = listed[listed["run_id"].isin(run_ids)]
@@ -445,7 +445,7 @@ def serving_run_labels(url: str, run_ids: list[str]) -> dict[str, str]:
 
 def serving_runs(url: str, workload: str, run_ids: list[str] | None = None) -> list[tuple[str, Run]]:
     """(label, run) of the given runs, or of every run with `workload` (commit short + run id)."""
-    from perfkit.reports.serving_curves import run_label
+    from perfkit.reports.serving.curves import run_label
 
     chosen = serving_run_ids(url, workload) if run_ids is None else run_ids
     return [(run_label(run), run) for run in (run_record(url, r) for r in chosen)]
@@ -458,7 +458,7 @@ def point_workload(workload: str) -> str:
 
 def serving_curves(url: str, workload: str, run_ids: list[str]) -> list[Any]:
     """The curves (reports.serving_curves.Curve) of `workload` in the given runs, one per run."""
-    from perfkit.reports.serving_curves import serving_curves as curves
+    from perfkit.reports.serving.curves import serving_curves as curves
 
     return curves(serving_runs(url, workload, run_ids), point_workload(workload))
 
@@ -477,7 +477,7 @@ class ServingTables:
 
 
 def serving_tables(run: Run, workload: str) -> ServingTables:
-    from perfkit.reports.serving_rows import (
+    from perfkit.reports.serving.rows import (
         FRONT_HEADERS,
         column_label,
         endpoints,
@@ -784,7 +784,7 @@ def memory_view(path: str, device: str | None = None) -> tuple[Any, str]:
     from perfkit.analyzers.loaders.memory.load import load_memory_input
     from perfkit.analyzers.memory.analysis import analyze_memory
     from perfkit.core.errors import PerfkitError
-    from perfkit.reports.memory_view import memory_view as cut
+    from perfkit.reports.memory.view import memory_view as cut
 
     p = Path(path).expanduser()
     if not p.is_file():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from perfkit.core.direction import HIGHER
 from perfkit.core.metric_defs import METRICS, metric_def, metric_values
 from perfkit.core.record import PointResult
-from perfkit.reports.serving_rows import STAGE_COLUMNS
+from perfkit.reports.serving.rows import STAGE_COLUMNS
 
 _ORDER = {d.key: i for i, d in enumerate(METRICS)}
 

@@ -174,7 +174,7 @@ def compare_to_baseline(new: Measurement, baseline: Measurement, max_slowdown: f
     from perfkit.core.direction import LOWER
     from perfkit.regression.gate.stats import compare_samples
     from perfkit.regression.gate.types import MetricPolicy
-    from perfkit.reports.gate_format import verdict_line
+    from perfkit.reports.gate.format import verdict_line
 
     c = compare_samples(name, baseline.samples_s, new.samples_s, LOWER, (), MetricPolicy(min_effect=max_slowdown),
                         seed=seed, unit="s")

@@ -260,7 +260,7 @@ def build_run(session: PerfSession, status: str) -> Run:
 def judge(session: PerfSession, run: Run) -> None:
     """The gate's verdict of every checked measurement against the baseline (perfkit.comparison.baseline)."""
     from perfkit.comparison.baseline import baseline_policy, gate_against_baseline
-    from perfkit.reports.gate_format import status_text, verdict_line
+    from perfkit.reports.gate.format import status_text, verdict_line
 
     checked = {point_key_of(r): r for r in session.records if r.checked}
     base = session.baseline()

@@ -15,8 +15,8 @@ from perfkit.reports.inference_budget import budget_line
 from perfkit.reports.metric_rows import headline
 from perfkit.reports.point_cells import point_cells
 from perfkit.reports.point_params import WorkloadParams, params_text, point_label, workload_params
-from perfkit.reports.serving_rows import headline as serving_headline
-from perfkit.reports.serving_rows import is_serving, stage_notes
+from perfkit.reports.serving.rows import headline as serving_headline
+from perfkit.reports.serving.rows import is_serving, stage_notes
 from perfkit.reports.text_layout import Row, hanging, table_lines
 
 

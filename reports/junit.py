@@ -19,7 +19,7 @@ from typing import Any
 
 from perfkit.core.terminal import escaped_char
 from perfkit.regression.gate.compare import DECISIVE, GateResult
-from perfkit.reports.gate_format import VALUES_NOTE, not_compared_text, status_text, verdict_line
+from perfkit.reports.gate.format import VALUES_NOTE, not_compared_text, status_text, verdict_line
 
 _NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 

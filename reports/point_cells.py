@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from perfkit.core.record import PointResult
 from perfkit.core.units import fmt_num, fmt_pct, fmt_rate, fmt_time
-from perfkit.reports.serving_rows import SERVING_STAGE, is_serving
+from perfkit.reports.serving.rows import SERVING_STAGE, is_serving
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from perfkit.core.terminal import terminal_safe
-from perfkit.reports.gate_text import shorten
+from perfkit.reports.gate.text import shorten
 from perfkit.store.run_list import RunListing
 
 FIRST = ("run id", "time (UTC)", "status", "ok/failed", "source")

@@ -30,6 +30,7 @@ RANK = {
     "roofline": 3,
     "workloads": 4,
     "perfkit.comparison": 5,
+    "perfkit.ingest": 5,  # other tools' files -> typed runs (serving ones through workloads/)
     "reports": 6,
     "perfkit.pipeline": 7,
     "dashboard": 7,

@@ -6,11 +6,11 @@ import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
 from perfkit.dashboard.text import md
-from perfkit.reports.gate_format import VALUES_NOTE
+from perfkit.reports.gate.format import VALUES_NOTE
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
-from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
-from perfkit.reports.serving_why_lines import why_lines
+from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving.why_lines import why_lines
 
 st.title("Compare")
 url = widgets.store_url()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from perfkit.dashboard import data, widgets
 from perfkit.dashboard.text import md
-from perfkit.reports.memory_figures import segment_map_figure, timeline_figure
+from perfkit.reports.memory.figures import segment_map_figure, timeline_figure
 
 RUN_SOURCE, FILE_SOURCE = "A run's memory files", "A file path"
 

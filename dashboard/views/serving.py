@@ -10,7 +10,7 @@ import streamlit as st
 
 from perfkit.dashboard import data, widgets
 from perfkit.dashboard.text import md
-from perfkit.reports.serving_figures import cost_vs_interactivity, latency_vs_throughput
+from perfkit.reports.serving.figures import cost_vs_interactivity, latency_vs_throughput
 
 st.title("Serving")
 url = widgets.store_url()

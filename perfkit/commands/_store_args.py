@@ -56,17 +56,17 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
 
 def render(result: Any, fmt: str) -> str:
     if fmt == "csv":
-        from perfkit.reports.gate_csv import render_csv
+        from perfkit.reports.gate.as_csv import render_csv
 
         return render_csv(result)
     if fmt == "json":
-        from perfkit.reports.gate_text import render_json
+        from perfkit.reports.gate.text import render_json
 
         return render_json(result) + "\n"
     if fmt == "md":
         from perfkit.reports.markdown.gate import render_markdown
 
         return render_markdown(result)
-    from perfkit.reports.gate_text import render_table
+    from perfkit.reports.gate.text import render_table
 
     return render_table(result)

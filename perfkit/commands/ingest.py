@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from perfkit.commands._store_args import add_db
 
 if TYPE_CHECKING:
-    from perfkit.workloads.serving.ingest.to_run import IngestOptions
+    from perfkit.ingest.serving.to_run import IngestOptions
 
 SERVING_FORMATS = ("vllm", "aiperf", "guidellm", "serving")  # serving: any of the three, detected
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,200}")  # as a workload's name in a spec
@@ -66,11 +66,11 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.core.errors import EXIT_OK
     from perfkit.core.record import load_run
     from perfkit.core.terminal import terminal_safe
+    from perfkit.ingest.asv.parse import parse_asv
+    from perfkit.ingest.csv_table import parse_csv
+    from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
     from perfkit.store.api import open_store
     from perfkit.store.engine import describe
-    from perfkit.store.ingest_asv import parse_asv
-    from perfkit.store.ingest_csv import parse_csv
-    from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
     from perfkit.store.records import StoredRun, from_run
     from perfkit.store.url import check_persistent
     from perfkit.store.write import write_runs
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     batches: list[tuple[str, list[StoredRun]]] = []
     for item in args.inputs:
         if serving is not None:
-            from perfkit.workloads.serving.ingest.to_run import read_serving_run
+            from perfkit.ingest.serving.to_run import read_serving_run
 
             batches.append((item, [from_run(read_serving_run(item, serving))]))
         elif args.format == "csv":
@@ -124,8 +124,8 @@ def _serving_options(args: argparse.Namespace) -> IngestOptions | None:
             raise SpecError(f"{given[0]} is for serving results; pass --format "
                             f"{'|'.join(SERVING_FORMATS)}, or leave it out")
         return None
-    from perfkit.workloads.serving.cost import Price
-    from perfkit.workloads.serving.ingest.to_run import IngestOptions
+    from perfkit.ingest.serving.to_run import IngestOptions
+    from perfkit.workloads.serving.measurements.cost import Price
 
     if args.name is not None and not _NAME.fullmatch(args.name):
         raise SpecError(f"--name {args.name[:60]!r}: use letters, digits, '.', '_' and '-' (at most 200), "

@@ -85,8 +85,8 @@ def _one(args: argparse.Namespace, path: Path) -> int:
     from perfkit.analyzers.memory.oom import explain_oom, parse_oom_message
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.reports.html.memory import memory_html
-    from perfkit.reports.memory_json import memory_json
-    from perfkit.reports.memory_text import memory_text
+    from perfkit.reports.memory.as_json import memory_json
+    from perfkit.reports.memory.text import memory_text
 
     if path.is_dir():
         return _run_dir(args, path)
@@ -163,8 +163,8 @@ def _diff(args: argparse.Namespace, a: Path, b: Path) -> int:
     from perfkit.analyzers.loaders.memory.load import load_memory_input
     from perfkit.analyzers.memory.analysis import analyze_memory
     from perfkit.analyzers.memory.diff import diff_memory
-    from perfkit.reports.memory_json import diff_json
-    from perfkit.reports.memory_text import diff_text
+    from perfkit.reports.memory.as_json import diff_json
+    from perfkit.reports.memory.text import diff_text
 
     d = diff_memory(analyze_memory(load_memory_input(a), args.device),
                     analyze_memory(load_memory_input(b), args.device))
@@ -179,7 +179,7 @@ def _oom_only(args: argparse.Namespace) -> int:
     import dataclasses
 
     from perfkit.analyzers.memory.oom import explain_oom, parse_oom_message
-    from perfkit.reports.memory_text import fit_lines, oom_lines
+    from perfkit.reports.memory.text import fit_lines, oom_lines
 
     explained = explain_oom(parse_oom_message(args.oom))
     if args.format == "json":

@@ -198,12 +198,12 @@ def run(args: argparse.Namespace) -> int:
     outcome = profile(spec, Path(f"serve-bench {args.url}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":
-        from perfkit.reports.serving_json import stages_json
+        from perfkit.reports.serving.as_json import stages_json
 
         print(stages_json(final, outcome.run_dir))
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
-        from perfkit.reports.serving_text import serving_table
+        from perfkit.reports.serving.text import serving_table
 
         print(serving_table(final, None if args.wide else terminal_width()))
         for message in outcome.messages:

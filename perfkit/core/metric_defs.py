@@ -63,7 +63,7 @@ _SERVING_PERCENTILES = {"ttft": ("p50", "p90", "p99", "mean"), "tpot": ("p50", "
 
 
 def _serving() -> tuple[MetricDef, ...]:
-    """The serving stage's metrics (workloads/serving/summary.py), one per key it emits."""
+    """The serving stage's metrics (workloads/serving/measurements/summary.py), one per key it emits."""
     out = []
     for prefix, label, what, gated, headline in _SERVING_LATENCIES:
         for pct in _SERVING_PERCENTILES.get(prefix, ("p50", "p99")):
@@ -113,10 +113,10 @@ def _serving() -> tuple[MetricDef, ...]:
         _m("in_flight_peak", "peak in flight", "", HIGHER, "most requests in flight at once (sent, "
            "stream not ended)", gated=False),
         _m("client_lag_p99_s", "client loop lag p99", "s", LOWER, "99th percentile of how long a callback "
-           "queued on the load client's event loop waited to run (workloads/serving/lag.py)", gated=False),
+           "queued on the load client's event loop waited to run (workloads/serving/client/lag.py)", gated=False),
         _m("send_late_p99_s", "send lateness p99", "s", LOWER, "open loop: 99th percentile of when the "
            "client woke for an arrival minus the arrival time", gated=False),
-        # the server's own counters over the stage (workloads/serving/prometheus.py)
+        # the server's own counters over the stage (workloads/serving/telemetry/prometheus.py)
         _m("server_prompt_tokens", "server prompt tokens", "", LOWER, "prompt tokens the server counted "
            "during the stage (its /metrics)", gated=False),
         _m("server_generation_tokens", "server generated tokens", "", HIGHER, "tokens the server "
@@ -215,7 +215,7 @@ METRICS: tuple[MetricDef, ...] = (
        "forward", gated=False),
     # memory (profile: {memory: true}; pipeline/memory_pass.py, docs/memory-budget.md)
     *_memory(),
-    # serving (workloads/serving/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").
+    # serving (workloads/serving/measurements/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").
     # Percentiles: numpy "linear" over the succeeded requests of a stage (ITL: pooled gaps).
     *_serving(),
 )

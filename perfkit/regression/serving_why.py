@@ -17,7 +17,7 @@ rate, KV-cache usage, preemptions, speculative acceptance) are listed beside it 
 A stage none of whose measurements the gate called regressed or improved reads "within noise:"
 first: the parts then describe scatter, not a cause.
 
-Pure: point metric dicts in (workloads/serving/summary.py's keys), typed records out; every
+Pure: point metric dicts in (workloads/serving/measurements/summary.py's keys), typed records out; every
 view (compare, gate Markdown, report --vs) renders `ServingWhy.text` and its parts as they are.
 """
 

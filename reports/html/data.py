@@ -29,7 +29,7 @@ from perfkit.core.table_file import TableError, left_out, read_parquet_table
 from perfkit.core.tune_result import TuneResult, read_tune
 from perfkit.core.units import fmt_change, fmt_interval, fmt_num, fmt_p
 from perfkit.regression.serving_why import ServingWhy
-from perfkit.reports.gate_format import VERDICT_ORDER, sort_key
+from perfkit.reports.gate.format import VERDICT_ORDER, sort_key
 from perfkit.reports.html.compare import metric_suffix
 from perfkit.reports.metric_rows import measure_text
 from perfkit.reports.point_params import varying_params

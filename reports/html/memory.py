@@ -18,8 +18,8 @@ from perfkit.analyzers.memory.analysis import MemoryAnalysis
 from perfkit.analyzers.memory.downsample import downsample
 from perfkit.analyzers.memory.peak import stack_top
 from perfkit.reports.html.text import esc
-from perfkit.reports.memory_rows import fragmentation_rows, oom_rows
-from perfkit.reports.memory_units import fmt_bytes
+from perfkit.reports.memory.rows import fragmentation_rows, oom_rows
+from perfkit.reports.memory.units import fmt_bytes
 
 TIMELINE_POINTS = 2000
 ALIVE_ROWS = 500

@@ -29,7 +29,7 @@ from perfkit.core.units import (
     fmt_time,
 )
 from perfkit.core.version import __version__
-from perfkit.reports.gate_format import VALUES_NOTE
+from perfkit.reports.gate.format import VALUES_NOTE
 from perfkit.reports.html.budget import ANCHOR as BUDGET_ANCHOR
 from perfkit.reports.html.budget import budget_section
 from perfkit.reports.html.data import (

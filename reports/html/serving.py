@@ -1,5 +1,5 @@
 """The Serving section of a run's HTML report: per serving workload the endpoint, the stage
-table and its notes (reports/serving_rows.py: the numbers and notes every view shows), the
+table and its notes (reports/serving/rows.py: the numbers and notes every view shows), the
 front point's costs and the server's /metrics differences; above them the latency-vs-throughput
 and cost-vs-interactivity figures of the run. Every string from the run is escaped."""
 
@@ -11,9 +11,9 @@ from perfkit.core.record import Run
 from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.html.markup import Html, figure_div, section, table
 from perfkit.reports.html.text import esc
-from perfkit.reports.serving_curves import run_label, serving_curves, serving_workloads
-from perfkit.reports.serving_figures import cost_vs_interactivity, latency_vs_throughput
-from perfkit.reports.serving_rows import (
+from perfkit.reports.serving.curves import run_label, serving_curves, serving_workloads
+from perfkit.reports.serving.figures import cost_vs_interactivity, latency_vs_throughput
+from perfkit.reports.serving.rows import (
     FRONT_HEADERS,
     column_label,
     endpoints,
@@ -25,8 +25,8 @@ from perfkit.reports.serving_rows import (
     stage_points,
     stage_rows,
 )
-from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
-from perfkit.reports.serving_why_lines import why_lines
+from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving.why_lines import why_lines
 
 ANCHOR = "serving"
 

@@ -11,7 +11,7 @@ from typing import Any
 from perfkit.core.units import fmt_p
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.gate.types import Comparison, Verdict
-from perfkit.reports.gate_format import (
+from perfkit.reports.gate.format import (
     HEADLINE_SYMBOL,
     SYMBOL,
     VALUES_NOTE,
@@ -26,8 +26,8 @@ from perfkit.reports.gate_format import (
     status_text,
 )
 from perfkit.reports.markdown.text import md_text
-from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
-from perfkit.reports.serving_why_lines import why_lines
+from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving.why_lines import why_lines
 
 MAX_ROWS = 50  # rows of the attention table; the rest are counted
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from perfkit.core.record import Run
 from perfkit.core.units import fmt_change, fmt_interval, fmt_p, fmt_percent, fmt_time
-from perfkit.reports.gate_format import VALUES_NOTE
+from perfkit.reports.gate.format import VALUES_NOTE
 from perfkit.reports.html.data import ReportData, describe_commit, failures, records, verdict_counts
 from perfkit.reports.html.text import shorten
 from perfkit.reports.markdown.budget import budget_lines

@@ -1,5 +1,5 @@
 """The Serving part of a run's Markdown summary: per serving workload the endpoint, the stage
-table and its notes (reports/serving_rows.py: the numbers and notes every view shows), the
+table and its notes (reports/serving/rows.py: the numbers and notes every view shows), the
 front point's costs and, folded away, the server's /metrics differences. Every string from the
 run goes through `md_text`."""
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from perfkit.core.record import Run
 from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.markdown.text import md_table, md_text
-from perfkit.reports.serving_curves import serving_workloads
-from perfkit.reports.serving_rows import (
+from perfkit.reports.serving.curves import serving_workloads
+from perfkit.reports.serving.rows import (
     FRONT_HEADERS,
     column_label,
     endpoints,
@@ -23,8 +23,8 @@ from perfkit.reports.serving_rows import (
     stage_points,
     stage_rows,
 )
-from perfkit.reports.serving_why_lines import TITLE as WHY_TITLE
-from perfkit.reports.serving_why_lines import why_lines
+from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving.why_lines import why_lines
 
 
 def _notes(lines: list[str]) -> list[str]:

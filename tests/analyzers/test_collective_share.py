@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfkit.analyzers.collective_share import collective_share, communication_rows, timed_windows
+from perfkit.analyzers.collectives.share import collective_share, communication_rows, timed_windows
 from perfkit.analyzers.intervals import intersection_ns, merge, union_ns
 from perfkit.analyzers.loaders.kineto.load import load_traces
 

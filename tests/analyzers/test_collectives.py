@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.analyzers.collective_kernels import collective_of
-from perfkit.analyzers.collective_names import canonical_collective
-from perfkit.analyzers.collectives import COLLECTIVE_COLUMNS, collective_summary
+from perfkit.analyzers.collectives.analysis import COLLECTIVE_COLUMNS, collective_summary
+from perfkit.analyzers.collectives.kernels import collective_of
+from perfkit.analyzers.collectives.names import canonical_collective
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.analyzers.collective_kernels import collective_of
+from perfkit.analyzers.collectives.kernels import collective_of
 from perfkit.analyzers.name_labels import base_name, labels
 
 

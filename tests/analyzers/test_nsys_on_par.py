@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analyzers.collective_names import canonical_collective
+from perfkit.analyzers.collectives.names import canonical_collective
 from perfkit.cli import main
 
 NSYS = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "nsys"

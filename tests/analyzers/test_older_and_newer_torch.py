@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from perfkit.analyzers.collectives import collective_summary
+from perfkit.analyzers.collectives.analysis import collective_summary
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.ranges import range_projection
 from perfkit.analyzers.suite import run_analyses

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from perfkit.analyzers.collective_kernels import collective_of
-from perfkit.analyzers.collective_names import canonical_collective
+from perfkit.analyzers.collectives.kernels import collective_of
+from perfkit.analyzers.collectives.names import canonical_collective
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 

@@ -163,7 +163,7 @@ def test_failed_requests_are_recorded_with_their_reasons_and_the_run_goes_on(
     m = doc["stages"][0]["metrics"]
     assert code == 0 and m["requests_failed"] == 3 and m["requests_ok"] == 6
     assert m["failures"] == {"stream closed mid-response": 3} or list(m["failures"]) == ["stream closed before [DONE]"]
-    from perfkit.workloads.serving.request_file import read_requests
+    from perfkit.workloads.serving.client.request_file import read_requests
 
     records = read_requests(Path(doc["run_dir"]) / m["requests_file"])
     assert len(records) == 9 and sum(1 for r in records if r.error) == 3  # every request kept, failed ones too
@@ -191,7 +191,7 @@ def test_a_stage_spread_over_client_processes(synthetic: str, tmp_path: Path, db
         doc = json.loads(capsys.readouterr().out)
         m = doc["stages"][0]["metrics"]
         assert code == 0 and m["requests_ok"] == 12 and "sent from 2 client processes" in m["serving_notes"]
-        from perfkit.workloads.serving.request_file import read_requests
+        from perfkit.workloads.serving.client.request_file import read_requests
 
         records = read_requests(Path(doc["run_dir"]) / m["requests_file"])
         assert sorted(r.index for r in records) == list(range(12))

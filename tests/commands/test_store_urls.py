@@ -131,8 +131,8 @@ def test_a_bad_timeout_setting_is_one_line(tmp_path: Path) -> None:
 
 
 def _store(folder: Path) -> Path:
+    from perfkit.ingest.csv_table import parse_csv
     from perfkit.store.api import open_store
-    from perfkit.store.ingest_csv import parse_csv
     from perfkit.store.write import write_runs
 
     (folder / "d.csv").write_text(CSV)
@@ -170,7 +170,7 @@ def test_a_writer_keeps_wal_mode_while_another_connection_is_open(tmp_path: Path
 def test_read_commands_write_nothing_beside_the_store(tmp_path: Path) -> None:
     db = _store(tmp_path)
     before = {p.name: p.stat().st_mtime_ns for p in db.parent.iterdir()}
-    from perfkit.store.ingest_csv import parse_csv
+    from perfkit.ingest.csv_table import parse_csv
 
     first, second = (r.run_id for r in parse_csv(str(tmp_path / "d.csv")))
     for args in (["history", "*"], ["runs"], ["compare", first, second],

@@ -19,8 +19,8 @@ pytest.importorskip("torch")
 from perfkit.analyzers.loaders.memory.load import load_memory_input
 from perfkit.analyzers.memory.analysis import analyze_memory
 from perfkit.core.run_layout import key_slug
-from perfkit.reports.memory_rows import fragmentation_rows
-from perfkit.reports.memory_units import fmt_bytes
+from perfkit.reports.memory.rows import fragmentation_rows
+from perfkit.reports.memory.units import fmt_bytes
 from perfkit.store.api import store_run
 from tests.analyzers.memory.conftest import record_tiny_decode
 from tests.dashboard.test_pages import app, plotly_figures

@@ -1,7 +1,7 @@
 """The dashboard's Serving page: pick a serving workload and runs (by default the latest run of
 each commit), the two figures with one curve per run, and one run's stage table with its notes,
 costs at target interactivity and server metrics; the same strings as the reports
-(reports/serving_rows.py); user strings never become Markdown."""
+(reports/serving/rows.py); user strings never become Markdown."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
 
-from perfkit.reports.serving_rows import column_label, stage_points, stage_rows
+from perfkit.reports.serving.rows import column_label, stage_points, stage_rows
 from perfkit.store.api import store_run
 from tests.dashboard.test_pages import app, plotly_figures
 from tests.helpers.serving_runs import serving_run
@@ -91,7 +91,7 @@ def test_serving_page_without_serving_runs_says_so(tmp_path: Path, monkeypatch: 
 
 @pytest.mark.slow
 def test_run_page_names_serving_stages(url: str) -> None:
-    from perfkit.reports.serving_rows import SERVING_STAGE
+    from perfkit.reports.serving.rows import SERVING_STAGE
     from tests.dashboard.test_pages import frame
 
     points = frame(app("views/run.py", run="srv1"), "run_points")

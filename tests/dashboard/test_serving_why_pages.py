@@ -30,7 +30,7 @@ from perfkit.dashboard.text import md
 from perfkit.dashboard.why_cells import COST, WITHIN_NOISE, why_cells
 from perfkit.regression.serving_why import explain_stage
 from perfkit.reports.markdown.text import md_text
-from perfkit.reports.serving_rows import cell, column_label, stage_points
+from perfkit.reports.serving.rows import cell, column_label, stage_points
 from tests.dashboard.test_pages import app, frame
 from tests.helpers.serving_runs import serving_run
 from tests.helpers.serving_server import running_server

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.analyzers.collectives import ALL_RANKS, collective_summary
+from perfkit.analyzers.collectives.analysis import ALL_RANKS, collective_summary
 from perfkit.analyzers.loaders.kineto.load import load_traces
 from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run

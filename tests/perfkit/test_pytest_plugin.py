@@ -61,7 +61,7 @@ def gate_imported() -> None:
     cannot be loaded twice in one process."""
     import perfkit.api
     import perfkit.comparison.baseline
-    import perfkit.reports.gate_format  # noqa: F401
+    import perfkit.reports.gate.format  # noqa: F401
 
 
 def heavy_in(modules: list[str]) -> list[str]:

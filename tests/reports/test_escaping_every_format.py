@@ -190,7 +190,7 @@ def _gate_result(base: Path, cand: Path) -> Any:
 # --- the renderers, called directly ---------------------------------------------------------
 
 def test_gate_renderers(gate_dirs: tuple[Path, Path], tmp_path: Path) -> None:
-    from perfkit.reports.gate_text import render_json, render_table
+    from perfkit.reports.gate.text import render_json, render_table
     from perfkit.reports.junit import render_junit
     from perfkit.reports.markdown.gate import render_markdown
 

@@ -13,7 +13,7 @@ from perfkit.core.env import Env
 from perfkit.regression.gate.compare import GateResult, RunSide, compare_runs
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.types import MetricPolicy
-from perfkit.reports.gate_text import render_json, render_table
+from perfkit.reports.gate.text import render_json, render_table
 from perfkit.reports.junit import render_junit
 from perfkit.reports.markdown.gate import render_markdown
 from perfkit.store.metrics import MetricRecord

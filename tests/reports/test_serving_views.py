@@ -18,8 +18,8 @@ from perfkit.reports.html.data import gather
 from perfkit.reports.html.page import render_html
 from perfkit.reports.markdown.run import render_markdown
 from perfkit.reports.point_cells import point_cells
-from perfkit.reports.serving_curves import run_label, serving_curves
-from perfkit.reports.serving_figures import (
+from perfkit.reports.serving.curves import run_label, serving_curves
+from perfkit.reports.serving.figures import (
     CLIENT_BOUND_LEGEND,
     CLIENT_BOUND_MARKER,
     FRONT_MARKER,
@@ -27,7 +27,7 @@ from perfkit.reports.serving_figures import (
     cost_vs_interactivity,
     latency_vs_throughput,
 )
-from perfkit.reports.serving_rows import SERVING_STAGE, column_label, front_rows, headline
+from perfkit.reports.serving.rows import SERVING_STAGE, column_label, front_rows, headline
 from tests.helpers.serving_runs import (
     EVIL_CLIENT_BOUND,
     EVIL_ENDPOINT,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import StoreError
+from perfkit.ingest.csv_table import parse_csv
 from perfkit.store.api import open_store
-from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.write import write_runs
 

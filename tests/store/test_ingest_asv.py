@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from perfkit.core.errors import StoreError
-from perfkit.store.ingest_asv import parse_asv
+from perfkit.ingest.asv.parse import parse_asv
 
 REPO = Path(__file__).resolve().parents[2]
 DJANGO = REPO / "tests" / "data" / "asv" / "django_asv" / "results"

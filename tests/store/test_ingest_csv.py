@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import StoreError
+from perfkit.ingest.csv_table import parse_csv
 from perfkit.store.api import open_store
-from perfkit.store.ingest_csv import parse_csv
 from perfkit.store.read import count_rows, metric_history
 from perfkit.store.write import write_runs
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import StoreError
-from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
+from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
 
 DATA = Path(__file__).with_name("data")
 

@@ -17,12 +17,12 @@ from perfkit.comparison.sides import side_from_run
 from perfkit.core.env import CpuState, Env, GitState, GpuClocks, GpuState, Source
 from perfkit.core.errors import StoreError
 from perfkit.core.record import load_run as load_run_dir
+from perfkit.ingest.csv_table import parse_csv
+from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
 from perfkit.regression.gate.compare import compare_runs
 from perfkit.store import read
 from perfkit.store.api import open_store, store_run, store_stored_run
 from perfkit.store.engine import Engine
-from perfkit.store.ingest_csv import parse_csv
-from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
 from tests.store.factory import make_run
 
 DATA = Path(__file__).parent / "data"

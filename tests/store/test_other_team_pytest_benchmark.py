@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from perfkit.core.errors import StoreError
-from perfkit.store.ingest_pytest_benchmark import parse_pytest_benchmark
+from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "pytest_benchmark"

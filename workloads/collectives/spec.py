@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from perfkit.analyzers.collective_names import canonical_collective
+from perfkit.analyzers.collectives.names import canonical_collective
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.collectives.cost import OPS
 from perfkit.workloads.sweep import IntAxis, cartesian, str_axis

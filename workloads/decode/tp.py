@@ -137,9 +137,9 @@ def gather_objects(obj: Any) -> list[Any]:
 
 def collective_metrics(paths: Sequence[str | Path], label: str) -> dict[str, Any]:
     """The point's metrics from its rank traces: `rank<r>_collective_share` and `collective_share`
-    (perfkit/analyzers/collective_share.py; windows: ProfilerStep ranges, else the `label` ranges).
+    (perfkit/analyzers/collectives/share.py; windows: ProfilerStep ranges, else the `label` ranges).
     The analyzers (and pandas) load here, not when a decode worker starts: tp 1 never needs them."""
-    from perfkit.analyzers.collective_share import collective_share
+    from perfkit.analyzers.collectives.share import collective_share
     from perfkit.analyzers.loaders.kineto.load import load_traces
 
     share = collective_share(load_traces(list(paths)), label)

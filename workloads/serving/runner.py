@@ -1,7 +1,7 @@
 """`kind: serving`: each stage (point) is one load test against the spec's endpoint.
 
 The stage runs while the point is built (there is no callable to time: the load client measures
-every request); its numbers come back as the point's metrics (perfkit.workloads.serving.summary),
+every request); its numbers come back as the point's metrics (perfkit.workloads.serving.measurements.summary),
 with the client-bound verdict, the server's /metrics differences and the per-request file. A
 `front` point (with `target_interactivity`) puts the cost at each target interactivity along the
 throughput-vs-interactivity front of the stages measured before it.
@@ -17,17 +17,17 @@ from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
 from perfkit.core.run_layout import serving_requests_name
 from perfkit.workloads.base import Point, Prepared, RunContext
-from perfkit.workloads.serving.client import ClientOptions
-from perfkit.workloads.serving.client_bound import client_bound_reason, p99
-from perfkit.workloads.serving.gpu_telemetry import gpu_telemetry
-from perfkit.workloads.serving.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
-from perfkit.workloads.serving.processes import run_stage_processes
-from perfkit.workloads.serving.request_file import write_requests
-from perfkit.workloads.serving.saturation import saturation_reason
-from perfkit.workloads.serving.server_metrics import server_metrics
+from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.client.processes import run_stage_processes
+from perfkit.workloads.serving.client.request_file import write_requests
+from perfkit.workloads.serving.client.send import ClientOptions
+from perfkit.workloads.serving.client.stage import StageResult, run_stage
+from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
+from perfkit.workloads.serving.measurements.saturation import saturation_reason
+from perfkit.workloads.serving.measurements.summary import summarize
 from perfkit.workloads.serving.spec import ServingSpec
-from perfkit.workloads.serving.stage import StageResult, run_stage
-from perfkit.workloads.serving.summary import summarize
+from perfkit.workloads.serving.telemetry.gpu_telemetry import gpu_telemetry
+from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
 
 MEASURED_BY_CLIENT = "serving stage: measured request by request by the load client"
 
@@ -49,7 +49,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
     spec = point.spec
     assert isinstance(spec, ServingSpec)
     if "front" in point.params:
-        from perfkit.workloads.serving.front_point import front_metrics
+        from perfkit.workloads.serving.measurements.front_point import front_metrics
 
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
                         measured=front_metrics(spec, ctx.earlier))

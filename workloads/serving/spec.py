@@ -193,7 +193,7 @@ class ServingSpec(WorkloadSpec):
     metrics_url: str = Field("auto", min_length=1, max_length=2000)
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
-    preflight: ClassVar[str] = "perfkit.workloads.serving.plan:preflight"
+    preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
 
     @field_validator("endpoint")
     @classmethod

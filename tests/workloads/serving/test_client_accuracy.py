@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfkit.workloads.serving.client import ClientOptions, Prompt
-from perfkit.workloads.serving.client_bound import client_bound_reason
-from perfkit.workloads.serving.latency import chunk_gaps_s, pooled, token_itls_s
+from perfkit.workloads.serving.client.send import ClientOptions, Prompt
+from perfkit.workloads.serving.client.stage import StagePlan, StageResult, run_stage
+from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
+from perfkit.workloads.serving.measurements.latency import chunk_gaps_s, pooled, token_itls_s
+from perfkit.workloads.serving.measurements.summary import summarize
 from perfkit.workloads.serving.records import RequestRecord
-from perfkit.workloads.serving.stage import StagePlan, StageResult, run_stage
-from perfkit.workloads.serving.summary import summarize
 from tests.helpers.serving_server import running_server
 
 pytestmark = pytest.mark.slow  # real servers in other processes

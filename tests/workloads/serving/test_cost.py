@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import EXIT_BAD_INPUT, PerfkitError
-from perfkit.workloads.serving.cost import Price, load_prices, usd_per_1m_tokens
+from perfkit.workloads.serving.measurements.cost import Price, load_prices, usd_per_1m_tokens
 
 H100 = Price(2.99, 8, "https://example.com/h100")
 

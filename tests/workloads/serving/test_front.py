@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfkit.workloads.serving.cost import Price
-from perfkit.workloads.serving.front import (
+from perfkit.workloads.serving.measurements.cost import Price
+from perfkit.workloads.serving.measurements.front import (
     StagePoint,
     at_target,
     interpolant,

@@ -7,7 +7,7 @@ import pytest
 
 from perfkit.core.errors import PerfkitError
 from perfkit.core.record import PointResult
-from perfkit.workloads.serving.front_point import front_metrics, target_key
+from perfkit.workloads.serving.measurements.front_point import front_metrics, target_key
 from perfkit.workloads.serving.spec import ServingSpec
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.workloads.serving.goodput import Slo, check_run, goodput, meets
+from perfkit.workloads.serving.measurements.goodput import Slo, check_run, goodput, meets
 from tests.helpers.serving_records import rec
 
 # TTFT 0.1 / 0.2 / 0.4 s; TPOT 0.01 / 0.05 / 0.01 s (11 timed tokens each); one failure

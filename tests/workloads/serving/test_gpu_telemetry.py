@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from perfkit.workloads.serving.gpu_telemetry import gpu_telemetry, is_local
+from perfkit.workloads.serving.telemetry.gpu_telemetry import gpu_telemetry, is_local
 
 
 def test_only_a_server_on_this_host_is_sampled() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfkit.workloads.serving.latency import (
+from perfkit.workloads.serving.measurements.latency import (
     chunk_gaps_s,
     e2e_s,
     e2e_sched_s,

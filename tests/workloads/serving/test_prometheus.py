@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from perfkit.workloads.serving import prometheus
-from perfkit.workloads.serving.prometheus import cumulative, delta, derived, parse
+from perfkit.workloads.serving.telemetry import prometheus
+from perfkit.workloads.serving.telemetry.prometheus import cumulative, delta, derived, parse
 
 M = 'model_name="meta-llama/Llama-3.1-8B-Instruct"'
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from perfkit.core.errors import EXIT_BAD_INPUT, StoreError
+from perfkit.workloads.serving.client.request_file import read_requests, write_requests
 from perfkit.workloads.serving.records import TOKENS_FROM_USAGE, RequestRecord
-from perfkit.workloads.serving.request_file import read_requests, write_requests
 
 RECORDS = [
     RequestRecord(index=0, scheduled_s=0.0, sent_s=0.001, token_times_s=(0.05, 0.06, 0.06), chunk_times_s=(0.05, 0.06),

@@ -1,4 +1,4 @@
-"""Samples of a stage's run-level numbers (workloads/serving/run_samples.py): the median of each
+"""Samples of a stage's run-level numbers (workloads/serving/measurements/run_samples.py): the median of each
 metric's samples is its stored value exactly, the gate reads them (metric_values), windows are
 never shorter than a request, and a stage too short for 3 windows keeps its single value."""
 
@@ -14,10 +14,9 @@ from perfkit.core.metric_defs import metric_values
 from perfkit.regression.gate.compare import RunSide, compare_runs
 from perfkit.regression.gate.types import RunSummary, Verdict
 from perfkit.store.metrics import MetricRecord
-from perfkit.workloads.serving.cost import Price
-from perfkit.workloads.serving.goodput import Slo
-from perfkit.workloads.serving.records import RequestRecord
-from perfkit.workloads.serving.run_samples import (
+from perfkit.workloads.serving.measurements.cost import Price
+from perfkit.workloads.serving.measurements.goodput import Slo
+from perfkit.workloads.serving.measurements.run_samples import (
     MIN_SAMPLES,
     batches,
     scaled,
@@ -25,7 +24,8 @@ from perfkit.workloads.serving.run_samples import (
     window_count,
     window_rates,
 )
-from perfkit.workloads.serving.summary import summarize
+from perfkit.workloads.serving.measurements.summary import summarize
+from perfkit.workloads.serving.records import RequestRecord
 from tests.helpers.serving_records import rec
 
 PRICE = Price(2.99, 1, "test")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perfkit.workloads.serving.saturation import saturation_reason
+from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from tests.helpers.serving_records import rec
 
 

@@ -15,10 +15,10 @@ from perfkit.regression.serving_why import (
     explain,
     explain_stage,
 )
-from perfkit.workloads.serving.cost import Price
-from perfkit.workloads.serving.goodput import Slo
+from perfkit.workloads.serving.measurements.cost import Price
+from perfkit.workloads.serving.measurements.goodput import Slo
+from perfkit.workloads.serving.measurements.summary import summarize
 from perfkit.workloads.serving.records import RequestRecord
-from perfkit.workloads.serving.summary import summarize
 from tests.helpers.serving_records import rec
 
 PRICE = Price(2.99, 1, "test")

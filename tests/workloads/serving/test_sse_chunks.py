@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.workloads.serving.chunks import read_chunk
+from perfkit.workloads.serving.client.chunks import read_chunk
+from perfkit.workloads.serving.client.sse import SseError, SseParser
 from perfkit.workloads.serving.records import (
     TOKENS_FROM_CHUNKS,
     TOKENS_FROM_IDS,
     TOKENS_FROM_LOGPROBS,
     TOKENS_FROM_USAGE,
 )
-from perfkit.workloads.serving.sse import SseError, SseParser
 
 STREAM = (b'data: {"a": 1}\n\n: keep-alive comment\n\nevent: x\ndata: {"b": 2}\r\n\r\n'
           b'data: line1\ndata: line2\n\ndata: [DONE]\n\n')

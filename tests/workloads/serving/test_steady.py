@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.workloads.serving.steady import (
+from perfkit.workloads.serving.measurements.steady import (
     Window,
     in_flight,
     peak,

@@ -7,10 +7,10 @@ import pytest
 
 from perfkit.core.direction import HIGHER, LOWER
 from perfkit.core.metric_defs import BY_KEY, metric_values
-from perfkit.workloads.serving.cost import Price
-from perfkit.workloads.serving.goodput import Slo
+from perfkit.workloads.serving.measurements.cost import Price
+from perfkit.workloads.serving.measurements.goodput import Slo
+from perfkit.workloads.serving.measurements.summary import failure_reasons, summarize, token_sources
 from perfkit.workloads.serving.records import TOKENS_FROM_CHUNKS, TOKENS_FROM_USAGE
-from perfkit.workloads.serving.summary import failure_reasons, summarize, token_sources
 from tests.helpers.serving_records import chunked, rec
 
 # Four succeeded requests, 1 token per 10 ms (usage-counted, 2 tokens per chunk for two of them),

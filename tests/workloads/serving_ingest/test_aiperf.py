@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from perfkit.workloads.serving.ingest.boundary import ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
+from perfkit.ingest.serving.boundary import ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "serving" / "aiperf"
 OLD, NEW = DATA / "aiperf-0.2", DATA / "aiperf-0.10"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from perfkit.core.errors import EXIT_BAD_INPUT, PerfkitError
-from perfkit.workloads.serving.ingest.boundary import MAX_FILE_BYTES, ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
+from perfkit.ingest.serving.boundary import MAX_FILE_BYTES, ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "serving"
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from perfkit.workloads.serving.ingest.boundary import ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
+from perfkit.ingest.serving.boundary import ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "serving" / "guidellm"
 NEW, OLD = DATA / "benchmarks-0.7.json", DATA / "benchmarks-0.3.json"

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfkit.workloads.serving.ingest.boundary import ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
+from perfkit.ingest.serving.boundary import ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
 
 RUN = Path(__file__).resolve().parents[2] / "data" / "serving" / "aiperf" / "aiperf-0.1.1-gpt-oss-20b"
 ROOT = Path(__file__).resolve().parents[3]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.workloads.serving.ingest.rebuild import NO_TOKEN_TIMES, RawRequest, rebuild
-from perfkit.workloads.serving.ingest.stage import definitions_for, stage_name, stat_name
+from perfkit.ingest.serving.rebuild import NO_TOKEN_TIMES, RawRequest, rebuild
+from perfkit.ingest.serving.stage import definitions_for, stage_name, stat_name
 
 
 def test_chunk_gaps_on_the_stage_axis() -> None:

@@ -14,17 +14,17 @@ import numpy as np
 import pytest
 
 from perfkit.core.record import STATUS_FAILED, STATUS_OK
-from perfkit.workloads.serving.cost import Price
-from perfkit.workloads.serving.ingest.boundary import ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
-from perfkit.workloads.serving.ingest.points import stage_metrics, stage_params, tool_metrics
-from perfkit.workloads.serving.ingest.stage import IngestedStage
-from perfkit.workloads.serving.ingest.to_run import (
+from perfkit.ingest.serving.boundary import ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
+from perfkit.ingest.serving.points import stage_metrics, stage_params, tool_metrics
+from perfkit.ingest.serving.stage import IngestedStage
+from perfkit.ingest.serving.to_run import (
     IngestOptions,
     created_time,
     read_serving_run,
     stages_to_run,
 )
+from perfkit.workloads.serving.measurements.cost import Price
 from perfkit.workloads.serving.records import RequestRecord
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "serving"

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from perfkit.workloads.serving.ingest.boundary import ServingResultsError
-from perfkit.workloads.serving.ingest.dispatch import read_serving_results
+from perfkit.ingest.serving.boundary import ServingResultsError
+from perfkit.ingest.serving.dispatch import read_serving_results
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "serving" / "vllm"
 DETAILED = DATA / "vllm-0.11-detailed.json"

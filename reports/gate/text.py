@@ -1,0 +1,147 @@
+"""Terminal table and JSON of a gate / compare result.
+
+The table has one row per measurement (a point's time, flop/s and bytes/s are one), fits the
+terminal (perfkit.core.terminal: 80 columns when not a tty; long point labels are shortened in
+the middle, the full key is in the JSON), shows every user string through the terminal's
+escaping rule (perfkit.core.terminal.terminal_safe), and puts the reason under every row that is
+not `unchanged`; a note shared by many rows (how the spread was obtained) is a numbered footnote.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from typing import Any
+
+from perfkit.core.terminal import shorten, terminal_safe, terminal_width
+from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
+from perfkit.regression.gate.types import Comparison, Verdict
+from perfkit.reports.gate.format import (
+    VALUES_NOTE,
+    base_text,
+    cand_text,
+    counts_text,
+    fmt_change,
+    fmt_interval,
+    row_main_reason,
+    row_name,
+    sort_key,
+    status_text,
+)
+from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
+from perfkit.reports.serving.why_lines import why_lines
+
+HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
+
+
+def to_json_obj(result: GateResult) -> dict[str, Any]:
+    return {
+        "baseline": _side(result.base),
+        "candidate": _side(result.cand),
+        "policy": {"source": result.policy.source, "correction": result.policy.correction,
+                   "fail_on": list(result.policy.fail_on)},
+        "summary": {v.value: result.count(v) for v in Verdict},
+        "tests": sum(1 for c in result.rows if c.verdict != Verdict.INCOMPARABLE and c.p_raw == c.p_raw),
+        "failed": result.failed,
+        "failing": list(result.failing),
+        "regressed": result.regressed,
+        "outcome": result.outcome,
+        "values": "medians of the raw samples (base_value, cand_value); ratio, interval: the test's",
+        "incomparable_reasons": list(result.run_reasons),
+        "only_in_baseline": list(result.only_base),
+        "only_in_candidate": list(result.only_cand),
+        "rows": [row_obj(c, result) for c in result.rows],
+        "metrics": [c.to_dict() for c in result.comparisons],
+        "serving_why": [w.to_json() for w in result.why],
+    }
+
+
+def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
+    members = [m.metric for m in result.comparisons if m.same_as == c.metric]
+    def num(x: float) -> float | None:
+        return x if math.isfinite(x) else None
+
+    return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
+            "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
+            "baseline_text": base_text(c), "candidate_text": cand_text(c),
+            "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
+            "reason": c.reason}
+
+
+def _side(side: Any) -> dict[str, Any]:
+    return {"run_id": side.run_id, "selector": side.label, "gpu": side.gpu, "commit": side.commit,
+            "branch": side.branch, "spec": side.spec, "spec_hash": side.spec_hash}
+
+
+def render_json(result: GateResult) -> str:
+    return json.dumps(to_json_obj(result), indent=1, allow_nan=False)
+
+
+def _cells(c: Comparison) -> tuple[str, ...]:
+    return (c.verdict.value, terminal_safe(row_name(c)), base_text(c), cand_text(c), fmt_change(c), fmt_interval(c))
+
+
+def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """Rows aligned (numbers right) in `width` columns; a point label too long for its column
+    gets a line of its own above the numbers. One string per row (with newlines)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    others = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(HEAD) - 1)
+    widths[1] = max(min(widths[1], width - others), 12)
+    lines = []
+    for r in rows:
+        first = ""
+        label = r[1]
+        if len(label) > widths[1]:
+            first = shorten(f"{r[0].ljust(widths[0])}  {label}", width) + "\n"
+            label = ""
+        cells = [("" if first else r[0]).ljust(widths[0]), label.ljust(widths[1])]
+        cells += [x.rjust(w) for x, w in zip(r[2:], widths[2:], strict=True)]
+        lines.append(first + "  ".join(cells).rstrip())
+    return lines
+
+
+def _header(result: GateResult, width: int) -> list[str]:
+    b, c = result.base, result.cand
+    out = []
+    for word, side in (("baseline ", b), ("candidate", c)):
+        commit = f", commit {side.commit[:10]}" if side.commit else ""
+        out.append(shorten(terminal_safe(f"{word} {side.label}: run {side.run_id}{commit}"), width))
+    out += textwrap.wrap(terminal_safe(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the "
+                                       f"tests ({result.policy.correction})"), width, subsequent_indent="    ")
+    return out
+
+
+def render_table(result: GateResult) -> str:
+    ordered = sorted(result.rows, key=sort_key)
+    width = terminal_width()
+    lines = _header(result, width)
+    if result.run_reasons:
+        lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
+    table = _table([HEAD, *(_cells(c) for c in ordered)], width)
+    lines.append(table[0])
+    notes: dict[str, int] = {}
+    for c, line in zip(ordered, table[1:], strict=True):
+        lines.append(line)
+        if c.verdict == Verdict.UNCHANGED:
+            continue
+        why = terminal_safe(row_main_reason(c))
+        if c.note:
+            mark = notes.setdefault(c.note, len(notes) + 1)
+            why = f"{why} [{mark}]" if why else f"[{mark}]"
+        lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
+    lines += textwrap.wrap(VALUES_NOTE, width, subsequent_indent="    ")
+    if result.why:
+        lines.append(WHY_TITLE + ":")
+        for line in why_lines(result.why):
+            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
+    lines.append(counts_text(result))
+    if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
+        lines.append("gate " + status_text(result))
+    for note, mark in notes.items():
+        lines += textwrap.wrap(terminal_safe(f"[{mark}] {note}"), width, subsequent_indent="    ")
+    for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
+        if names:
+            lines += textwrap.wrap(terminal_safe(f"only in {word} ({len(names)}): {', '.join(names[:5])}"
+                                                 + (" ..." if len(names) > 5 else "")), width)
+    return "\n".join(lines) + "\n"

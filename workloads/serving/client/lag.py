@@ -1,0 +1,66 @@
+"""How late the client runs: the load client's own delays, measured while a stage runs.
+
+Two probes, their samples pooled:
+- a queued callback: every `interval_s` the loop is given a callback and the time until it runs
+  is recorded: how long a ready event (a chunk that arrived) waits behind the loop's other work;
+- a sleeping thread: a thread sleeps `interval_s` (nanosleep) and records how much later than
+  asked it runs Python again: the machine's scheduling delay (the client process waiting for a
+  core) and the GIL held by the loop or by another thread (a CPU-burning thread in the client).
+A timer on the loop itself is not used: the selector rounds its timeouts up to whole
+milliseconds, which would read as up to 1 ms of lag on an idle client.
+
+Lag delays every timestamp the client takes (a token read late looks like a slow server); the
+stage compares it with what it measured (perfkit.workloads.serving.measurements.client_bound).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator
+
+INTERVAL_S = 0.005
+
+
+def _finish(future: asyncio.Future[None]) -> None:
+    if not future.done():  # the probe may have been cancelled meanwhile
+        future.set_result(None)
+
+
+def _sleeper(samples: list[float], stop: threading.Event, interval_s: float) -> None:
+    while not stop.is_set():
+        asked = time.monotonic()
+        time.sleep(interval_s)
+        samples.append(max(time.monotonic() - asked - interval_s, 0.0))
+
+
+@contextlib.asynccontextmanager
+async def loop_lag(interval_s: float = INTERVAL_S) -> AsyncIterator[list[float]]:
+    """Yields the list the lag samples (seconds) are appended to while the block runs."""
+    samples: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def probe() -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            ran = loop.create_future()
+            queued = time.monotonic()
+            loop.call_soon(_finish, ran)
+            await ran
+            samples.append(time.monotonic() - queued)
+
+    stop = threading.Event()
+    thread = threading.Thread(target=_sleeper, args=(samples, stop, interval_s), daemon=True,
+                              name="perfkit-lag-probe")
+    thread.start()
+    task = asyncio.create_task(probe())
+    try:
+        yield samples
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        stop.set()
+        thread.join(timeout=1.0)

@@ -1,0 +1,113 @@
+"""A serving spec's stage parameters -> what the load client does (StagePlan), its SLO and price."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from perfkit.core.errors import SpecError
+from perfkit.workloads.base import WorkloadSpec
+from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.prompts import (
+    Lengths,
+    read_sharegpt,
+    shared_prefix,
+    synthetic,
+)
+from perfkit.workloads.serving.client.send import Prompt
+from perfkit.workloads.serving.client.stage import StagePlan
+from perfkit.workloads.serving.measurements.cost import Price, load_prices
+from perfkit.workloads.serving.measurements.goodput import Slo
+from perfkit.workloads.serving.spec import LengthSpec, ServingSpec
+
+DEFAULT_REQUESTS = 32
+DEFAULT_OUTPUT_LEN = 128
+DURATION_PROMPTS = 4096  # prompts drawn for a stage bounded by time (cycled)
+MAX_OPEN_LOOP_REQUESTS = 1_000_000
+
+
+def lengths(spec: LengthSpec | None, default: int) -> Lengths:
+    if spec is None:
+        return Lengths(value=default)
+    return Lengths(dist=spec.dist, value=spec.value or default, low=spec.min or 1, high=spec.max or 1,
+                   mean=spec.mean or 0.0, std=spec.std or 0.0)
+
+
+def prompts_for(spec: ServingSpec, n: int, seed: int) -> list[Prompt]:
+    p = spec.prompts
+    out_len = lengths(p.output_len, DEFAULT_OUTPUT_LEN)
+    if p.source == "sharegpt":
+        assert p.path is not None
+        fixed = p.output_len.value if p.output_len is not None and p.output_len.dist == "fixed" else None
+        return read_sharegpt(p.path, n, seed, fixed)
+    if p.source == "shared_prefix":
+        return shared_prefix(n, p.groups, p.prefix_len, lengths(p.input_len, 128), out_len, seed, p.token_ids,
+                             p.vocab_size)
+    return synthetic(n, lengths(p.input_len, 128), out_len, seed, p.token_ids, p.vocab_size)
+
+
+def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePlan:
+    requests = params.get("requests", spec.requests)
+    duration = params.get("duration_s", spec.duration_s)
+    if requests is None and duration is None:
+        requests = DEFAULT_REQUESTS
+    metrics_url = None if spec.metrics_url == "none" else (
+        f"{spec.endpoint}/metrics" if spec.metrics_url == "auto" else spec.metrics_url)
+    width = int(params.get("concurrency") or params.get("max_concurrency") or spec.load.max_concurrency or 1)
+    warmup = spec.warmup if spec.warmup is not None else min(width, 64)
+    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration}
+    if "replay" in params:
+        arrivals = read_replay(params["replay"])
+        base = prompts_for(spec, len(arrivals), seed)
+        plist = [Prompt(b.text, a.input_tokens or b.input_tokens, a.output_tokens or b.output_tokens)
+                 for a, b in zip(arrivals, base, strict=True)]
+        return StagePlan(prompt_for=lambda i: plist[i % len(plist)],
+                         arrivals_s=tuple(a.time_s for a in arrivals), **common)
+    if "concurrency" in params:
+        plist = prompts_for(spec, requests or DURATION_PROMPTS, seed)
+        return StagePlan(prompt_for=lambda i: plist[i % len(plist)], concurrency=int(params["concurrency"]),
+                         requests=requests, **common)
+    rate = float(params["rate"])
+    if requests is None:
+        if math.isinf(rate):
+            raise SpecError(f"{spec.label}: rate .inf with duration_s only sends without end; give requests")
+        assert duration is not None  # one of the two is set (above)
+        requests = min(math.ceil(rate * float(duration) * 1.5) + 16, MAX_OPEN_LOOP_REQUESTS)
+    plist = prompts_for(spec, requests, seed)
+    burst = float(params.get("burstiness", spec.load.burstiness))
+    return StagePlan(prompt_for=lambda i: plist[i % len(plist)],
+                     arrivals_s=tuple(gamma_arrivals(rate, requests, burst, seed)),
+                     max_concurrency=params.get("max_concurrency", spec.load.max_concurrency), **common)
+
+
+def slo_of(spec: ServingSpec) -> Slo | None:
+    s = spec.slo
+    if s is None:
+        return None
+    return Slo(ttft_s=s.ttft_s, tpot_s=s.tpot_s, e2e_s=s.e2e_s, quantile=s.quantile)
+
+
+def price_of(spec: ServingSpec) -> Price | None:
+    p = spec.price
+    if p is None:
+        return None
+    if p.file is not None:
+        prices = load_prices(p.file)
+        if p.name not in prices:
+            names = ", ".join(sorted(prices)[:20])
+            raise SpecError(f"{p.file}: no price named '{p.name}'; use one of: {names}")
+        found = prices[p.name]
+        return Price(found.usd_per_gpu_hour, p.gpus, found.source)
+    assert p.usd_per_gpu_hour is not None
+    return Price(p.usd_per_gpu_hour, p.gpus, p.source)
+
+
+def preflight(spec: WorkloadSpec) -> None:
+    """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
+    one is a located one-line error now, not a failed stage later."""
+    assert isinstance(spec, ServingSpec)
+    price_of(spec)
+    if spec.prompts.source == "sharegpt":
+        prompts_for(spec, 1, 0)
+    if spec.load.replay is not None:
+        read_replay(spec.load.replay)

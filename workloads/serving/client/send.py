@@ -1,0 +1,225 @@
+"""Send one streamed request to an OpenAI-compatible server and time every token it returns.
+
+One pooled keep-alive aiohttp session per stage (`open_session`); each request records when it
+was sent, when every chunk that carried tokens arrived (monotonic clock, relative to the stage's
+t0) and how many tokens each carried (perfkit.workloads.serving.client.chunks). A request never raises:
+an unreachable server, an HTTP error, a stream closed early, malformed SSE, an oversized event or
+a stream that never ends (timeouts) becomes the record's `error`, and the load test goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from perfkit.workloads.serving.client.chunks import read_chunk
+from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
+from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
+
+APIS = ("completions", "chat")
+UNSENT_RETRIES = 3  # a request that never reached the server (a closed keep-alive connection)
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    base_url: str  # http://host:port (the /v1/... path is added)
+    model: str
+    api: str = "completions"
+    connect_timeout_s: float = 10.0  # establishing the connection
+    read_timeout_s: float = 60.0  # the longest wait for the next piece of a stream
+    request_timeout_s: float = 600.0  # a whole request, first byte to last
+    ignore_eos: bool = True  # generate exactly max_tokens (vLLM, SGLang, llama.cpp honour it)
+    usage: bool = True  # ask for stream_options include_usage + continuous_usage_stats
+    logprobs: bool = False  # ask for one logprob per token (a token count where usage is absent)
+    extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request body
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. Authorization
+    max_event_bytes: int = MAX_EVENT_BYTES
+
+    @property
+    def path(self) -> str:
+        return "/v1/chat/completions" if self.api == "chat" else "/v1/completions"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str | list[int]  # a string, or token ids (completions only)
+    input_tokens: int  # the client's count (the server's usage replaces it when given)
+    output_tokens: int  # max_tokens asked for
+
+
+def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": opts.model, "max_tokens": prompt.output_tokens, "stream": True}
+    if opts.api == "chat":
+        text = prompt.text if isinstance(prompt.text, str) else " ".join(map(str, prompt.text))
+        body["messages"] = [{"role": "user", "content": text}]
+        if opts.logprobs:
+            body["logprobs"] = True
+    else:
+        body["prompt"] = prompt.text
+        if opts.logprobs:
+            body["logprobs"] = 1
+    if opts.ignore_eos:
+        body["ignore_eos"] = True
+    if opts.usage:
+        body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+    body.update(opts.extra_body)
+    return body
+
+
+async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
+    """aiohttp's trace hook: the request's headers are on the socket (the body follows at once)."""
+    rec = ctx.trace_request_ctx
+    if isinstance(rec, _Recorder):
+        rec.sent_s = time.monotonic() - rec.t0
+
+
+def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession:
+    """One keep-alive connection pool for a stage (`connections`: the most requests in flight).
+    A request's send time is when aiohttp wrote its headers (its own overhead before is left out)."""
+    connector = aiohttp.TCPConnector(limit=max(connections, 1), force_close=False, enable_cleanup_closed=True)
+    timeout = aiohttp.ClientTimeout(total=opts.request_timeout_s, sock_connect=opts.connect_timeout_s,
+                                    sock_read=opts.read_timeout_s)
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(_headers_sent)
+    return aiohttp.ClientSession(base_url=opts.base_url, connector=connector, timeout=timeout,
+                                 headers=opts.headers, auto_decompress=False, trace_configs=[trace])
+
+
+class _Recorder:
+    """What a request has received so far; `record` turns it into a RequestRecord."""
+
+    def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float) -> None:
+        self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
+        self.sent_s: float | None = None
+        self.end_s: float | None = None
+        self.token_times: list[float] = []
+        self.chunk_times: list[float] = []
+        self.chunk_tokens: list[int] = []
+        self.sources: set[str] = set()
+        self.completion: int | None = None
+        self.prompt_tokens: int | None = None
+        self.server: dict[str, Any] = {}
+        self.done = False
+
+    def chunk(self, payload: Any, t: float) -> str | None:
+        if not isinstance(payload, dict):
+            return "malformed SSE: a data line that is not a JSON object"
+        # the cumulative count so far: the server's usage, else the tokens counted from other sources
+        info = read_chunk(payload, self.completion if self.completion is not None else len(self.token_times))
+        if info.completion_tokens is not None:
+            self.completion = max(info.completion_tokens, self.completion or 0)
+        if info.prompt_tokens is not None:
+            self.prompt_tokens = info.prompt_tokens
+        if info.stamps:
+            for key, value in info.stamps.items():
+                self.server.setdefault(key, []).append(value)
+        if info.error:
+            return f"server error in stream: {info.error}"
+        if info.tokens > 0:
+            self.sources.add(info.source)
+            self.chunk_times.append(t)
+            self.chunk_tokens.append(info.tokens)
+            self.token_times.extend([t] * info.tokens)
+        return None
+
+    def record(self, error: str | None) -> RequestRecord:
+        if error is None and not self.token_times:
+            error = "no output tokens: the stream ended before any token"
+        if error is None and not self.done:
+            error = "stream closed before [DONE]"
+        source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
+        out_tokens = self.completion if self.completion is not None else len(self.token_times)
+        return RequestRecord(
+            index=self.index, scheduled_s=self.scheduled_s, sent_s=self.sent_s,
+            token_times_s=tuple(self.token_times), chunk_times_s=tuple(self.chunk_times),
+            chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
+            input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
+            output_tokens=out_tokens, token_source=source, error=error, server=self.server)
+
+
+async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
+               prompt: Prompt, t0: float) -> RequestRecord:
+    """Send one request; every failure is the record's error (the load test goes on).
+
+    A pooled keep-alive connection the server closed meanwhile (llama.cpp's server closes them
+    after its keep-alive timeout or request count) fails before the request reaches the server:
+    such a request is sent again (at most UNSENT_RETRIES times: the next pooled connection may be
+    closed too), timed from its last send.
+    """
+    body = json.dumps(request_body(opts, prompt)).encode()
+    for attempt in range(UNSENT_RETRIES + 1):
+        rec = _Recorder(index, scheduled_s, prompt, t0)
+        error, unsent = await _attempt(session, opts, rec, body, t0)
+        if not unsent or attempt == UNSENT_RETRIES:
+            break
+    if rec.end_s is None:
+        rec.end_s = time.monotonic() - t0
+    return rec.record(error)
+
+
+async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Recorder, body: bytes,
+                   t0: float) -> tuple[str | None, bool]:
+    """(error or None, whether the request never reached the server on a reused connection)."""
+    answered = False
+    try:
+        rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
+        async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"},
+                                trace_request_ctx=rec) as resp:
+            answered = True
+            if resp.status != 200:
+                text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
+                raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
+            await _read_stream(resp, rec, opts, t0)
+    except _Failed as exc:
+        return str(exc), False
+    except asyncio.TimeoutError:
+        return "timeout: no data within the read timeout, or the request took longer than its limit", False
+    except aiohttp.ClientConnectorError as exc:
+        return f"unreachable: {exc.os_error.strerror if exc.os_error else exc}", False
+    except aiohttp.ClientPayloadError:
+        return "stream closed mid-response", False
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        return f"connection: {type(exc).__name__}: {str(exc)[:160]}", not answered
+    except (aiohttp.ClientError, OSError) as exc:
+        return f"connection: {type(exc).__name__}: {str(exc)[:160]}", False
+    return None, False
+
+
+class _Failed(Exception):
+    pass
+
+
+async def _read_stream(resp: aiohttp.ClientResponse, rec: _Recorder, opts: ClientOptions, t0: float) -> None:
+    parser = SseParser(opts.max_event_bytes)
+    try:
+        async for piece in resp.content.iter_any():
+            t = time.monotonic() - t0
+            if _events(parser.feed(piece), rec, t):
+                rec.end_s = t
+                return
+        _events(parser.close(), rec, time.monotonic() - t0)
+    except SseError as exc:
+        raise _Failed(f"malformed SSE: {exc}") from None
+    if not rec.done:
+        raise _Failed("stream closed before [DONE]")
+
+
+def _events(payloads: list[str], rec: _Recorder, t: float) -> bool:
+    """Apply the events; True once [DONE] came."""
+    for data in payloads:
+        if data.strip() == "[DONE]":
+            rec.done = True
+            return True
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            raise _Failed("malformed SSE: a data line that is not JSON") from None
+        problem = rec.chunk(payload, t)
+        if problem:
+            raise _Failed(problem)
+    return False

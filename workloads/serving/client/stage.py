@@ -1,0 +1,142 @@
+"""Run one load stage against a server: warm-up requests, then closed-loop concurrency or
+open-loop arrivals, with the client's own loop lag and send lateness measured throughout.
+
+Closed loop (`concurrency` K): K requests in flight; each finished request is followed at once
+by the next; a request is due when its slot frees. Open loop (`arrivals`): request i is due at
+its arrival time; with `max_concurrency` it also waits for a free slot, and that wait is client
+queueing (TTFT and E2E "from schedule" include it; the plain ones start at the send). Send
+lateness (open loop): when the scheduler woke for an arrival minus the arrival time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from perfkit.workloads.serving.client.lag import loop_lag
+from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
+from perfkit.workloads.serving.records import RequestRecord
+
+METRICS_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    prompt_for: Callable[[int], Prompt]  # the prompt of request i
+    concurrency: int | None = None  # closed loop with this many in flight
+    arrivals_s: tuple[float, ...] | None = None  # open loop: arrival times
+    max_concurrency: int | None = None  # open loop: at most this many in flight
+    requests: int | None = None  # stop after this many (closed loop; open loop: len(arrivals_s))
+    duration_s: float | None = None  # stop starting requests after this long
+    warmup: int = 0  # requests sent at once (and awaited) before the stage, not recorded: they open
+    # the pool's connections, so no measured request pays for a TCP connect
+    metrics_url: str | None = None  # Prometheus /metrics, scraped before and after
+
+
+@dataclass
+class StageResult:
+    records: list[RequestRecord]
+    duration_s: float  # t0 to the end of the last request
+    lag_s: list[float]
+    lateness_s: list[float] = field(default_factory=list)
+    t0_monotonic_s: float = 0.0  # the client's time.monotonic() at t0 (to place server stamps)
+    metrics_before: str | None = None
+    metrics_after: str | None = None
+    notes: list[str] = field(default_factory=list)
+    mean_interarrival_s: float | None = None  # open loop: the plan's mean gap between arrivals
+
+
+async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[str]) -> str | None:
+    """The text of a Prometheus endpoint, or None with a note (never fails the stage)."""
+    if not url:
+        return None
+    try:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=METRICS_TIMEOUT_S)) as resp:
+            if resp.status != 200:
+                notes.append(f"{url}: HTTP {resp.status}; server metrics left out")
+                return None
+            return (await resp.content.read(16 * 1024 * 1024)).decode("utf-8", "replace")
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        notes.append(f"{url}: {type(exc).__name__}; server metrics left out")
+        return None
+
+
+def mean_gap_s(arrivals_s: tuple[float, ...] | None) -> float | None:
+    """The mean time between an open-loop plan's arrivals (None: closed loop or one arrival)."""
+    if arrivals_s is None or len(arrivals_s) < 2:
+        return None
+    return (arrivals_s[-1] - arrivals_s[0]) / (len(arrivals_s) - 1)
+
+
+async def warm_up(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan, n: int) -> list[RequestRecord]:
+    """`n` requests sent at once and awaited, not recorded: they open the pool's connections."""
+    t_w = time.monotonic()
+    return list(await asyncio.gather(*(send(session, opts, -1, 0.0, plan.prompt_for(i), t_w) for i in range(n))))
+
+
+async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
+    width = plan.concurrency or plan.max_concurrency or max(len(plan.arrivals_s or ()), 1)
+    notes: list[str] = []
+    async with open_session(opts, min(width, 10_000)) as session:
+        if plan.warmup:
+            warm = await warm_up(session, opts, plan, plan.warmup)
+            failed = sum(1 for r in warm if r.error)
+            if failed:
+                notes.append(f"{failed} of {plan.warmup} warm-up requests failed ({warm[0].error or ''})")
+        before = await scrape(session, plan.metrics_url, notes)
+        async with loop_lag() as lag:
+            t0 = time.monotonic()
+            if plan.arrivals_s is not None:
+                records, lateness = await open_loop(session, opts, plan, t0)
+            else:
+                records, lateness = await closed_loop(session, opts, plan, t0), []
+            duration = time.monotonic() - t0
+        after = await scrape(session, plan.metrics_url, notes)
+    records.sort(key=lambda r: r.index)
+    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s))
+
+
+async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
+                       t0: float) -> list[RequestRecord]:
+    assert plan.concurrency
+    limit = plan.requests if plan.requests is not None else 10_000_000
+    counter = iter(range(limit))
+    out: list[RequestRecord] = []
+
+    async def worker() -> None:
+        for i in counter:
+            now = time.monotonic() - t0
+            if plan.duration_s is not None and now >= plan.duration_s:
+                return
+            out.append(await send(session, opts, i, now, plan.prompt_for(i), t0))
+
+    await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+    return out
+
+
+async def open_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
+                     t0: float) -> tuple[list[RequestRecord], list[float]]:
+    assert plan.arrivals_s is not None
+    slots = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
+    lateness: list[float] = []
+
+    async def one(i: int, due: float) -> RequestRecord:
+        if slots is None:
+            return await send(session, opts, i, due, plan.prompt_for(i), t0)
+        async with slots:
+            return await send(session, opts, i, due, plan.prompt_for(i), t0)
+
+    tasks = []
+    for i, due in enumerate(plan.arrivals_s):
+        if plan.duration_s is not None and due >= plan.duration_s:
+            break
+        wait = t0 + due - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        lateness.append(max(time.monotonic() - t0 - due, 0.0))
+        tasks.append(asyncio.create_task(one(i, due)))
+    return list(await asyncio.gather(*tasks)), lateness
