@@ -3,7 +3,7 @@
 benchmarks/gpu_validate.py runs them in this order (docs/gpu-validation.md has the table).
 `env_info` and `load_specs` are the bodies of the env and specs steps (run in their own process).
 Round two (issue 29): the new steps first, and the default steps' limits plus the wheels'
-install add up to at most DEADLINE_S (tests/test_gpu_validate_dry_run.py checks it), so no
+install add up to at most DEADLINE_S (tests/benchmarks/test_gpu_validate_dry_run.py checks it), so no
 step is dropped for time; the steps the first run already proved (tests, timer, triton,
 ncu_metrics, calibrate_repeat) run only when named.
 `tools` (tool discovery, nsys if present: benchmarks/gpu_validate_tools.py) and `nccl_probe`

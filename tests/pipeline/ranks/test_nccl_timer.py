@@ -66,7 +66,7 @@ def _rank(rank: int, port: int, out: str, mode: str) -> None:
 def _run(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     # spawned ranks import this module by its name (tests.multigpu...): the repository root must be
     # on the path they inherit (pytest's importlib mode does not put it there)
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[3]))
     ctx = mp.get_context("spawn")
     port = _free_port()
     procs = [ctx.Process(target=_rank, args=(r, port, str(tmp_path), mode)) for r in range(2)]
@@ -116,7 +116,7 @@ def test_a_spec_asking_for_lockstep_gets_the_barrier_per_call_timer(tmp_path: Pa
 
     from perfkit.core.record import load_run
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     spec = tmp_path / "lock.yaml"
     spec.write_text("name: lock\ndevice: cpu\ncpu_threads: 1\nlaunch: {nproc: 2, point_timeout_s: 60}\n"
                     "timing: {warmup_s: 0.01, budget_s: 0.05, min_reps: 5, max_reps: 20}\n"

@@ -66,7 +66,7 @@ def test_collective_metrics_from_traces_without_profiler_steps(tmp_path: Path) -
         return path
 
     out = collective_metrics([trace(0, 20.0), trace(1, 100.0)], label="pt")
-    # the metrics of analyzers/collectives/share.py (tests/analyzers/test_collective_share.py): windows
+    # the metrics of analyzers/collectives/share.py (tests/analyzers/collectives/test_collective_share.py): windows
     # [0, 50) and [100, 150). rank 0: [5, 30) + [110, 130) = 45 us of 100; rank 1: 45 + 50 = 95 us
     assert list(out) == ["rank0_collective_share", "rank1_collective_share", "collective_share"]
     assert out["rank0_collective_share"] == pytest.approx(45 / 100)

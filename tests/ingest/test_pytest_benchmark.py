@@ -10,7 +10,7 @@ import pytest
 from perfkit.core.errors import StoreError
 from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
 
-DATA = Path(__file__).with_name("data")
+DATA = Path(__file__).resolve().parents[1] / "store" / "data"
 
 
 def test_per_round_samples_become_a_run() -> None:

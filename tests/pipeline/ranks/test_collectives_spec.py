@@ -13,7 +13,7 @@ from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.worker_task import WorkerTask, read_task
 from perfkit.workloads.collectives.cost import bus_factor, busbw_bytes_per_s, message_elements
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 SPEC = """\
 name: c

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GPU_STEPS = {"calib", "decode", "nccl_probe", "fp8_small_m", "gemm", "ncu", "graph_trace", "memory", "doctor"}
 ALL_STEPS = ["env", "tools", "specs", "calib", "decode", "nccl_probe", "fp8_small_m", "gemm", "ncu", "ncu_flops",
              "graph_trace", "memory", "doctor"]  # the default run, in order (issue 29: the new steps first)

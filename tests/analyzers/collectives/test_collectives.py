@@ -19,7 +19,7 @@ from perfkit.analyzers.collectives.names import canonical_collective
 from perfkit.analyzers.loaders.kineto.load import load_trace
 from perfkit.analyzers.suite import run_analyses
 
-NCCL = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "traces" / "hta_nccl_data_a100.json.gz"
+NCCL = Path(__file__).resolve().parents[3].parent / "shared" / "bench" / "traces" / "hta_nccl_data_a100.json.gz"
 SIZE = {"Float": 4, "Long": 8, "Byte": 1}
 
 

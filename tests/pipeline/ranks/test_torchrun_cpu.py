@@ -25,7 +25,7 @@ from perfkit.pipeline.ranks.worker import TEST_FAULT_ENV
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 pytest.importorskip("torch.distributed")
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from perfkit.ingest.asv.parse import parse_asv
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DJANGO = REPO / "tests" / "data" / "asv" / "django_asv" / "results"
 EXAMPLE = REPO / "tests" / "data" / "asv" / "asv_example_results" / "results"
 SUFFIX = {"time": "time_s", "memory": "bytes", "peakmemory": "peak_bytes"}

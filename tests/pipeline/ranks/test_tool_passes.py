@@ -16,7 +16,7 @@ from perfkit.core.record import load_run
 from perfkit.pipeline.spec import RunSpec
 from perfkit.pipeline.worker_task import ROLE_NSYS, WorkerTask, write_task
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 pytest.importorskip("torch.distributed")
 
 SPEC = {"name": "passes", "device": "cpu", "cpu_threads": 1, "launch": {"nproc": 2, "point_timeout_s": 60},

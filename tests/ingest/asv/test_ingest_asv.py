@@ -17,7 +17,7 @@ import pytest
 from perfkit.core.errors import StoreError
 from perfkit.ingest.asv.parse import parse_asv
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DJANGO = REPO / "tests" / "data" / "asv" / "django_asv" / "results"
 ODD = REPO / "tests" / "data" / "asv" / "asv_example_results" / "odd"
 COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a", "stats_ci_99_b",

@@ -17,7 +17,7 @@ from perfkit.commands.doctor import footnotes, render_table, summary_line
 from perfkit.profiler.doctor.model import FAIL, OK, SKIP, STATUSES, WARN, Check
 from perfkit.profiler.doctor.selftest import guarded, selftest_checks, timer_ratio_check
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _doctor(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -68,7 +68,7 @@ def test_torchrun_refusing_its_arguments_is_exit_2_with_its_error_line(tmp_path:
     """Not 130 (Ctrl-C's code) with the cause hidden under --quiet: exit 2, torchrun's own line."""
     spec_path = tmp_path / "bogus.yaml"
     spec_path.write_text(BOGUS)
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec_path), "--quiet", "--no-store",
                            "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(repo)})
