@@ -16,7 +16,7 @@ from perfkit.workloads.custom.pallas import CPU_PALLAS_REASON
 from perfkit.workloads.custom.runner import prepare
 from perfkit.workloads.custom.spec import CustomSpec
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 pytest.importorskip("jax")
 
 
@@ -40,7 +40,7 @@ def test_interpreted_kernel_matches_the_reference_and_is_not_timed() -> None:
 
 @pytest.mark.slow
 def test_a_wrong_reference_fails_numerics() -> None:
-    prepared = prepare(_point("tests.workloads.test_custom_pallas:doubled"), RunContext(device="cpu"))
+    prepared = prepare(_point("tests.workloads.custom.test_custom_pallas:doubled"), RunContext(device="cpu"))
     assert prepared.check is not None
     numerics = prepared.check()
     assert numerics is not None and not numerics.ok

@@ -18,7 +18,7 @@ import pytest
 from perfkit.pipeline.spec import load_spec
 from perfkit.workloads.custom.spec import CustomSpec
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 pytest.importorskip("triton")
 
 
