@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEADLINE_S = 420
+DEADLINE_S = 480  # round three: <= 8 minutes on one lent device
 WHEELS_LIMIT_S = 30  # the wheels' install (gpu_validate.install_wheels) counts against the deadline too
 GPU, NCU = "a CUDA GPU", "ncu"
 NCU_SPEC = "examples/gemm-gpu-ncu.yaml"
@@ -173,8 +173,16 @@ def calib_details(ctx: Context) -> dict[str, Any]:
         out[name] = {"value": c["value"], "unit": c.get("unit"),
                      "shape": best.get("shape") or ([best["size"]] * 3 if c["kind"] == "compute" and best else None)}
     if "dram" in out and "dram_read" in out:
-        out["read_over_copy"] = out["dram_read"]["value"] / out["dram"]["value"]
+        out["read_over_copy"] = ratio = out["dram_read"]["value"] / out["dram"]["value"]
+        out["read_variant"] = _best_variant(ceilings["dram_read"])
+        if ratio < 1.0:  # a read-only stream moves half the bytes per element a copy does: it must not be slower
+            out["fail_reason"] = f"the read-only roof is {ratio:.2f}x the copy's bytes/s: not a roof"
     return out
+
+
+def _best_variant(ceiling: dict[str, Any]) -> str | None:
+    sweep = ceiling.get("sweep") or []
+    return max(sweep, key=lambda p: p.get("value", 0.0)).get("variant") if sweep else None
 
 
 def over_roof(points: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[str]:
@@ -231,6 +239,28 @@ def _decode_details(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def short_kernels_details(ctx: Context) -> dict[str, Any]:
+    """The timer vs the CUPTI duration per size (benchmarks/short_kernels.py's JSON)."""
+    path = ctx.out / "short_kernels.json"
+    if not path.is_file():
+        return {"fail_reason": "no short_kernels.json"}
+    data = json.loads(path.read_text())
+    rows = {str(r["numel"]): {k: r.get(k) for k in ("timer_median_s", "kernel_median_s", "inflation", "exceeds_noise")}
+            for r in data.get("rows", [])}
+    out: dict[str, Any] = {"rows": rows, "inflated": data.get("inflated"), "sizes_in_2_to_50_us": data.get("sizes_in_2_to_50_us")}
+    if data.get("fail_reason"):
+        out["fail_reason"] = data["fail_reason"]
+    return out
+
+
+def serve_gpu_details(ctx: Context) -> dict[str, Any]:
+    """`perfkit serve --model` on the GPU behind serve-bench (benchmarks/gpu_validate_serve.py's JSON)."""
+    path = ctx.work / "serve_gpu" / "serve_gpu.json"
+    logs = [ctx.work / "serve_gpu" / n for n in ("serve.log", "bench.log", "decode.log")]
+    ctx.archive += [p for p in logs if p.is_file()]
+    return dict(json.loads(path.read_text())) if path.is_file() else {"fail_reason": "no serve_gpu.json"}
+
+
 def memory_details(ctx: Context) -> dict[str, Any]:
     """The memory step's checks (benchmarks/gpu_validate_memory.py's report.json)."""
     path = ctx.work / "memory" / "report.json"
@@ -247,33 +277,40 @@ STEPS = (
                                       "load_specs(sys.argv[1:])", *SPECS]]),
     Step("calib", 60, (GPU,), lambda c: [_perfkit("calibrate", "--device", "cuda", "--quick", "--quiet")],
          details=calib_details),
+    Step("gemm", 30, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
+                                                 "--out", str(c.work / "gemm"))], details=gemm_roof_details),
+    # round three: the timer vs CUPTI for 2-50 us kernels; a server on the GPU with energy per token
+    Step("short_kernels", 25, (GPU,), lambda c: [[PY, "-m", "benchmarks.short_kernels", "--device", "cuda",
+                                                  "--out", str(c.out / "short_kernels.json")]],
+         details=short_kernels_details),
+    Step("serve_gpu", 150, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_serve", "--device", "cuda",
+                                               "--model", "llama-3.1-8b", "--out", str(c.work / "serve_gpu")]],
+         details=serve_gpu_details),
     Step("decode", 105, (GPU,), lambda c: [[PY, "-m", "benchmarks.decode_gpu", "--modes", "cuda_graph,compile",
                                             "--attention", "varlen", "--no-prefill",
                                             "--out", str(c.out / "decode_gpu.json"), "--work", str(c.work / "decode")]],
          details=_decode_details),
-    # issue 29, nsys / NCCL part: world-size-1 NCCL probe under torchrun
-    Step("nccl_probe", 35, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe", "--out", str(c.work),
-                                               "--timeout-s", "30"]],
-         details=_json_details("nccl_probe")),
-    Step("fp8_small_m", 20, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
-                                                        "--out", str(c.work / "fp8_small_m"))],
-         details=fp8_small_m_details),
-    Step("gemm", 30, (GPU,), lambda c: [_perfkit("profile", "examples/gemm-gpu-validate.yaml", "--no-store", "--quiet",
-                                                 "--out", str(c.work / "gemm"))], details=gemm_roof_details),
-    Step("ncu", 30, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
-                                                    "--out", str(c.work / "ncu"))], details=ncu_details),
-    Step("ncu_flops", 10, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
-                                          "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
-         after="ncu", details=_json_details("ncu_flops")),
-    Step("graph_trace", 15, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
-                                                "--details", str(c.work / "graph_trace.json")]],
-         details=_json_details("graph_trace")),
-    # issue 27: the memory pass on a CUDA-graph decode (private pools, segments vs memory_stats,
-    # the budget vs NVML's used memory within 2%)
-    Step("memory", 25, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_memory", "--out", str(c.work / "memory")]],
-         details=memory_details),
     Step("doctor", 20, (GPU,), lambda c: [_perfkit("doctor", "--selftest", "--format", "json"), _perfkit("doctor")],
          stdout_to="doctor.json"),
+    # proved by round two (benchmarks/results/gpu-validate-h200-round2/): only when named
+    Step("nccl_probe", 35, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_nccl_probe", "--out", str(c.work),
+                                               "--timeout-s", "30"]],
+         details=_json_details("nccl_probe"), default=False),
+    Step("fp8_small_m", 20, (GPU,), lambda c: [_perfkit("profile", FP8_SMALL_M_SPEC, "--no-store", "--quiet",
+                                                        "--out", str(c.work / "fp8_small_m"))],
+         details=fp8_small_m_details, default=False),
+    Step("ncu", 30, (GPU, NCU), lambda c: [_perfkit("profile", NCU_SPEC, "--ncu", "--no-store",
+                                                    "--out", str(c.work / "ncu"))], details=ncu_details, default=False),
+    Step("ncu_flops", 10, (), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "flops", _ncu_run(c),
+                                          "--dtypes", "bf16,fp8", "--details", str(c.work / "ncu_flops.json")]],
+         after="ncu", details=_json_details("ncu_flops"), default=False),
+    Step("graph_trace", 15, (GPU,), lambda c: [[PY, "-m", "benchmarks.graph_trace_probe",
+                                                "--details", str(c.work / "graph_trace.json")]],
+         details=_json_details("graph_trace"), default=False),
+    # the memory pass on a CUDA-graph decode (private pools, segments vs memory_stats,
+    # the budget vs NVML's used memory within 2%)
+    Step("memory", 25, (GPU,), lambda c: [[PY, "-m", "benchmarks.gpu_validate_memory", "--out", str(c.work / "memory")]],
+         details=memory_details, default=False),
     # proved by the first run (benchmarks/results/gpu-validate-h200/): only when named
     Step("ncu_metrics", 30, (NCU,), lambda c: [[PY, "-m", "benchmarks.ncu_checks", "metrics", "--chip", "gh100",
                                                 "--details", str(c.work / "ncu_metrics.json")]],

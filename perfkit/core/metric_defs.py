@@ -213,6 +213,10 @@ METRICS: tuple[MetricDef, ...] = (
        gated=False),
     _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
        "forward", gated=False),
+    # the timer against the trace (pipeline/point_runner.py, profiler/inflation.py; docs/timing.md)
+    _m("timer_inflation", "timer inflation", "", LOWER, "timer median per call / the kernels' own (CUPTI) "
+       "time per call in the point's trace - 1; only for points whose kernels take < 50 us per call",
+       gated=False, shown_as=FRACTION),
     # memory (profile: {memory: true}; pipeline/memory_pass.py, docs/memory-budget.md)
     *_memory(),
     # serving (workloads/serving/measurements/summary.py; vLLM's definitions, REFERENCE.md "Serving metrics").

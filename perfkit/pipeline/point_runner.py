@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.analyzers.graph_coverage import coverage_note, graph_coverage, load_events
+from perfkit.analyzers.range_kernel_time import kernel_time_per_range_s
 from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
@@ -23,6 +24,7 @@ from perfkit.core.timing import TimingConfig
 from perfkit.core.units import fmt_num
 from perfkit.pipeline.memory_pass import point_memory
 from perfkit.profiler.env import gpu_reader
+from perfkit.profiler.inflation import SHORT_KERNEL_S, inflation
 from perfkit.profiler.nvtx_ranges import nvtx_range
 from perfkit.profiler.timer import time_callable
 from perfkit.profiler.trace_capture import capture_trace
@@ -132,6 +134,7 @@ def _measure(
                 trace = rel
                 if ctx.device.startswith("cuda"):
                     metrics.update(_graph_note(run_dir / rel))
+                    metrics.update(_inflation_note(run_dir / rel, point.key, measurement))
             if plan.memory and measurement is not None:
                 with nvtx_range("memory", plan.nvtx):
                     found, budget = point_memory(prepared.fn, prepared.resident, ctx.device, run_dir, index,
@@ -152,6 +155,24 @@ def _measure(
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
                        gpu_after_timing=gpu, memory_budget=budget)
+
+
+def _inflation_note(trace_path: Path, label: str, measurement: Measurement | None) -> dict[str, Any]:
+    """For a short point (kernels under SHORT_KERNEL_S per call): the timer's inflation over the
+    kernels' own (CUPTI) time in the point's trace, and a note when it exceeds the timer's noise."""
+    if measurement is None:
+        return {}
+    try:
+        per_call = kernel_time_per_range_s(load_events(trace_path), label)
+    except (OSError, ValueError):
+        return {}
+    found = inflation(measurement.stats.median_s, measurement.stats.rel_ci_halfwidth, per_call)
+    if found is None or found.kernel_s > SHORT_KERNEL_S:
+        return {}
+    out: dict[str, Any] = {"timer_inflation": found.ratio}
+    if found.exceeds_noise:
+        out["timer_note"] = found.note()
+    return out
 
 
 def _graph_note(trace_path: Path) -> dict[str, str]:

@@ -5,9 +5,10 @@ Each point's time is the 10th percentile of the timer's samples (the median is k
   (on a CPU also libc memcpy, the faster of the two counting).
   On a GPU, `repeat` copies are captured into one CUDA graph so that small (cache-resident)
   copies are not launch-bound; the time per copy is the sample / repeat.
-- read: `torch.sum` over an nbytes float32 buffer (a read-only stream: bytes = nbytes; the
-  scalar written is negligible). Decode mostly reads, and a read stream runs faster than a copy
-  (~12% on an H200), so decode MBU is judged against this roof as well as the copy's.
+- read: an nbytes float32 buffer read once (bytes = nbytes; what is written is negligible), the
+  faster of `torch.sum` and, on a GPU, a streaming read kernel (read_kernel.py: torch.sum
+  measured 0.93-0.98x of the copy on an H200, not a roof). Decode mostly reads, and a read
+  stream runs faster than a copy, so decode MBU is judged against this roof and the copy's.
 - gemm: C = A @ B, M x N x K (n x n x n for the size sweep), flop = 2 M N K, random normal
   inputs (zeros run faster than real data on some GPUs). tf32 turns torch's TF32 matmul switch
   on for the call, fp32 turns it off; fp8 uses torch._scaled_mm (e4m3 inputs, unit scales, bf16
@@ -85,7 +86,9 @@ def copy_point(device: str, nbytes: int, config: TimingConfig, repeat: int = 1) 
 
 
 def read_point(device: str, nbytes: int, config: TimingConfig) -> SweepPoint:
-    """Read-only bandwidth (bytes/s, bytes read) of summing an nbytes float32 buffer."""
+    """Read-only bandwidth (bytes/s, bytes read) of an nbytes float32 buffer, the best variant:
+    `torch.sum`, and on a GPU also the streaming read kernel (roofline/calibrate/read_kernel.py)
+    once its partial sums add up to the buffer's sum (a kernel that skipped bytes never counts)."""
     import torch
 
     numel = max(nbytes // 4, 1)
@@ -95,8 +98,29 @@ def read_point(device: str, nbytes: int, config: TimingConfig) -> SweepPoint:
         src = torch.from_numpy(np.ones(numel, dtype=np.float32))
     acc = torch.zeros((), dtype=torch.float32, device=src.device)
     with _on(device):
-        return _point(numel * 4, float(numel * 4), 1, lambda: torch.sum(src, 0, out=acc), device,
-                      config, "torch.sum")
+        points = [_point(numel * 4, float(numel * 4), 1, lambda: torch.sum(src, 0, out=acc), device,
+                         config, "torch.sum")]
+        stream = _read_stream(src) if device.startswith("cuda") else None
+        if stream is not None:
+            points.append(_point(numel * 4, float(numel * 4), 1, stream, device, config, "stream kernel"))
+    return max(points, key=lambda p: p.value)
+
+
+def _read_stream(src: Any) -> Callable[[], Any] | None:
+    """The streaming read kernel over `src` (all ones), or None where Triton is missing or its
+    partials do not add up to the element count."""
+    try:
+        import torch
+
+        from perfkit.roofline.calibrate.read_kernel import read_fn
+
+        n_sms = torch.cuda.get_device_properties(src.device).multi_processor_count
+        call, partials = read_fn(src, n_sms)
+        call()
+        total = float(partials.double().sum())
+    except Exception:  # no Triton, no compiler for this GPU: torch.sum alone
+        return None
+    return call if total == float(src.numel()) else None
 
 
 def gemm_point(device: str, n: int, dtype: str, config: TimingConfig) -> SweepPoint:

@@ -316,7 +316,8 @@ def _read(info: DeviceInfo, plan: Plan, sizes: Sequence[int], say: Callable[[str
         say(f"read {size / MiB:.0f} MiB: {point.value / 1e9:.1f} GB/s ({point.variant})")
         points.append(point)
     best = best_of(points)
-    method = (f"torch.sum over a float32 buffer (bytes read) at the copy's plateau sizes "
+    method = (f"{best.variant} over a float32 buffer (bytes read; the best of torch.sum and, on a GPU, "
+              f"the streaming read kernel) at the copy's plateau sizes "
               f"{', '.join(str(p.size // MiB) for p in points)} MiB, the best ({best.size // MiB} MiB)")
     return MeasuredCeiling("dram_read", KIND_MEMORY, best.value, method, level="dram_read", sweep=tuple(points))
 

@@ -98,6 +98,12 @@ SMOKE: dict[str, Smoke] = {
                           slow=True),
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
+    "short_kernels": Smoke(("--device", "cuda", "--out", "{tmp}/short.json"),
+                           (r"numel +\d+: timer +[\d.]+ us +kernel", r"no CUDA device: the CPU part ran|inflation")),
+    "gpu_validate_serve": Smoke(
+        ("--device", "cpu", "--model", "tiny", "--dtype", "fp32", "--concurrency", "1", "--requests", "2",
+         "--input-len", "8", "--output-len", "4", "--out", "{tmp}/serve"),
+        (r'"decode_step_s": [\d.e-]+', r'"energy_per_output_tok_j": "not measured"'), slow=True),
     "timer_floor": Smoke(("--smoke",), (r"paired ratio", r"all within target: (True|False)"), slow=True),
     "timer_vs_do_bench": Smoke(
         ("--smoke",), (r"needs a CUDA device; nothing to compare|worst \|ratio - 1\|",), slow=True),

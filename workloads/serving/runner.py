@@ -26,7 +26,7 @@ from perfkit.workloads.serving.measurements.client_bound import client_bound_rea
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import summarize
 from perfkit.workloads.serving.spec import ServingSpec
-from perfkit.workloads.serving.telemetry.gpu_telemetry import gpu_telemetry
+from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
 from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
 
 MEASURED_BY_CLIENT = "serving stage: measured request by request by the load client"
@@ -59,6 +59,10 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         result = _run(spec, point.params, ctx.seed)
     measured = stage_metrics(spec, point.key, result, ctx, point.params)
     server = {**measured.get("server_metrics", {}), **gpus.metrics()}
+    per_tok = energy_per_token_j(gpus.energy_j, float(measured.get("output_tok_per_s") or 0.0)
+                                 * float(measured.get("duration_s") or 0.0))
+    if per_tok is not None:
+        server["server_gpu_energy_per_output_tok_j"] = per_tok
     if server:
         measured["server_metrics"] = server
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)

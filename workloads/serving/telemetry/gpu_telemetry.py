@@ -2,7 +2,9 @@
 
 A thread samples every GPU NVML sees every `interval_s`: utilization (%), memory used (bytes)
 and power (W); the stage keeps, per GPU and over all of them, the mean utilization and power and
-the most memory used. Only for a server on this host (the endpoint's host is loopback): a remote
+the most memory used, and the energy the GPUs' counters (nvmlDeviceGetTotalEnergyConsumption, mJ)
+advanced by over the stage (joules; per output token in the stage's metrics). A GPU without an
+energy counter, or a counter that went back, leaves energy "not measured", never 0. Only for a server on this host (the endpoint's host is loopback): a remote
 server's GPUs are not these. Without NVML or a GPU it records nothing and says why.
 """
 
@@ -31,6 +33,7 @@ class Telemetry:
     mem_used_bytes: list[float] = field(default_factory=list)
     gpus: int = 0
     note: str = ""
+    energy_j: float | None = None  # NVML's energy counters over the stage, all GPUs (None: not measured)
 
     def metrics(self) -> dict[str, Any]:
         if not self.util_pct:
@@ -40,7 +43,31 @@ class Telemetry:
                                "server_gpu_mem_used_max_bytes": max(self.mem_used_bytes)}
         if self.power_w:
             out["server_gpu_power_mean_w"] = statistics.fmean(self.power_w)
+        if self.energy_j is not None:
+            out["server_gpu_energy_j"] = self.energy_j
         return out
+
+
+def energy_per_token_j(energy_j: float | None, tokens: float) -> float | None:
+    """Joules per token over a stage; None (not measured, never 0) without a counter or tokens."""
+    if energy_j is None or not energy_j >= 0 or not tokens > 0:
+        return None
+    return energy_j / tokens
+
+
+def _energy_mj(nvml: Any, handles: list[Any]) -> list[int] | None:
+    """Each GPU's energy counter (mJ since the driver loaded); None when one has none (pre-Volta)."""
+    try:
+        return [int(nvml.nvmlDeviceGetTotalEnergyConsumption(h)) for h in handles]
+    except Exception:
+        return None
+
+
+def _energy_between(before: list[int] | None, after: list[int] | None) -> float | None:
+    if before is None or after is None or len(before) != len(after):
+        return None
+    deltas = [b - a for a, b in zip(before, after, strict=True)]
+    return sum(deltas) / 1000.0 if all(d >= 0 for d in deltas) else None  # a counter reset: not measured
 
 
 def _sample(nvml: Any, handles: list[Any], out: Telemetry) -> None:
@@ -83,6 +110,7 @@ def gpu_telemetry(endpoint: str, interval_s: float = INTERVAL_S) -> Iterator[Tel
                     return
 
         thread = threading.Thread(target=loop, daemon=True, name="perfkit-gpu-telemetry")
+        energy_before = _energy_mj(nvml, handles) if handles else None
         if handles:
             thread.start()
         try:
@@ -91,6 +119,7 @@ def gpu_telemetry(endpoint: str, interval_s: float = INTERVAL_S) -> Iterator[Tel
             stop.set()
             if handles:
                 thread.join(timeout=2.0)
+                out.energy_j = _energy_between(energy_before, _energy_mj(nvml, handles))
     finally:
         with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
