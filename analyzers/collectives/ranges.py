@@ -42,15 +42,30 @@ def enclosing_collective_ranges(table: EventTable, kernel_rows: npt.NDArray[Any]
         mine = ranges[(rank[ranges] == key[0]) & (tid[ranges] == key[1])]
         mine = mine[np.lexsort((-end[mine], ts[mine]))]  # by start; of equal starts the outer first
         at = np.flatnonzero(ok & (rank[np.maximum(calls, 0)] == key[0]) & (tid[np.maximum(calls, 0)] == key[1]))
-        for i in at.tolist():
-            t = int(ts[calls[i]])
-            j = int(np.searchsorted(ts[mine], t, side="right")) - 1
-            while j >= 0:  # the innermost open range: the latest start whose end is not before t
-                if int(end[mine[j]]) >= t:
-                    found[i] = int(mine[j])
-                    break
-                j -= 1
+        _innermost(found, at, ts[calls[at]], mine, ts[mine], end[mine])
     return found, [_collective(table, r) for r in found.tolist()]
+
+
+def _innermost(found: npt.NDArray[np.int64], at: npt.NDArray[Any], launch_ts: npt.NDArray[Any],
+               rows: npt.NDArray[Any], starts: npt.NDArray[Any], ends: npt.NDArray[Any]) -> None:
+    """found[at[i]] = the row of the innermost range open at launch_ts[i]: of the ranges started
+    at or before it (`rows` by start, outer first on ties), the latest whose end is not before it.
+
+    One sweep in time with a stack of open ranges: O((launches + ranges) log) in all, where walking
+    back over every earlier range per launch grew with their product.
+    """
+    order = np.argsort(launch_ts, kind="stable")
+    start_list, end_list, row_list = starts.tolist(), ends.tolist(), rows.tolist()
+    stack: list[int] = []  # positions into rows, by start
+    pushed = 0
+    for i, t in zip(at[order].tolist(), launch_ts[order].tolist(), strict=True):
+        while pushed < len(start_list) and start_list[pushed] <= t:
+            stack.append(pushed)
+            pushed += 1
+        while stack and end_list[stack[-1]] < t:  # ended before this launch: before every later one too
+            stack.pop()
+        if stack:
+            found[i] = row_list[stack[-1]]
 
 
 def _collective(table: EventTable, row: int) -> str:

@@ -32,6 +32,7 @@ from perfkit.analyzers.loaders.other_tools import other_tool_hint
 from perfkit.analyzers.loaders.rocprof.schema import is_rocprof_json
 from perfkit.analyzers.loaders.xla.files import load_xla_files, xla_format
 from perfkit.core.errors import TraceError
+from perfkit.core.parallel_map import Executor
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 REPORT_SUFFIX = ".nsys-rep"
@@ -119,8 +120,9 @@ def load_trace_file(path: str | Path) -> EventTable:
     return load_trace_files([path])
 
 
-def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
-    """The files of one job in one table (raises TraceError with one line on bad input)."""
+def load_trace_files(paths: Sequence[str | Path], executor: Executor | None = None) -> EventTable:
+    """The files of one job in one table (raises TraceError with one line on bad input).
+    Kineto rank files are decoded on the executor's workers when one is given."""
     if not paths:
         raise TraceError("no trace files given; pass Kineto traces (.json / .json.gz) or nsys exports (.sqlite)")
     formats = [trace_format(p) for p in paths]
@@ -139,7 +141,7 @@ def load_trace_files(paths: Sequence[str | Path]) -> EventTable:
 
         _refuse_other_tools(paths)
         refuse_repeats([Path(p) for p in paths], paths)
-        return load_traces(paths)
+        return load_traces(paths, executor)
     if not all(nsys):
         kineto = next(p for p, is_nsys in zip(paths, nsys, strict=True) if not is_nsys)
         raise TraceError(f"{kineto}: a Kineto trace among nsys exports; analyze them separately "

@@ -62,7 +62,29 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              "0: whole demangled names); kernels show their base name, and distinct names never "
                              "look alike (numbered [1], [2] where they would); JSON and CSV keep whole names")
     parser.add_argument("--out", type=output_dir, metavar="DIR", help="also write one file per table into DIR")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="worker processes decoding rank files (default: one per core when the files "
+                             "add up to 32 MB or more, else 1)")
+    parser.add_argument("--executor", default=None, metavar="local|dask-local|dask://HOST:PORT",
+                        help="where rank files are decoded: a local process pool (default), a Dask "
+                             "LocalCluster, or a running Dask scheduler (files on a shared file system)")
     return parser
+
+
+POOL_MIN_BYTES = 32 * 2**20  # below this, starting worker processes costs more than it saves
+
+
+def executor_for(args: argparse.Namespace, paths: list[Path]) -> Any:
+    """The executor of `--jobs` / `--executor`: a local pool only where the files are large
+    enough to repay starting it (or where --jobs asks for one)."""
+    from perfkit.core.parallel_map import LOCAL, Executor
+
+    ex = Executor.parse(args.executor, args.jobs)
+    if ex.kind == LOCAL and args.jobs is None:
+        total = sum(p.stat().st_size for p in paths if p.is_file())
+        if total < POOL_MIN_BYTES:
+            return Executor(LOCAL, 1)
+    return ex
 
 
 @dataclass
@@ -82,7 +104,7 @@ def _analyze(args: argparse.Namespace) -> Result:
     unknown = [n for n in names if n not in ANALYSES]
     if args.vs is None and unknown:
         raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
-    table = load_trace_files(args.traces)
+    table = load_trace_files(args.traces, executor_for(args, args.traces))
     if args.vs is not None:
         from perfkit.analyzers.diff import diff_totals, trace_diff
 

@@ -47,6 +47,9 @@ SMOKE: dict[str, Smoke] = {
         ("--smoke", "--dir", "{tmp}"),
         (r"HTA skipped: no HolisticTraceAnalysis|x faster", r"20,000 events(, perfkit alone|: perfkit is)"),
         slow=True, needs=SMALL_TRACE),
+    "analyzer_ranks_parallel": Smoke(
+        ("--smoke", "--dir", "{tmp}/ranks"), (r"4 ranks x 20,000 events on \d+ cores; one process", r"tables equal: True"),
+        slow=True, needs=SMALL_TRACE),
     "analyzer_tiled_trace": Smoke(
         (str(SMALL_TRACE), "{tmp}/tiled.json", "--events", "5000"), (r"tiled\.json: \d{4,} events",),
         needs=SMALL_TRACE),

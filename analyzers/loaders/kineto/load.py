@@ -59,6 +59,7 @@ from perfkit.analyzers.loaders.kineto.json_stream import (
 )
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks
+from perfkit.core.parallel_map import Executor, parallel_map
 
 
 def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: int) -> TraceMeta:
@@ -120,15 +121,17 @@ def _refuse_eventless(path: Path, notes: Notes, events_read: int) -> None:
         raise TraceError(f"{path}: not a Chrome / Kineto trace: none of its {events_read:,} items is an event object ({first})")
 
 
-def load_traces(paths: Sequence[str | Path]) -> EventTable:
+def load_traces(paths: Sequence[str | Path], executor: Executor | None = None) -> EventTable:
     """Load the rank files of one job into one table (column `rank`).
 
     Ranks come from each file's distributedInfo; files without one take their position in
     `paths`. Two files claiming the same rank are an error (compare runs with `--vs` instead).
+    With an executor the files are decoded in its workers, one file per worker at a time
+    (perfkit/core/parallel_map.py); the merged table is the same as one process's.
     """
     if not paths:
         raise TraceError("no trace files given; pass one .json / .json.gz per rank")
-    tables = [load_trace(p) for p in paths]
+    tables = parallel_map(load_trace, list(paths), executor)
     if len(tables) == 1:
         return tables[0]
     named = [t.meta[0] for t in tables]
