@@ -15,7 +15,9 @@ the change of the succeeded share of requests. The part with the largest relativ
 cause; a part under MIN_PART (1%) names none. The server's /metrics differences (prefix-cache hit
 rate, KV-cache usage, preemptions, speculative acceptance) are listed beside it when they moved.
 A stage none of whose measurements the gate called regressed or improved reads "within noise:"
-first: the parts then describe scatter, not a cause.
+first: the parts then describe scatter, not a cause. A collapse is named after the moved numbers:
+SLO attainment that moved by MIN_SERVER_CHANGE or more ("SLO attainment 100% -> 0%") and the
+cost at the SLO (its factor, or "infinite" when no request met the SLO).
 
 Pure: point metric dicts in (workloads/serving/measurements/summary.py's keys), typed records out; every
 view (compare, gate Markdown, report --vs) renders `ServingWhy.text` and its parts as they are.
@@ -129,6 +131,21 @@ def _server(bm: Mapping[str, Any], cm: Mapping[str, Any]) -> list[tuple[str, flo
     return out
 
 
+def _slo_moves(bm: Mapping[str, Any], cm: Mapping[str, Any]) -> list[str]:
+    """'SLO attainment 100% -> 0%' and 'USD/1M output tok at SLO x32' (or '-> infinite') when
+    the share meeting the SLO moved by MIN_SERVER_CHANGE or more."""
+    b, c = _num(bm, "slo_attainment"), _num(cm, "slo_attainment")
+    if b is None or c is None or abs(c - b) < MIN_SERVER_CHANGE:
+        return []
+    out = [f"SLO attainment {fmt_percent(b)} -> {fmt_percent(c)}"]
+    cb, cc = _num(bm, "usd_per_1m_output_tok_at_slo"), _num(cm, "usd_per_1m_output_tok_at_slo")
+    if cb and cc is None and _num(cm, "goodput_tok_per_s") == 0.0:
+        out.append("USD/1M output tok at SLO -> infinite (no request met the SLO)")
+    elif cb and cc is not None and abs(cc / cb - 1.0) >= MIN_SERVER_CHANGE:
+        out.append(f"USD/1M output tok at SLO x{sig(cc / cb)}")
+    return out
+
+
 def _signed_time(x: float) -> str:
     return ("+" if x >= 0 else "-") + fmt_time(abs(x))
 
@@ -155,8 +172,8 @@ def part_text(p: Part) -> str:
 
 
 def _text(moved: list[tuple[str, float]], parts: list[Part], cause: str,
-          server: list[tuple[str, float, float]]) -> str:
-    head = ", ".join(f"{label} {_change(r)}" for label, r in moved) or "no headline number"
+          server: list[tuple[str, float, float]], slo: list[str]) -> str:
+    head = ", ".join([*(f"{label} {_change(r)}" for label, r in moved), *slo]) or "no headline number"
     if not cause:
         text = f"{head}: no component moved a request's time by {fmt_percent(MIN_PART)} or more"
     else:
@@ -184,7 +201,7 @@ def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label:
     parts = _parts(b, c)
     cause = parts[0].name if abs(parts[0].effect) >= MIN_PART else ""
     server = _server(bm, cm)
-    text = _text(moved, parts, cause, server)
+    text = _text(moved, parts, cause, server, _slo_moves(bm, cm))
     return ServingWhy(key, label or key, tuple(moved), tuple(parts), cause, tuple(server),
                       text if significant else f"within noise: {text}", significant)
 

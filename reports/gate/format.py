@@ -31,7 +31,8 @@ SYMBOL = {
 
 
 def sort_key(c: Comparison) -> tuple[int, float, str]:
-    change = abs(math.log(c.ratio)) if c.ratio > 0 and math.isfinite(c.ratio) else 0.0
+    change = abs(math.log(c.ratio)) if c.ratio > 0 and math.isfinite(c.ratio) else \
+        (math.inf if c.ratio == 0 or c.ratio == math.inf else 0.0)
     return VERDICT_ORDER.index(c.verdict), -change, c.metric
 
 

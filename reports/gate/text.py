@@ -66,7 +66,7 @@ def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
             "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
             "baseline_text": base_text(c), "candidate_text": cand_text(c),
             "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
-            "reason": c.reason}
+            "interval_of": c.interval_of or None, "reason": c.reason}
 
 
 def _side(side: Any) -> dict[str, Any]:

@@ -18,10 +18,18 @@ import numpy as np
 from perfkit.core.env import Env
 from perfkit.core.measurement import median
 from perfkit.core.point_spec import PointSpec
+from perfkit.regression.gate.collapse import (
+    Collapse,
+    count_test,
+    decide_counts,
+    missing_costs,
+    needs_counts,
+)
+from perfkit.regression.gate.collapse import member as count_member
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
-from perfkit.regression.gate.groups import Group, measurement_groups, point_labels
+from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import MIN_TESTS, correct
@@ -169,8 +177,11 @@ def compare_runs(
         return metric_glob is None or fnmatch.fnmatchcase(name, metric_glob)
 
     cand_by_name = {m.name: m for m in cand.metrics}
-    pairs = [(bm, cand_by_name[bm.name]) for bm in base.metrics
-             if bm.name in cand_by_name and in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
+    pairs: list[tuple[MetricLike, MetricLike]] = [
+        (bm, cand_by_name[bm.name]) for bm in base.metrics
+        if bm.name in cand_by_name and in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
+    pairs += [(bm, inf) for bm, inf in missing_costs(base.metrics, set(cand_by_name), cand.point_metrics)
+              if in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
     groups = measurement_groups(pairs)
     prefetch = getattr(history_for, "prefetch", None)
     if callable(prefetch):
@@ -184,10 +195,13 @@ def compare_runs(
     seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
     counted = max(len(evs), MIN_TESTS) if pol.correction != "none" else len(evs)  # what the adjustment counts
     done = iter(with_tails(evs, finish(evs, counted, seeds=seeds, decided=False)))
-    comps = correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
+    comps = correct([next(done) if isinstance(h, Evidence) else h.comparison if isinstance(h, Collapse) else h
+                     for h in staged], pol.correction)
+    comps = _decide_counts(staged, comps, pol)
     out = _expand(groups, comps, pairs, pol)
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
+    only_base = tuple(n for n in only_base if n not in {c.metric for c in out})
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
     point_of = {bm.name: bm.point_key for bm, _ in pairs}
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
@@ -195,9 +209,19 @@ def compare_runs(
                       explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}))
 
 
+def _decide_counts(staged: Sequence[object], comps: Sequence[Comparison], pol: GatePolicy) -> list[Comparison]:
+    """The measurements tested on their counts (collapse.py), decided at their p-values
+    Bonferroni-adjusted over the gate's tests (at least MIN_TESTS unless the correction is none)."""
+    tested = sum(1 for c in comps if c.verdict != Verdict.INCOMPARABLE and math.isfinite(c.p_raw))
+    collapses = sum(1 for h in staged if isinstance(h, Collapse))
+    tests = tested + collapses
+    tests = max(tests, MIN_TESTS) if pol.correction != "none" else tests
+    return [decide_counts(h, tests) if isinstance(h, Collapse) else c for h, c in zip(staged, comps, strict=True)]
+
+
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],
           history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str]
-          ) -> Item | Comparison:
+          ) -> Item | Comparison | Collapse:
     """What a group's primary metric is tested on, or why it cannot be compared."""
     bm, cm = pair
     mpol = pol.for_metric(bm.name)
@@ -212,6 +236,13 @@ def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, rea
     if why:
         return incomparable(bm.name, bm.direction, bm.samples, cm.samples, "; ".join(why), mpol, bm.unit,
                             bm.point_key, label)
+    name = suffix(bm.name, bm.point_key)
+    if bm.point_key is not None and needs_counts(name, bm.samples, cm.samples):
+        counted = count_test(bm.name, name, bm.direction, bm.unit, mpol, bm.samples, cm.samples,
+                             base.point_metrics.get(bm.point_key) or {}, cand.point_metrics.get(bm.point_key) or {},
+                             bm.point_key, label)
+        if counted is not None:
+            return counted
     return Item(bm.name, bm.direction, bm.unit, mpol, bm.samples, cm.samples, history_for(bm.name), base.run_id,
                 bm.point_key, label)
 
@@ -238,6 +269,9 @@ def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tu
             power: float, pol: GatePolicy) -> Comparison:
     """A metric measured by the same samples as `head` (member = const * primary ** power)."""
     bm, cm = member
+    if head.interval_of:
+        return count_member(head, bm.name, bm.unit, pol.for_metric(bm.name).direction or bm.direction, power,
+                            median(bm.samples), median(cm.samples))
     if head.verdict == Verdict.INCOMPARABLE or not math.isfinite(head.ratio):
         return replace(head, metric=bm.name, unit=bm.unit, direction=bm.direction, same_as=head.metric,
                        base_value=median(bm.samples), cand_value=median(cm.samples))

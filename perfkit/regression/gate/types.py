@@ -109,6 +109,9 @@ class Comparison:
     adj_low: float = math.nan
     adj_high: float = math.nan
     adj_confidence: float = math.nan
+    # what the interval is of when the test's statistic is not the shown ratio (a count test of a
+    # collapse, collapse.py): "" for the log-scale test of the shown change
+    interval_of: str = ""
 
     @property
     def change(self) -> float:
@@ -150,4 +153,5 @@ class Comparison:
             "p_tail": num(self.p_tail),
             "adjusted_interval": [num(self.adj_low), num(self.adj_high)],
             "adjusted_confidence": num(self.adj_confidence),
+            "interval_of": self.interval_of or None,
         }
