@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from perfkit.commands._run_labels import add_labels, labels
 from perfkit.commands._types import fraction, positive_int, seed
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
@@ -21,7 +22,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("url", help="the server, http://HOST:PORT (the /v1/... paths are added)")
     p.add_argument("--name", default="serve-bench", help="the run's and workload's name (default: serve-bench)")
-    p.add_argument("--model", default="default", help="the model name sent in each request")
+    p.add_argument("--model", default=None, help="the model name sent in each request (default: the one the "
+                                                 "server's /v1/models lists; 'default' when it cannot be asked)")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", metavar="N[,N...]", help="closed loop: requests in flight per stage")
@@ -64,6 +66,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text", help="json: the stages on stdout")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--wide", action="store_true", help="print every column of the stage table")
+    add_labels(p, "the GPU behind the server")
     return p
 
 
@@ -181,6 +184,25 @@ def build_spec(args: argparse.Namespace) -> Any:
     return spec  # the files it names are read by the profile pipeline's preflight
 
 
+DEFAULT_MODEL = "default"
+
+
+def model_of_server(url: str) -> str:
+    """The one model the server's /v1/models lists; DEFAULT_MODEL when it cannot be asked; an
+    error naming them when it serves several."""
+    from perfkit.core.errors import SpecError
+    from perfkit.core.terminal import terminal_safe
+    from perfkit.workloads.serving.client.models import served_models
+
+    models = served_models(url)
+    if not models:
+        return DEFAULT_MODEL
+    if len(models) > 1:
+        shown = ", ".join(terminal_safe(m[:80]) for m in models[:10])
+        raise SpecError(f"--model: the server serves {len(models)} models ({shown}); name one with --model")
+    return models[0]
+
+
 def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
@@ -190,9 +212,11 @@ def run(args: argparse.Namespace) -> int:
         from perfkit.store.url import check_persistent
 
         check_persistent(args.db)
+    if args.model is None:
+        args.model = model_of_server(args.url)
     spec = build_spec(args)
     show = not args.quiet and args.format == "text"
-    options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo)
+    options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
     hooks = ProfileHooks(started=_started) if show else ProfileHooks()
     outcome = profile(spec, Path(f"serve-bench {args.url}"), options, post, hooks)

@@ -71,7 +71,7 @@ def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
 
 def _side(side: Any) -> dict[str, Any]:
     return {"run_id": side.run_id, "selector": side.label, "gpu": side.gpu, "commit": side.commit,
-            "branch": side.branch, "spec": side.spec, "spec_hash": side.spec_hash}
+            "branch": side.branch, "label": side.env.run_label, "spec": side.spec, "spec_hash": side.spec_hash}
 
 
 def render_json(result: GateResult) -> str:
@@ -106,6 +106,8 @@ def _header(result: GateResult, width: int) -> list[str]:
     out = []
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
+        commit += f", branch {side.branch}" if side.branch else ""
+        commit += f", label {side.env.run_label}" if side.env.run_label else ""
         out.append(shorten(terminal_safe(f"{word} {side.label}: run {side.run_id}{commit}"), width))
     out += textwrap.wrap(terminal_safe(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the "
                                        f"tests ({result.policy.correction})"), width, subsequent_indent="    ")
