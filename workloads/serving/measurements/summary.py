@@ -1,8 +1,9 @@
-"""The flat metric dict of one serving stage, from its request records.
+"""The numbers of one serving stage (a StageNumbers record; `summarize` gives its metric dict), from
+its request records.
 
 Every number is a float with its unit in its name, described in perfkit.core.metric_defs; a
 metric that cannot be computed (no succeeded request, no TPOT, no SLO or price given, a zero
-rate) is left out, never None. Definitions: perfkit.workloads.serving.measurements.latency (TTFT, TPOT,
+rate) is None in the record and left out of the dict, never null. Definitions: perfkit.workloads.serving.measurements.latency (TTFT, TPOT,
 ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput, .cost.
 
 - requests_ok / requests_failed: records that succeeded (a send, tokens, no error) / the rest.
@@ -45,6 +46,7 @@ from perfkit.workloads.serving.measurements.latency import (
     ttft_sched_s,
 )
 from perfkit.workloads.serving.measurements.run_samples import window_samples
+from perfkit.workloads.serving.measurements.stage_numbers import StageNumbers
 from perfkit.workloads.serving.measurements.steady import (
     in_flight,
     peak,
@@ -95,7 +97,13 @@ def _put_stats(out: dict[str, object], prefix: str, s: Stats | None, which: Sequ
 
 def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | None = None,
               price: Price | None = None) -> dict[str, object]:
-    """The metric dict of one stage (see the module's docstring for every key)."""
+    """The metric dict of one stage (run.json's shape of stage_numbers())."""
+    return stage_numbers(records, duration_s, slo, price).as_metrics()
+
+
+def stage_numbers(records: Sequence[RequestRecord], duration_s: float, slo: Slo | None = None,
+                  price: Price | None = None) -> StageNumbers:
+    """The numbers of one stage (see the module's docstring for every field)."""
     ok = [r for r in records if r.ok]
     out: dict[str, object] = {"requests_ok": float(len(ok)),
                               "requests_failed": float(len(records) - len(ok)),
@@ -130,7 +138,7 @@ def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | No
     out["failures"] = failure_reasons(records)
     out["request_samples"] = _samples(ok)
     out["window_samples"] = window_samples(out, records, duration_s, slo, price)
-    return out
+    return StageNumbers(**out)  # type: ignore[arg-type]  # the keys are its fields, checked here
 
 
 def _latencies(out: dict[str, object], ok: Sequence[RequestRecord]) -> None:
