@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
-from perfkit.core.env import DeviceProperties, Env, GpuState
+from perfkit.core.env import DeviceProperties, Env
 from perfkit.core.record import load_run
 from perfkit.reports.html.data import roofline_view
 from perfkit.roofline.calibration import Calibration
