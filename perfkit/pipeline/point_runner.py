@@ -152,9 +152,10 @@ def _measure(
         status = STATUS_FAILED
         error = (f"numerics: relative error {fmt_num(numerics.rel_err)} > tolerance {fmt_num(numerics.tol)} "
                  f"({numerics.reference})")
+    extra = {"artifacts": prepared.artifacts} if prepared.artifacts is not None else {}
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
-                       gpu_after_timing=gpu, memory_budget=budget)
+                       gpu_after_timing=gpu, memory_budget=budget, **extra)
 
 
 def _inflation_note(trace_path: Path, label: str, measurement: Measurement | None) -> dict[str, Any]:
