@@ -56,6 +56,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--processes", type=int, default=None,
                    help="client processes each stage's requests are spread over (default 1; more when a "
                         "stage is client-bound)")
+    p.add_argument("--profile", metavar="STEPS|Ns", default=None,
+                   help="a window of the server's profiler inside each stage: N engine steps (16) or "
+                        "S seconds (2s); its traces are copied into the run")
+    p.add_argument("--profile-server", choices=("auto", "perfkit", "vllm", "sglang"), default=None,
+                   help="whose /start_profile to call (default auto: asks the server)")
+    p.add_argument("--server-trace-dir", metavar="PATH", default=None,
+                   help="where the server's traces appear here (a remote server: a shared mount; "
+                        "default: perfkit serve's own directory when it runs on this host)")
     p.add_argument("--seed", type=seed, default=0, help="seed of arrivals and prompts (default 0)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs/)")
     p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
@@ -77,7 +85,8 @@ OPTION_OF = {
     "slo": "--slo", "slo.quantile": "--slo-quantile", "price": "--price-per-gpu-hour / --prices",
     "price.gpus": "--gpus", "price.usd_per_gpu_hour": "--price-per-gpu-hour",
     "target_interactivity": "--target-interactivity", "client": "--*-timeout-s", "name": "--name",
-    "client.processes": "--processes",
+    "client.processes": "--processes", "profile": "--profile", "profile.server_trace": "--profile",
+    "profile.server_trace.server": "--profile-server", "profile.server_trace.trace_dir": "--server-trace-dir",
 }
 
 
@@ -104,6 +113,18 @@ def _slo(text: str) -> dict[str, float]:
         except ValueError:
             raise SpecError(f"--slo: {key}={value[:40]!r} is not a number of seconds") from None
     return out
+
+
+def _window(text: str) -> dict[str, Any]:
+    """`--profile 16` (engine steps) or `--profile 2s` (seconds)."""
+    from perfkit.core.errors import SpecError
+
+    try:
+        if text.endswith("s"):
+            return {"seconds": float(text[:-1])}
+        return {"steps": int(text)}
+    except ValueError:
+        raise SpecError(f"--profile {text[:40]!r}: give engine steps (16) or seconds (2s)") from None
 
 
 def workload(args: argparse.Namespace) -> dict[str, Any]:
@@ -158,6 +179,17 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, key) is not None:
             client[key] = getattr(args, key)
     w["client"] = client
+    if args.profile is not None:
+        trace: dict[str, Any] = _window(args.profile)
+        if args.profile_server:
+            trace["server"] = args.profile_server
+        if args.server_trace_dir:
+            trace["trace_dir"] = args.server_trace_dir
+        w["profile"] = {"server_trace": trace}
+    elif args.profile_server or args.server_trace_dir:
+        from perfkit.core.errors import SpecError
+
+        raise SpecError("--profile-server / --server-trace-dir go with --profile STEPS|Ns; add --profile")
     return w
 
 
@@ -204,8 +236,11 @@ def run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
         from perfkit.reports.serving.text import serving_table
+        from perfkit.reports.serving.window_text import window_lines
 
         print(serving_table(final, None if args.wide else terminal_width()))
+        for line in window_lines(final):
+            print(line)
         for message in outcome.messages:
             print(f"perfkit: {message}")
         print(outcome.run_dir)

@@ -40,6 +40,11 @@ class ModelEngine:
         self.vocab_size = cfg.vocab_size
         model = build_model(cfg, options.dtype, options.device, seed)
         trace_dir = options.profile_dir or tempfile.mkdtemp(prefix="perfkit-serve-traces-")
+        try:
+            Path(trace_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DeviceError(f"--profile-dir {trace_dir}: cannot create it ({exc.strerror or exc}); "
+                              "name a writable directory") from None
         self.profiler = StepProfiler(Path(trace_dir), options.device)
         self.decoder = SlotDecoder(model, options.max_batch, options.cache_len, dict(options.slow_op),
                                    self.profiler)
