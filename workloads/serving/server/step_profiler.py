@@ -11,19 +11,25 @@ both; B the requests in the step, T the tokens it computes: prompt tokens + one 
 Inside it, `perfkit_prefill` ranges (one per prompt) and one `perfkit_decode` range, and inside
 the model's layers `perfkit_attention` / `perfkit_mlp` ranges. With `num_steps` the window closes
 itself after that many steps. Closing writes `<trace_dir>/<host>_<pid>.<ms>.pt.trace.json.gz`
-(torch's tensorboard_trace_handler, as vLLM's) before the command's future resolves, so a
-client that got the answer finds the file complete.
+(the name torch's tensorboard_trace_handler gives, as vLLM's) on a writer thread, atomically;
+POST /stop_profile is answered once the file is in place.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
+import os
+import socket
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from perfkit.core.atomic import write_bytes_atomic
 from perfkit.profiler.trace_capture import profiler_activities
 
 PREFILL, DECODE, MIXED = "prefill", "decode", "mixed"
@@ -48,7 +54,7 @@ class StepProfiler:
         self.trace_dir = trace_dir
         self.device = device
         self.steps = 0  # engine steps since the server started
-        self._prof: Any = None
+        self._prof: Any = None  # the profiler's config while a window is open
         self._left: int | None = None  # steps left in a window with num_steps
         self._commands: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._lock = threading.Lock()
@@ -83,7 +89,7 @@ class StepProfiler:
             commands, self._commands = self._commands, []
         for fn, done in commands:
             try:
-                done.set_result(fn())
+                _chain(fn(), done)
             except Exception as exc:  # handed to the caller, never kills the batcher
                 done.set_exception(exc)
 
@@ -101,36 +107,66 @@ class StepProfiler:
         if self._left is not None:
             self._left -= 1
             if self._left <= 0:
-                self._stop()
+                self._stop()  # the file appears when written; nobody waits on it here
 
     def close(self) -> None:
         """The server is stopping: a window still open is closed and written."""
         self.boundary()
         if self._prof is not None:
-            self._stop()
+            self._stop().result(timeout=120)
 
     def _start(self, num_steps: int | None) -> None:
         if self._prof is not None:
             raise ProfileStateError("the profiler is already running; POST /stop_profile first")
-        from torch.profiler import profile, tensorboard_trace_handler
+        from torch.autograd import profiler as autograd_profiler
 
-        self.trace_dir.mkdir(parents=True, exist_ok=True)
-        prof = profile(activities=profiler_activities(self.device), record_shapes=True,
-                       on_trace_ready=tensorboard_trace_handler(str(self.trace_dir), use_gzip=True))
-        prof.start()
-        self._prof, self._left = prof, num_steps
+        config = autograd_profiler.ProfilerConfig(
+            autograd_profiler.ProfilerState.KINETO, True, False, False, False, False,
+            autograd_profiler._ExperimentalConfig())
+        activities = set(profiler_activities(self.device))
+        autograd_profiler._prepare_profiler(config, activities)
+        autograd_profiler._enable_profiler(config, activities)
+        self._prof, self._left = config, num_steps
 
-    def _stop(self) -> list[str]:
+    def _stop(self) -> Future[list[str]]:
+        """Close the window on this (the batcher's) thread, where it was opened (torch's profiler
+        records the thread that enabled it); the trace is written on a thread of its own, so
+        the engine steps on meanwhile. The future resolves once the file is in place."""
         if self._prof is None:
             raise ProfileStateError("the profiler is not running; POST /start_profile first")
-        before = set(self.trace_dir.glob("*.pt.trace.json.gz"))
-        prof, self._prof, self._left = self._prof, None, None
+        from torch.autograd import profiler as autograd_profiler
+
+        self._prof, self._left = None, None
         if self.device.startswith("cuda"):
             import torch
 
             torch.cuda.synchronize()
-        prof.stop()  # on_trace_ready writes the file
-        return sorted(str(p) for p in set(self.trace_dir.glob("*.pt.trace.json.gz")) - before)
+        results = autograd_profiler._disable_profiler()
+        written: Future[list[str]] = Future()
+        path = self.trace_dir / f"{socket.gethostname()}_{os.getpid()}.{time.time_ns()}.pt.trace.json.gz"
+        threading.Thread(target=_write, args=(results, path, written), name="perfkit-serve-trace",
+                         daemon=True).start()
+        return written
+
+
+def _chain(value: Any, done: Future[Any]) -> None:
+    """Resolve `done` with `value`, or when `value` is a future, with its result once it has one."""
+    if isinstance(value, Future):
+        value.add_done_callback(lambda f: done.set_exception(e) if (e := f.exception()) else done.set_result(f.result()))
+    else:
+        done.set_result(value)
+
+
+def _write(results: Any, path: Path, written: Future[list[str]]) -> None:
+    """Save the profiler's results as `path` (gzip, atomically: a reader never sees half a file)."""
+    try:
+        with tempfile.TemporaryDirectory(dir=path.parent, prefix=".perfkit-trace-") as tmp:
+            raw = Path(tmp) / "trace.json"
+            results.save(str(raw))
+            write_bytes_atomic(path, gzip.compress(raw.read_bytes(), compresslevel=1))
+        written.set_result([str(path)])
+    except Exception as exc:
+        written.set_exception(exc)
 
 
 def layer_range(profiler: StepProfiler | None, name: str) -> contextlib.AbstractContextManager[Any]:
