@@ -2,6 +2,9 @@
 `kind: serving` in model.yaml (docs/serving.md). Each load level is a point of a run, stored and
 gated like any other: TTFT / TPOT / ITL / E2E, goodput under the SLOs, and cost per million
 tokens, with the client-bound check and the server's /metrics differences.
+
+`perfkit serve-bench attach RUN_DIR TRACE... [--stage POINT]` adds server traces handed over
+after the run (a remote server's profiler files) to a stage of RUN_DIR.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve-bench", help="load-test an OpenAI-compatible server (latency, goodput, cost) and record a run",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("url", help="the server, http://HOST:PORT (the /v1/... paths are added)")
+    p.add_argument("url", help="the server, http://HOST:PORT (the /v1/... paths are added); or `attach`")
+    p.add_argument("attach_args", nargs="*", metavar="RUN_DIR TRACE",
+                   help="attach: the run directory, then the trace files to add to one of its stages")
+    p.add_argument("--stage", default=None, metavar="POINT",
+                   help="attach: the stage (point key) the traces belong to (default: the only one)")
     p.add_argument("--name", default="serve-bench", help="the run's and workload's name (default: serve-bench)")
     p.add_argument("--model", default="default", help="the model name sent in each request")
     p.add_argument("--api", choices=("completions", "chat"), default="completions")
@@ -213,11 +220,31 @@ def build_spec(args: argparse.Namespace) -> Any:
     return spec  # the files it names are read by the profile pipeline's preflight
 
 
+def run_attach(args: argparse.Namespace) -> int:
+    from perfkit.core.errors import SpecError
+    from perfkit.pipeline.attach_traces import attach
+
+    if len(args.attach_args) < 2:
+        raise SpecError("serve-bench attach: give RUN_DIR and at least one TRACE file")
+    run_dir, *traces = (Path(a) for a in args.attach_args)
+    key, added = attach(run_dir, traces, args.stage)
+    if not args.quiet:
+        for rel in added:
+            print(f"perfkit: {key}: attached {rel}")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    from perfkit.core.errors import SpecError
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
 
+    if args.url == "attach":
+        return run_attach(args)
+    if args.attach_args:
+        raise SpecError(f"serve-bench: unexpected {args.attach_args[0][:80]!r} after the URL; "
+                        "to add traces to a run: perfkit serve-bench attach RUN_DIR TRACE...")
     if not args.no_store:  # a store that would lose the run is refused before anything else
         from perfkit.store.url import check_persistent
 
