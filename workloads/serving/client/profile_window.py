@@ -58,8 +58,7 @@ class WindowResult:
 
 async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, object] | None,
                 timeout_s: float = REQUEST_TIMEOUT_S) -> tuple[int, str]:
-    kwargs: dict[str, object] = {"json": body} if body is not None else {}
-    async with session.post(url, timeout=aiohttp.ClientTimeout(total=timeout_s), **kwargs) as resp:
+    async with session.post(url, json=body, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
         return resp.status, (await resp.text())[:300]
 
 

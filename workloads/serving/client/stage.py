@@ -76,7 +76,7 @@ def open_threshold(plan: StagePlan, width: int) -> int:
 
 
 async def _steady(progress: Progress, plan: StagePlan) -> None:
-    waits = [asyncio.create_task(progress.reached.wait())]
+    waits: list[asyncio.Task[object]] = [asyncio.create_task(progress.reached.wait())]
     if plan.duration_s is not None:
         waits.append(asyncio.create_task(asyncio.sleep(plan.duration_s / 4)))
     try:

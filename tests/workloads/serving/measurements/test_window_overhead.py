@@ -27,4 +27,6 @@ def test_requests_overlapping_the_window_are_inside_and_slower() -> None:
 def test_a_request_spanning_the_window_is_inside() -> None:
     long = _request(0, 0.0, 1.0)
     assert mark_window([long], 1.5, 1.6)[0].in_profile_window
-    assert window_overhead([long], 1.5, 1.6).itl_p50_outside_s is None  # its one gap straddles the window
+    o = window_overhead([long], 1.5, 1.6)
+    assert o.itl_p50_inside_s is None  # no gap lies within the window; the one around it counts nowhere
+    assert o.itl_p50_outside_s == 1.0
