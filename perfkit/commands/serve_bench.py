@@ -2,6 +2,9 @@
 the fields of `kind: serving` in model.yaml (docs/serving.md) and derived from them. Each load level is a point of a run, stored and
 gated like any other: TTFT / TPOT / ITL / E2E, goodput under the SLOs, and cost per million
 tokens, with the client-bound check and the server's /metrics differences.
+
+`perfkit serve-bench attach RUN_DIR TRACE... [--stage POINT]` adds server traces handed over
+after the run (a remote server's profiler files) to a stage of RUN_DIR.
 """
 
 from __future__ import annotations
@@ -30,7 +33,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "serve-bench", help="load-test an OpenAI-compatible server (latency, goodput, cost) and record a run",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--name", default="serve-bench", help="the run's and workload's name (default: serve-bench)")
-    add_options_on_first_parse(p, _serving_spec)  # every option of `kind: serving`, declared on its fields
+    add_options_on_first_parse(p, _serving_spec, after=_attach_arguments)  # `kind: serving`'s options, from its fields
+    p.add_argument("--stage", default=None, metavar="POINT",
+                   help="attach: the stage (point key) the traces belong to (default: the only one)")
+    p.add_argument("--profile", metavar="STEPS|Ns", default=None,
+                   help="a window of the server's profiler inside each stage: N engine steps (16) or "
+                        "S seconds (2s); its traces are copied into the run")
+    p.add_argument("--profile-server", choices=("auto", "perfkit", "vllm", "sglang"), default=None,
+                   help="whose /start_profile to call (default auto: asks the server)")
+    p.add_argument("--server-trace-dir", metavar="PATH", default=None,
+                   help="where the server's traces appear here (a remote server: a shared mount; "
+                        "default: perfkit serve's own directory when it runs on this host)")
     p.add_argument("--seed", type=seed, default=0, help="seed of arrivals and prompts (default 0)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs/)")
     p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
@@ -42,9 +55,39 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _attach_arguments(p: argparse.ArgumentParser) -> None:
+    """After the URL positional (derived from the spec): `attach`'s run directory and traces."""
+    p.add_argument("attach_args", nargs="*", metavar="RUN_DIR TRACE",
+                   help="attach: the run directory, then the trace files to add to one of its stages")
+
+
+def _window(text: str) -> dict[str, Any]:
+    """`--profile 16` (engine steps) or `--profile 2s` (seconds)."""
+    from perfkit.core.errors import SpecError
+
+    try:
+        if text.endswith("s"):
+            return {"seconds": float(text[:-1])}
+        return {"steps": int(text)}
+    except ValueError:
+        raise SpecError(f"--profile {text[:40]!r}: give engine steps (16) or seconds (2s)") from None
+
+
 def workload(args: argparse.Namespace) -> dict[str, Any]:
     """The `kind: serving` workload the options describe."""
-    return {"kind": "serving", "name": args.name, **spec_dict(args, _serving_spec())}
+    w: dict[str, Any] = {"kind": "serving", "name": args.name, **spec_dict(args, _serving_spec())}
+    if args.profile is not None:
+        trace: dict[str, Any] = _window(args.profile)
+        if args.profile_server:
+            trace["server"] = args.profile_server
+        if args.server_trace_dir:
+            trace["trace_dir"] = args.server_trace_dir
+        w["profile"] = {"server_trace": trace}
+    elif args.profile_server or args.server_trace_dir:
+        from perfkit.core.errors import SpecError
+
+        raise SpecError("--profile-server / --server-trace-dir go with --profile STEPS|Ns; add --profile")
+    return w
 
 
 def build_spec(args: argparse.Namespace) -> Any:
@@ -60,17 +103,40 @@ def build_spec(args: argparse.Namespace) -> Any:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [str(p) for p in err["loc"] if not str(p).isdigit() and p != "workloads"]
-        where = option_at(loc, _serving_spec(), {"name": "--name"})
+        where = option_at(loc, _serving_spec(), {"name": "--name", "profile": "--profile",
+                                                 "profile.server_trace": "--profile",
+                                                 "profile.server_trace.server": "--profile-server",
+                                                 "profile.server_trace.trace_dir": "--server-trace-dir"})
         message = str(err["msg"]).removeprefix("Value error, ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
 
 
+def run_attach(args: argparse.Namespace) -> int:
+    from perfkit.core.errors import SpecError
+    from perfkit.pipeline.attach_traces import attach
+
+    if len(args.attach_args) < 2:
+        raise SpecError("serve-bench attach: give RUN_DIR and at least one TRACE file")
+    run_dir, *traces = (Path(a) for a in args.attach_args)
+    key, added = attach(run_dir, traces, args.stage)
+    if not args.quiet:
+        for rel in added:
+            print(f"perfkit: {key}: attached {rel}")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    from perfkit.core.errors import SpecError
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
 
+    if args.url == "attach":
+        return run_attach(args)
+    if args.attach_args:
+        raise SpecError(f"serve-bench: unexpected {args.attach_args[0][:80]!r} after the URL; "
+                        "to add traces to a run: perfkit serve-bench attach RUN_DIR TRACE...")
     if not args.no_store:  # a store that would lose the run is refused before anything else
         from perfkit.store.url import check_persistent
 
@@ -89,8 +155,11 @@ def run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
         from perfkit.reports.serving.text import serving_table
+        from perfkit.reports.serving.window_text import window_lines
 
         print(serving_table(final, None if args.wide else terminal_width()))
+        for line in window_lines(final):
+            print(line)
         for message in outcome.messages:
             print(f"perfkit: {message}")
         print(outcome.run_dir)

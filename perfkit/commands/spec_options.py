@@ -78,14 +78,18 @@ def add_options(parser: argparse.ArgumentParser, model: type[BaseModel]) -> None
         target.add_argument(option.flag, dest=option.dest, **kw, **({} if "action" in kw else {"default": None}))
 
 
-def add_options_on_first_parse(parser: argparse.ArgumentParser, model: Callable[[], type[BaseModel]]) -> None:
+def add_options_on_first_parse(parser: argparse.ArgumentParser, model: Callable[[], type[BaseModel]],
+                               after: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
     """add_options, deferred to the first time `parser` parses (its --help too): `perfkit --help`
-    builds every command's parser and so imports no spec model (pydantic, msgspec)."""
+    builds every command's parser and so imports no spec model (pydantic, msgspec). `after` adds
+    the command's arguments that must follow the derived ones (a positional after the spec's)."""
     parse = parser.parse_known_args
 
     def first(*args: Any, **kwargs: Any) -> Any:
         parser.parse_known_args = parse  # type: ignore[method-assign]
         add_options(parser, model())
+        if after is not None:
+            after(parser)
         return parse(*args, **kwargs)
 
     parser.parse_known_args = first  # type: ignore[method-assign]

@@ -12,13 +12,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+from dataclasses import replace
 from typing import Any
 
 from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
 from perfkit.core.run_layout import serving_requests_name
 from perfkit.workloads.base import Point, Prepared, RunContext
-from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.client.plan import (
+    DURATION_PROMPTS,
+    price_of,
+    slo_of,
+    stage_plan,
+    window_plan,
+)
 from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions
@@ -29,6 +36,7 @@ from perfkit.workloads.serving.measurements.summary import stage_numbers
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
 from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
+from perfkit.workloads.serving.window_record import window_record
 
 MEASURED_BY_CLIENT = "serving stage: measured request by request by the load client"
 
@@ -58,6 +66,11 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
     with gpu_telemetry(spec.endpoint) as gpus:
         result = _run(spec, point.params, ctx.seed)
+    artifacts = None
+    plan = window_plan(spec)
+    if plan is not None and result.window is not None:
+        records, artifacts = window_record(plan, result.window, result.records, point.key, ctx.out_dir)
+        result = replace(result, records=records)
     measured = stage_metrics(spec, point.key, result, ctx, point.params)
     server = {**measured.get("server_metrics", {}), **gpus.metrics()}
     per_tok = energy_per_token_j(gpus.energy_j, float(measured.get("output_tok_per_s") or 0.0)
@@ -66,7 +79,8 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         server["server_gpu_energy_per_output_tok_j"] = per_tok
     if server:
         measured["server_metrics"] = server
-    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
+    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured,
+                    artifacts=artifacts)
 
 
 def _run(spec: ServingSpec, params: dict[str, Any], seed: int) -> StageResult:

@@ -16,10 +16,14 @@
       target_interactivity: [20, 50]      # tok/s per user: cost along the measured front
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
+      profile: {server_trace: {steps: 16, server: auto, trace_dir: /shared/traces}}
+                                          # a profiling window of the server inside each stage
+                                          # (or seconds: 2); traces copied into the run
 
 Each stage (load level) is a point: `serving/chat/concurrency=4`, `serving/chat/rate=2`. The
 endpoint is kept in each point's metrics, not in the spec's hash: a run against yesterday's
-server on another port is still a run of the same spec, so it is the baseline.
+server on another port is still a run of the same spec, so it is the baseline. So is `profile`:
+a profiled run's gated numbers leave the window's requests out, so it compares with a plain one.
 """
 
 from __future__ import annotations
@@ -218,6 +222,27 @@ def slo_seconds(text: str, flag: str) -> dict[str, float]:
     return out
 
 
+class ServerTraceSpec(FrozenModel):
+    """A window of the server's own profiler inside each stage: N engine steps or S seconds."""
+
+    steps: int | None = Field(None, ge=1, le=1_000_000)
+    seconds: float | None = Field(None, gt=0, le=3600)
+    server: Literal["auto", "perfkit", "vllm", "sglang"] = "auto"
+    trace_dir: str | None = Field(None, min_length=1, max_length=4000)  # where this client reads them
+
+    @model_validator(mode="after")
+    def _one(self) -> ServerTraceSpec:
+        if (self.steps is None) == (self.seconds is None):
+            raise ValueError("give the window as steps: N or seconds: S (one of the two)")
+        if self.server == "vllm" and self.steps is not None:
+            raise ValueError("vLLM's /start_profile takes no step count; give seconds: S")
+        return self
+
+
+class ServingProfileSpec(FrozenModel):
+    server_trace: ServerTraceSpec
+
+
 class ServingSpec(WorkloadSpec):
     kind: Literal["serving"]
     endpoint: Annotated[str | None, CliOption(
@@ -245,6 +270,7 @@ class ServingSpec(WorkloadSpec):
     metrics_url: Annotated[str, CliOption(
         "--metrics-url", help="Prometheus endpoint (default URL/metrics; none: skip)")] = Field(
         "auto", min_length=1, max_length=2000)
+    profile: ServingProfileSpec | None = None
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
@@ -274,6 +300,8 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("prompts.token_ids works with api: completions only")
         if self.target_interactivity and self.price is None:
             raise ValueError("target_interactivity gives a cost: add a price block")
+        if self.profile is not None and self.client.processes > 1:
+            raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
         return self
 
     @model_validator(mode="after")
@@ -287,6 +315,7 @@ class ServingSpec(WorkloadSpec):
         data = handler(self)
         if isinstance(data, dict) and (info.context or {}).get(RECORD):
             data.pop("endpoint", None)
+            data.pop("profile", None)
         return data
 
     def stages(self) -> list[dict[str, Any]]:
