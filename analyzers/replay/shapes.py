@@ -57,7 +57,7 @@ def _text(table: EventTable, col: str, row: int) -> Any:
 
 def _gemm(op: str, dims: list[Any], types: list[Any]) -> tuple[dict[str, Any], list[str]]:
     shapes = [d for d in dims if isinstance(d, list) and len(d) >= 1]
-    a, b = (shapes[1], shapes[2]) if op in ("aten::addmm", "aten::baddbmm") and len(shapes) >= 3 else (shapes + [[], []])[:2]
+    a, b = (shapes[1], shapes[2]) if op in ("aten::addmm", "aten::baddbmm") and len(shapes) >= 3 else [*shapes, [], []][:2]
     entry: dict[str, Any] = {"kind": "gemm"}
     if op == "aten::linear" and len(a) >= 1 and len(b) == 2:
         entry.update(m=int(math.prod(a[:-1])), n=int(b[0]), k=int(b[1]))

@@ -68,7 +68,7 @@ def reproduce_line(k: KernelWhy) -> str:
     hit = first_moved(k)
     if hit is None or not k.traces_cand:
         return ""
-    s, c = hit
+    _, c = hit
     name = c.top or c.name
     flag = "--kernel" if k.on_gpu else "--op"
     return f"reproduce: perfkit replay {shlex.quote(k.traces_cand[0])} {flag} {shlex.quote(name)}"
