@@ -1,5 +1,6 @@
 """The demo store behind `perfkit dashboard --demo`: real CPU runs of real commits of a small demo
-git repository, plus any GPU runs committed under benchmarks/results/.
+git repository, plus any GPU runs committed under benchmarks/results/ of the checkout perfkit runs
+from (an installed perfkit has no checkout: its demo holds the CPU runs only).
 
 Built once into DEMO_DIR (default $PERFKIT_HOME/demo, i.e. ~/.cache/perfkit/demo), then reused.
 DEMO_DIR/repo is a git repository (dashboard.demo_repo) with one real commit per demo commit on
@@ -93,6 +94,15 @@ def result_runs(results: Path) -> list[Path]:
     return sorted(d for d in results.rglob("*") if d.is_dir() and is_run_path(str(d)))
 
 
+def checkout_results() -> Path | None:
+    """benchmarks/results/ of the checkout this perfkit runs from; None when perfkit is installed
+    (a wheel holds the package only). Found through the real file: perfkit/dashboard is a link to
+    the checkout's dashboard/ (docs/architecture.md, "One install name")."""
+    root = Path(__file__).resolve().parents[1]
+    results = root / "benchmarks" / "results"
+    return results if (root / "pyproject.toml").is_file() and results.is_dir() else None
+
+
 def _reuse(root: Path, db: Path) -> dict[str, Any] | None:
     marker = root / MARKER
     if not (marker.is_file() and db.is_file()):
@@ -161,8 +171,8 @@ def build(directory: Path | None = None, *, commits: int = DEMO_COMMITS, change_
              f"CPU run each ({workers} at a time)")
     made = make_runs(root, commits, change_at, workers, progress)
     stored = [store_run(Path(m["run_dir"]), sqlite_url(db)) for m in made]
-    repo_root = Path(__file__).resolve().parents[1]
-    gpu = [store_run(d, sqlite_url(db)) for d in result_runs(results or repo_root / "benchmarks" / "results")]
+    results = results or checkout_results()
+    gpu = [store_run(d, sqlite_url(db)) for d in (result_runs(results) if results else [])]
     change = made[change_at - 1]
     label = DEMO_LABEL.format(n=commits, k=change_at, sha=change["sha"][:10], message=CHANGE_MESSAGE)
     if gpu:

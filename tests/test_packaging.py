@@ -8,13 +8,14 @@ gets no build/ or egg-info folder.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("profiler", "workloads", "analyzers", "roofline", "reports", "dashboard")
@@ -23,31 +24,9 @@ TRACE = REPO / "examples" / "traces" / "alexnet-a100.json.gz"
 pytestmark = pytest.mark.slow
 
 
-def _tree_copy(dest: Path) -> Path:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if not os.path.lexists(src):  # deleted in the working tree
-            continue
-        out = dest / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            os.symlink(os.readlink(src), out)
-        elif src.is_file():
-            shutil.copy2(src, out)
-    return dest
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = _tree_copy(tmp / "src")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                           str(src), "-w", str(tmp / "dist")], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (built,) = (tmp / "dist").glob("perfkit-*.whl")
-    return built
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_the_wheel_has_one_top_level_name(wheel: Path) -> None:

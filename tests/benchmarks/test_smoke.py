@@ -50,6 +50,8 @@ SMOKE: dict[str, Smoke] = {
     "analyzer_ranks_parallel": Smoke(
         ("--smoke", "--dir", "{tmp}/ranks"), (r"4 ranks x 20,000 events on \d+ cores; one process", r"tables equal: True"),
         slow=True, needs=SMALL_TRACE),
+    "analyzer_scaling": Smoke(("--smoke", "--dir", "{tmp}/scaling"), (r"\| collectives \| ", r"exponent limit 1\.15"),
+                              slow=True, needs=SHARED / "traces" / "hta_nccl_data_a100.json.gz"),
     "analyzer_tiled_trace": Smoke(
         (str(SMALL_TRACE), "{tmp}/tiled.json", "--events", "5000"), (r"tiled\.json: \d{4,} events",),
         needs=SMALL_TRACE),
