@@ -2,13 +2,3 @@
 op belongs to) and engine steps of an inference server (engine.py: one forward each, from the
 ranges vLLM, SGLang, TensorRT-LLM and `perfkit serve` open, else from gaps in the op stream),
 with their per-step-type time tables (samples.py, table.py)."""
-
-from perfkit.analyzers.steps.profiler_steps import (
-    STEP_RE,
-    WINDOW_COLUMNS,
-    attribute_steps,
-    step_name_ids,
-    step_windows,
-)
-
-__all__ = ["STEP_RE", "WINDOW_COLUMNS", "attribute_steps", "step_name_ids", "step_windows"]
