@@ -138,6 +138,13 @@ def _cpu_samples(table: EventTable, steps: pd.DataFrame) -> list[pd.DataFrame]:
     sel = table.mask_kind(Kind.CPU_OP, Kind.USER_ANNOTATION)
     out: list[pd.DataFrame] = []
     acc: dict[str, tuple[list[int], list[str], list[int]]] = defaultdict(lambda: ([], [], []))
+
+    def add(level: str, step_index: int, key: str, time_ns: int) -> None:
+        a = acc[level]
+        a[0].append(step_index)
+        a[1].append(key)
+        a[2].append(time_ns)
+
     for (r, pid, tid), g in steps.groupby(["rank", "pid", "tid"], sort=False):
         rows = np.flatnonzero(sel & (table["rank"] == r) & (table["pid"] == pid) & (table["tid"] == tid))
         ts, dur = table["ts_ns"][rows].astype(np.int64), table["dur_ns"][rows].astype(np.int64)
@@ -152,21 +159,21 @@ def _cpu_samples(table: EventTable, steps: pd.DataFrame) -> list[pd.DataFrame]:
         for j in np.flatnonzero(idx_all >= 0):
             i, name = int(idx_all[j]), str(names[j])
             if int(rows[j]) in step_rows:
-                acc["category"][0].append(i), acc["category"][1].append(HOST), acc["category"][2].append(int(self_ns[j]))
+                add("category", i, HOST, int(self_ns[j]))
                 continue
             is_op = kinds[j] == int(Kind.CPU_OP)
             cat = op_category(name) if is_op else HOST
-            acc["category"][0].append(i), acc["category"][1].append(cat), acc["category"][2].append(int(self_ns[j]))
+            add("category", i, cat, int(self_ns[j]))
             if is_op or cat != HOST or not name.startswith("perfkit_"):
-                acc["name"][0].append(i), acc["name"][1].append(name), acc["name"][2].append(int(self_ns[j]))
+                add("name", i, name, int(self_ns[j]))
             if not is_op and not is_framework(name) and name not in PHASE_RANGES:
                 last = range_seen.get((i, name), -1)
                 if ts[j] >= last:  # outermost instance of this name
-                    acc["range"][0].append(i), acc["range"][1].append(name), acc["range"][2].append(int(end[j] - ts[j]))
+                    add("range", i, name, int(end[j] - ts[j]))
                     range_seen[(i, name)] = int(end[j])
-    for level, (i, k, t) in acc.items():
-        if i:
-            _rows(out, steps, np.array(i), level, k, np.array(t, dtype=np.int64))
+    for level, (where, keys, times) in acc.items():
+        if where:
+            _rows(out, steps, np.array(where), level, keys, np.array(times, dtype=np.int64))
     busy = (steps["end_ns"] - steps["ts_ns"]).to_numpy()
     _rows(out, steps, np.arange(len(steps)), "step", np.full(len(steps), BUSY, dtype=object), busy)
     return out
