@@ -49,7 +49,7 @@ def test_slowed_attention_is_named_first(tmp_path: Path) -> None:
     from make_traces import profile_decoder  # type: ignore[import-not-found]
 
     base = profile_decoder(tmp_path / "base.json.gz", steps=12)
-    cand = profile_decoder(tmp_path / "cand.json.gz", steps=12, slow={"attention": 4})
+    cand = profile_decoder(tmp_path / "cand.json.gz", steps=12, slow={"attention": 8})  # large: the test runs on loaded machines
     k = kernel_why("p", [str(base)], [str(cand)], {"tpot_p50_s": 0.01}, {"tpot_p50_s": 0.01})
     decode = next(s for s in k.step_types if s.kind == "decode")
     assert decode.class_level == "range"
