@@ -41,6 +41,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--vocab-size", type=int, default=None, help="token ids are drawn below this (default 32000)")
     p.add_argument("--slo", metavar="ttft=S,tpot=S,e2e=S", help="SLO thresholds in seconds (goodput)")
     p.add_argument("--slo-quantile", type=fraction, default=None, help="quantile the SLO holds at (default 0.99)")
+    p.add_argument("--find-capacity", nargs="?", const="concurrency", choices=("concurrency", "rate"), default=None,
+                   help="search the load (concurrency, or rate) for the highest one whose --slo holds, proven "
+                        "with a binomial bound (docs/serving.md 'Capacity at an SLO')")
+    p.add_argument("--max-stages", type=positive_int, default=None, help="stages the capacity search may run (default 8)")
     p.add_argument("--price-per-gpu-hour", type=float, default=None, metavar="USD")
     p.add_argument("--gpus", type=positive_int, default=None, help="GPUs behind the server (default 1)")
     p.add_argument("--prices", metavar="FILE", help="a prices file (with --price-name)")
@@ -77,7 +81,7 @@ OPTION_OF = {
     "slo": "--slo", "slo.quantile": "--slo-quantile", "price": "--price-per-gpu-hour / --prices",
     "price.gpus": "--gpus", "price.usd_per_gpu_hour": "--price-per-gpu-hour",
     "target_interactivity": "--target-interactivity", "client": "--*-timeout-s", "name": "--name",
-    "client.processes": "--processes",
+    "client.processes": "--processes", "capacity": "--find-capacity", "capacity.max_stages": "--max-stages",
 }
 
 
@@ -96,9 +100,19 @@ def _slo(text: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for part in text.split(","):
         key, _, value = part.partition("=")
-        key = key.strip()
+        key, _, pct = key.strip().partition("_p")  # ttft_p99=2: the quantile in the name
+        if pct:
+            try:
+                q = float(pct) / 100 if len(pct) <= 2 else float("0." + pct)
+            except ValueError:
+                q = -1.0
+            if not 0 < q < 1 or out.get("quantile", q) != q:
+                raise SpecError(f"--slo: '{part.strip()[:40]}': write one quantile for every metric, e.g. "
+                                "ttft_p99=2,tpot_p99=0.05")
+            out["quantile"] = q
         if key not in ("ttft", "tpot", "e2e"):
-            raise SpecError(f"--slo: unknown '{key[:40]}'; write ttft=0.5,tpot=0.05,e2e=10 (seconds)")
+            raise SpecError(f"--slo: unknown '{key[:40]}'; write ttft=0.5,tpot=0.05,e2e=10 (seconds; "
+                            "or ttft_p99=2 for the quantile)")
         try:
             out[f"{key}_s"] = float(value)
         except ValueError:
@@ -142,6 +156,11 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
     w["prompts"] = prompts
     if args.slo:
         w["slo"] = _slo(args.slo) | ({"quantile": args.slo_quantile} if args.slo_quantile is not None else {})
+    elif args.find_capacity:
+        from perfkit.core.errors import SpecError
+
+        raise SpecError("--find-capacity searches for the load an SLO holds at: give --slo, e.g. "
+                        "--slo ttft_p99=2,tpot_p99=0.05")
     if args.price_per_gpu_hour is not None or args.prices:
         price: dict[str, Any] = {"gpus": args.gpus or 1}
         if args.prices:
@@ -151,6 +170,10 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
         w["price"] = price
     if args.target_interactivity:
         w["target_interactivity"] = _numbers(args.target_interactivity, "--target-interactivity", float)
+    if args.find_capacity:
+        start = min(load.get("concurrency") or load.get("rate") or [1])
+        w["capacity"] = {"over": args.find_capacity, "start": start} | (
+            {"max_stages": args.max_stages} if args.max_stages is not None else {})
     if args.metrics_url:
         w["metrics_url"] = args.metrics_url
     client: dict[str, Any] = {"usage": not args.no_usage, "logprobs": args.logprobs}
@@ -205,7 +228,13 @@ def run(args: argparse.Namespace) -> int:
         from perfkit.core.terminal import terminal_width
         from perfkit.reports.serving.text import serving_table
 
-        print(serving_table(final, None if args.wide else terminal_width()))
+        from perfkit.reports.serving.capacity_text import capacity_lines
+
+        found = capacity_lines(final)
+        if found:
+            print("\n".join(found))
+        else:
+            print(serving_table(final, None if args.wide else terminal_width()))
         for message in outcome.messages:
             print(f"perfkit: {message}")
         print(outcome.run_dir)

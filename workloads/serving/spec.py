@@ -14,6 +14,7 @@
       slo: {ttft_s: 0.5, tpot_s: 0.05, quantile: 0.99}
       price: {usd_per_gpu_hour: 2.99, gpus: 1}    # or {file: prices.yaml, name: h100-ondemand}
       target_interactivity: [20, 50]      # tok/s per user: cost along the measured front
+      capacity: {over: concurrency}       # or: search the load for the highest one the SLO holds at
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
 
@@ -150,6 +151,22 @@ class SloSpec(FrozenModel):
         return self
 
 
+class CapacitySpec(FrozenModel):
+    """Search the load for the highest one whose SLO holds (docs/serving.md "Capacity at an SLO")."""
+
+    over: Literal["concurrency", "rate"] = "concurrency"
+    start: float = Field(1, gt=0, le=1e6)  # the first load tried (requests in flight or per second)
+    max_stages: int = Field(8, ge=2, le=64)
+    confidence: float = Field(0.99, gt=0.5, lt=1)
+    rel_tol: float = Field(0.1, gt=0, le=1)  # the bracket at which the search ends
+
+    @model_validator(mode="after")
+    def _whole(self) -> CapacitySpec:
+        if self.over == "concurrency" and not float(self.start).is_integer():
+            raise ValueError(f"capacity.start {self.start}: a concurrency is a whole number of requests")
+        return self
+
+
 class PriceSpec(FrozenModel):
     usd_per_gpu_hour: float | None = Field(None, gt=0, le=1e6)
     gpus: int = Field(1, ge=1, le=1_000_000)
@@ -189,6 +206,7 @@ class ServingSpec(WorkloadSpec):
     slo: SloSpec | None = None
     price: PriceSpec | None = None
     target_interactivity: tuple[float, ...] = ()  # tok/s per user
+    capacity: CapacitySpec | None = None  # search the load for capacity at the SLO instead of fixed stages
     client: ClientSpec = ClientSpec()
     metrics_url: str = Field("auto", min_length=1, max_length=2000)
 
@@ -220,6 +238,8 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("prompts.token_ids works with api: completions only")
         if self.target_interactivity and self.price is None:
             raise ValueError("target_interactivity gives a cost: add a price block")
+        if self.capacity is not None and self.slo is None:
+            raise ValueError("capacity is searched at an SLO: add slo: {ttft_s: ..., tpot_s: ..., quantile: ...}")
         return self
 
     @model_validator(mode="after")
@@ -252,6 +272,8 @@ class ServingSpec(WorkloadSpec):
         return [{"replay": load.replay}]
 
     def sweep(self) -> list[dict[str, Any]]:
+        if self.capacity is not None:
+            return [{"capacity": self.capacity.over}]
         points = self.stages()
         if self.target_interactivity:
             points.append({"front": "interactivity"})
