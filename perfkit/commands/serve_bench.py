@@ -226,9 +226,8 @@ def run(args: argparse.Namespace) -> int:
         print(stages_json(final, outcome.run_dir))
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
-        from perfkit.reports.serving.text import serving_table
-
         from perfkit.reports.serving.capacity_text import capacity_lines
+        from perfkit.reports.serving.text import serving_table
 
         found = capacity_lines(final)
         if found:
