@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfkit.commands._types import seed
+from perfkit.commands._types import positive_int, seed
 from perfkit.commands.spec_options import add_options_on_first_parse, option_at, spec_dict
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
@@ -41,6 +41,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "S seconds (2s); its traces are copied into the run")
     p.add_argument("--profile-server", choices=("auto", "perfkit", "vllm", "sglang"), default=None,
                    help="whose /start_profile to call (default auto: asks the server)")
+    p.add_argument("--find-capacity", nargs="?", const="concurrency", choices=("concurrency", "rate"), default=None,
+                   help="search the load (concurrency, or rate) for the highest one whose --slo holds, proven "
+                        "with a binomial bound (docs/serving.md 'Capacity at an SLO')")
+    p.add_argument("--max-stages", type=positive_int, default=None,
+                   help="stages the capacity search may run (default 8)")
     p.add_argument("--server-trace-dir", metavar="PATH", default=None,
                    help="where the server's traces appear here (a remote server: a shared mount; "
                         "default: perfkit serve's own directory when it runs on this host)")
@@ -87,6 +92,16 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
         from perfkit.core.errors import SpecError
 
         raise SpecError("--profile-server / --server-trace-dir go with --profile STEPS|Ns; add --profile")
+    if args.find_capacity:
+        if "slo" not in w:
+            from perfkit.core.errors import SpecError
+
+            raise SpecError("--find-capacity searches for the load an SLO holds at: give --slo, e.g. "
+                            "--slo ttft_p99=2,tpot_p99=0.05")
+        load = w.get("load") or {}
+        start = min(load.get("concurrency") or load.get("rate") or [1])
+        w["capacity"] = {"over": args.find_capacity, "start": start} | (
+            {"max_stages": args.max_stages} if args.max_stages is not None else {})
     return w
 
 
@@ -106,7 +121,9 @@ def build_spec(args: argparse.Namespace) -> Any:
         where = option_at(loc, _serving_spec(), {"name": "--name", "profile": "--profile",
                                                  "profile.server_trace": "--profile",
                                                  "profile.server_trace.server": "--profile-server",
-                                                 "profile.server_trace.trace_dir": "--server-trace-dir"})
+                                                 "profile.server_trace.trace_dir": "--server-trace-dir",
+                                                 "capacity": "--find-capacity", "capacity.max_stages": "--max-stages",
+                                                 "capacity.start": "--concurrency / --rate"})
         message = str(err["msg"]).removeprefix("Value error, ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
@@ -154,10 +171,12 @@ def run(args: argparse.Namespace) -> int:
         print(stages_json(final, outcome.run_dir))
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
+        from perfkit.reports.serving.capacity_text import capacity_lines
         from perfkit.reports.serving.text import serving_table
         from perfkit.reports.serving.window_text import window_lines
 
-        print(serving_table(final, None if args.wide else terminal_width()))
+        found = capacity_lines(final)
+        print("\n".join(found) if found else serving_table(final, None if args.wide else terminal_width()))
         for line in window_lines(final):
             print(line)
         for message in outcome.messages:

@@ -64,6 +64,11 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
                         measured=front_metrics(spec, ctx.earlier))
     if spec.endpoint is None:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
+    if "capacity" in point.params:
+        from perfkit.workloads.serving.capacity_point import capacity_metrics
+
+        measured = capacity_metrics(spec, lambda params: _run(spec, params, ctx.seed))
+        return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
     with gpu_telemetry(spec.endpoint) as gpus:
         result = _run(spec, point.params, ctx.seed)
     artifacts = None

@@ -14,6 +14,7 @@
       slo: {ttft_s: 0.5, tpot_s: 0.05, quantile: 0.99}
       price: {usd_per_gpu_hour: 2.99, gpus: 1}    # or {file: prices.yaml, name: h100-ondemand}
       target_interactivity: [20, 50]      # tok/s per user: cost along the measured front
+      capacity: {over: concurrency}       # or: search the load for the highest one the SLO holds at
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
       profile: {server_trace: {steps: 16, server: auto, trace_dir: /shared/traces}}
@@ -173,6 +174,22 @@ class SloSpec(FrozenModel):
         return self
 
 
+class CapacitySpec(FrozenModel):
+    """Search the load for the highest one whose SLO holds (docs/serving.md "Capacity at an SLO")."""
+
+    over: Literal["concurrency", "rate"] = "concurrency"
+    start: float = Field(1, gt=0, le=1e6)  # the first load tried (requests in flight or per second)
+    max_stages: int = Field(8, ge=2, le=64)
+    confidence: float = Field(0.99, gt=0.5, lt=1)
+    rel_tol: float = Field(0.1, gt=0, le=1)  # the bracket at which the search ends
+
+    @model_validator(mode="after")
+    def _whole(self) -> CapacitySpec:
+        if self.over == "concurrency" and not float(self.start).is_integer():
+            raise ValueError(f"capacity.start {self.start}: a concurrency is a whole number of requests")
+        return self
+
+
 class PriceSpec(FrozenModel):
     usd_per_gpu_hour: Annotated[float | None, CliOption(
         "--price-per-gpu-hour", metavar="USD", group="price")] = Field(None, gt=0, le=1e6)
@@ -208,13 +225,24 @@ class ClientSpec(FrozenModel):
 
 
 def slo_seconds(text: str, flag: str) -> dict[str, float]:
-    """`ttft=0.5,tpot=0.05,e2e=10` -> {ttft_s: 0.5, ...} (the --slo option)."""
+    """`ttft=0.5,tpot=0.05,e2e=10` -> {ttft_s: 0.5, ...} (the --slo option); `ttft_p99=2,tpot_p99=0.05`
+    also sets the quantile (one for every metric)."""
     out: dict[str, float] = {}
     for part in text.split(","):
         key, _, value = part.partition("=")
-        key = key.strip()
+        key, _, pct = key.strip().partition("_p")  # ttft_p99=2: the quantile in the name
+        if pct:
+            try:
+                q = float(pct) / 100 if len(pct) <= 2 else float("0." + pct)
+            except ValueError:
+                q = -1.0
+            if not 0 < q < 1 or out.get("quantile", q) != q:
+                raise SpecError(f"{flag}: '{part.strip()[:40]}': write one quantile for every metric, e.g. "
+                                "ttft_p99=2,tpot_p99=0.05")
+            out["quantile"] = q
         if key not in ("ttft", "tpot", "e2e"):
-            raise SpecError(f"{flag}: unknown '{key[:40]}'; write ttft=0.5,tpot=0.05,e2e=10 (seconds)")
+            raise SpecError(f"{flag}: unknown '{key[:40]}'; write ttft=0.5,tpot=0.05,e2e=10 (seconds; "
+                            "or ttft_p99=2 for the quantile)")
         try:
             out[f"{key}_s"] = float(value)
         except ValueError:
@@ -266,6 +294,7 @@ class ServingSpec(WorkloadSpec):
     target_interactivity: Annotated[tuple[float, ...], CliOption(  # tok/s per user
         "--target-interactivity", metavar="TPS[,TPS...]", parse=comma_numbers(float),
         help="cost at these tok/s per user along the measured front")] = ()
+    capacity: CapacitySpec | None = None  # search the load for capacity at the SLO instead of fixed stages
     client: ClientSpec = ClientSpec()
     metrics_url: Annotated[str, CliOption(
         "--metrics-url", help="Prometheus endpoint (default URL/metrics; none: skip)")] = Field(
@@ -302,6 +331,8 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("target_interactivity gives a cost: add a price block")
         if self.profile is not None and self.client.processes > 1:
             raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
+        if self.capacity is not None and self.slo is None:
+            raise ValueError("capacity is searched at an SLO: add slo: {ttft_s: ..., tpot_s: ..., quantile: ...}")
         return self
 
     @model_validator(mode="after")
@@ -335,6 +366,8 @@ class ServingSpec(WorkloadSpec):
         return [{"replay": load.replay}]
 
     def sweep(self) -> list[dict[str, Any]]:
+        if self.capacity is not None:
+            return [{"capacity": self.capacity.over}]
         points = self.stages()
         if self.target_interactivity:
             points.append({"front": "interactivity"})
