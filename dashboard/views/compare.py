@@ -31,6 +31,10 @@ if base == cand:
     st.info("Pick two different runs.")
     st.stop()
 result = data.compare(url, base, cand)
+if result.answer[0]:  # the answer first, as every view of the pair says it
+    st.markdown(f"**Answer:** {md(result.answer[0])}")
+    if result.answer[1]:
+        st.markdown(f"**Why:** {md(result.answer[1])}")
 verdicts = data.verdict_names(result.counts)
 for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
     col.metric(verdict, result.counts.get(verdict, 0))

@@ -58,4 +58,5 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
         spec=row.spec_name,
         spec_hash=row.spec_hash or "",
         point_metrics=point_metrics,
+        spec_doc=row.spec_doc,
     )

@@ -140,3 +140,9 @@ def verdict_line(c: Comparison) -> str:
     +25% [+20%, +30%] (test interval), p=0.001; <reason>' (JUnit, the pytest plugin)."""
     return (f"{row_name(c)}: {c.verdict.value}: {base_text(c)} -> {cand_text(c)} (medians), {change_text(c)}, "
             f"p={units.fmt_p(c.p_value)}; {c.reason}")
+
+
+def folded_text(folded: list[Comparison]) -> str:
+    """'12 inconclusive measurements folded (--format json lists every row)'."""
+    n = len(folded)
+    return f"{n} inconclusive measurement{'s' if n != 1 else ''} folded (--format json lists every row)"

@@ -16,6 +16,7 @@ from typing import Any
 
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
+from perfkit.regression.gate.headline import headline
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     VALUES_NOTE,
@@ -24,6 +25,7 @@ from perfkit.reports.gate.format import (
     counts_text,
     fmt_change,
     fmt_interval,
+    folded_text,
     row_main_reason,
     row_name,
     sort_key,
@@ -37,6 +39,7 @@ HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
 def to_json_obj(result: GateResult) -> dict[str, Any]:
     return {
+        "headline": headline(result).to_json(),
         "baseline": _side(result.base),
         "candidate": _side(result.cand),
         "policy": {"source": result.policy.source, "correction": result.policy.correction,
@@ -114,12 +117,27 @@ def _header(result: GateResult, width: int) -> list[str]:
     return out
 
 
+def answer_lines(result: GateResult, width: int) -> list[str]:
+    """The answer first: `answer: ...` and `why: ...`, wrapped to `width`."""
+    head = headline(result)
+    lines = textwrap.wrap(terminal_safe(f"answer: {head.text}"), width, subsequent_indent="    ")
+    if head.why:
+        lines += textwrap.wrap(terminal_safe(f"why: {head.why}"), width, subsequent_indent="    ")
+    return lines
+
+
 def render_table(result: GateResult) -> str:
     ordered = sorted(result.rows, key=sort_key)
+    folded = [c for c in ordered if c.verdict == Verdict.INCONCLUSIVE]
+    ordered = [c for c in ordered if c.verdict != Verdict.INCONCLUSIVE]
     width = terminal_width()
-    lines = _header(result, width)
+    lines = answer_lines(result, width) + _header(result, width)
     if result.run_reasons:
         lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
+    if len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why):
+        lines.append(WHY_TITLE + ":")
+        for line in why_lines(result.why):
+            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     table = _table([HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
@@ -132,11 +150,9 @@ def render_table(result: GateResult) -> str:
             mark = notes.setdefault(c.note, len(notes) + 1)
             why = f"{why} [{mark}]" if why else f"[{mark}]"
         lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
+    if folded:
+        lines.append(folded_text(folded))
     lines += textwrap.wrap(VALUES_NOTE, width, subsequent_indent="    ")
-    if result.why:
-        lines.append(WHY_TITLE + ":")
-        for line in why_lines(result.why):
-            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     lines.append(counts_text(result))
     if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
         lines.append("gate " + status_text(result))

@@ -286,6 +286,10 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
         plotly_js = get_plotlyjs()
     run = data.run
     sections = [summary_section(data)]
+    if data.base is not None and data.answer[0]:  # the answer first (perfkit.regression.gate.headline)
+        why = f'<p class="answer-why"><strong>Why:</strong> {esc(data.answer[1])}</p>' if data.answer[1] else ""
+        sections.insert(0, Html(f'<section id="answer"><p class="answer"><strong>Answer:</strong> '
+                                f'{esc(data.answer[0])}</p>{why}</section>'))
     nav = [("summary", "Summary")]
     if data.base is not None:
         sections.append(compare_section(data))

@@ -72,6 +72,14 @@ def test_slo_attainment_collapses_are_regressions_with_the_cause_named(
     (why,) = doc["serving_why"]
     assert "SLO attainment 100% -> " in why["text"] and "USD/1M output tok at SLO x" in why["text"]
 
+    # the answer first: the headline and the why in the terminal's first 5 lines
+    capsys.readouterr()
+    main(["compare", str(base), str(to_zero), "--db", db, "--history", "0"])
+    first = capsys.readouterr().out.splitlines()[:5]
+    print("\n".join(first))
+    assert first[0].startswith("answer: slower, costlier and worse: ")
+    assert any(line.startswith("why: ") for line in first) and "mostly TPOT" in " ".join(first)
+
     # the gate fails on it, and its Markdown carries the why
     md = tmp_path / "gate.md"
     assert main(["gate", "--baseline", str(base), "--candidate", str(to_zero), "--db", db, "--markdown", str(md),

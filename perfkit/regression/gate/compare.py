@@ -35,6 +35,7 @@ from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import MIN_TESTS, correct
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.robust import summarize_run
+from perfkit.regression.gate.spec_change import ACROSS_FLAG, SpecChange, spec_change
 from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
 from perfkit.regression.serving_why import ServingWhy, explain
@@ -72,6 +73,7 @@ class RunSide:
     spec: str = ""  # the spec's name ("" when it has none: ingested runs)
     spec_hash: str = ""
     point_metrics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # point key -> its metrics
+    spec_doc: Mapping[str, object] = field(default_factory=dict)  # the spec as recorded ({} when not at hand)
     server_traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # point key -> trace files (absolute)
 
 
@@ -85,6 +87,7 @@ class GateResult:
     run_reasons: tuple[str, ...]
     policy: GatePolicy
     why: tuple[ServingWhy, ...] = ()  # serving stages: which component moved them (serving_why.py)
+    spec_change: SpecChange | None = None  # the spec changed between the runs (spec_change.py)
 
     @property
     def rows(self) -> tuple[Comparison, ...]:
@@ -167,12 +170,15 @@ def compare_runs(
     policy: GatePolicy | None = None,
     seed: int = 0,
     metric_glob: str | None = None,
+    across_specs: bool = False,
 ) -> GateResult:
     """Every measurement of `cand` against `base` (metrics matching `metric_glob`), each tested
     on its primary metric with `history_for(metric)` (earlier runs, oldest first; a lookup with
     a `prefetch(names)` method is asked for all names at once first)."""
     pol = policy or GatePolicy()
     reasons = run_reasons(base.env, cand.env, base.gpu, cand.gpu)
+    changed = spec_change(base.spec, cand.spec, base.spec_hash, cand.spec_hash, base.spec_doc, cand.spec_doc,
+                          across_specs)
 
     def in_scope(name: str) -> bool:
         return metric_glob is None or fnmatch.fnmatchcase(name, metric_glob)
@@ -188,7 +194,7 @@ def compare_runs(
     if callable(prefetch):
         prefetch([pairs[g.primary][0].name for g in groups])
     labels = point_labels({**cand.points, **base.points})
-    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels) for g in groups]
+    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels, changed) for g in groups]
     items = [h for h in heads if isinstance(h, Item)]
     done_items = iter(evidences(items))
     staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
@@ -207,7 +213,7 @@ def compare_runs(
     point_of = {bm.name: bm.point_key for bm, _ in pairs}
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
-                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}))
+                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), changed)
 
 
 def _decide_counts(staged: Sequence[object], comps: Sequence[Comparison], pol: GatePolicy) -> list[Comparison]:
@@ -221,13 +227,17 @@ def _decide_counts(staged: Sequence[object], comps: Sequence[Comparison], pol: G
 
 
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],
-          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str]
-          ) -> Item | Comparison | Collapse:
+          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str],
+          changed: SpecChange | None = None) -> Item | Comparison | Collapse:
     """What a group's primary metric is tested on, or why it cannot be compared."""
     bm, cm = pair
     mpol = pol.for_metric(bm.name)
     label = label_of(bm, labels)
     why = list(reasons)
+    if changed is not None and not changed.across:
+        point = base.points.get(bm.point_key) if bm.point_key is not None else None
+        if changed.touches(point.workload or None if point is not None else None):
+            why.append(f"spec {changed.spec or '(unnamed)'!r} changed between the runs; {ACROSS_FLAG} compares them")
     if bm.point_key is not None:
         why += point_reasons(base.points.get(bm.point_key), cand.points.get(bm.point_key))
     if bm.direction != cm.direction:
