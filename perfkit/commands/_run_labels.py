@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
-from perfkit.core.run_labels import ENV_VARS, RunLabels, with_environment
+if TYPE_CHECKING:  # the help stays light: no record types imported to build a parser
+    from perfkit.core.run_labels import RunLabels
+
+# perfkit.core.run_labels.ENV_VARS (tests/core/test_run_labels.py keeps the two equal)
+ENV_VARS = {"gpu": "PERFKIT_GPU", "branch": "PERFKIT_BRANCH", "commit": "PERFKIT_COMMIT", "label": "PERFKIT_LABEL"}
 
 
 def add_labels(p: argparse.ArgumentParser, gpu_help: str = "the GPU the run ran on") -> None:
@@ -22,9 +27,13 @@ def add_labels(p: argparse.ArgumentParser, gpu_help: str = "the GPU the run ran 
 
 def flags(args: argparse.Namespace) -> RunLabels:
     """The labels given as flags only."""
+    from perfkit.core.run_labels import RunLabels
+
     return RunLabels(args.gpu, args.branch, args.commit, args.label)
 
 
 def labels(args: argparse.Namespace) -> RunLabels:
     """The labels of the flags, each missing one from its PERFKIT_* variable."""
+    from perfkit.core.run_labels import with_environment
+
     return with_environment(flags(args), os.environ)

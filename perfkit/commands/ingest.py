@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._run_labels import add_labels, flags, labels
 from perfkit.commands._store_args import add_db
-from perfkit.core.run_labels import RunLabels
 
 if TYPE_CHECKING:
+    from perfkit.core.run_labels import RunLabels
     from perfkit.ingest.serving.to_run import IngestOptions
 
 SERVING_FORMATS = ("vllm", "aiperf", "guidellm", "serving")  # serving: any of the three, detected
