@@ -50,7 +50,8 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "failing": list(result.failing),
         "regressed": result.regressed,
         "outcome": result.outcome,
-        "values": "medians of the raw samples (base_value, cand_value); ratio, interval: the test's",
+        "values": "medians of the raw samples (base_value, cand_value); change, shown_ratio: candidate / "
+                  "baseline of them; ratio, interval, test_change, test_interval: the test's",
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
@@ -68,7 +69,8 @@ def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
     return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
             "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
             "baseline_text": base_text(c), "candidate_text": cand_text(c),
-            "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
+            "change": num(c.shown_ratio - 1.0), "test_change": num(c.ratio - 1.0),
+            "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
             "interval_of": c.interval_of or None, "reason": c.reason}
 
 

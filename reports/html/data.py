@@ -126,7 +126,7 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
                 "direction": c.direction,
                 "base_value": c.base_value,
                 "cand_value": c.cand_value,
-                "ratio": c.ratio,
+                "ratio": c.shown_ratio,  # the change every view shows (the interval is the test's)
                 "ci_low": c.ci_low,
                 "ci_high": c.ci_high,
                 "p_value": c.p_value,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
+from perfkit.core.units import fmt_change
 from tests.helpers.serving_server import running_server
 
 BENCH = ["--concurrency", "2", "--requests", "16", "--output-len", "4", "--slo", "ttft=0.1,tpot=0.12",
@@ -61,6 +62,13 @@ def test_slo_attainment_collapses_are_regressions_with_the_cause_named(
     assert cost["verdict"] == "regressed" and cost["ratio"] is None and cost["cand_value"] is None
     (why,) = doc["serving_why"]
     assert "SLO attainment 100% -> 0%" in why["text"] and "at SLO -> infinite" in why["text"]
+    # one change per measurement: every row's change is the ratio of the values it shows, and the
+    # why line says the same number
+    for r in doc["rows"]:
+        if r["baseline"] and r["candidate"] is not None:
+            assert r["change"] == pytest.approx(r["candidate"] / r["baseline"] - 1.0), r
+    (e2e,) = [r for r in doc["rows"] if r["metric"].endswith(":e2e_p50_s")]
+    assert f"E2E p50 {fmt_change(e2e['candidate'] / e2e['baseline'])}," in why["text"]
     assert why["cause"] == "TPOT" and not why["text"].startswith("within noise")
 
     doc = _compare(base, queued, db, capsys)

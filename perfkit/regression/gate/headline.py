@@ -48,13 +48,7 @@ class Headline:
 
 
 def shown_ratio(c: Comparison) -> float:
-    """candidate / baseline of the shown values (the test's ratio when they do not give one)."""
-    b, v = c.base_value, c.cand_value
-    if math.isfinite(b) and b > 0 and not math.isnan(v):
-        return v / b
-    if math.isfinite(b) and b > 0 and c.ratio == math.inf:
-        return math.inf
-    return c.ratio
+    return c.shown_ratio
 
 
 def kind(c: Comparison) -> str:

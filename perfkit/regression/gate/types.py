@@ -114,6 +114,15 @@ class Comparison:
     interval_of: str = ""
 
     @property
+    def shown_ratio(self) -> float:
+        """candidate / baseline of the shown values (the medians): the one change every view
+        shows; the test's ratio (`ratio`) when the medians give none (0 or unknown baseline)."""
+        b, v = self.base_value, self.cand_value
+        if math.isfinite(b) and b > 0 and not math.isnan(v):
+            return v / b
+        return self.ratio
+
+    @property
     def change(self) -> float:
         """Relative change of the metric, candidate vs baseline (+0.05 = 5% larger)."""
         return self.ratio - 1.0
@@ -128,6 +137,7 @@ class Comparison:
             "direction": self.direction,
             "unit": self.unit,
             "ratio": num(self.ratio),
+            "shown_ratio": num(self.shown_ratio),
             "interval": [num(self.ci_low), num(self.ci_high)],
             "confidence": self.confidence,
             "p_value": num(self.p_value),
