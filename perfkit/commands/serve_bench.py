@@ -182,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None:
         args.model = model_of_server(args.url)
     spec = build_spec(args)
+    from perfkit.workloads.serving.client.plan_check import window_shortfalls
+
+    for line in window_shortfalls(spec.workloads[0]):  # said before anything is sent
+        print(f"perfkit: warning: {line}", file=sys.stderr)
     show = not args.quiet and args.format == "text"
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
