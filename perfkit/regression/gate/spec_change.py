@@ -63,6 +63,6 @@ def spec_change(name_b: str, name_c: str, hash_b: str, hash_c: str, doc_b: Mappi
     rest_c = {k: v for k, v in doc_c.items() if k != "workloads" and k not in _NOT_CONTENT}
     everything = _canonical(rest_b) != _canonical(rest_c)
     changed = tuple(sorted(n for n in wb.keys() | wc.keys() if wb.get(n) != wc.get(n)))
-    if not changed:  # the hash says it changed, and no workload shows it: anything may be touched
-        everything = True
+    if not everything and not changed:  # the same definitions (a hash made another way): no change
+        return None
     return SpecChange(name_c, hash_b, hash_c, changed, everything, across)
