@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.comparison.server_traces import server_traces_of
+from perfkit.comparison.server_traces import server_traces_of, window_tpot_of
 from perfkit.core.point_spec import point_spec
 from perfkit.core.record import Run
 from perfkit.regression.gate.compare import RunSide
@@ -37,6 +37,7 @@ def side_from_run(run: Run, label: str, run_dir: str | Path | None = None) -> Ru
         spec_hash=run.spec_hash or "",
         point_metrics={p.key: p.metrics for p in run.points},
         server_traces=server_traces_of(run.points, run_dir or run.artifacts.stored_from),
+        window_tpot_s=window_tpot_of(run.points),
     )
 
 
