@@ -19,10 +19,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve-bench", help="load-test an OpenAI-compatible server (latency, goodput, cost) and record a run",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("url", help="the server, http://HOST:PORT (the /v1/... paths are added)")
+    p.add_argument("url", help="the server: http://HOST:PORT, its OpenAI base URL http://HOST:PORT/v1, or a "
+                               "full .../v1/completions or .../v1/chat/completions URL")
     p.add_argument("--name", default="serve-bench", help="the run's and workload's name (default: serve-bench)")
     p.add_argument("--model", default="default", help="the model name sent in each request")
-    p.add_argument("--api", choices=("completions", "chat"), default="completions")
+    p.add_argument("--api", choices=("completions", "chat"), default=None,
+                   help="completions (default) or chat; a full endpoint URL names it")
+    p.add_argument("--api-key-env", metavar="VAR", default=None,
+                   help="send `Authorization: Bearer $VAR` (the token is never stored or printed)")
+    p.add_argument("--follow-redirects", action="store_true",
+                   help="follow a redirect to another server (by default such a request fails)")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", metavar="N[,N...]", help="closed loop: requests in flight per stage")
     load.add_argument("--rate", metavar="R[,R...]", help="open loop: requests per second per stage (inf: all at once)")
@@ -77,7 +83,7 @@ OPTION_OF = {
     "slo": "--slo", "slo.quantile": "--slo-quantile", "price": "--price-per-gpu-hour / --prices",
     "price.gpus": "--gpus", "price.usd_per_gpu_hour": "--price-per-gpu-hour",
     "target_interactivity": "--target-interactivity", "client": "--*-timeout-s", "name": "--name",
-    "client.processes": "--processes",
+    "client.processes": "--processes", "client.api_key_env": "--api-key-env", "api": "URL / --api",
 }
 
 
@@ -108,8 +114,9 @@ def _slo(text: str) -> dict[str, float]:
 
 def workload(args: argparse.Namespace) -> dict[str, Any]:
     """The `kind: serving` workload the options describe."""
-    w: dict[str, Any] = {"kind": "serving", "name": args.name, "endpoint": args.url, "model": args.model,
-                         "api": args.api}
+    w: dict[str, Any] = {"kind": "serving", "name": args.name, "endpoint": args.url, "model": args.model}
+    if args.api is not None:
+        w["api"] = args.api
     load: dict[str, Any] = {}
     if args.rate:
         load["rate"] = _numbers(args.rate, "--rate", float)
@@ -153,7 +160,10 @@ def workload(args: argparse.Namespace) -> dict[str, Any]:
         w["target_interactivity"] = _numbers(args.target_interactivity, "--target-interactivity", float)
     if args.metrics_url:
         w["metrics_url"] = args.metrics_url
-    client: dict[str, Any] = {"usage": not args.no_usage, "logprobs": args.logprobs}
+    client: dict[str, Any] = {"usage": not args.no_usage, "logprobs": args.logprobs,
+                              "follow_redirects": args.follow_redirects}
+    if args.api_key_env is not None:
+        client["api_key_env"] = args.api_key_env
     for key in ("read_timeout_s", "request_timeout_s", "connect_timeout_s", "processes"):
         if getattr(args, key) is not None:
             client[key] = getattr(args, key)
@@ -177,6 +187,8 @@ def build_spec(args: argparse.Namespace) -> Any:
         where = next((OPTION_OF[".".join(loc[:i])] for i in range(len(loc), 0, -1) if ".".join(loc[:i]) in OPTION_OF),
                      "an option")
         message = str(err["msg"]).removeprefix("Value error, ")
+        if message.startswith(("URL ", "the URL ")):
+            where = "URL"
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
 
@@ -185,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
+    from perfkit.workloads.serving.client.url import redact_urls
 
     if not args.no_store:  # a store that would lose the run is refused before anything else
         from perfkit.store.url import check_persistent
@@ -195,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo)
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
     hooks = ProfileHooks(started=_started) if show else ProfileHooks()
-    outcome = profile(spec, Path(f"serve-bench {args.url}"), options, post, hooks)
+    outcome = profile(spec, Path(f"serve-bench {redact_urls(args.url)}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":
         from perfkit.reports.serving.as_json import stages_json

@@ -15,13 +15,15 @@ from typing import Any
 
 from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
+from perfkit.core.terminal import terminal_safe
 from perfkit.core.run_layout import serving_requests_name
 from perfkit.workloads.base import Point, Prepared, RunContext
-from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, auth_headers, price_of, slo_of, stage_plan
 from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions
 from perfkit.workloads.serving.client.stage import StageResult, run_stage
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import summarize
@@ -38,7 +40,7 @@ def client_options(spec: ServingSpec) -> ClientOptions:
     return ClientOptions(base_url=spec.endpoint, model=spec.model, api=spec.api,
                          connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
                          request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
-                         logprobs=c.logprobs)
+                         logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec))
 
 
 def _nothing() -> None:
@@ -82,7 +84,7 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     ok = [r for r in result.records if r.ok]
     if not ok:
         reasons = sorted({r.error or "no output" for r in result.records})
-        raise PerfkitError(f"{key}: all {len(result.records)} requests to {spec.endpoint} failed "
+        raise PerfkitError(f"{key}: all {len(result.records)} requests to {redact_urls(spec.endpoint or '')} failed "
                            f"({'; '.join(reasons)[:300]}); check that the server is up and serves "
                            f"model '{spec.model}'")
     metrics: dict[str, Any] = dict(summarize(result.records, result.duration_s, slo_of(spec), price_of(spec)))
@@ -101,12 +103,12 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
         saturated = saturation_reason(result.records, float(rate))
         if saturated:
             metrics["saturated"] = saturated
-    metrics["endpoint"] = spec.endpoint
+    metrics["endpoint"] = redact_urls(spec.endpoint or "")
     server = server_metrics(result.metrics_before, result.metrics_after)
     if server:
         metrics["server_metrics"] = server
     if result.notes:
-        metrics["serving_notes"] = result.notes
+        metrics["serving_notes"] = [terminal_safe(redact_urls(n)) for n in result.notes]
     if ctx.out_dir is not None:
         name = serving_requests_name(key)
         write_requests(ctx.out_dir / name, result.records)

@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
+from perfkit.workloads.serving.client.url import parse_endpoint
 
 MAX_STAGES = 1000
 
@@ -174,6 +175,8 @@ class ClientSpec(FrozenModel):
     logprobs: bool = False
     ignore_eos: bool = True
     processes: int = Field(1, ge=1, le=256)  # client processes a stage's requests are spread over
+    follow_redirects: bool = False  # follow a redirect to another server (same server: always)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # bearer token's variable
 
 
 class ServingSpec(WorkloadSpec):
@@ -195,12 +198,21 @@ class ServingSpec(WorkloadSpec):
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
 
-    @field_validator("endpoint")
+    @model_validator(mode="before")
     @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint '{v[:80]}' is not an http(s) URL; write http://HOST:PORT")
-        return v.rstrip("/") if v else v
+    def _url(cls, data: Any) -> Any:
+        """The endpoint as the client uses it (`/v1`, a full `/v1/chat/completions` URL -> its
+        base; the URL's API when it names one); a bad URL is refused here, before any run."""
+        if not isinstance(data, dict) or not isinstance(data.get("endpoint"), str):
+            return data
+        found = parse_endpoint(data["endpoint"])
+        data = {**data, "endpoint": found.base}
+        if found.api is not None:
+            if data.get("api", found.api) != found.api:
+                raise ValueError(f"the URL names the {found.api} API but api is {data['api']!r}; "
+                                 f"drop one of them")
+            data["api"] = found.api
+        return data
 
     @field_validator("target_interactivity", mode="before")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from perfkit.core.errors import SpecError
@@ -102,10 +103,25 @@ def price_of(spec: ServingSpec) -> Price | None:
     return Price(p.usd_per_gpu_hour, p.gpus, p.source)
 
 
+def auth_headers(spec: ServingSpec) -> dict[str, str]:
+    """`Authorization: Bearer TOKEN` from the variable `client.api_key_env` names (the token is
+    never in the spec, the run or a message); SpecError when it is unset, empty or not one line."""
+    var = spec.client.api_key_env
+    if var is None:
+        return {}
+    token = os.environ.get(var, "")
+    if not token:
+        raise SpecError(f"--api-key-env {var}: the variable is not set or empty; export {var}=TOKEN")
+    if not all(0x20 < ord(c) < 0x7F for c in token):
+        raise SpecError(f"--api-key-env {var}: the token holds a space, a control or a non-ASCII character")
+    return {"Authorization": f"Bearer {token}"}
+
+
 def preflight(spec: WorkloadSpec) -> None:
     """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
     one is a located one-line error now, not a failed stage later."""
     assert isinstance(spec, ServingSpec)
+    auth_headers(spec)
     price_of(spec)
     if spec.prompts.source == "sharegpt":
         prompts_for(spec, 1, 0)

@@ -16,18 +16,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
+from perfkit.core.terminal import terminal_safe
 from perfkit.workloads.serving.client.chunks import read_chunk
+from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
 
 APIS = ("completions", "chat")
 UNSENT_RETRIES = 3  # a request that never reached the server (a closed keep-alive connection)
+MAX_REDIRECTS = 5
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True)
 class ClientOptions:
-    base_url: str  # http://host:port (the /v1/... path is added)
+    base_url: str  # http://host:port[/prefix] (the /v1/... path is added; client.url)
     model: str
     api: str = "completions"
     connect_timeout_s: float = 10.0  # establishing the connection
@@ -39,10 +44,15 @@ class ClientOptions:
     extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request body
     headers: dict[str, str] = field(default_factory=dict)  # e.g. Authorization
     max_event_bytes: int = MAX_EVENT_BYTES
+    follow_redirects: bool = False  # follow a redirect to another origin (same origin: always)
 
     @property
     def path(self) -> str:
         return "/v1/chat/completions" if self.api == "chat" else "/v1/completions"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + self.path
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,7 @@ def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession
                                     sock_read=opts.read_timeout_s)
     trace = aiohttp.TraceConfig()
     trace.on_request_headers_sent.append(_headers_sent)
-    return aiohttp.ClientSession(base_url=opts.base_url, connector=connector, timeout=timeout,
+    return aiohttp.ClientSession(connector=connector, timeout=timeout,
                                  headers=opts.headers, auto_decompress=False, trace_configs=[trace])
 
 
@@ -132,6 +142,8 @@ class _Recorder:
             error = "no output tokens: the stream ended before any token"
         if error is None and not self.done:
             error = "stream closed before [DONE]"
+        if error is not None:  # a server's text: no credentials, no terminal escapes, one line
+            error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
         return RequestRecord(
@@ -166,15 +178,22 @@ async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Re
                    t0: float) -> tuple[str | None, bool]:
     """(error or None, whether the request never reached the server on a reused connection)."""
     answered = False
+    url = opts.url
     try:
-        rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
-        async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"},
-                                trace_request_ctx=rec) as resp:
-            answered = True
-            if resp.status != 200:
-                text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
-                raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
-            await _read_stream(resp, rec, opts, t0)
+        for _ in range(MAX_REDIRECTS + 1):
+            rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
+            async with session.post(url, data=body, headers={"Content-Type": "application/json"},
+                                    trace_request_ctx=rec, allow_redirects=False) as resp:
+                answered = True
+                if resp.status in REDIRECTS:
+                    url = _redirect_target(resp, url, opts)
+                    continue
+                if resp.status != 200:
+                    text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
+                    raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
+                await _read_stream(resp, rec, opts, t0)
+                return None, False
+        raise _Failed(f"more than {MAX_REDIRECTS} redirects")
     except _Failed as exc:
         return str(exc), False
     except asyncio.TimeoutError:
@@ -185,9 +204,24 @@ async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Re
         return "stream closed mid-response", False
     except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
         return f"connection: {type(exc).__name__}: {str(exc)[:160]}", not answered
-    except (aiohttp.ClientError, OSError) as exc:
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
         return f"connection: {type(exc).__name__}: {str(exc)[:160]}", False
-    return None, False
+
+
+def _redirect_target(resp: aiohttp.ClientResponse, url: str, opts: ClientOptions) -> str:
+    """Where a redirect points; one to another server (scheme, host or port) is refused unless
+    the user asked to follow it: it would measure, and send the prompts to, another server."""
+    location = resp.headers.get("Location")
+    if not location:
+        raise _Failed(f"HTTP {resp.status}: a redirect without a Location")
+    try:
+        target = str(resp.url.join(URL(location)))
+    except ValueError:
+        raise _Failed(f"HTTP {resp.status}: a redirect to a Location that is not a URL") from None
+    if not same_origin(url, target) and not opts.follow_redirects:
+        raise _Failed(f"HTTP {resp.status}: redirected to another server ({redact_urls(target)[:120]}); "
+                      f"refused: pass --follow-redirects to measure that server")
+    return target
 
 
 class _Failed(Exception):
