@@ -18,6 +18,7 @@ from perfkit.core.errors import PerfkitError
 from perfkit.core.terminal import terminal_safe
 from perfkit.core.run_layout import serving_requests_name
 from perfkit.workloads.base import Point, Prepared, RunContext
+from perfkit.workloads.serving.client.bounds import dropped_notes
 from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, auth_headers, price_of, slo_of, stage_plan
 from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
@@ -107,8 +108,9 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     server = server_metrics(result.metrics_before, result.metrics_after)
     if server:
         metrics["server_metrics"] = server
-    if result.notes:
-        metrics["serving_notes"] = [terminal_safe(redact_urls(n)) for n in result.notes]
+    notes = [*result.notes, *dropped_notes(r.dropped for r in result.records)]
+    if notes:
+        metrics["serving_notes"] = [terminal_safe(redact_urls(n)) for n in notes]
     if ctx.out_dir is not None:
         name = serving_requests_name(key)
         write_requests(ctx.out_dir / name, result.records)
