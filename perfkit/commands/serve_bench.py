@@ -196,6 +196,7 @@ def build_spec(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
+    from perfkit.core.terminal import terminal_safe
     from perfkit.pipeline.sweep import ProfileOptions
     from perfkit.workloads.serving.client.url import redact_urls
 
@@ -220,10 +221,10 @@ def run(args: argparse.Namespace) -> int:
 
         print(serving_table(final, None if args.wide else terminal_width()))
         for message in outcome.messages:
-            print(f"perfkit: {message}")
+            print(f"perfkit: {terminal_safe(message)}")
         print(outcome.run_dir)
     if outcome.stored is False:
-        print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
+        print(f"perfkit: {terminal_safe(outcome.messages[-1])}", file=sys.stderr)
     if final.status == "interrupted":
         print(f"perfkit: interrupted; {len(final.points)} of {outcome.n_points} stages recorded", file=sys.stderr)
         return outcome.signal_exit_code or EXIT_INTERRUPTED
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         first = next((p for p in final.points if p.status == "failed"), None)
         why = f": {first.error}" if first is not None and first.error else ""
-        print(f"perfkit: {failed} of {outcome.n_points} stages failed{why}", file=sys.stderr)
+        print(f"perfkit: {failed} of {outcome.n_points} stages failed{terminal_safe(why)}", file=sys.stderr)
         return EXIT_POINTS_FAILED
     if outcome.stored is False:
         return EXIT_BAD_INPUT

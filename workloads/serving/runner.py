@@ -87,7 +87,7 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
         reasons = sorted({r.error or "no output" for r in result.records})
         raise PerfkitError(f"{key}: all {len(result.records)} requests to {redact_urls(spec.endpoint or '')} failed "
                            f"({'; '.join(reasons)[:300]}); check that the server is up and serves "
-                           f"model '{spec.model}'")
+                           f"model '{terminal_safe(spec.model)}'")
     metrics: dict[str, Any] = dict(summarize(result.records, result.duration_s, slo_of(spec), price_of(spec)))
     itl = metrics.get("token_itl_p50_s") or metrics.get("chunk_gap_p50_s")
     reason = client_bound_reason(result.lag_s, itl if isinstance(itl, float) else None,

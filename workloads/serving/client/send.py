@@ -169,6 +169,8 @@ class _Recorder:
         if error is None:
             error = final_count_problem(self.completion, len(self.token_times), self.text_chunks,
                                         TOKENS_FROM_USAGE in self.sources)
+        if error is not None:  # a server's text: no credentials, no terminal escapes, one line
+            error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
         return RequestRecord(
