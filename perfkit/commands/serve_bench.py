@@ -189,6 +189,8 @@ def build_spec(args: argparse.Namespace) -> Any:
         message = str(err["msg"]).removeprefix("Value error, ")
         if message.startswith(("URL ", "the URL ")):
             where = "URL"
+        elif message.startswith("plan: "):
+            where, message = "plan", message.removeprefix("plan: ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
 

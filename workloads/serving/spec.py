@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
+from perfkit.workloads.serving.client.plan_size import plan_problem
 from perfkit.workloads.serving.client.url import parse_endpoint
 
 MAX_STAGES = 1000
@@ -232,6 +233,20 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("prompts.token_ids works with api: completions only")
         if self.target_interactivity and self.price is None:
             raise ValueError("target_interactivity gives a cost: add a price block")
+        return self
+
+    @model_validator(mode="after")
+    def _size(self) -> ServingSpec:
+        """Each stage's length and size within the client's bounds (client.plan_size)."""
+        p = self.prompts
+        prefix = (p.prefix_len, p.groups) if p.source == "shared_prefix" else None
+        for params in self.stages():
+            if "replay" in params:
+                continue
+            problem = plan_problem(params, params.get("requests", self.requests),
+                                   params.get("duration_s", self.duration_s), p.input_len, p.output_len, prefix)
+            if problem:
+                raise ValueError(f"plan: {problem}")
         return self
 
     @model_validator(mode="after")

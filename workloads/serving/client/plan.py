@@ -9,6 +9,7 @@ from typing import Any
 from perfkit.core.errors import SpecError
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.plan_size import DEFAULT_REQUESTS, DURATION_PROMPTS
 from perfkit.workloads.serving.client.prompts import (
     Lengths,
     read_sharegpt,
@@ -21,9 +22,7 @@ from perfkit.workloads.serving.measurements.cost import Price, load_prices
 from perfkit.workloads.serving.measurements.goodput import Slo
 from perfkit.workloads.serving.spec import LengthSpec, ServingSpec
 
-DEFAULT_REQUESTS = 32
 DEFAULT_OUTPUT_LEN = 128
-DURATION_PROMPTS = 4096  # prompts drawn for a stage bounded by time (cycled)
 MAX_OPEN_LOOP_REQUESTS = 1_000_000
 
 
