@@ -196,9 +196,9 @@ def build_spec(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from perfkit.core.terminal import terminal_safe
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
-    from perfkit.core.terminal import terminal_safe
     from perfkit.pipeline.sweep import ProfileOptions
     from perfkit.workloads.serving.client.url import redact_urls
 

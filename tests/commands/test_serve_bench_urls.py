@@ -113,7 +113,7 @@ def test_a_redirect_to_another_server_is_refused_unless_asked(tmp_path: Path,
 
         with scripted_server(redirect) as (url, _):
             code = _bench(url, tmp_path)
-            out, err = capsys.readouterr()
+            err = capsys.readouterr().err
             assert code == 3 and "redirected to another server" in err and "--follow-redirects" in err, err
             assert not [r for r in other_requests if r.method == "POST"]
             assert _bench(url, tmp_path, "--follow-redirects") == 0

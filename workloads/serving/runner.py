@@ -15,11 +15,17 @@ from typing import Any
 
 from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
-from perfkit.core.terminal import terminal_safe
 from perfkit.core.run_layout import serving_requests_name
+from perfkit.core.terminal import terminal_safe
 from perfkit.workloads.base import Point, Prepared, RunContext
 from perfkit.workloads.serving.client.bounds import dropped_notes
-from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, auth_headers, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.client.plan import (
+    DURATION_PROMPTS,
+    auth_headers,
+    price_of,
+    slo_of,
+    stage_plan,
+)
 from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions

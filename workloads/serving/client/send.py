@@ -27,9 +27,14 @@ from perfkit.workloads.serving.client.bounds import (
     prompt_count,
 )
 from perfkit.workloads.serving.client.chunks import read_chunk
-from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
-from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, TOKENS_FROM_USAGE, RequestRecord
+from perfkit.workloads.serving.client.url import redact_urls, same_origin
+from perfkit.workloads.serving.records import (
+    TOKEN_SOURCES,
+    TOKENS_FROM_CHUNKS,
+    TOKENS_FROM_USAGE,
+    RequestRecord,
+)
 
 APIS = ("completions", "chat")
 UNSENT_RETRIES = 3  # a request that never reached the server (a closed keep-alive connection)

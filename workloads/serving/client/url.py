@@ -55,7 +55,7 @@ def parse_endpoint(text: str) -> Endpoint:
                          f"write http://HOST:PORT/v1")
     if not parts.hostname:
         raise ValueError(f"URL {shown!r} has no host; write http://HOST:PORT/v1")
-    if port is not None and not 1 <= port <= 65535 or parts.netloc.endswith(":"):
+    if (port is not None and not 1 <= port <= 65535) or parts.netloc.endswith(":"):
         raise ValueError(f"URL {shown!r}: port {port} is not 1..65535")
     if parts.query or parts.fragment:
         raise ValueError(f"URL {shown!r} has a query or fragment; write http://HOST:PORT/v1")

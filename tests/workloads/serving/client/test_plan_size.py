@@ -28,8 +28,9 @@ def test_a_plan_past_its_bounds_is_exit_2_before_anything(args: list[str], needl
 
 
 def test_a_plan_within_bounds_is_accepted() -> None:
-    from perfkit.commands.serve_bench import add_parser, build_spec
     import argparse
+
+    from perfkit.commands.serve_bench import add_parser, build_spec
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
