@@ -50,7 +50,7 @@ def plan_problem(params: Mapping[str, Any], requests: int | None, duration_s: fl
             return (f"stage {label}: {requests} requests at {rate:g}/s take {requests / rate:.3g} s, over "
                     f"{MAX_STAGE_S:.0f} s (7 days); raise --rate, or bound it with --duration-s")
     prompts = requests if requests is not None else DURATION_PROMPTS
-    if "rate" in params and requests is None and duration_s is not None and math.isfinite(rate or 0):
+    if isinstance(rate, (int, float)) and requests is None and duration_s is not None and math.isfinite(rate):
         prompts = min(math.ceil(float(rate) * duration_s * 1.5) + 16, 1_000_000)
     out_len = _longest(output_len, 128)
     if out_len > MAX_REQUEST_TOKENS:
