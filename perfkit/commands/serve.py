@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
                   "spec_accept_rate", "spec_k")
-MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms")
+MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -77,6 +77,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="positions per row, prompt + output (default 2048, at most the model's max_seq_len)")
     m.add_argument("--extra-step-ms", type=finite_at_least(0), default=None,
                    help="sleep added to every decode step (default 0)")
+    m.add_argument("--profile-dir", default=None, metavar="DIR",
+                   help="where POST /stop_profile writes torch.profiler traces (default: a new temp "
+                        "dir, named in the listening line)")
+    m.add_argument("--slow-op", action="append", default=None, metavar="CLASS=K",
+                   help="for tests: attention or mlp of every layer run K times (K x slower)")
     return p
 
 
@@ -166,11 +171,14 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
 
 
 def _model(args: argparse.Namespace) -> ModelOptions:
+    import tempfile
+    from pathlib import Path
+
     from perfkit.core.errors import SpecError
     from perfkit.workloads.dtypes import canonical
     from perfkit.workloads.models.presets import PRESETS
     from perfkit.workloads.models.spec import MODEL_DTYPES
-    from perfkit.workloads.serving.server.options import ModelOptions
+    from perfkit.workloads.serving.server.options import ModelOptions, slow_op
 
     if args.model not in PRESETS:
         raise SpecError(f"--model {args.model!r}: no such preset; choose from {', '.join(PRESETS)}")
@@ -187,5 +195,8 @@ def _model(args: argparse.Namespace) -> ModelOptions:
     cache_len = args.cache_len or min(2048, max_seq)
     if cache_len > max_seq:
         raise SpecError(f"--cache-len {cache_len}: above {args.model}'s max_seq_len {max_seq}")
+    slow = dict(slow_op(text) for text in args.slow_op or ())
+    profile_dir = args.profile_dir or tempfile.mkdtemp(prefix="perfkit-serve-traces-")
     return ModelOptions(preset=args.model, dtype=dtype, device=device, max_batch=args.max_batch or 8,
-                        cache_len=cache_len, extra_step_s=(args.extra_step_ms or 0.0) * 1e-3)
+                        cache_len=cache_len, extra_step_s=(args.extra_step_ms or 0.0) * 1e-3,
+                        slow_op=tuple(sorted(slow.items())), profile_dir=str(Path(profile_dir).resolve()))

@@ -35,6 +35,9 @@ class RequestRecord:
     # llama.cpp: its `timings` block), kept as given
     server: dict[str, object] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()  # server numbers left out, one reason each (client.bounds); not in the file
+    # in flight while the server's profiler ran (serve-bench --profile): measured, kept in the
+    # per-request file, left out of the stage's latency numbers
+    in_profile_window: bool = False
 
     @property
     def ok(self) -> bool:

@@ -10,6 +10,7 @@ from perfkit.core.errors import SpecError
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
 from perfkit.workloads.serving.client.plan_size import DEFAULT_REQUESTS, DURATION_PROMPTS
+from perfkit.workloads.serving.client.profile_window import WindowPlan
 from perfkit.workloads.serving.client.prompts import (
     Lengths,
     read_sharegpt,
@@ -55,7 +56,8 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
         f"{spec.endpoint}/metrics" if spec.metrics_url == "auto" else spec.metrics_url)
     width = int(params.get("concurrency") or params.get("max_concurrency") or spec.load.max_concurrency or 1)
     warmup = spec.warmup if spec.warmup is not None else min(width, 64)
-    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration}
+    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration,
+                              "window": window_plan(spec)}
     if "replay" in params:
         arrivals = read_replay(params["replay"])
         base = prompts_for(spec, len(arrivals), seed)
@@ -114,6 +116,14 @@ def auth_headers(spec: ServingSpec) -> dict[str, str]:
     if not all(0x20 < ord(c) < 0x7F for c in token):
         raise SpecError(f"--api-key-env {var}: the token holds a space, a control or a non-ASCII character")
     return {"Authorization": f"Bearer {token}"}
+
+
+def window_plan(spec: ServingSpec) -> WindowPlan | None:
+    """The profiling window each stage opens (profile.server_trace), or None."""
+    if spec.profile is None:
+        return None
+    t = spec.profile.server_trace
+    return WindowPlan(server=t.server, steps=t.steps, seconds=t.seconds, trace_dir=t.trace_dir)
 
 
 def preflight(spec: WorkloadSpec) -> None:

@@ -5,6 +5,8 @@
 - POST /v1/chat/completions  messages -> assistant message (stream: true gives SSE)
 - GET  /metrics              Prometheus text exposition (metrics.py)
 - GET  /health               200, empty body (as vLLM)
+- POST /start_profile, /stop_profile, GET /profile_info   model mode: torch.profiler windows
+                             around the engine's steps (profile_routes.py)
 A body that is not JSON or misses a field is answered 400 with an OpenAI-style error body.
 Output length: max_tokens (chat: max_completion_tokens first), else the server's
 --output-tokens, capped at --max-tokens-cap when given.
@@ -25,6 +27,7 @@ from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
 from perfkit.workloads.serving.server.metrics import ServerMetrics, render
 from perfkit.workloads.serving.server.options import ServeOptions
+from perfkit.workloads.serving.server.profile_routes import add_profile_routes
 from perfkit.workloads.serving.server.protocol import (
     CHAT,
     COMPLETION,
@@ -58,6 +61,9 @@ def make_app(state: ServerState, middlewares: Sequence[Any] = ()) -> web.Applica
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/health", health)
+    profiler = getattr(state.engine, "profiler", None)
+    if profiler is not None:
+        add_profile_routes(app, profiler)
     return app
 
 
