@@ -125,6 +125,10 @@ def build_spec(args: argparse.Namespace) -> Any:
                                                  "capacity": "--find-capacity", "capacity.max_stages": "--max-stages",
                                                  "capacity.start": "--concurrency / --rate"})
         message = str(err["msg"]).removeprefix("Value error, ")
+        if message.startswith(("URL ", "the URL ")):
+            where = "URL"
+        elif message.startswith("plan: "):
+            where, message = "plan", message.removeprefix("plan: ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
 
@@ -145,9 +149,11 @@ def run_attach(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from perfkit.core.errors import SpecError
+    from perfkit.core.terminal import terminal_safe
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
+    from perfkit.workloads.serving.client.url import redact_urls
 
     if args.url == "attach":
         return run_attach(args)
@@ -163,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo)
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
     hooks = ProfileHooks(started=_started) if show else ProfileHooks()
-    outcome = profile(spec, Path(f"serve-bench {args.url}"), options, post, hooks)
+    outcome = profile(spec, Path(f"serve-bench {redact_urls(args.url)}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":
         from perfkit.reports.serving.as_json import stages_json
@@ -180,10 +186,10 @@ def run(args: argparse.Namespace) -> int:
         for line in window_lines(final):
             print(line)
         for message in outcome.messages:
-            print(f"perfkit: {message}")
+            print(f"perfkit: {terminal_safe(message)}")
         print(outcome.run_dir)
     if outcome.stored is False:
-        print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
+        print(f"perfkit: {terminal_safe(outcome.messages[-1])}", file=sys.stderr)
     if final.status == "interrupted":
         print(f"perfkit: interrupted; {len(final.points)} of {outcome.n_points} stages recorded", file=sys.stderr)
         return outcome.signal_exit_code or EXIT_INTERRUPTED
@@ -191,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         first = next((p for p in final.points if p.status == "failed"), None)
         why = f": {first.error}" if first is not None and first.error else ""
-        print(f"perfkit: {failed} of {outcome.n_points} stages failed{why}", file=sys.stderr)
+        print(f"perfkit: {failed} of {outcome.n_points} stages failed{terminal_safe(why)}", file=sys.stderr)
         return EXIT_POINTS_FAILED
     if outcome.stored is False:
         return EXIT_BAD_INPUT
