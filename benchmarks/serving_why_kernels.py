@@ -66,7 +66,7 @@ def _serve_run(tmp: Path, tag: str, slow: str | None) -> Path:
         time.sleep(5)
         out = tmp / f"runs-{tag}"
         subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}",
-                        "--concurrency", "4", "--requests", "48", "--profile", "--no-store", "--out", str(out)],
+                        "--concurrency", "4", "--requests", "48", "--profile", "32", "--no-store", "--out", str(out)],
                        check=True, timeout=600)
         return next(out.glob("*/run.json")).parent
     finally:

@@ -127,6 +127,10 @@ def build_spec(args: argparse.Namespace) -> Any:
                                                  "capacity": "--find-capacity", "capacity.max_stages": "--max-stages",
                                                  "capacity.start": "--concurrency / --rate"})
         message = str(err["msg"]).removeprefix("Value error, ")
+        if message.startswith(("URL ", "the URL ")):
+            where = "URL"
+        elif message.startswith("plan: "):
+            where, message = "plan", message.removeprefix("plan: ")
         raise SpecError(f"serve-bench {where}: {message[:300]}") from None
     return spec  # the files it names are read by the profile pipeline's preflight
 
@@ -134,14 +138,17 @@ def build_spec(args: argparse.Namespace) -> Any:
 DEFAULT_MODEL = "default"
 
 
-def model_of_server(url: str) -> str:
+def model_of_server(url: str, api_key_env: str | None = None) -> str:
     """The one model the server's /v1/models lists; DEFAULT_MODEL when it cannot be asked; an
     error naming them when it serves several."""
+    import os
+
     from perfkit.core.errors import SpecError
     from perfkit.core.terminal import terminal_safe
     from perfkit.workloads.serving.client.models import served_models
 
-    models = served_models(url)
+    token = os.environ.get(api_key_env) if api_key_env else None
+    models = served_models(url, {"Authorization": f"Bearer {token}"} if token else None)
     if not models:
         return DEFAULT_MODEL
     if len(models) > 1:
@@ -166,9 +173,11 @@ def run_attach(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from perfkit.core.errors import SpecError
+    from perfkit.core.terminal import terminal_safe
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.profile import ProfileHooks, profile
     from perfkit.pipeline.sweep import ProfileOptions
+    from perfkit.workloads.serving.client.url import redact_urls
 
     if args.url == "attach":
         return run_attach(args)
@@ -180,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
         check_persistent(args.db)
     if args.model is None:
-        args.model = model_of_server(args.url)
+        args.model = model_of_server(args.url, getattr(args, "api_key_env", None))
     spec = build_spec(args)
     from perfkit.workloads.serving.client.plan_check import window_shortfalls
 
@@ -190,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
     hooks = ProfileHooks(started=_started) if show else ProfileHooks()
-    outcome = profile(spec, Path(f"serve-bench {args.url}"), options, post, hooks)
+    outcome = profile(spec, Path(f"serve-bench {redact_urls(args.url)}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":
         from perfkit.reports.serving.as_json import stages_json
@@ -207,10 +216,10 @@ def run(args: argparse.Namespace) -> int:
         for line in window_lines(final):
             print(line)
         for message in outcome.messages:
-            print(f"perfkit: {message}")
+            print(f"perfkit: {terminal_safe(message)}")
         print(outcome.run_dir)
     if outcome.stored is False:
-        print(f"perfkit: {outcome.messages[-1]}", file=sys.stderr)
+        print(f"perfkit: {terminal_safe(outcome.messages[-1])}", file=sys.stderr)
     if final.status == "interrupted":
         print(f"perfkit: interrupted; {len(final.points)} of {outcome.n_points} stages recorded", file=sys.stderr)
         return outcome.signal_exit_code or EXIT_INTERRUPTED
@@ -218,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         first = next((p for p in final.points if p.status == "failed"), None)
         why = f": {first.error}" if first is not None and first.error else ""
-        print(f"perfkit: {failed} of {outcome.n_points} stages failed{why}", file=sys.stderr)
+        print(f"perfkit: {failed} of {outcome.n_points} stages failed{terminal_safe(why)}", file=sys.stderr)
         return EXIT_POINTS_FAILED
     if outcome.stored is False:
         return EXIT_BAD_INPUT

@@ -39,6 +39,18 @@ def server_traces_of(points: Sequence[Any], run_dir: str | Path | None) -> dict[
     return out
 
 
+def window_tpot_of(points: Sequence[Any]) -> dict[str, float]:
+    """point key -> TPOT p50 of the requests inside its profiled window: the requests whose steps
+    the trace holds (the profiler slows them, so the whole stage's TPOT is not their measure)."""
+    out = {}
+    for p in points:
+        window = getattr(getattr(p, "artifacts", None), "profile_window", None)
+        tpot = getattr(getattr(window, "overhead", None), "tpot_p50_inside_s", None)
+        if isinstance(tpot, (int, float)) and math.isfinite(tpot) and tpot > 0:
+            out[str(p.key)] = float(tpot)
+    return out
+
+
 def stage_samples(paths: Sequence[str]) -> tuple[pd.DataFrame, str, float]:
     """(per-step samples, how steps were found, mean step period in s) of one stage's traces."""
     table = load_trace_files(list(paths))
@@ -48,21 +60,25 @@ def stage_samples(paths: Sequence[str]) -> tuple[pd.DataFrame, str, float]:
     return step_samples(table, steps), steps.method, period
 
 
-def _client(m: Mapping[str, Any], period: float) -> ClientCheck | None:
-    tpot = m.get("tpot_p50_s")
+def _client(m: Mapping[str, Any], period: float, window_tpot_s: float | None = None) -> ClientCheck | None:
+    """The step period beside the TPOT of the requests the trace saw (inside the window), else
+    the stage's TPOT p50."""
+    tpot = window_tpot_s if window_tpot_s is not None else m.get("tpot_p50_s")
     if isinstance(tpot, (int, float)) and math.isfinite(period) and tpot > 0:
-        return ClientCheck(period, float(tpot))
+        return ClientCheck(period, float(tpot), inside_window=window_tpot_s is not None)
     return None
 
 
 def kernel_why(key: str, base_paths: Sequence[str], cand_paths: Sequence[str],
-               base_metrics: Mapping[str, Any] | None = None, cand_metrics: Mapping[str, Any] | None = None) -> KernelWhy:
+               base_metrics: Mapping[str, Any] | None = None, cand_metrics: Mapping[str, Any] | None = None,
+               window_tpot_s: tuple[float | None, float | None] = (None, None)) -> KernelWhy:
     """The kernel level of one stage from both sides' trace files."""
     sb, mb, pb = stage_samples(base_paths)
     sc, mc, pc = stage_samples(cand_paths)
     k = compare_steps(key, sb, sc, mb, mc)
-    checks = [(side, c) for side, c in (("baseline", _client(base_metrics or {}, pb)),
-                                        ("candidate", _client(cand_metrics or {}, pc))) if c is not None]
+    checks = [(side, c) for side, c in (("baseline", _client(base_metrics or {}, pb, window_tpot_s[0])),
+                                        ("candidate", _client(cand_metrics or {}, pc, window_tpot_s[1])))
+              if c is not None]
     return replace(k, traces_base=tuple(base_paths), traces_cand=tuple(cand_paths), client=tuple(checks))
 
 
@@ -80,7 +96,8 @@ def with_kernels(result: GateResult) -> GateResult:
         if w.point_key in bt and w.point_key in ct:
             try:
                 k = kernel_why(w.point_key, bt[w.point_key], ct[w.point_key],
-                               result.base.point_metrics.get(w.point_key), result.cand.point_metrics.get(w.point_key))
+                               result.base.point_metrics.get(w.point_key), result.cand.point_metrics.get(w.point_key),
+                               (result.base.window_tpot_s.get(w.point_key), result.cand.window_tpot_s.get(w.point_key)))
             except (PerfkitError, OSError, ValueError) as e:
                 k = _failed(w.point_key, str(e).splitlines()[0] if str(e) else type(e).__name__)
             w = replace(w, kernels=k)

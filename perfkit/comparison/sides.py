@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.comparison.server_traces import server_traces_of
+from perfkit.comparison.server_traces import server_traces_of, window_tpot_of
 from perfkit.core.point_spec import point_spec
 from perfkit.core.record import Run
 from perfkit.regression.gate.compare import RunSide
@@ -38,6 +38,7 @@ def side_from_run(run: Run, label: str, run_dir: str | Path | None = None) -> Ru
         point_metrics={p.key: p.metrics for p in run.points},
         server_traces=server_traces_of(run.points, run_dir or run.artifacts.stored_from),
         spec_doc=dict(run.spec),
+        window_tpot_s=window_tpot_of(run.points),
     )
 
 

@@ -50,8 +50,9 @@ class StepTypeDelta:
 class ClientCheck:
     """Do the steps explain the client? decode-step time x decode steps per request vs TPOT."""
 
-    step_s: float  # mean decode-step time (candidate side of the pair it is given for)
-    tpot_p50_s: float  # the client's TPOT p50
+    step_s: float  # mean step period of the trace (its span / its steps)
+    tpot_p50_s: float  # the client's TPOT p50 (of the requests inside the profiled window when known)
+    inside_window: bool = False  # tpot_p50_s is of the requests the trace saw
 
     @property
     def ratio(self) -> float:

@@ -18,9 +18,12 @@ from typing import Any
 from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
 from perfkit.core.run_layout import serving_requests_name
+from perfkit.core.terminal import terminal_safe
 from perfkit.workloads.base import Point, Prepared, RunContext
+from perfkit.workloads.serving.client.bounds import dropped_notes
 from perfkit.workloads.serving.client.plan import (
     DURATION_PROMPTS,
+    auth_headers,
     price_of,
     slo_of,
     stage_plan,
@@ -30,6 +33,7 @@ from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions
 from perfkit.workloads.serving.client.stage import StageResult, run_stage
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
@@ -48,7 +52,7 @@ def client_options(spec: ServingSpec) -> ClientOptions:
     return ClientOptions(base_url=spec.endpoint, model=spec.model, api=spec.api,
                          connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
                          request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
-                         logprobs=c.logprobs)
+                         logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec))
 
 
 def _nothing() -> None:
@@ -103,14 +107,15 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     ok = [r for r in result.records if r.ok]
     if not ok:
         reasons = sorted({r.error or "no output" for r in result.records})
-        raise PerfkitError(f"{key}: all {len(result.records)} requests to {spec.endpoint} failed "
-                           f"({'; '.join(reasons)[:300]}); check that the server is up and serves "
-                           f"model '{spec.model}'")
+        raise PerfkitError(f"{key}: all {len(result.records)} requests to {redact_urls(spec.endpoint or '')} "
+                           f"failed ({'; '.join(reasons)[:300]}); check that the server is up and serves "
+                           f"model '{terminal_safe(spec.model)}'")
     numbers = stage_numbers(result.records, result.duration_s, slo_of(spec), price_of(spec))
     itl = numbers.token_itl_p50_s or numbers.chunk_gap_p50_s
     rate = params.get("rate")
     saturated = (saturation_reason(result.records, float(rate))
                  if isinstance(rate, (int, float)) and math.isfinite(rate) else None)
+    notes = [*result.notes, *dropped_notes(r.dropped for r in result.records)]
     name = None
     if ctx.out_dir is not None:
         name = serving_requests_name(key)
@@ -121,8 +126,8 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     numbers = dataclasses.replace(
         numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
         client_bound=client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None,
-        saturated=saturated or None, endpoint=spec.endpoint,
+        saturated=saturated or None, endpoint=redact_urls(spec.endpoint or "") or None,
         server_metrics={**server_metrics(result.metrics_before, result.metrics_after), **series_stats} or None,
-        serving_notes=tuple(result.notes) or None, requests_file=name)
+        serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name)
     metrics = numbers.as_metrics()
     return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}

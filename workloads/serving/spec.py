@@ -44,6 +44,8 @@ from pydantic import (
 from perfkit.core.cli_option import CliOption, comma_numbers
 from perfkit.core.errors import SpecError
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
+from perfkit.workloads.serving.client.plan_size import plan_problem
+from perfkit.workloads.serving.client.url import parse_endpoint
 
 MAX_STAGES = 1000
 
@@ -222,6 +224,11 @@ class ClientSpec(FrozenModel):
     processes: Annotated[int, CliOption(  # client processes a stage's requests are spread over
         "--processes", help="client processes each stage's requests are spread over (default 1; more when a "
                             "stage is client-bound)")] = Field(1, ge=1, le=256)
+    follow_redirects: Annotated[bool, CliOption(
+        "--follow-redirects", help="follow a redirect to another server (by default such a request fails)")] = False
+    api_key_env: Annotated[str | None, CliOption(
+        "--api-key-env", metavar="VAR", help="send `Authorization: Bearer $VAR` (the token is never stored or "
+                                             "printed)")] = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 def slo_seconds(text: str, flag: str) -> dict[str, float]:
@@ -274,12 +281,14 @@ class ServingProfileSpec(FrozenModel):
 class ServingSpec(WorkloadSpec):
     kind: Literal["serving"]
     endpoint: Annotated[str | None, CliOption(
-        "url", help="the server, http://HOST:PORT (the /v1/... paths are added)")] = Field(
+        "url", help="the server: http://HOST:PORT, its OpenAI base URL http://HOST:PORT/v1, or a full "
+                    ".../v1/completions or .../v1/chat/completions URL")] = Field(
         None, min_length=1, max_length=2000)
     model: Annotated[str, CliOption("--model", help="the model name sent in each request (serve-bench default: the "
                                                     "one the server's /v1/models lists)")] = Field(
         "default", min_length=1, max_length=500)
-    api: Annotated[Literal["completions", "chat"], CliOption("--api")] = "completions"
+    api: Annotated[Literal["completions", "chat"], CliOption(
+        "--api", help="completions (default) or chat; a full endpoint URL names it")] = "completions"
     load: LoadSpec = LoadSpec(concurrency=(1,))
     requests: Annotated[int | None, CliOption(
         "--requests", help="requests per stage (default 32)")] = Field(None, ge=1, le=10_000_000)
@@ -305,12 +314,21 @@ class ServingSpec(WorkloadSpec):
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
 
-    @field_validator("endpoint")
+    @model_validator(mode="before")
     @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint '{v[:80]}' is not an http(s) URL; write http://HOST:PORT")
-        return v.rstrip("/") if v else v
+    def _url(cls, data: Any) -> Any:
+        """The endpoint as the client uses it (`/v1`, a full `/v1/chat/completions` URL -> its
+        base; the URL's API when it names one); a bad URL is refused here, before any run."""
+        if not isinstance(data, dict) or not isinstance(data.get("endpoint"), str):
+            return data
+        found = parse_endpoint(data["endpoint"])
+        data = {**data, "endpoint": found.base}
+        if found.api is not None:
+            if data.get("api", found.api) != found.api:
+                raise ValueError(f"the URL names the {found.api} API but api is {data['api']!r}; "
+                                 f"drop one of them")
+            data["api"] = found.api
+        return data
 
     @field_validator("target_interactivity", mode="before")
     @classmethod
@@ -334,6 +352,20 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
         if self.capacity is not None and self.slo is None:
             raise ValueError("capacity is searched at an SLO: add slo: {ttft_s: ..., tpot_s: ..., quantile: ...}")
+        return self
+
+    @model_validator(mode="after")
+    def _size(self) -> ServingSpec:
+        """Each stage's length and size within the client's bounds (client.plan_size)."""
+        p = self.prompts
+        prefix = (p.prefix_len, p.groups) if p.source == "shared_prefix" else None
+        for params in self.stages():
+            if "replay" in params:
+                continue
+            problem = plan_problem(params, params.get("requests", self.requests),
+                                   params.get("duration_s", self.duration_s), p.input_len, p.output_len, prefix)
+            if problem:
+                raise ValueError(f"plan: {problem}")
         return self
 
     @model_validator(mode="after")

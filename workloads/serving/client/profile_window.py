@@ -25,6 +25,8 @@ from pathlib import Path
 
 import aiohttp
 
+from perfkit.workloads.serving.client.url import redact_urls
+
 SERVERS = ("perfkit", "vllm", "sglang")
 TRACE_PATTERNS = ("*.pt.trace.json.gz", "*.trace.json.gz", "*.pt.trace.json", "*.trace.json")
 REQUEST_TIMEOUT_S = 60.0
@@ -87,9 +89,9 @@ async def detect_server(session: aiohttp.ClientSession, base_url: str) -> tuple[
         if status == 200:
             return "vllm", None
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-        raise WindowError(f"{base_url}: cannot reach the server to find its profiler "
+        raise WindowError(f"{redact_urls(base_url)}: cannot reach the server to find its profiler "
                           f"({type(exc).__name__}); name it with server: perfkit|vllm|sglang") from None
-    raise WindowError(f"{base_url}: neither perfkit serve, SGLang nor vLLM answered "
+    raise WindowError(f"{redact_urls(base_url)}: neither perfkit serve, SGLang nor vLLM answered "
                       "(/profile_info, /get_server_info, /version); name the server with "
                       "server: perfkit|vllm|sglang")
 

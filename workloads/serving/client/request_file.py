@@ -22,6 +22,7 @@ from perfkit.core.bounded import Count, Finite
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.errors import StoreError
 from perfkit.core.json_file import too_deep_at
+from perfkit.workloads.serving.client.bounds import MAX_REQUEST_TOKENS
 from perfkit.workloads.serving.records import RequestRecord
 
 
@@ -39,7 +40,6 @@ def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
 
 
 MAX_TEXT_BYTES = 1 << 30  # decompressed: a file that inflates past this is refused, not read
-MAX_REQUEST_TOKENS = 1 << 20  # a chunk or a request of more tokens is not one perfkit recorded
 _FIX = "re-run the stage (perfkit writes this file; it was damaged after)"
 
 Tokens = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]

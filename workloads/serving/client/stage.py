@@ -23,6 +23,7 @@ import aiohttp
 from perfkit.workloads.serving.client.lag import loop_lag
 from perfkit.workloads.serving.client.profile_window import WindowPlan, WindowResult, run_window
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 from perfkit.workloads.serving.telemetry.stage_series import MAX_SAMPLES, SAMPLE_INTERVAL_S
 
@@ -110,14 +111,15 @@ async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[st
     """The text of a Prometheus endpoint, or None with a note (never fails the stage)."""
     if not url:
         return None
+    shown = redact_urls(url)
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=METRICS_TIMEOUT_S)) as resp:
             if resp.status != 200:
-                notes.append(f"{url}: HTTP {resp.status}; server metrics left out")
+                notes.append(f"{shown}: HTTP {resp.status}; server metrics left out")
                 return None
             return (await resp.content.read(16 * 1024 * 1024)).decode("utf-8", "replace")
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-        notes.append(f"{url}: {type(exc).__name__}; server metrics left out")
+        notes.append(f"{shown}: {type(exc).__name__}; server metrics left out")
         return None
 
 
