@@ -128,7 +128,9 @@ def _refuse_labels(args: argparse.Namespace) -> None:
     from perfkit.core.errors import SpecError
 
     can = HONOURED.get(args.format)
-    for flag in flags(args).given() if can is not None else ():
+    if can is None:  # run directories and serving results record all four
+        return
+    for flag in flags(args).given():
         if flag not in can:
             where = "its rows' columns" if args.format == "csv" else "the file"
             raise SpecError(f"{flag}: --format {args.format} takes {' and '.join(can)} only ({where} name the rest); "
