@@ -193,12 +193,18 @@ def run(args: argparse.Namespace) -> int:
     spec = build_spec(args)
     from perfkit.workloads.serving.client.plan_check import window_shortfalls
 
-    for line in window_shortfalls(spec.workloads[0]):  # said before anything is sent
-        print(f"perfkit: warning: {line}", file=sys.stderr)
+    shortfalls = window_shortfalls(spec.workloads[0])
     show = not args.quiet and args.format == "text"
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
-    hooks = ProfileHooks(started=_started) if show else ProfileHooks()
+    def started(run: Any, run_dir: Path, n_points: int) -> None:
+        """Once the inputs were checked (bad input stays one line), before anything is sent."""
+        for line in shortfalls:
+            print(f"perfkit: warning: {line}", file=sys.stderr)
+        if show:
+            _started(run, run_dir, n_points)
+
+    hooks = ProfileHooks(started=started)
     outcome = profile(spec, Path(f"serve-bench {redact_urls(args.url)}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":
