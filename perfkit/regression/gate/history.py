@@ -54,6 +54,7 @@ class HistoryFit:
     segments: int
     # log deviations of the reference runs (the baseline's segment) from ref_log: (lowest, highest)
     ref_range: tuple[float, float] = (math.nan, math.nan)
+    start: int = 0  # first run of the baseline's segment (index into the history, baseline included)
 
 
 def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
@@ -100,7 +101,8 @@ def segment_bounds(x: np.ndarray) -> list[int]:
     return [0, *sorted(cuts)]
 
 
-def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int) -> HistoryFit | None:
+def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int,
+         start: int = 0) -> HistoryFit | None:
     """One history's fit from its locations, their residuals about their segment means, the
     reference runs and the number of segments."""
     df = float(x.size - segments)
@@ -111,7 +113,7 @@ def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, seg
     return HistoryFit(ref_log=level, ref_runs=int(ref.sum()),
                       s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
                       mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments,
-                      ref_range=(float(dev.min()), float(dev.max())))
+                      ref_range=(float(dev.min()), float(dev.max())), start=start)
 
 
 def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
@@ -132,11 +134,13 @@ def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:
     bounds = [*segment_bounds(x), x.size]
     resid = np.zeros(x.size)
     ref = np.zeros(x.size, dtype=bool)
+    start = 0
     for lo, hi in itertools.pairwise(bounds):
         resid[lo:hi] = x[lo:hi] - x[lo:hi].mean()
         if lo <= at < hi:
             ref[max(lo, hi - REF_RUNS) : hi] = True
-    return _fit(x, resid, se2, ref, len(bounds) - 1)
+            start = lo
+    return _fit(x, resid, se2, ref, len(bounds) - 1, start)
 
 
 def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]:

@@ -109,6 +109,11 @@ class Comparison:
     adj_low: float = math.nan
     adj_high: float = math.nan
     adj_confidence: float = math.nan
+    p_history: float = math.nan  # the test against the history's level alone (p_run unless the baseline moved)
+    # main's own step (recent.py): the latest runs' shift off the level before them (log), its p-value
+    baseline_shift: float = math.nan
+    baseline_shift_p: float = math.nan
+    baseline_shift_at: str = ""  # where: the baseline's commit, or the first run at the new level
 
     @property
     def change(self) -> float:
@@ -150,4 +155,5 @@ class Comparison:
             "p_tail": num(self.p_tail),
             "adjusted_interval": [num(self.adj_low), num(self.adj_high)],
             "adjusted_confidence": num(self.adj_confidence),
+            "baseline_shift": num(self.baseline_shift),
         }
