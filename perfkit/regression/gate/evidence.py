@@ -258,9 +258,12 @@ def _from_history(it: Item, fit: HistoryFit, within: Within, loc_c: float, se_c:
     var_c, df_c = candidate_se2(se_c, len(it.cand), within)
     extra = var_c - fit.mean_se2 if math.isfinite(var_c) and math.isfinite(fit.mean_se2) else 0.0
     note = (f"vs the level of {fit.ref_runs} stored run{'s' if fit.ref_runs != 1 else ''}"
-            + (" since a step in the history" if fit.segments > 1 else ""))
+            + (" since a step in the history" if fit.segments > 1 else "")
+            + (f", on their trend ({fit.slope * 100:+.3f}% per run: a creep, reported by perfkit history)"
+               if fit.slope else ""))
+    level_var = fit.level_var if math.isfinite(fit.level_var) else 1.0 / fit.ref_runs
     return Evidence(it, it.policy.direction or it.direction, loc_c - fit.ref_log, fit.ref_log, loc_c, fit.s2,
-                    fit.df, 1.0 + 1.0 / fit.ref_runs, max(extra, 0.0), df_c,
+                    fit.df, 1.0 + level_var, max(extra, 0.0), df_c,
                     history_runs=fit.runs, baseline_runs=fit.ref_runs, note=note,
                     cand_w=se_c * se_c * len(it.cand) if math.isfinite(se_c) else math.nan,
                     cand_w_df=len(it.cand) - 1.0, hist_w=within.var, hist_w_df=within.df)
