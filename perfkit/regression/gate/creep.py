@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-CREEP_P = 0.05
+CREEP_P = 0.01
 MIN_RUNS = 6
 
 
