@@ -23,7 +23,7 @@ stepped-baseline cells). Cells:
 - clock states: 25% of the runs run all their samples in a slow state 3% x factor slower.
 
 Rules on the same data: perfkit (default policy), perfkit strict (fail_on: [regressed, noisy,
-suspect]) and Conbench's z > 5 (candidate run mean vs the stored runs' means). Measured per cell:
+suspect]), the usable strict policy (the same with known_noise_fails: false) and Conbench's z > 5 (candidate run mean vs the stored runs' means). Measured per cell:
 false regressions per 1,000 unchanged metrics (both gates of a draw), recall at +5%, the false share
 of the listed regressions in the changed gates, the share of all-unchanged gates failed, and where
 they apply: the stepped unchanged metrics called regressed, the all-unchanged gates whose headline
@@ -58,7 +58,7 @@ from perfkit.regression.gate.policy import GatePolicy  # noqa: E402
 from perfkit.regression.gate.types import Verdict  # noqa: E402
 from perfkit.reports.gate.format import status_text  # noqa: E402
 
-RULES = ("perfkit", "strict", "z5")
+RULES = ("perfkit", "strict", "strict_usable", "z5")
 STRICT = GatePolicy(fail_on=("regressed", "noisy", "suspect"))
 METRICS, N, EFFECT, STEP, STEPPED = 100, 3, 0.05, 0.03, 20
 SEED_BASE = 9000  # seeds no other benchmark uses
@@ -142,11 +142,13 @@ def judge(x: np.ndarray) -> tuple[dict[str, np.ndarray], GateResult]:
     result = compare_runs(_side(f"r{stored.shape[0] - 1}", names, x[-2]), _side("cand", names, x[-1]),
                           lambda nm: hist[nm], policy=STRICT)
     verdict = np.array([c.verdict.value for c in result.comparisons])
+    known = np.array([c.known_noise for c in result.comparisons])
     means = x.mean(axis=2)
     ref = means[:-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (means[-1] - ref.mean(axis=0)) / ref.std(axis=0, ddof=1)
-    return {"perfkit": verdict == Verdict.REGRESSED.value, "strict": np.isin(verdict, STRICT.fail_on),
+    strict = np.isin(verdict, STRICT.fail_on)
+    return {"perfkit": verdict == Verdict.REGRESSED.value, "strict": strict, "strict_usable": strict & ~known,
             "z5": z > 5.0}, result
 
 
@@ -231,8 +233,9 @@ def report(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Machine: {meta['machine']}. {meta['gates']} gate pairs per cell in {meta['blocks']} seed blocks; "
              f"wall time {meta['seconds']:.0f} s.", "",
              "Each entry: median over seed blocks (pooled over all gates). perfkit = default policy; strict = "
-             "fail_on [regressed, noisy, suspect]; z>5 = Conbench's rule on the same draws.", "",
-             "| cell | measure | perfkit | strict | z>5 |", "|---|---|---:|---:|---:|"]
+             "fail_on [regressed, noisy, suspect]; usable strict = the same with known_noise_fails: false; z>5 = "
+             "Conbench's rule on the same draws.", "",
+             "| cell | measure | perfkit | strict | usable strict | z>5 |", "|---|---|---:|---:|---:|---:|"]
     for row in rows:
         first = True
         for key, label, fmt in MEASURES:

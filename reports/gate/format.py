@@ -112,7 +112,7 @@ def outcome_text(result: GateResult) -> str:
     fail_on = f"fails on {', '.join(result.policy.fail_on) or 'nothing'}"
     outcome = result.outcome
     if outcome == OUTCOME_FAILS:
-        return "fails: " + ", ".join(f"{result.count(Verdict(v))} {v}" for v in result.failing)
+        return "fails: " + ", ".join(f"{result.failing_count(Verdict(v))} {v}" for v in result.failing)
     if outcome == OUTCOME_PASSES:
         return f"passes ({fail_on})"
     rows = len(result.rows)

@@ -40,7 +40,7 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "baseline": _side(result.base),
         "candidate": _side(result.cand),
         "policy": {"source": result.policy.source, "correction": result.policy.correction,
-                   "fail_on": list(result.policy.fail_on)},
+                   "fail_on": list(result.policy.fail_on), "known_noise_fails": result.policy.known_noise_fails},
         "summary": {v.value: result.count(v) for v in Verdict},
         "tests": sum(1 for c in result.rows if c.verdict != Verdict.INCOMPARABLE and c.p_raw == c.p_raw),
         "failed": result.failed,

@@ -28,6 +28,7 @@ from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import MIN_TESTS, correct
 from perfkit.regression.gate.noisier import pooled_noise
 from perfkit.regression.gate.policy import GatePolicy
+from perfkit.regression.gate.reputation import BAD_REPUTATION, reputation_text
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
@@ -90,6 +91,10 @@ class GateResult:
         """Measurements (rows) with this verdict."""
         return sum(1 for c in self.rows if c.verdict == verdict)
 
+    def failing_count(self, verdict: Verdict) -> int:
+        """Rows with this verdict that fail the gate (the policy's fail_on and known_noise_fails)."""
+        return sum(1 for c in self.rows if c.verdict == verdict and self.policy.fails(c))
+
     @property
     def regressed(self) -> bool:
         return self.count(Verdict.REGRESSED) > 0
@@ -97,7 +102,7 @@ class GateResult:
     @property
     def failing(self) -> tuple[str, ...]:
         """The verdicts of the policy's fail_on that occur (the gate fails when any does)."""
-        return tuple(v for v in self.policy.fail_on if self.count(Verdict(v)))
+        return tuple(v for v in self.policy.fail_on if self.failing_count(Verdict(v)))
 
     @property
     def failed(self) -> bool:
@@ -200,7 +205,7 @@ def compare_runs(
         notes.append(noise.describe())
         comps = noisier_verdicts(comps, decided([replace(e, cand_scale2=noise.ratio**2) for e in evs]),
                                  noise.describe())
-    out = _expand(groups, comps, pairs, pol)
+    out = _expand(groups, [known(with_reputation(c), noise.noisier) for c in comps], pairs, pol)
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
@@ -208,6 +213,26 @@ def compare_runs(
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
                       explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes))
+
+
+KNOWN_NOISE = ("under the heavy tails of this gate's stored runs", "a stored run was", "its reputation:")
+
+
+def known(c: Comparison, noisier_run: bool) -> Comparison:
+    """The comparison with known_noise set: a noisy or suspect row its metric's own history explains
+    (heavy tails, a stored run as far off, a bad reputation; noisy for its own spread), unless the
+    candidate ran noisier than its history (then the noise is the pull request's run's)."""
+    if noisier_run or c.verdict not in (Verdict.NOISY, Verdict.SUSPECT):
+        return c
+    wide = c.verdict == Verdict.NOISY and "is wider than noise_limit" in c.reason
+    return replace(c, known_noise=wide or any(k in c.reason for k in KNOWN_NOISE))
+
+
+def with_reputation(c: Comparison) -> Comparison:
+    """A noisy or suspect comparison of a metric with a bad noise reputation, its reason naming it."""
+    if c.verdict in (Verdict.NOISY, Verdict.SUSPECT) and c.reputation >= BAD_REPUTATION:
+        return replace(c, reason=f"{c.reason}; {reputation_text(c.reputation_far, c.reputation_runs)}")
+    return c
 
 
 def noisier_verdicts(plain: Sequence[Comparison], scaled: Sequence[Comparison], why: str) -> list[Comparison]:

@@ -21,10 +21,11 @@ from scipy import special
 
 from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
-from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
+from perfkit.regression.gate.history import HistoryFit, fit_rows, segment_bounds, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.recent import recent_shift_rows
+from perfkit.regression.gate.reputation import reputation
 from perfkit.regression.gate.robust import run_location_rows, winsorized_sd
 from perfkit.regression.gate.tails import history_scores
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
@@ -84,6 +85,7 @@ class Evidence:
     hist_w: float = math.nan
     hist_w_df: float = 0.0
     cand_scale2: float = 1.0  # the candidate's run-to-run variance in units of s2 (noisier run: > 1)
+    reputation: tuple[float, int, int] = (math.nan, 0, 0)  # reputation.py: (share, runs far off, runs)
 
     def item_recent_d(self) -> float:
         """log(candidate location) - the recent level (NaN without a recent shift)."""
@@ -100,6 +102,7 @@ class Fitted:
     scores: np.ndarray | None
     history_range: tuple[float, float]
     recent: Recent | None = None
+    reputation: tuple[float, int, int] = (math.nan, 0, 0)
 
 
 def _pct(x: float) -> str:
@@ -177,7 +180,10 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
         recent = _recent(x, fitted, at, [runs for _, runs in members])
         for j, ((i, _), fit, within) in enumerate(zip(members, fitted, _within(se2, n), strict=True)):
             if fit is not None:
-                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range, recent[j])
+                end = next((b for b in segment_bounds(x[j])[1:] if b > fit.start), x.shape[1]) \
+                    if fit.segments > 1 else x.shape[1]
+                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range, recent[j],
+                                reputation(x[j, fit.start : end]))
     return out
 
 
@@ -224,7 +230,8 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
         elif i in fits:
             f = fits[i]
             out.append(replace(_from_history(it, f.fit, f.within, float(loc_c[i]), float(se_c[i])),
-                               tail_scores=f.scores, history_range=f.history_range, recent=f.recent))
+                               tail_scores=f.scores, history_range=f.history_range, recent=f.recent,
+                               reputation=f.reputation))
         else:
             out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i]), float(kept_b[i])),
                                  (float(loc_c[i]), float(se_c[i]), float(kept_c[i]))))

@@ -131,6 +131,7 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
         p_rank = _rank_p(e, tests, seeds[i] if seeds is not None else seed)
         p_raw = max(p_run, p_rank) if p_rank is not None else p_run
         it = e.item
+        rep, far, scored = e.reputation
         raw = Comparison(
             metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=ratio_of(d),
             ci_low=ratio_of(d - hw), ci_high=ratio_of(d + hw), confidence=1.0 - it.policy.max_p,
@@ -141,7 +142,8 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
             se_log=sdi, tests=tests, point_key=it.point_key, label=it.label,
             history_range=_range(e),
             p_history=float(p[i]), baseline_shift=e.recent.shift if e.recent else math.nan,
-            baseline_shift_p=e.recent.p if e.recent else math.nan, baseline_shift_at=moved_at(e))
+            baseline_shift_p=e.recent.p if e.recent else math.nan, baseline_shift_at=moved_at(e),
+            reputation=rep, reputation_far=far, reputation_runs=scored)
         out.append(decide(raw, p_raw) if decided else raw)
     return out
 

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from perfkit.core.direction import LOWER
 from perfkit.core.env import CpuState, Env
+from perfkit.core.errors import PerfkitError
 from perfkit.regression.gate.creep import creep_fit
 from perfkit.regression.gate.machine import machine_identity, machine_note
 from perfkit.regression.gate.noisier import pooled_noise
+from perfkit.regression.gate.policy import GatePolicy, load_policy
 from perfkit.regression.gate.recent import recent_shift_rows
+from perfkit.regression.gate.reputation import reputation
+from perfkit.regression.gate.stats import compare_samples
 from perfkit.regression.gate.types import Verdict
 from perfkit.reports.gate.format import status_text
 from tests.helpers.gate_sim import gate
@@ -115,3 +122,34 @@ def test_machine_note_names_what_differs() -> None:
     note = machine_note(a, b)
     assert "host ci-3 vs ci-7" in note and "cpu" not in note.split(":", 1)[1].split("(")[0]
     assert machine_note(a, a) == "" and machine_note(a, Env()) == ""  # unknown parts are not a difference
+
+
+def test_reputation_counts_the_runs_far_off_and_the_reason_names_a_bad_one() -> None:
+    runs = np.array([0.0, 0.001, -0.001, 0.0005, 0.04, -0.0005, 0.0, 0.05])
+    assert reputation(runs) == (0.25, 2, 8)  # two outlier runs do not hide each other
+    assert math.isnan(reputation(runs[:4])[0]) and math.isnan(reputation(None)[0])
+    rng = np.random.default_rng(8)
+    lv = rng.normal(0.0, 0.002, (14, 40))
+    lv[[2, 6, 9], 0] += 0.04  # metric 0: three of its stored runs landed 4% slow
+    lv[-1, 0] += 0.04  # and so did the candidate
+    x = np.exp(lv)[:, :, None] * (1.0 + 0.003 * rng.standard_normal((14, 40, 3))) * 1e-3
+    c = gate(x).rows[0]
+    assert c.reputation_far >= 2 and c.reputation_runs == 13
+    assert c.verdict in (Verdict.NOISY, Verdict.SUSPECT, Verdict.INCONCLUSIVE)
+    if c.verdict != Verdict.INCONCLUSIVE:
+        assert "its reputation:" in c.reason and "fix the benchmark" in c.reason
+    assert c.to_dict()["noise_reputation_runs"] == [c.reputation_far, 13]
+
+
+def test_known_noise_fails_false_lets_the_benchmarks_own_noise_pass(tmp_path: Path) -> None:
+    path = tmp_path / "gate.yaml"
+    path.write_text("fail_on: [regressed, noisy, suspect]\nknown_noise_fails: false\n")
+    pol = load_policy(path)
+    assert pol.known_noise_fails is False
+    row = compare_samples("m", [1.0, 1.01, 0.99], [1.0, 1.0, 1.01], LOWER)
+    known = replace(row, verdict=Verdict.NOISY, known_noise=True)
+    assert not pol.fails(known) and GatePolicy(fail_on=pol.fail_on).fails(known)
+    assert pol.fails(replace(known, known_noise=False))  # the candidate's own noise still fails
+    path.write_text("known_noise_fails: 3\n")
+    with pytest.raises(PerfkitError, match=r"gate\.yaml:1:\d+: known_noise_fails must be true or false"):
+        load_policy(path)
