@@ -22,7 +22,7 @@ import pandas as pd
 
 from perfkit.analyzers.categories import categorize, compute_mask
 from perfkit.analyzers.event_table import EventTable, Kind
-from perfkit.analyzers.steps import step_windows
+from perfkit.analyzers.steps.profiler_steps import step_windows
 from perfkit.analyzers.temporal import breakdown
 
 _NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")

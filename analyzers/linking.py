@@ -22,7 +22,7 @@ import pandas as pd
 from perfkit.analyzers.categories import categorize
 from perfkit.analyzers.event_table import EventTable, Kind, narrowest
 from perfkit.analyzers.intervals import EndsOf, blocks
-from perfkit.analyzers.steps import attribute_steps, step_windows
+from perfkit.analyzers.steps.profiler_steps import attribute_steps, step_windows
 from perfkit.core.memory import release_freed
 
 LAUNCH_APIS = ("kernel", "graph", "memcpy", "memset", "other")
@@ -110,7 +110,7 @@ def gpu_ops(table: EventTable) -> pd.DataFrame:
     Columns: row, rank, device, stream, name_id, kind, category (categorical), ts_ns, dur_ns,
     launch_row (-1 none), api (categorical of LAUNCH_APIS, missing when unlinked), step (-1
     none), step_row (the ProfilerStep annotation's row, -1 none). Steps are attributed by
-    `perfkit.analyzers.steps.attribute_steps`. Derived columns are not stored (16-20 bytes per op):
+    `perfkit.analyzers.steps.profiler_steps.attribute_steps`. Derived columns are not stored (16-20 bytes per op):
     `op_ends(ops)` gives end_ns, `launch_times(table, ops, pos)` the launch call's start and
     duration, for the rows asked for.
     Integer columns are as narrow as their values (rank, device, stream, name_id, dur_ns as in

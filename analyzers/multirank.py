@@ -20,7 +20,7 @@ from perfkit.analyzers.categories import compute_mask
 from perfkit.analyzers.event_table import EventTable
 from perfkit.analyzers.intervals import grouped_union_ns
 from perfkit.analyzers.linking import gpu_ops, op_ends
-from perfkit.analyzers.steps import step_windows
+from perfkit.analyzers.steps.profiler_steps import step_windows
 from perfkit.analyzers.temporal import breakdown, rank_index, step_codes
 
 OVERLAP_COLUMNS = ["rank", "comm_ns", "compute_ns", "overlap_ns", "overlap_pct"]

@@ -3,7 +3,7 @@
 A GPU op belongs to a range (a user annotation: record_function, ProfilerStep#N, an NVTX
 range recorded by the profiler, or a CPU op) when the runtime call that launched it started
 inside the range, on the same rank, process and thread (Nsight Systems' projection rule).
-ProfilerStep#N rows instead follow the step attribution of `perfkit.analyzers.steps` (work launched
+ProfilerStep#N rows instead follow the step attribution of `perfkit.analyzers.steps.profiler_steps` (work launched
 from threads with no ProfilerStep of their own, such as autograd's backward thread, counts
 for the step whose window holds the launch), so they agree with the temporal breakdown's
 step rows. Graph-replayed kernels count for the range that holds their graph launch. Per range:
@@ -30,7 +30,7 @@ from perfkit.analyzers.event_table import EventTable, Kind, member
 from perfkit.analyzers.intervals import grouped_union_ns, percentile_sorted
 from perfkit.analyzers.linking import gpu_ops, launch_times, op_ends
 from perfkit.analyzers.range_names import group_ids
-from perfkit.analyzers.steps import step_name_ids
+from perfkit.analyzers.steps.profiler_steps import step_name_ids
 
 PROJECTION_COLUMNS = ["gpu_ops", "gpu_time_ns", "gpu_busy_ns", "gpu_span_ns"]
 RANGE_COLUMNS = [
@@ -166,7 +166,7 @@ def project(table: EventTable, range_rows: npt.NDArray[Any], ops: pd.DataFrame |
 
 
 def _project_steps(step_rows: npt.NDArray[np.int64], ops: pd.DataFrame) -> pd.DataFrame:
-    """Projection of ProfilerStep rows: the GPU ops `perfkit.analyzers.steps` attributes to each."""
+    """Projection of ProfilerStep rows: the GPU ops `perfkit.analyzers.steps.profiler_steps` attributes to each."""
     n = len(step_rows)
     pos = pd.Index(step_rows).get_indexer(pd.Index(ops["step_row"].to_numpy()))
     sel = pos >= 0

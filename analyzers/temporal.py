@@ -3,7 +3,7 @@
 Definition (HTA's): span = end of the last GPU op - start of the first; busy = union of all
 GPU op intervals; idle = span - busy; compute = union of compute ops (every category but
 memcpy, memset and communication); non-compute = busy - compute. Percentages are of the span.
-A step's GPU ops are those `perfkit.analyzers.steps.attribute_steps` gives it: launched inside the
+A step's GPU ops are those `perfkit.analyzers.steps.profiler_steps.attribute_steps` gives it: launched inside the
 ProfilerStep range on the launching thread, or, from a thread with no ProfilerStep of its own
 (autograd's backward thread), launched inside the step's window on the same rank. The ranges
 table's ProfilerStep rows use the same attribution, so both report the same ops per step.

@@ -479,29 +479,24 @@ class ServingTables:
 def serving_tables(run: Run, workload: str) -> ServingTables:
     from perfkit.reports.serving.rows import (
         FRONT_HEADERS,
-        column_label,
         endpoints,
         front_rows,
         is_front,
         server_metric_table,
-        shown_columns,
         stage_label,
         stage_notes,
         stage_points,
-        stage_rows,
     )
+    from perfkit.reports.serving.stage_table import stage_table
 
     name = point_workload(workload)
     stages = stage_points(run.points, name)
     columns = stage_columns(stages)
-    rows = stage_rows(stages, (*columns.main, *columns.more))
-    shown, more = shown_columns(rows, columns.main), shown_columns(rows, columns.more)
-    table = pd.DataFrame([[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
-                         columns=["stage", "status", *(column_label(k) for k in shown)])
-    rest = pd.DataFrame([[r.label, *(r.cells[k] for k in more)] for r in rows],
-                        columns=["stage", *(column_label(k) for k in more)])
-    helps = {column_label(k): column_help(k) for k in (*shown, *more)}
-    notes = [f"{r.label}: {n}" for r in rows for n in r.notes]
+    main, rest_t = stage_table(stages, columns.main), stage_table(stages, columns.more)
+    table = pd.DataFrame(main.rows(), columns=main.header())
+    rest = pd.DataFrame(rest_t.rows(status=False), columns=rest_t.header(status=False))
+    helps = {c.label: column_help(c.key) for c in (*main.columns, *rest_t.columns)}
+    notes = list(main.notes)
     fronts = [p for p in run.points if is_front(p) and p.workload == name]
     notes += [f"{stage_label(p)}: {n}" for p in fronts for n in stage_notes(p)]
     front = pd.DataFrame([[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu] for p in fronts

@@ -2,7 +2,7 @@
 with a number in some stage, as perfkit.core.metric_defs describes it (label, unit, better
 direction, definition), so a metric a newer perfkit adds appears without a change here.
 
-The main table leads with the reports' stage columns (reports/serving_rows.STAGE_COLUMNS, the
+The main table leads with the reports' stage columns (reports/serving/stage_table.STAGE_COLUMNS, the
 most important first), then every other metric the gate compares (goodput, cost at SLO, ...);
 the rest (describing the stage: request counts, duration, steady window, server counters, other
 percentiles) goes under "more columns". Selects columns only: the cells are the reports'.
@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from perfkit.core.direction import HIGHER
 from perfkit.core.metric_defs import METRICS, metric_def, metric_values
 from perfkit.core.record import PointResult
-from perfkit.reports.serving.rows import STAGE_COLUMNS
+from perfkit.reports.serving.stage_table import STAGE_COLUMNS, STAGE_KEYS, StageColumn
 
 _ORDER = {d.key: i for i, d in enumerate(METRICS)}
 
 
 @dataclass(frozen=True)
 class StageColumns:
-    main: tuple[str, ...]  # metric keys of the stage table, most important first
-    more: tuple[str, ...]  # the other metrics the stages have a number for
+    main: tuple[StageColumn, ...]  # the stage table's columns, most important first
+    more: tuple[StageColumn, ...]  # the other metrics the stages have a number for
 
 
 def stage_metric_keys(points: Iterable[PointResult]) -> list[str]:
@@ -37,8 +37,9 @@ def stage_metric_keys(points: Iterable[PointResult]) -> list[str]:
 def stage_columns(points: Iterable[PointResult]) -> StageColumns:
     """The stage table's metric columns and the rest; a metric with no number in any stage in neither."""
     keys = stage_metric_keys(points)
-    main = [*STAGE_COLUMNS, *(k for k in keys if k not in STAGE_COLUMNS and metric_def(k).gated)]
-    return StageColumns(tuple(main), tuple(k for k in keys if k not in main))
+    main = [*STAGE_COLUMNS, *(StageColumn(k) for k in keys if k not in STAGE_KEYS and metric_def(k).gated)]
+    shown = {c.key for c in main}
+    return StageColumns(tuple(main), tuple(StageColumn(k) for k in keys if k not in shown))
 
 
 def column_help(key: str) -> str:

@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "dashboard",
     "analyze",
+    "replay",
     "memory",
     "ingest",
     "compare",

@@ -25,6 +25,7 @@ from perfkit.core.timing import limits as timing_limits
 if TYPE_CHECKING:
     from perfkit.core.measurement import Measurement
     from perfkit.core.memory_budget import ResidentMemory
+    from perfkit.core.profile_window import PointArtifacts
     from perfkit.core.record import Numerics, PointResult
 
 
@@ -160,3 +161,5 @@ class Prepared:
     measured: dict[str, Any] = field(default_factory=dict)
     # the point's weights and KV cache, for the memory budget of `profile: {memory: true}` (decode)
     resident: Callable[[], ResidentMemory] | None = None
+    # files the point produced while building (a serving stage's server traces and their window)
+    artifacts: PointArtifacts | None = None

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from perfkit.analyzers.categories import category_of
 from perfkit.analyzers.event_table import EventTable, Kind, member
 from perfkit.analyzers.intervals import I64, intersection_ns, merge
-from perfkit.analyzers.steps import step_windows
+from perfkit.analyzers.steps.profiler_steps import step_windows
 
 
 @dataclass(frozen=True)

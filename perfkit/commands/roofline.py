@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,13 @@ from perfkit.core.run_layout import RunDir
 
 if TYPE_CHECKING:  # `--help` loads every command module: no record types (msgspec) for it
     from perfkit.core.artifacts import Artifacts
+
+
+def calibrate_command(info: Any, device: str) -> str:
+    """perfkit.roofline.for_run.calibrate_command (the note of a run without a calibration)."""
+    from perfkit.roofline.for_run import calibrate_command as command
+
+    return command(info, device)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,51 +50,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from perfkit.core.atomic import write_bytes_atomic
     from perfkit.core.record import load_run
     from perfkit.core.terminal import terminal_width
-    from perfkit.roofline.calibration import Calibration, load_file, load_for, staleness
-    from perfkit.roofline.calibration_checks import datasheet_flags
-    from perfkit.roofline.ceilings import UnknownDeviceWarning, roof_labels, roofs_for
+    from perfkit.roofline.calibration import load_file
+    from perfkit.roofline.ceilings import roof_labels
     from perfkit.roofline.devices import lookup
     from perfkit.roofline.figure import roofline_figure
+    from perfkit.roofline.for_run import roofline_for_run
     from perfkit.roofline.links import place_collectives
     from perfkit.roofline.ncu import load_csv, load_meta
     from perfkit.roofline.ncu_kernels import kernel_table
     from perfkit.roofline.place import place_kernels, place_points
-    from perfkit.roofline.snapshot import calibration_from_run, device_info_from_run
     from perfkit.roofline.table import flags_text
 
     run_ = load_run(args.run_dir)
     run_dir = Path(args.run_dir) if Path(args.run_dir).is_dir() else Path(args.run_dir).parent
-    info = device_info_from_run(run_)
-    notes: list[str] = []
-    cal: Calibration | None
-    if args.calibration:
-        cal = load_file(args.calibration)
-        if info is not None:
-            cal = replace(cal, stale_flags=staleness(cal, info))
-    else:
-        cal = calibration_from_run(run_) or (load_for(info) if info is not None else None)
+    given = load_file(args.calibration) if args.calibration else None
+    roof = roofline_for_run(run_, given, args.roof)
+    info, cal, roofs, notes = roof.device, roof.calibration, roof.roofs, list(roof.notes)
     if info is None:
-        info = cal.device if cal else None
-    if info is None:
-        print(f"perfkit: {run_dir}: the run records no device name and no calibration was given; "
-              "nothing to place against (pass --calibration)", file=sys.stderr)
+        print(f"perfkit: {run_dir}: {roof.missing} (pass --calibration)", file=sys.stderr)
         return 2
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnknownDeviceWarning)
-        roofs = roofs_for(info, cal)
-    notes += [str(w.message) for w in caught]
-    if args.roof != "both":
-        roofs = {k: v for k, v in roofs.items() if k == args.roof}
-    if cal is None:
-        notes.append(f"no calibration for {info.name}{_threads(info)}: run `{calibrate_command(info, run_.device)}` "
-                     "on that machine for the measured roof")
-    elif "measured" in roofs:
-        notes += [f"measured roof: {f}" for f in (*cal.stale_flags, *datasheet_flags(cal, lookup(cal.device.name)))]
     labels = roof_labels(roofs)
     placed = place_points(run_, roofs)
     notes += over_roof_notes(placed, labels, run_.device)
@@ -115,17 +98,6 @@ def run(args: argparse.Namespace) -> int:
         write_bytes_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"))
         print(f"figure: {out}", file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
-
-
-def _threads(info: Any) -> str:
-    return f" with {info.threads} thread(s)" if info.kind == "cpu" and info.threads else ""
-
-
-def calibrate_command(info: Any, device: str) -> str:
-    """The `perfkit calibrate` command whose roof matches a run on `device` (CPU: its thread count)."""
-    if info.kind == "cpu":
-        return "perfkit calibrate --device cpu" + (f" --threads {info.threads}" if info.threads else "")
-    return f"perfkit calibrate --device {device if device.startswith('cuda') else 'cuda'}"
 
 
 def over_roof_notes(placed: Any, labels: list[str], device: str) -> list[str]:

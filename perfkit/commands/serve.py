@@ -15,6 +15,7 @@ a requested stop exits 0. See docs/serving-server.md.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._types import finite_at_least, non_negative_int, positive_int, seed
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
                   "spec_accept_rate", "spec_k")
-MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms")
+MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -40,7 +41,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--synthetic", action="store_true", help="no model: tokens at configured times")
     mode.add_argument("--model", metavar="PRESET", help="perfkit's decoder of this preset (e.g. tiny)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--host", type=_host, default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; another says so on stderr: anyone who reaches "
+                        "it can use the server)")
     p.add_argument("--port", type=_port, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: a free port, named in the listening line)")
     p.add_argument("--seed", type=seed, default=0, help="seed of weights, jitter and acceptance (default 0)")
@@ -68,12 +71,36 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     m = p.add_argument_group("model mode")
     m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
     m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
-    m.add_argument("--max-batch", type=positive_int, default=None, help="KV-cache rows: requests batched (default 8)")
+    m.add_argument("--max-batch", type=_max_batch, default=None,
+                   help=f"KV-cache rows: requests batched (default 8, at most {MAX_BATCH})")
     m.add_argument("--cache-len", type=positive_int, default=None,
                    help="positions per row, prompt + output (default 2048, at most the model's max_seq_len)")
     m.add_argument("--extra-step-ms", type=finite_at_least(0), default=None,
                    help="sleep added to every decode step (default 0)")
+    m.add_argument("--profile-dir", default=None, metavar="DIR",
+                   help="where POST /stop_profile writes torch.profiler traces (default: a new temp "
+                        "dir, named in the listening line)")
+    m.add_argument("--slow-op", action="append", default=None, metavar="CLASS=K",
+                   help="for tests: attention or mlp of every layer run K times (K x slower)")
     return p
+
+
+MAX_BATCH = 4096  # KV-cache rows (each holds --cache-len positions of every layer)
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _host(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty host would listen on every interface; give an address "
+                                         "(127.0.0.1, or 0.0.0.0 for every interface)")
+    return text
+
+
+def _max_batch(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"{value} is above {MAX_BATCH} KV-cache rows")
+    return value
 
 
 def _port(text: str) -> int:
@@ -90,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.workloads.serving.server.runner import serve
 
     options = serve_options(args)
+    if options.host not in LOOPBACK and not options.host.startswith("127."):
+        print(f"perfkit serve: warning: listening on {options.host}, not loopback: anyone who reaches "
+              f"this address can send requests", file=sys.stderr, flush=True)
     asyncio.run(serve(options, lambda line: print(line, flush=True)))
     return EXIT_OK
 
@@ -141,11 +171,14 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
 
 
 def _model(args: argparse.Namespace) -> ModelOptions:
+    import tempfile
+    from pathlib import Path
+
     from perfkit.core.errors import SpecError
     from perfkit.workloads.dtypes import canonical
     from perfkit.workloads.models.presets import PRESETS
     from perfkit.workloads.models.spec import MODEL_DTYPES
-    from perfkit.workloads.serving.server.options import ModelOptions
+    from perfkit.workloads.serving.server.options import ModelOptions, slow_op
 
     if args.model not in PRESETS:
         raise SpecError(f"--model {args.model!r}: no such preset; choose from {', '.join(PRESETS)}")
@@ -162,5 +195,8 @@ def _model(args: argparse.Namespace) -> ModelOptions:
     cache_len = args.cache_len or min(2048, max_seq)
     if cache_len > max_seq:
         raise SpecError(f"--cache-len {cache_len}: above {args.model}'s max_seq_len {max_seq}")
+    slow = dict(slow_op(text) for text in args.slow_op or ())
+    profile_dir = args.profile_dir or tempfile.mkdtemp(prefix="perfkit-serve-traces-")
     return ModelOptions(preset=args.model, dtype=dtype, device=device, max_batch=args.max_batch or 8,
-                        cache_len=cache_len, extra_step_s=(args.extra_step_ms or 0.0) * 1e-3)
+                        cache_len=cache_len, extra_step_s=(args.extra_step_ms or 0.0) * 1e-3,
+                        slow_op=tuple(sorted(slow.items())), profile_dir=str(Path(profile_dir).resolve()))

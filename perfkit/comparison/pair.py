@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from perfkit.comparison.gate_history import HISTORY_RUNS, history_lookup
 from perfkit.comparison.in_common import nothing_in_common
 from perfkit.comparison.selectors import resolve_pair
+from perfkit.comparison.server_traces import with_kernels
 from perfkit.core.errors import StoreError
 from perfkit.regression.gate.compare import GateResult, RunSide, compare_runs
 from perfkit.regression.gate.policy import GatePolicy
@@ -45,4 +46,4 @@ def compare_sides(base: RunSide, cand: RunSide, engine: Engine | None,
     why = nothing_in_common(result, options.metric_glob)
     if why:
         raise StoreError(why)
-    return result
+    return with_kernels(result)

@@ -57,7 +57,7 @@ def resolve(selector: str, engine: Engine | None, ref: Reference | None = None) 
     """The run `selector` names; StoreError saying what was searched when nothing matches."""
     path = Path(selector)
     if is_run_path(selector) or path.is_dir():
-        return side_from_run(load_run(path), selector)
+        return side_from_run(load_run(path), selector, path if path.is_dir() else path.parent)
     if engine is None:
         raise StoreError(f"{echo(selector)}: not a run directory, and there is no store to look it up in; "
                          "pass a run directory or --db (PERFKIT_DB)")

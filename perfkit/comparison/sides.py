@@ -3,6 +3,9 @@ a run record (a run directory) or a stored run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from perfkit.comparison.server_traces import server_traces_of, window_tpot_of
 from perfkit.core.point_spec import point_spec
 from perfkit.core.record import Run
 from perfkit.regression.gate.compare import RunSide
@@ -12,8 +15,9 @@ from perfkit.store.metrics import run_metrics
 from perfkit.store.records import parse_time
 
 
-def side_from_run(run: Run, label: str) -> RunSide:
-    """The side of a run record; `label` is how the user named it."""
+def side_from_run(run: Run, label: str, run_dir: str | Path | None = None) -> RunSide:
+    """The side of a run record; `label` is how the user named it; `run_dir`: where its files are
+    (its points' server traces are found there)."""
     git = run.env.git
     try:
         created = parse_time(run.created).timestamp()
@@ -32,6 +36,8 @@ def side_from_run(run: Run, label: str) -> RunSide:
         spec=str(run.spec.get("name") or ""),
         spec_hash=run.spec_hash or "",
         point_metrics={p.key: p.metrics for p in run.points},
+        server_traces=server_traces_of(run.points, run_dir or run.artifacts.stored_from),
+        window_tpot_s=window_tpot_of(run.points),
     )
 
 

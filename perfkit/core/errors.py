@@ -6,6 +6,8 @@ import errno
 import sys
 from collections.abc import Callable
 
+from perfkit.core.terminal import terminal_safe
+
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
@@ -64,7 +66,7 @@ LINE_LIMIT = 2000  # characters of a printed error line
 def capped(message: str) -> str:
     """An error line as printed: on one line, every word over WORD_LIMIT characters shortened,
     the whole at most LINE_LIMIT: the net under every message that quotes a user's value."""
-    words = " ".join(message.split()).split(" ")
+    words = " ".join(terminal_safe(" ".join(message.split())).split()).split(" ")
     line = " ".join(shorten(w, WORD_LIMIT) for w in words)
     return shorten(line, LINE_LIMIT)
 

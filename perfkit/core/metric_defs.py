@@ -213,6 +213,17 @@ METRICS: tuple[MetricDef, ...] = (
        gated=False),
     _m("all_to_all_bytes_by_rank", "all_to_all bytes by rank", "", LOWER, "bytes each rank sends in one "
        "forward", gated=False),
+    # capacity at an SLO (workloads/serving/capacity_point.py; one value per search: not gated)
+    _m("capacity_proven_concurrency", "capacity (proven)", "", HIGHER, "the highest concurrency at which every "
+       "quantile SLO was proven at the spec's confidence (MLPerf LoadGen's early-stopping rule)", gated=False,
+       headline=True),
+    _m("capacity_estimate_concurrency", "capacity (estimate)", "", HIGHER, "the highest concurrency at which "
+       "every SLO's stage quantile held, proven or not", gated=False),
+    _m("capacity_proven_rate", "capacity (proven)", "1/s", HIGHER, "the highest request rate at which every "
+       "quantile SLO was proven at the spec's confidence", gated=False, headline=True),
+    _m("capacity_estimate_rate", "capacity (estimate)", "1/s", HIGHER, "the highest request rate at which every "
+       "SLO's stage quantile held, proven or not", gated=False),
+    _m("capacity_stages", "capacity stages", "", LOWER, "stages the capacity search ran", gated=False),
     # the timer against the trace (pipeline/point_runner.py, profiler/inflation.py; docs/timing.md)
     _m("timer_inflation", "timer inflation", "", LOWER, "timer median per call / the kernels' own (CUPTI) "
        "time per call in the point's trace - 1; only for points whose kernels take < 50 us per call",

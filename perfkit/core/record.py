@@ -21,6 +21,7 @@ from perfkit.core.json_file import load_json
 from perfkit.core.measurement import Measurement
 from perfkit.core.memory_budget import MemoryBudget
 from perfkit.core.migrate import SCHEMA_VERSION, migrate
+from perfkit.core.profile_window import PointArtifacts
 from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 
 STATUS_OK = "ok"
@@ -61,12 +62,14 @@ class PointResult:
     # the run's GPU read right after this point's timing, while still loaded (None: not read)
     gpu_after_timing: GpuState | None = None
     memory_budget: MemoryBudget | None = None  # profile: {memory: true} on a decode point
+    # a serving stage's server traces and the profiling window they come from (serve-bench --profile)
+    artifacts: PointArtifacts = field(default_factory=PointArtifacts)
 
     JSON_KEYS: ClassVar[tuple[str, ...]] = (
         "key", "kind", "workload", "params", "status", "error", "measurement", "cost", "achieved",
-        "numerics", "metrics", "trace", "gpu_after_timing", "memory_budget",
+        "numerics", "metrics", "trace", "gpu_after_timing", "memory_budget", "artifacts",
     )
-    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_after_timing", "memory_budget"})
+    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_after_timing", "memory_budget", "artifacts"})
 
     @property
     def median_s(self) -> float | None:

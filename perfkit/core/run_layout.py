@@ -10,6 +10,7 @@
     RUN/tune.json, RUN/tune.csv              the tune table of `kind: custom` workloads
     RUN/ncu/  ncu/kernels.parquet, ncu/runs/ the Nsight Compute pass: its report, kernel table, child run
     RUN/nsys/ nsys/analysis/, nsys/runs/     the Nsight Systems pass: report, SQLite, tables, child run
+    RUN/server_traces/<key>/                 a serving stage's server trace files (its profiling window)
     RUN/roofline.html                        `perfkit roofline`'s figure
     RUN/torchrun.log                         what torchrun and the ranks printed (a multi-rank run)
 
@@ -38,6 +39,7 @@ ROOFLINE_FIGURE = "roofline.html"
 LAUNCH_LOG = "torchrun.log"
 SERVING_DIR = "serving"  # per-request records of each serving stage
 MEMORY_DIR = "memory"  # the memory pass's snapshot / trace of each point
+SERVER_TRACES_DIR = "server_traces"  # a serving stage's server traces (serve-bench --profile)
 
 
 def key_slug(key: str) -> str:
@@ -60,6 +62,11 @@ def memory_name(index: int, key: str, suffix: str) -> str:
 def serving_requests_name(key: str) -> str:
     """serving/<key slug>.jsonl.gz: every request of one serving stage, relative to the run directory."""
     return f"{SERVING_DIR}/{key_slug(key)}.jsonl.gz"
+
+
+def server_traces_dir(key: str) -> str:
+    """server_traces/<key slug>: the server trace files of one serving stage, relative to the run directory."""
+    return f"{SERVER_TRACES_DIR}/{key_slug(key)}"
 
 
 def analysis_table(name: str, subdir: str = ANALYSIS_DIR) -> str:

@@ -18,6 +18,7 @@ from perfkit.core.env import GpuState
 from perfkit.core.errors import PerfkitError
 from perfkit.core.measurement import Measurement
 from perfkit.core.memory_budget import MemoryBudget
+from perfkit.core.profile_window import PointArtifacts
 from perfkit.core.record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Numerics, PointResult
 from perfkit.core.run_layout import trace_name
 from perfkit.core.timing import TimingConfig
@@ -154,7 +155,8 @@ def _measure(
                  f"({numerics.reference})")
     return PointResult(**base, status=status, error=error, measurement=measurement,
                        cost=prepared.cost, numerics=numerics, metrics=metrics, trace=trace,
-                       gpu_after_timing=gpu, memory_budget=budget)
+                       gpu_after_timing=gpu, memory_budget=budget,
+                       artifacts=prepared.artifacts or PointArtifacts())
 
 
 def _inflation_note(trace_path: Path, label: str, measurement: Measurement | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.core.units import fmt_change, fmt_percent, fmt_time, sig
+from perfkit.regression.kernel_why import KernelWhy
 
 MIN_PART = 0.01  # a part that moves a request's time (or the succeeded share) by less names nothing
 MIN_SERVER_CHANGE = 0.05  # a server rate (hit rate, KV usage, acceptance) that moved less is not listed
@@ -62,6 +63,7 @@ class ServingWhy:
     server: tuple[tuple[str, float, float], ...]  # (label, baseline, candidate) of moved server metrics
     text: str
     significant: bool = True  # the gate called some measurement of the stage regressed or improved
+    kernels: KernelWhy | None = None  # the kernel level, where both sides have server traces
 
     def to_json(self) -> dict[str, Any]:
         return {"point": self.point_key, "label": self.label, "cause": self.cause, "text": self.text,
@@ -69,7 +71,8 @@ class ServingWhy:
                 "moved": {label: ratio for label, ratio in self.moved},
                 "parts": [{"name": p.name, "base": p.base, "cand": p.cand, "unit": p.unit,
                            "delta_s": p.delta_s, "effect": p.effect} for p in self.parts],
-                "server": [{"name": n, "base": b, "cand": c} for n, b, c in self.server]}
+                "server": [{"name": n, "base": b, "cand": c} for n, b, c in self.server],
+                **({"kernels": self.kernels.to_json()} if self.kernels is not None else {})}
 
 
 def _num(m: Mapping[str, Any], key: str) -> float | None:

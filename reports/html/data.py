@@ -14,7 +14,6 @@ report's `outside` note names it (`perfkit report` prints it as a warning).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -157,33 +156,17 @@ def verdict_counts(comparisons: pd.DataFrame | None) -> dict[str, int]:
 
 
 def roofline_view(run: Run) -> tuple[RooflineView | None, str]:
-    """Placement of the run's points against its device's measured and datasheet roofs."""
-    from perfkit.roofline.calibration import load_for
-    from perfkit.roofline.ceilings import UnknownDeviceWarning, roofs_for
+    """Placement of the run's points against the roofs roofline_for_run decides for it."""
+    from perfkit.roofline.for_run import roofline_for_run
     from perfkit.roofline.place import place_points
-    from perfkit.roofline.snapshot import calibration_from_run, device_info_from_run
 
-    info = device_info_from_run(run)
-    cal = calibration_from_run(run) or (load_for(info) if info is not None else None)
-    if info is None and cal is not None:
-        info = cal.device
-    if info is None:
-        return None, "the run records no device name and carries no calibration"
-    notes: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnknownDeviceWarning)
-        roofs = roofs_for(info, cal)
-    notes += [str(w.message) for w in caught if issubclass(w.category, UnknownDeviceWarning)]
-    if cal is None:
-        notes.append(f"no measured roof for {info.name}: run `perfkit calibrate` on that device")
-    elif cal.stale_flags:
-        notes += [f"measured roof: {f}" for f in cal.stale_flags]
-    if not roofs:
-        notes.append(f"no datasheet roof for {info.name}: points are shown without ceilings")
-    placed = place_points(run, roofs)
+    roof = roofline_for_run(run)
+    if roof.device is None:
+        return None, roof.missing
+    placed = place_points(run, roof.roofs)
     if placed.empty:
         return None, "no point has both an analytic cost and a measured time"
-    return RooflineView(placed=placed, roofs=roofs, device=info.name, notes=tuple(notes)), ""
+    return RooflineView(placed=placed, roofs=roof.roofs, device=roof.device.name, notes=roof.notes), ""
 
 
 def run_directory(path: str | Path) -> Path:

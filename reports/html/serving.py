@@ -15,16 +15,14 @@ from perfkit.reports.serving.curves import run_label, serving_curves, serving_wo
 from perfkit.reports.serving.figures import cost_vs_interactivity, latency_vs_throughput
 from perfkit.reports.serving.rows import (
     FRONT_HEADERS,
-    column_label,
     endpoints,
     front_rows,
     is_front,
     server_metric_table,
-    shown_columns,
     stage_notes,
     stage_points,
-    stage_rows,
 )
+from perfkit.reports.serving.stage_table import stage_table
 from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
 from perfkit.reports.serving.why_lines import why_lines
 
@@ -44,18 +42,15 @@ def _notes(lines: list[str]) -> Html:
 def workload_block(run: Run, workload: str) -> Html:
     """The endpoint, stage table, notes, front costs and server metrics of one serving workload."""
     stages = stage_points(run.points, workload)
-    rows = stage_rows(stages)
+    t = stage_table(stages)
     body = [f"<h3>{esc(workload)}</h3>"]
     where = endpoints(stages)
     if where:
         body.append(f"<p>Endpoint: {', '.join(f'<code>{esc(e)}</code>' for e in where)}</p>")
-    if rows:
-        shown = shown_columns(rows)
-        stage_table = table(["stage", "status", *(column_label(k) for k in shown)],
-                            [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
-                            numeric=tuple(range(2, 2 + len(shown))))
-        body.append(f'<div style="overflow-x:auto">{stage_table}</div>')  # many columns: scroll, not overflow
-    body.append(_notes([f"{r.label}: {n}" for r in rows for n in r.notes]))
+    if t.labels:
+        stages_html = table(t.header(), t.rows(), numeric=t.numeric())
+        body.append(f'<div style="overflow-x:auto">{stages_html}</div>')  # many columns: scroll, not overflow
+    body.append(_notes(list(t.notes)))
     for p in (q for q in run.points if is_front(q) and q.workload == workload):
         costs = front_rows(p)
         body.append("<h4>Cost at target interactivity</h4>")

@@ -13,16 +13,14 @@ from perfkit.reports.markdown.text import md_table, md_text
 from perfkit.reports.serving.curves import serving_workloads
 from perfkit.reports.serving.rows import (
     FRONT_HEADERS,
-    column_label,
     endpoints,
     front_rows,
     is_front,
     server_metric_table,
-    shown_columns,
     stage_notes,
     stage_points,
-    stage_rows,
 )
+from perfkit.reports.serving.stage_table import stage_table
 from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
 from perfkit.reports.serving.why_lines import why_lines
 
@@ -33,17 +31,14 @@ def _notes(lines: list[str]) -> list[str]:
 
 def workload_lines(run: Run, workload: str) -> list[str]:
     stages = stage_points(run.points, workload)
-    rows = stage_rows(stages)
+    t = stage_table(stages)
     out = [f"### Serving: {md_text(workload)}", ""]
     where = endpoints(stages)
     if where:
         out += ["Endpoint: " + ", ".join(md_text(e) for e in where), ""]
-    if rows:
-        shown = shown_columns(rows)
-        out += [md_table(["stage", "status", *(column_label(k) for k in shown)],
-                         [[r.label, r.status, *(r.cells[k] for k in shown)] for r in rows],
-                         right=tuple(range(2, 2 + len(shown)))), ""]
-    out += _notes([f"{r.label}: {n}" for r in rows for n in r.notes])
+    if t.labels:
+        out += [md_table(t.header(), t.rows(), right=t.numeric()), ""]
+    out += _notes(list(t.notes))
     for p in (q for q in run.points if is_front(q) and q.workload == workload):
         costs = front_rows(p)
         if costs:

@@ -1,6 +1,7 @@
-"""The rows every view of a serving run shows: one per stage, the same metrics, labels and
-formatting (the descriptions in perfkit.core.metric_defs), and the notes that go with them
-(client-bound stages, failed requests, chunk gaps instead of token gaps). Given data, computes none."""
+"""What every view of a serving run shows besides the stage table (reports/serving/stage_table.py):
+the metric formatting (the descriptions in perfkit.core.metric_defs), a stage's notes (client-bound
+stages, failed requests, chunk gaps instead of token gaps), the headline, the front point's costs,
+the server's /metrics table. Given data, computes none."""
 
 from __future__ import annotations
 
@@ -11,13 +12,6 @@ from typing import Any
 from perfkit.core.metric_defs import metric_def
 from perfkit.core.record import PointResult
 from perfkit.core.units import fmt_num, fmt_value
-
-# the columns of the stage table, most important first
-STAGE_COLUMNS: tuple[str, ...] = (
-    "ttft_p50_s", "tpot_p50_s", "token_itl_p99_s", "chunk_gap_p99_s", "output_tok_per_s",
-    "usd_per_1m_output_tok", "goodput_tok_per_s", "slo_attainment", "ttft_p99_s", "e2e_p50_s",
-    "ttft_sched_p50_s", "request_per_s",
-)
 
 
 def is_serving(point: PointResult) -> bool:
@@ -33,20 +27,16 @@ def stage_label(point: PointResult) -> str:
     return ",".join(f"{k}={v}" for k, v in point.params.items()) or point.key
 
 
-@dataclass(frozen=True)
-class StageRow:
-    label: str
-    status: str
-    cells: dict[str, str]  # metric key -> formatted value ("-" when absent)
-    notes: tuple[str, ...]
-
-
-def cell(metrics: dict[str, Any], key: str) -> str:
+def format_metric(value: Any, key: str) -> str:
+    """A metric's value as every view writes it (its description's unit; a fraction as a percentage)."""
     d = metric_def(key)
-    value = metrics.get(key)
     if d.shown_as == "fraction" and isinstance(value, (int, float)):
         return fmt_value(value * 100, "%")
     return fmt_value(value, d.unit)
+
+
+def cell(metrics: dict[str, Any], key: str) -> str:
+    return format_metric(metrics.get(key), key)
 
 
 def stage_notes(point: PointResult) -> tuple[str, ...]:
@@ -71,11 +61,6 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
     return tuple(dict.fromkeys(notes))
 
 
-def stage_rows(points: Iterable[PointResult], columns: tuple[str, ...] = STAGE_COLUMNS) -> list[StageRow]:
-    return [StageRow(stage_label(p), p.status, {k: cell(p.metrics, k) for k in columns}, stage_notes(p))
-            for p in points if is_serving(p) and not is_front(p)]
-
-
 def column_label(key: str) -> str:
     return metric_def(key).label
 
@@ -91,16 +76,6 @@ def headline(point: PointResult) -> str:
     m = point.metrics
     keys = [t.usd_key for t in front_targets(point)] if is_front(point) else list(HEADLINE)
     return " · ".join(f"{column_label(k)} {cell(m, k)}" for k in keys if cell(m, k) != "-")
-
-
-def shown_columns(rows: Iterable[StageRow], columns: tuple[str, ...] = STAGE_COLUMNS) -> list[str]:
-    """The columns with a value in at least one row; when per-token ITL is known, chunk gaps last."""
-    rows = list(rows)
-    shown = [k for k in columns if any(r.cells.get(k, "-") != "-" for r in rows)]
-    if "token_itl_p99_s" in shown and "chunk_gap_p99_s" in shown:
-        shown.remove("chunk_gap_p99_s")
-        shown.append("chunk_gap_p99_s")
-    return shown
 
 
 def stage_points(points: Iterable[PointResult], workload: str | None = None) -> list[PointResult]:

@@ -1,6 +1,6 @@
 """Step attribution: the ranges table's ProfilerStep rows and the temporal step rows agree.
 
-Rule (analyzers/steps.py): GPU work launched inside a ProfilerStep range on the launching
+Rule (analyzers/steps/profiler_steps.py): GPU work launched inside a ProfilerStep range on the launching
 thread belongs to it; work launched from a thread with no enclosing ProfilerStep of its own
 (autograd's backward thread) belongs to the step window holding the launch on the same rank.
 """

@@ -149,7 +149,7 @@ def test_bad_options_are_one_line_and_exit_2(args: list[str], expected: str, tmp
 def test_a_url_that_is_not_http_is_refused(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["serve-bench", "ftp://x", "--out", str(tmp_path / "runs"), "--db", db])
     err = capsys.readouterr().err
-    assert code == 2 and "serve-bench URL: endpoint 'ftp://x' is not an http(s) URL" in err
+    assert code == 2 and "serve-bench URL: URL 'ftp://x': scheme 'ftp' is not http or https" in err
 
 
 @pytest.mark.slow

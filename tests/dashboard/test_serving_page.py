@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("streamlit", reason="the dashboard extra is not installed")
 
-from perfkit.reports.serving.rows import column_label, stage_points, stage_rows
+from perfkit.reports.serving.rows import column_label, stage_points
+from perfkit.reports.serving.stage_table import stage_table
 from perfkit.store.api import store_run
 from tests.dashboard.test_pages import app, plotly_figures
 from tests.helpers.serving_runs import serving_run
@@ -64,10 +65,10 @@ def test_serving_page_shows_the_stage_table_and_escaped_notes(url: str) -> None:
     assert not at.exception
     stages = table(at, "srv_stages")
     run = serving_run("srv1", hostile=True)
-    expected = stage_rows(stage_points(run.points))
-    assert list(stages["stage"]) == [r.label for r in expected]
+    expected = stage_table(stage_points(run.points))
+    assert list(stages["stage"]) == list(expected.labels)
     ttft = column_label("ttft_p50_s")
-    assert list(stages[ttft]) == [r.cells["ttft_p50_s"] for r in expected]  # the reports' strings
+    assert list(stages[ttft]) == expected.column("ttft_p50_s")  # the reports' strings
     notes = [w.value for w in at.warning]
     assert any("client-bound" in n for n in notes) and any("2 requests failed" in n for n in notes)
     for note in notes:  # Markdown-escaped: no link, no tag, no raw escape character

@@ -34,6 +34,10 @@ class RequestRecord:
     # server-side stamps or timings a server attached (perfkit serve: "sent_s" per chunk;
     # llama.cpp: its `timings` block), kept as given
     server: dict[str, object] = field(default_factory=dict)
+    dropped: tuple[str, ...] = ()  # server numbers left out, one reason each (client.bounds); not in the file
+    # in flight while the server's profiler ran (serve-bench --profile): measured, kept in the
+    # per-request file, left out of the stage's latency numbers
+    in_profile_window: bool = False
 
     @property
     def ok(self) -> bool:

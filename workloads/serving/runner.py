@@ -10,24 +10,37 @@ throughput-vs-interactivity front of the stages measured before it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
+from dataclasses import replace
 from typing import Any
 
 from perfkit.core.cost import Cost
 from perfkit.core.errors import PerfkitError
 from perfkit.core.run_layout import serving_requests_name
+from perfkit.core.terminal import terminal_safe
 from perfkit.workloads.base import Point, Prepared, RunContext
-from perfkit.workloads.serving.client.plan import DURATION_PROMPTS, price_of, slo_of, stage_plan
+from perfkit.workloads.serving.client.bounds import dropped_notes
+from perfkit.workloads.serving.client.plan import (
+    DURATION_PROMPTS,
+    auth_headers,
+    price_of,
+    slo_of,
+    stage_plan,
+    window_plan,
+)
 from perfkit.workloads.serving.client.processes import run_stage_processes
 from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions
 from perfkit.workloads.serving.client.stage import StageResult, run_stage
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
-from perfkit.workloads.serving.measurements.summary import summarize
+from perfkit.workloads.serving.measurements.summary import stage_numbers
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
 from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
+from perfkit.workloads.serving.window_record import window_record
 
 MEASURED_BY_CLIENT = "serving stage: measured request by request by the load client"
 
@@ -38,7 +51,7 @@ def client_options(spec: ServingSpec) -> ClientOptions:
     return ClientOptions(base_url=spec.endpoint, model=spec.model, api=spec.api,
                          connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
                          request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
-                         logprobs=c.logprobs)
+                         logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec))
 
 
 def _nothing() -> None:
@@ -55,8 +68,18 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
                         measured=front_metrics(spec, ctx.earlier))
     if spec.endpoint is None:
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
+    if "capacity" in point.params:
+        from perfkit.workloads.serving.capacity_point import capacity_metrics
+
+        measured = capacity_metrics(spec, lambda params: _run(spec, params, ctx.seed))
+        return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
     with gpu_telemetry(spec.endpoint) as gpus:
         result = _run(spec, point.params, ctx.seed)
+    artifacts = None
+    plan = window_plan(spec)
+    if plan is not None and result.window is not None:
+        records, artifacts = window_record(plan, result.window, result.records, point.key, ctx.out_dir)
+        result = replace(result, records=records)
     measured = stage_metrics(spec, point.key, result, ctx, point.params)
     server = {**measured.get("server_metrics", {}), **gpus.metrics()}
     per_tok = energy_per_token_j(gpus.energy_j, float(measured.get("output_tok_per_s") or 0.0)
@@ -65,7 +88,8 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         server["server_gpu_energy_per_output_tok_j"] = per_tok
     if server:
         measured["server_metrics"] = server
-    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
+    return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured,
+                    artifacts=artifacts)
 
 
 def _run(spec: ServingSpec, params: dict[str, Any], seed: int) -> StageResult:
@@ -82,33 +106,24 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     ok = [r for r in result.records if r.ok]
     if not ok:
         reasons = sorted({r.error or "no output" for r in result.records})
-        raise PerfkitError(f"{key}: all {len(result.records)} requests to {spec.endpoint} failed "
-                           f"({'; '.join(reasons)[:300]}); check that the server is up and serves "
-                           f"model '{spec.model}'")
-    metrics: dict[str, Any] = dict(summarize(result.records, result.duration_s, slo_of(spec), price_of(spec)))
-    itl = metrics.get("token_itl_p50_s") or metrics.get("chunk_gap_p50_s")
-    reason = client_bound_reason(result.lag_s, itl if isinstance(itl, float) else None,
-                                 result.lateness_s, result.mean_interarrival_s)
-    lag, late = p99(result.lag_s), p99(result.lateness_s)
-    if lag is not None:
-        metrics["client_lag_p99_s"] = lag
-    if late is not None:
-        metrics["send_late_p99_s"] = late
-    if reason:
-        metrics["client_bound"] = reason
+        raise PerfkitError(f"{key}: all {len(result.records)} requests to {redact_urls(spec.endpoint or '')} "
+                           f"failed ({'; '.join(reasons)[:300]}); check that the server is up and serves "
+                           f"model '{terminal_safe(spec.model)}'")
+    numbers = stage_numbers(result.records, result.duration_s, slo_of(spec), price_of(spec))
+    itl = numbers.token_itl_p50_s or numbers.chunk_gap_p50_s
     rate = params.get("rate")
-    if isinstance(rate, (int, float)) and math.isfinite(rate):
-        saturated = saturation_reason(result.records, float(rate))
-        if saturated:
-            metrics["saturated"] = saturated
-    metrics["endpoint"] = spec.endpoint
-    server = server_metrics(result.metrics_before, result.metrics_after)
-    if server:
-        metrics["server_metrics"] = server
-    if result.notes:
-        metrics["serving_notes"] = result.notes
+    saturated = (saturation_reason(result.records, float(rate))
+                 if isinstance(rate, (int, float)) and math.isfinite(rate) else None)
+    notes = [*result.notes, *dropped_notes(r.dropped for r in result.records)]
+    name = None
     if ctx.out_dir is not None:
         name = serving_requests_name(key)
         write_requests(ctx.out_dir / name, result.records)
-        metrics["requests_file"] = name
+    numbers = dataclasses.replace(
+        numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
+        client_bound=client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None,
+        saturated=saturated or None, endpoint=redact_urls(spec.endpoint or "") or None,
+        server_metrics=server_metrics(result.metrics_before, result.metrics_after) or None,
+        serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name)
+    metrics = numbers.as_metrics()
     return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}

@@ -14,18 +14,23 @@
       slo: {ttft_s: 0.5, tpot_s: 0.05, quantile: 0.99}
       price: {usd_per_gpu_hour: 2.99, gpus: 1}    # or {file: prices.yaml, name: h100-ondemand}
       target_interactivity: [20, 50]      # tok/s per user: cost along the measured front
+      capacity: {over: concurrency}       # or: search the load for the highest one the SLO holds at
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
+      profile: {server_trace: {steps: 16, server: auto, trace_dir: /shared/traces}}
+                                          # a profiling window of the server inside each stage
+                                          # (or seconds: 2); traces copied into the run
 
 Each stage (load level) is a point: `serving/chat/concurrency=4`, `serving/chat/rate=2`. The
 endpoint is kept in each point's metrics, not in the spec's hash: a run against yesterday's
-server on another port is still a run of the same spec, so it is the baseline.
+server on another port is still a run of the same spec, so it is the baseline. So is `profile`:
+a profiled run's gated numbers leave the window's requests out, so it compares with a plain one.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -36,7 +41,11 @@ from pydantic import (
     model_validator,
 )
 
+from perfkit.core.cli_option import CliOption, comma_numbers
+from perfkit.core.errors import SpecError
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
+from perfkit.workloads.serving.client.plan_size import plan_problem
+from perfkit.workloads.serving.client.url import parse_endpoint
 
 MAX_STAGES = 1000
 
@@ -71,13 +80,22 @@ class LengthSpec(FrozenModel):
 
 class PromptSpec(FrozenModel):
     source: Literal["synthetic", "sharegpt", "shared_prefix"] = "synthetic"
-    input_len: LengthSpec = LengthSpec(value=128)
-    output_len: LengthSpec | None = None  # default 128; sharegpt: from each answer
-    path: str | None = None  # sharegpt file
-    prefix_len: int = Field(512, ge=1, le=10_000_000)  # shared_prefix
-    groups: int = Field(4, ge=1, le=1_000_000)  # shared_prefix: distinct prefixes
-    token_ids: bool = False  # send token ids instead of words (completions only)
-    vocab_size: int = Field(32000, ge=2, le=10_000_000)  # token ids are drawn below this
+    input_len: Annotated[LengthSpec, CliOption(
+        "--input-len", type=int, help="prompt tokens (synthetic; default 128)")] = LengthSpec(value=128)
+    output_len: Annotated[LengthSpec | None, CliOption(  # default 128; sharegpt: from each answer
+        "--output-len", type=int, help="output tokens asked for (default 128)")] = None
+    path: Annotated[str | None, CliOption(  # sharegpt file
+        "--dataset", metavar="FILE", group="prompts", also=(("source", "sharegpt"),),
+        help="prompts from a ShareGPT-format JSON / JSON-lines file")] = None
+    prefix_len: Annotated[int, CliOption(  # shared_prefix
+        "--shared-prefix", metavar="TOKENS", group="prompts", also=(("source", "shared_prefix"),),
+        help="prompts share a prefix this long")] = Field(512, ge=1, le=10_000_000)
+    groups: Annotated[int, CliOption(  # shared_prefix: distinct prefixes
+        "--groups", help="distinct shared prefixes (default 4)")] = Field(4, ge=1, le=1_000_000)
+    token_ids: Annotated[bool, CliOption(  # send token ids instead of words (completions only)
+        "--token-ids", help="send token-id prompts (completions)")] = False
+    vocab_size: Annotated[int, CliOption(  # token ids are drawn below this
+        "--vocab-size", help="token ids are drawn below this (default 32000)")] = Field(32000, ge=2, le=10_000_000)
 
     @model_validator(mode="after")
     def _path(self) -> PromptSpec:
@@ -100,12 +118,19 @@ class StageSpec(FrozenModel):
 
 
 class LoadSpec(FrozenModel):
-    concurrency: tuple[int, ...] | None = None
-    rate: tuple[float, ...] | None = None  # requests/s; .inf: all at once
-    burstiness: float = Field(1.0, gt=0, le=1000)  # gamma shape of the gaps (1: Poisson)
-    max_concurrency: int | None = Field(None, ge=1, le=100_000)  # open loop cap
+    concurrency: Annotated[tuple[int, ...] | None, CliOption(
+        "--concurrency", metavar="N[,N...]", parse=comma_numbers(int), group="load", default="1",
+        help="closed loop: requests in flight per stage")] = None
+    rate: Annotated[tuple[float, ...] | None, CliOption(  # requests/s; .inf: all at once
+        "--rate", metavar="R[,R...]", parse=comma_numbers(float), group="load",
+        help="open loop: requests per second per stage (inf: all at once)")] = None
+    burstiness: Annotated[float, CliOption(  # gamma shape of the gaps (1: Poisson)
+        "--burstiness", help="gamma shape of the gaps (1: Poisson)")] = Field(1.0, gt=0, le=1000)
+    max_concurrency: Annotated[int | None, CliOption(  # open loop cap
+        "--max-concurrency", help="open loop: at most this many in flight")] = Field(None, ge=1, le=100_000)
     stages: tuple[StageSpec, ...] | None = None
-    replay: str | None = None  # file of arrival times
+    replay: Annotated[str | None, CliOption(  # file of arrival times
+        "--replay", metavar="FILE", group="load", help="open loop at the arrival times of FILE")] = None
 
     @field_validator("concurrency", "rate", mode="before")
     @classmethod
@@ -141,7 +166,8 @@ class SloSpec(FrozenModel):
     ttft_s: float | None = Field(None, gt=0)
     tpot_s: float | None = Field(None, gt=0)
     e2e_s: float | None = Field(None, gt=0)
-    quantile: float = Field(0.99, gt=0, le=1)
+    quantile: Annotated[float, CliOption(
+        "--slo-quantile", help="quantile the SLO holds at (default 0.99)")] = Field(0.99, gt=0, le=1)
 
     @model_validator(mode="after")
     def _some(self) -> SloSpec:
@@ -150,11 +176,30 @@ class SloSpec(FrozenModel):
         return self
 
 
+class CapacitySpec(FrozenModel):
+    """Search the load for the highest one whose SLO holds (docs/serving.md "Capacity at an SLO")."""
+
+    over: Literal["concurrency", "rate"] = "concurrency"
+    start: float = Field(1, gt=0, le=1e6)  # the first load tried (requests in flight or per second)
+    max_stages: int = Field(8, ge=2, le=64)
+    confidence: float = Field(0.99, gt=0.5, lt=1)
+    rel_tol: float = Field(0.1, gt=0, le=1)  # the bracket at which the search ends
+
+    @model_validator(mode="after")
+    def _whole(self) -> CapacitySpec:
+        if self.over == "concurrency" and not float(self.start).is_integer():
+            raise ValueError(f"capacity.start {self.start}: a concurrency is a whole number of requests")
+        return self
+
+
 class PriceSpec(FrozenModel):
-    usd_per_gpu_hour: float | None = Field(None, gt=0, le=1e6)
-    gpus: int = Field(1, ge=1, le=1_000_000)
-    file: str | None = None  # a prices file (docs/serving.md)
-    name: str | None = None  # the entry of that file
+    usd_per_gpu_hour: Annotated[float | None, CliOption(
+        "--price-per-gpu-hour", metavar="USD", group="price")] = Field(None, gt=0, le=1e6)
+    gpus: Annotated[int, CliOption("--gpus", help="GPUs behind the server (default 1)")] = Field(1, ge=1, le=1_000_000)
+    file: Annotated[str | None, CliOption(  # a prices file (docs/serving.md)
+        "--prices", metavar="FILE", group="price", help="a prices file (with --price-name)")] = None
+    name: Annotated[str | None, CliOption(  # the entry of that file
+        "--price-name", help="the entry of --prices to use")] = None
     source: str = ""  # where the price comes from (shown beside the cost)
 
     @model_validator(mode="after")
@@ -167,40 +212,122 @@ class PriceSpec(FrozenModel):
 
 
 class ClientSpec(FrozenModel):
-    connect_timeout_s: float = Field(10.0, gt=0, le=3600)
-    read_timeout_s: float = Field(60.0, gt=0, le=86400)
-    request_timeout_s: float = Field(600.0, gt=0, le=86400)
-    usage: bool = True
-    logprobs: bool = False
+    connect_timeout_s: Annotated[float, CliOption(
+        "--connect-timeout-s", help="longest connect (10)")] = Field(10.0, gt=0, le=3600)
+    read_timeout_s: Annotated[float, CliOption(
+        "--read-timeout-s", help="longest wait for the next chunk (60)")] = Field(60.0, gt=0, le=86400)
+    request_timeout_s: Annotated[float, CliOption(
+        "--request-timeout-s", help="longest request (600)")] = Field(600.0, gt=0, le=86400)
+    usage: Annotated[bool, CliOption("--no-usage", invert=True, help="do not ask for stream_options usage")] = True
+    logprobs: Annotated[bool, CliOption("--logprobs", help="ask for logprobs (token counts without usage)")] = False
     ignore_eos: bool = True
-    processes: int = Field(1, ge=1, le=256)  # client processes a stage's requests are spread over
+    processes: Annotated[int, CliOption(  # client processes a stage's requests are spread over
+        "--processes", help="client processes each stage's requests are spread over (default 1; more when a "
+                            "stage is client-bound)")] = Field(1, ge=1, le=256)
+    follow_redirects: Annotated[bool, CliOption(
+        "--follow-redirects", help="follow a redirect to another server (by default such a request fails)")] = False
+    api_key_env: Annotated[str | None, CliOption(
+        "--api-key-env", metavar="VAR", help="send `Authorization: Bearer $VAR` (the token is never stored or "
+                                             "printed)")] = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+def slo_seconds(text: str, flag: str) -> dict[str, float]:
+    """`ttft=0.5,tpot=0.05,e2e=10` -> {ttft_s: 0.5, ...} (the --slo option); `ttft_p99=2,tpot_p99=0.05`
+    also sets the quantile (one for every metric)."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key, _, pct = key.strip().partition("_p")  # ttft_p99=2: the quantile in the name
+        if pct:
+            try:
+                q = float(pct) / 100 if len(pct) <= 2 else float("0." + pct)
+            except ValueError:
+                q = -1.0
+            if not 0 < q < 1 or out.get("quantile", q) != q:
+                raise SpecError(f"{flag}: '{part.strip()[:40]}': write one quantile for every metric, e.g. "
+                                "ttft_p99=2,tpot_p99=0.05")
+            out["quantile"] = q
+        if key not in ("ttft", "tpot", "e2e"):
+            raise SpecError(f"{flag}: unknown '{key[:40]}'; write ttft=0.5,tpot=0.05,e2e=10 (seconds; "
+                            "or ttft_p99=2 for the quantile)")
+        try:
+            out[f"{key}_s"] = float(value)
+        except ValueError:
+            raise SpecError(f"{flag}: {key}={value[:40]!r} is not a number of seconds") from None
+    return out
+
+
+class ServerTraceSpec(FrozenModel):
+    """A window of the server's own profiler inside each stage: N engine steps or S seconds."""
+
+    steps: int | None = Field(None, ge=1, le=1_000_000)
+    seconds: float | None = Field(None, gt=0, le=3600)
+    server: Literal["auto", "perfkit", "vllm", "sglang"] = "auto"
+    trace_dir: str | None = Field(None, min_length=1, max_length=4000)  # where this client reads them
+
+    @model_validator(mode="after")
+    def _one(self) -> ServerTraceSpec:
+        if (self.steps is None) == (self.seconds is None):
+            raise ValueError("give the window as steps: N or seconds: S (one of the two)")
+        if self.server == "vllm" and self.steps is not None:
+            raise ValueError("vLLM's /start_profile takes no step count; give seconds: S")
+        return self
+
+
+class ServingProfileSpec(FrozenModel):
+    server_trace: ServerTraceSpec
 
 
 class ServingSpec(WorkloadSpec):
     kind: Literal["serving"]
-    endpoint: str | None = Field(None, min_length=1, max_length=2000)
-    model: str = Field("default", min_length=1, max_length=500)
-    api: Literal["completions", "chat"] = "completions"
+    endpoint: Annotated[str | None, CliOption(
+        "url", help="the server: http://HOST:PORT, its OpenAI base URL http://HOST:PORT/v1, or a full "
+                    ".../v1/completions or .../v1/chat/completions URL")] = Field(
+        None, min_length=1, max_length=2000)
+    model: Annotated[str, CliOption("--model", help="the model name sent in each request")] = Field(
+        "default", min_length=1, max_length=500)
+    api: Annotated[Literal["completions", "chat"], CliOption(
+        "--api", help="completions (default) or chat; a full endpoint URL names it")] = "completions"
     load: LoadSpec = LoadSpec(concurrency=(1,))
-    requests: int | None = Field(None, ge=1, le=10_000_000)
-    duration_s: float | None = Field(None, gt=0, le=7 * 86400)
-    warmup: int | None = Field(None, ge=0, le=100_000)  # None: one per connection the stage opens
+    requests: Annotated[int | None, CliOption(
+        "--requests", help="requests per stage (default 32)")] = Field(None, ge=1, le=10_000_000)
+    duration_s: Annotated[float | None, CliOption(
+        "--duration-s", help="or: send for this long per stage")] = Field(None, gt=0, le=7 * 86400)
+    warmup: Annotated[int | None, CliOption(  # None: one per connection the stage opens
+        "--warmup", help="warm-up requests before each stage (default 1)")] = Field(None, ge=0, le=100_000)
     prompts: PromptSpec = PromptSpec()
-    slo: SloSpec | None = None
+    slo: Annotated[SloSpec | None, CliOption(
+        "--slo", metavar="ttft=S,tpot=S,e2e=S", parse=slo_seconds,
+        help="SLO thresholds in seconds (goodput)")] = None
     price: PriceSpec | None = None
-    target_interactivity: tuple[float, ...] = ()  # tok/s per user
+    target_interactivity: Annotated[tuple[float, ...], CliOption(  # tok/s per user
+        "--target-interactivity", metavar="TPS[,TPS...]", parse=comma_numbers(float),
+        help="cost at these tok/s per user along the measured front")] = ()
+    capacity: CapacitySpec | None = None  # search the load for capacity at the SLO instead of fixed stages
     client: ClientSpec = ClientSpec()
-    metrics_url: str = Field("auto", min_length=1, max_length=2000)
+    metrics_url: Annotated[str, CliOption(
+        "--metrics-url", help="Prometheus endpoint (default URL/metrics; none: skip)")] = Field(
+        "auto", min_length=1, max_length=2000)
+    profile: ServingProfileSpec | None = None
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
 
-    @field_validator("endpoint")
+    @model_validator(mode="before")
     @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint '{v[:80]}' is not an http(s) URL; write http://HOST:PORT")
-        return v.rstrip("/") if v else v
+    def _url(cls, data: Any) -> Any:
+        """The endpoint as the client uses it (`/v1`, a full `/v1/chat/completions` URL -> its
+        base; the URL's API when it names one); a bad URL is refused here, before any run."""
+        if not isinstance(data, dict) or not isinstance(data.get("endpoint"), str):
+            return data
+        found = parse_endpoint(data["endpoint"])
+        data = {**data, "endpoint": found.base}
+        if found.api is not None:
+            if data.get("api", found.api) != found.api:
+                raise ValueError(f"the URL names the {found.api} API but api is {data['api']!r}; "
+                                 f"drop one of them")
+            data["api"] = found.api
+        return data
 
     @field_validator("target_interactivity", mode="before")
     @classmethod
@@ -220,6 +347,24 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("prompts.token_ids works with api: completions only")
         if self.target_interactivity and self.price is None:
             raise ValueError("target_interactivity gives a cost: add a price block")
+        if self.profile is not None and self.client.processes > 1:
+            raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
+        if self.capacity is not None and self.slo is None:
+            raise ValueError("capacity is searched at an SLO: add slo: {ttft_s: ..., tpot_s: ..., quantile: ...}")
+        return self
+
+    @model_validator(mode="after")
+    def _size(self) -> ServingSpec:
+        """Each stage's length and size within the client's bounds (client.plan_size)."""
+        p = self.prompts
+        prefix = (p.prefix_len, p.groups) if p.source == "shared_prefix" else None
+        for params in self.stages():
+            if "replay" in params:
+                continue
+            problem = plan_problem(params, params.get("requests", self.requests),
+                                   params.get("duration_s", self.duration_s), p.input_len, p.output_len, prefix)
+            if problem:
+                raise ValueError(f"plan: {problem}")
         return self
 
     @model_validator(mode="after")
@@ -233,6 +378,7 @@ class ServingSpec(WorkloadSpec):
         data = handler(self)
         if isinstance(data, dict) and (info.context or {}).get(RECORD):
             data.pop("endpoint", None)
+            data.pop("profile", None)
         return data
 
     def stages(self) -> list[dict[str, Any]]:
@@ -252,6 +398,8 @@ class ServingSpec(WorkloadSpec):
         return [{"replay": load.replay}]
 
     def sweep(self) -> list[dict[str, Any]]:
+        if self.capacity is not None:
+            return [{"capacity": self.capacity.over}]
         points = self.stages()
         if self.target_interactivity:
             points.append({"front": "interactivity"})

@@ -30,7 +30,7 @@ from perfkit.analyzers.loaders.kineto.columns import ARG, GET, ColumnReader, Row
 from perfkit.analyzers.loaders.kineto.decode import COMM_ARGS
 from perfkit.analyzers.loaders.kineto.fields import Notes
 from perfkit.analyzers.op_cost import OP_COSTS
-from perfkit.analyzers.steps import STEP_RE
+from perfkit.analyzers.steps.profiler_steps import STEP_RE
 
 # cat spelling (Kineto, older torch "Kernel/Runtime/Operator", ROCm) -> Kind; None = drop.
 CATEGORY_KIND: dict[str, Kind | None] = {

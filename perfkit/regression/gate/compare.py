@@ -67,6 +67,8 @@ class RunSide:
     spec: str = ""  # the spec's name ("" when it has none: ingested runs)
     spec_hash: str = ""
     point_metrics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # point key -> its metrics
+    server_traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # point key -> trace files (absolute)
+    window_tpot_s: Mapping[str, float] = field(default_factory=dict)  # point key -> TPOT p50 inside the profiled window
 
 
 @dataclass(frozen=True)

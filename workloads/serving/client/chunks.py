@@ -30,6 +30,7 @@ class ChunkInfo:
     prompt_tokens: int | None
     error: str | None = None  # an error object the server streamed
     stamps: dict[str, Any] | None = None  # perfkit serve's "perfkit" stamps; llama.cpp `timings`
+    text: bool = False  # the chunk carried generated text (so at least one token)
 
 
 def _int(value: Any) -> int | None:
@@ -83,16 +84,17 @@ def read_chunk(payload: dict[str, Any], previous_completion: int | None) -> Chun
         stamps = {"timings": payload["timings"]}
     choices = payload.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    text = bool(choice) and _has_text(choice)
     if completion is not None and choice:
         before = previous_completion or 0
-        return ChunkInfo(max(completion - before, 0), TOKENS_FROM_USAGE, completion, prompt, error, stamps)
+        return ChunkInfo(max(completion - before, 0), TOKENS_FROM_USAGE, completion, prompt, error, stamps, text)
     if choice:
         n = _logprob_count(choice)
         if n is not None:
-            return ChunkInfo(n, TOKENS_FROM_LOGPROBS, completion, prompt, error, stamps)
+            return ChunkInfo(n, TOKENS_FROM_LOGPROBS, completion, prompt, error, stamps, text)
         n = _id_count(payload, choice)
         if n is not None:
-            return ChunkInfo(n, TOKENS_FROM_IDS, completion, prompt, error, stamps)
-        if _has_text(choice):
-            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps)
-    return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps)
+            return ChunkInfo(n, TOKENS_FROM_IDS, completion, prompt, error, stamps, text)
+        if text:
+            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)
+    return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)

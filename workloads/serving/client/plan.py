@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from perfkit.core.errors import SpecError
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.plan_size import DEFAULT_REQUESTS, DURATION_PROMPTS
+from perfkit.workloads.serving.client.profile_window import WindowPlan
 from perfkit.workloads.serving.client.prompts import (
     Lengths,
     read_sharegpt,
@@ -20,9 +23,7 @@ from perfkit.workloads.serving.measurements.cost import Price, load_prices
 from perfkit.workloads.serving.measurements.goodput import Slo
 from perfkit.workloads.serving.spec import LengthSpec, ServingSpec
 
-DEFAULT_REQUESTS = 32
 DEFAULT_OUTPUT_LEN = 128
-DURATION_PROMPTS = 4096  # prompts drawn for a stage bounded by time (cycled)
 MAX_OPEN_LOOP_REQUESTS = 1_000_000
 
 
@@ -55,7 +56,8 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
         f"{spec.endpoint}/metrics" if spec.metrics_url == "auto" else spec.metrics_url)
     width = int(params.get("concurrency") or params.get("max_concurrency") or spec.load.max_concurrency or 1)
     warmup = spec.warmup if spec.warmup is not None else min(width, 64)
-    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration}
+    common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration,
+                              "window": window_plan(spec)}
     if "replay" in params:
         arrivals = read_replay(params["replay"])
         base = prompts_for(spec, len(arrivals), seed)
@@ -102,10 +104,33 @@ def price_of(spec: ServingSpec) -> Price | None:
     return Price(p.usd_per_gpu_hour, p.gpus, p.source)
 
 
+def auth_headers(spec: ServingSpec) -> dict[str, str]:
+    """`Authorization: Bearer TOKEN` from the variable `client.api_key_env` names (the token is
+    never in the spec, the run or a message); SpecError when it is unset, empty or not one line."""
+    var = spec.client.api_key_env
+    if var is None:
+        return {}
+    token = os.environ.get(var, "")
+    if not token:
+        raise SpecError(f"--api-key-env {var}: the variable is not set or empty; export {var}=TOKEN")
+    if not all(0x20 < ord(c) < 0x7F for c in token):
+        raise SpecError(f"--api-key-env {var}: the token holds a space, a control or a non-ASCII character")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def window_plan(spec: ServingSpec) -> WindowPlan | None:
+    """The profiling window each stage opens (profile.server_trace), or None."""
+    if spec.profile is None:
+        return None
+    t = spec.profile.server_trace
+    return WindowPlan(server=t.server, steps=t.steps, seconds=t.seconds, trace_dir=t.trace_dir)
+
+
 def preflight(spec: WorkloadSpec) -> None:
     """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
     one is a located one-line error now, not a failed stage later."""
     assert isinstance(spec, ServingSpec)
+    auth_headers(spec)
     price_of(spec)
     if spec.prompts.source == "sharegpt":
         prompts_for(spec, 1, 0)

@@ -29,6 +29,7 @@ from perfkit.workloads.serving.client.stage import (
     scrape,
     warm_up,
 )
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 
 START_GRACE_S = 0.05  # between "all ready" and t0
@@ -117,7 +118,7 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
         start.set()
         got = [results.get(timeout=_stage_limit(opts, plan)) for _ in procs]
     except queue.Empty:
-        raise PerfkitError(f"{opts.base_url}: a client process did not finish in time; run fewer "
+        raise PerfkitError(f"{redact_urls(opts.base_url)}: a client process did not finish in time; run fewer "
                            "processes or give the stage a duration") from None
     finally:
         for p in procs:
@@ -127,7 +128,7 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
     duration = time.monotonic() - t0
     failed = [err for _, res, err in got if err]
     if failed:
-        raise PerfkitError(f"{opts.base_url}: a client process failed ({failed[0]})")
+        raise PerfkitError(f"{redact_urls(opts.base_url)}: a client process failed ({failed[0]})")
     records = sorted((r for _, res, _ in got if res for r in res[0]), key=lambda r: r.index)
     lag = [x for _, res, _ in got if res for x in res[1]]
     lateness = [x for _, res, _ in got if res for x in res[2]]

@@ -22,6 +22,7 @@ from perfkit.core.bounded import Count, Finite
 from perfkit.core.codec import RecordError, from_builtins
 from perfkit.core.errors import StoreError
 from perfkit.core.json_file import too_deep_at
+from perfkit.workloads.serving.client.bounds import MAX_REQUEST_TOKENS
 from perfkit.workloads.serving.records import RequestRecord
 
 
@@ -29,7 +30,7 @@ def _row(r: RequestRecord) -> dict[str, Any]:
     return {"index": r.index, "scheduled_s": r.scheduled_s, "sent_s": r.sent_s, "end_s": r.end_s,
             "chunk_times_s": list(r.chunk_times_s), "chunk_tokens": list(r.chunk_tokens),
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "token_source": r.token_source,
-            "error": r.error, "server": r.server}
+            "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {})
 
 
 def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
@@ -39,7 +40,6 @@ def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
 
 
 MAX_TEXT_BYTES = 1 << 30  # decompressed: a file that inflates past this is refused, not read
-MAX_REQUEST_TOKENS = 1 << 20  # a chunk or a request of more tokens is not one perfkit recorded
 _FIX = "re-run the stage (perfkit writes this file; it was damaged after)"
 
 Tokens = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]
@@ -60,6 +60,7 @@ class _Row:
     token_source: str
     error: str | None
     server: dict[str, Any] = field(default_factory=dict)
+    in_profile_window: bool = False
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -110,4 +111,4 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         index=row.index, scheduled_s=row.scheduled_s, sent_s=row.sent_s, token_times_s=times,
         chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
-        error=row.error, server=dict(row.server))
+        error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window)

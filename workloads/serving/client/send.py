@@ -16,18 +16,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
+from perfkit.core.terminal import terminal_safe
+from perfkit.workloads.serving.client.bounds import (
+    clean_stamps,
+    final_count_problem,
+    output_limit,
+    over_limit,
+    prompt_count,
+)
 from perfkit.workloads.serving.client.chunks import read_chunk
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
-from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
+from perfkit.workloads.serving.client.url import redact_urls, same_origin
+from perfkit.workloads.serving.records import (
+    TOKEN_SOURCES,
+    TOKENS_FROM_CHUNKS,
+    TOKENS_FROM_USAGE,
+    RequestRecord,
+)
 
 APIS = ("completions", "chat")
 UNSENT_RETRIES = 3  # a request that never reached the server (a closed keep-alive connection)
+MAX_REDIRECTS = 5
+CLIENT_BUG = "client could not read the response"
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True)
 class ClientOptions:
-    base_url: str  # http://host:port (the /v1/... path is added)
+    base_url: str  # http://host:port[/prefix] (the /v1/... path is added; client.url)
     model: str
     api: str = "completions"
     connect_timeout_s: float = 10.0  # establishing the connection
@@ -39,10 +57,15 @@ class ClientOptions:
     extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request body
     headers: dict[str, str] = field(default_factory=dict)  # e.g. Authorization
     max_event_bytes: int = MAX_EVENT_BYTES
+    follow_redirects: bool = False  # follow a redirect to another origin (same origin: always)
 
     @property
     def path(self) -> str:
         return "/v1/chat/completions" if self.api == "chat" else "/v1/completions"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + self.path
 
 
 @dataclass(frozen=True)
@@ -86,7 +109,7 @@ def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession
                                     sock_read=opts.read_timeout_s)
     trace = aiohttp.TraceConfig()
     trace.on_request_headers_sent.append(_headers_sent)
-    return aiohttp.ClientSession(base_url=opts.base_url, connector=connector, timeout=timeout,
+    return aiohttp.ClientSession(connector=connector, timeout=timeout,
                                  headers=opts.headers, auto_decompress=False, trace_configs=[trace])
 
 
@@ -105,22 +128,38 @@ class _Recorder:
         self.prompt_tokens: int | None = None
         self.server: dict[str, Any] = {}
         self.done = False
+        self.limit = output_limit(prompt.output_tokens)
+        self.text_chunks = 0  # chunks that carried generated text
+        self.dropped: list[str] = []  # server numbers left out, with the reason (client.bounds)
 
     def chunk(self, payload: Any, t: float) -> str | None:
+        """Apply one chunk; the request's failure when the chunk cannot be believed (client.bounds)."""
         if not isinstance(payload, dict):
             return "malformed SSE: a data line that is not a JSON object"
         # the cumulative count so far: the server's usage, else the tokens counted from other sources
         info = read_chunk(payload, self.completion if self.completion is not None else len(self.token_times))
         if info.completion_tokens is not None:
+            problem = over_limit(info.completion_tokens, self.limit, "usage.completion_tokens claims")
+            if problem:
+                return problem
             self.completion = max(info.completion_tokens, self.completion or 0)
         if info.prompt_tokens is not None:
-            self.prompt_tokens = info.prompt_tokens
+            kept, why = prompt_count(info.prompt_tokens)
+            self.prompt_tokens = kept if kept is not None else self.prompt_tokens
+            if why:
+                self.dropped.append(why)
         if info.stamps:
-            for key, value in info.stamps.items():
+            kept_stamps, dropped = clean_stamps(info.stamps)
+            self.dropped.extend(dropped)
+            for key, value in kept_stamps.items():
                 self.server.setdefault(key, []).append(value)
         if info.error:
             return f"server error in stream: {info.error}"
+        self.text_chunks += info.text
         if info.tokens > 0:
+            problem = over_limit(len(self.token_times) + info.tokens, self.limit, f"the chunks ({info.source}) claim")
+            if problem:
+                return problem
             self.sources.add(info.source)
             self.chunk_times.append(t)
             self.chunk_tokens.append(info.tokens)
@@ -132,6 +171,11 @@ class _Recorder:
             error = "no output tokens: the stream ended before any token"
         if error is None and not self.done:
             error = "stream closed before [DONE]"
+        if error is None:
+            error = final_count_problem(self.completion, len(self.token_times), self.text_chunks,
+                                        TOKENS_FROM_USAGE in self.sources)
+        if error is not None:  # a server's text: no credentials, no terminal escapes, one line
+            error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
         return RequestRecord(
@@ -139,7 +183,8 @@ class _Recorder:
             token_times_s=tuple(self.token_times), chunk_times_s=tuple(self.chunk_times),
             chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
-            output_tokens=out_tokens, token_source=source, error=error, server=self.server)
+            output_tokens=out_tokens, token_source=source, error=error, server=self.server,
+            dropped=tuple(self.dropped))
 
 
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
@@ -166,15 +211,22 @@ async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Re
                    t0: float) -> tuple[str | None, bool]:
     """(error or None, whether the request never reached the server on a reused connection)."""
     answered = False
+    url = opts.url
     try:
-        rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
-        async with session.post(opts.path, data=body, headers={"Content-Type": "application/json"},
-                                trace_request_ctx=rec) as resp:
-            answered = True
-            if resp.status != 200:
-                text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
-                raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
-            await _read_stream(resp, rec, opts, t0)
+        for _ in range(MAX_REDIRECTS + 1):
+            rec.sent_s = time.monotonic() - t0  # replaced when the headers are written (_headers_sent)
+            async with session.post(url, data=body, headers={"Content-Type": "application/json"},
+                                    trace_request_ctx=rec, allow_redirects=False) as resp:
+                answered = True
+                if resp.status in REDIRECTS:
+                    url = _redirect_target(resp, url, opts)
+                    continue
+                if resp.status != 200:
+                    text = (await resp.content.read(300)).decode("utf-8", "replace").strip().splitlines()
+                    raise _Failed(f"HTTP {resp.status}: {text[0][:200] if text else resp.reason}")
+                await _read_stream(resp, rec, opts, t0)
+                return None, False
+        raise _Failed(f"more than {MAX_REDIRECTS} redirects")
     except _Failed as exc:
         return str(exc), False
     except asyncio.TimeoutError:
@@ -185,9 +237,27 @@ async def _attempt(session: aiohttp.ClientSession, opts: ClientOptions, rec: _Re
         return "stream closed mid-response", False
     except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
         return f"connection: {type(exc).__name__}: {str(exc)[:160]}", not answered
-    except (aiohttp.ClientError, OSError) as exc:
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
         return f"connection: {type(exc).__name__}: {str(exc)[:160]}", False
-    return None, False
+    except (ArithmeticError, LookupError, TypeError, RecursionError, MemoryError) as exc:
+        # a response no rule above foresaw: this request fails, never the stage (serving_fuzz counts these)
+        return f"{CLIENT_BUG}: {type(exc).__name__}: {str(exc)[:160]}", False
+
+
+def _redirect_target(resp: aiohttp.ClientResponse, url: str, opts: ClientOptions) -> str:
+    """Where a redirect points; one to another server (scheme, host or port) is refused unless
+    the user asked to follow it: it would measure, and send the prompts to, another server."""
+    location = resp.headers.get("Location")
+    if not location:
+        raise _Failed(f"HTTP {resp.status}: a redirect without a Location")
+    try:
+        target = str(resp.url.join(URL(location)))
+    except ValueError:
+        raise _Failed(f"HTTP {resp.status}: a redirect to a Location that is not a URL") from None
+    if not same_origin(url, target) and not opts.follow_redirects:
+        raise _Failed(f"HTTP {resp.status}: redirected to another server ({redact_urls(target)[:120]}); "
+                      f"refused: pass --follow-redirects to measure that server")
+    return target
 
 
 class _Failed(Exception):
@@ -216,10 +286,17 @@ def _events(payloads: list[str], rec: _Recorder, t: float) -> bool:
             rec.done = True
             return True
         try:
-            payload = json.loads(data)
+            payload = json.loads(data, parse_constant=_no_constant)
         except ValueError:
             raise _Failed("malformed SSE: a data line that is not JSON") from None
+        except RecursionError:
+            raise _Failed("malformed SSE: a data line nested too deeply") from None
         problem = rec.chunk(payload, t)
         if problem:
             raise _Failed(problem)
     return False
+
+
+def _no_constant(name: str) -> None:
+    """NaN, Infinity and -Infinity in a chunk read as absent (JSON has no such numbers)."""
+    return None

@@ -6,6 +6,9 @@ by the next; a request is due when its slot frees. Open loop (`arrivals`): reque
 its arrival time; with `max_concurrency` it also waits for a free slot, and that wait is client
 queueing (TTFT and E2E "from schedule" include it; the plain ones start at the send). Send
 lateness (open loop): when the scheduler woke for an arrival minus the arrival time.
+With a profiling `window`, the server's profiler is opened once the stage's load is steady (a
+quarter of its requests sent, and at least as many as it keeps in flight; or a quarter of its
+duration) and closed after the window's steps or seconds (profile_window.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from perfkit.workloads.serving.client.lag import loop_lag
+from perfkit.workloads.serving.client.profile_window import WindowPlan, WindowResult, run_window
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
+from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 
 METRICS_TIMEOUT_S = 5.0
@@ -35,6 +40,7 @@ class StagePlan:
     warmup: int = 0  # requests sent at once (and awaited) before the stage, not recorded: they open
     # the pool's connections, so no measured request pays for a TCP connect
     metrics_url: str | None = None  # Prometheus /metrics, scraped before and after
+    window: WindowPlan | None = None  # a profiling window inside the stage
 
 
 @dataclass
@@ -48,20 +54,52 @@ class StageResult:
     metrics_after: str | None = None
     notes: list[str] = field(default_factory=list)
     mean_interarrival_s: float | None = None  # open loop: the plan's mean gap between arrivals
+    window: WindowResult | None = None  # the profiling window, when the plan asked for one
+
+
+class Progress:
+    """Requests sent so far; `reached` is set once `threshold` were."""
+
+    def __init__(self, threshold: int) -> None:
+        self.sent, self.threshold = 0, threshold
+        self.reached = asyncio.Event()
+
+    def one(self) -> None:
+        self.sent += 1
+        if self.sent >= self.threshold:
+            self.reached.set()
+
+
+def open_threshold(plan: StagePlan, width: int) -> int:
+    """Requests sent before a window opens: a quarter of the stage, at least its width."""
+    total = plan.requests if plan.requests is not None else len(plan.arrivals_s or ())
+    return max(width, -(-total // 4)) if total else width
+
+
+async def _steady(progress: Progress, plan: StagePlan) -> None:
+    waits: list[asyncio.Task[object]] = [asyncio.create_task(progress.reached.wait())]
+    if plan.duration_s is not None:
+        waits.append(asyncio.create_task(asyncio.sleep(plan.duration_s / 4)))
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
 
 
 async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[str]) -> str | None:
     """The text of a Prometheus endpoint, or None with a note (never fails the stage)."""
     if not url:
         return None
+    shown = redact_urls(url)
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=METRICS_TIMEOUT_S)) as resp:
             if resp.status != 200:
-                notes.append(f"{url}: HTTP {resp.status}; server metrics left out")
+                notes.append(f"{shown}: HTTP {resp.status}; server metrics left out")
                 return None
             return (await resp.content.read(16 * 1024 * 1024)).decode("utf-8", "replace")
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
-        notes.append(f"{url}: {type(exc).__name__}; server metrics left out")
+        notes.append(f"{shown}: {type(exc).__name__}; server metrics left out")
         return None
 
 
@@ -88,20 +126,29 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
             if failed:
                 notes.append(f"{failed} of {plan.warmup} warm-up requests failed ({warm[0].error or ''})")
         before = await scrape(session, plan.metrics_url, notes)
+        progress = Progress(open_threshold(plan, width))
+        done = asyncio.Event()
+        window_task = None
         async with loop_lag() as lag:
             t0 = time.monotonic()
+            if plan.window is not None:
+                window_task = asyncio.create_task(
+                    run_window(session, opts.base_url, plan.window, t0, _steady(progress, plan), done))
             if plan.arrivals_s is not None:
-                records, lateness = await open_loop(session, opts, plan, t0)
+                records, lateness = await open_loop(session, opts, plan, t0, progress)
             else:
-                records, lateness = await closed_loop(session, opts, plan, t0), []
+                records, lateness = await closed_loop(session, opts, plan, t0, progress), []
             duration = time.monotonic() - t0
+            done.set()
+        window = await window_task if window_task is not None else None
         after = await scrape(session, plan.metrics_url, notes)
     records.sort(key=lambda r: r.index)
-    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s))
+    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
+                       window)
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
-                       t0: float) -> list[RequestRecord]:
+                       t0: float, progress: Progress | None = None) -> list[RequestRecord]:
     assert plan.concurrency
     limit = plan.requests if plan.requests is not None else 10_000_000
     counter = iter(range(limit))
@@ -112,6 +159,8 @@ async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan:
             now = time.monotonic() - t0
             if plan.duration_s is not None and now >= plan.duration_s:
                 return
+            if progress is not None:
+                progress.one()
             out.append(await send(session, opts, i, now, plan.prompt_for(i), t0))
 
     await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
@@ -119,7 +168,7 @@ async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan:
 
 
 async def open_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
-                     t0: float) -> tuple[list[RequestRecord], list[float]]:
+                     t0: float, progress: Progress | None = None) -> tuple[list[RequestRecord], list[float]]:
     assert plan.arrivals_s is not None
     slots = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
     lateness: list[float] = []
@@ -139,4 +188,6 @@ async def open_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: S
             await asyncio.sleep(wait)
         lateness.append(max(time.monotonic() - t0 - due, 0.0))
         tasks.append(asyncio.create_task(one(i, due)))
+        if progress is not None:
+            progress.one()
     return list(await asyncio.gather(*tasks)), lateness

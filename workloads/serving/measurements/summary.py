@@ -1,8 +1,9 @@
-"""The flat metric dict of one serving stage, from its request records.
+"""The numbers of one serving stage (a StageNumbers record; `summarize` gives its metric dict), from
+its request records.
 
 Every number is a float with its unit in its name, described in perfkit.core.metric_defs; a
 metric that cannot be computed (no succeeded request, no TPOT, no SLO or price given, a zero
-rate) is left out, never None. Definitions: perfkit.workloads.serving.measurements.latency (TTFT, TPOT,
+rate) is None in the record and left out of the dict, never null. Definitions: perfkit.workloads.serving.measurements.latency (TTFT, TPOT,
 ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput, .cost.
 
 - requests_ok / requests_failed: records that succeeded (a send, tokens, no error) / the rest.
@@ -19,6 +20,10 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
 - request_samples: per-request TTFT / TTFT from schedule / TPOT / E2E of the succeeded
   requests, under the key of the p50 they give back (numpy median), so a statistical gate tests
   the requests themselves.
+- Requests flagged `in_profile_window` (in flight while the server's profiler ran) are left out
+  of the latency numbers (TTFT, TPOT, ITL, chunk gaps, E2E, their request_samples and the steady
+  p50s); they count in the rates, the goodput and the failures (the window's cost on them is
+  measured apart: perfkit.workloads.serving.measurements.window_overhead).
 - window_samples: samples of the run-level numbers (rates, cost, SLO attainment, TTFT and ITL
   p99) over windows of the stage or batches of its requests, scaled so that their median is the
   stored value (perfkit.workloads.serving.measurements.run_samples).
@@ -45,6 +50,7 @@ from perfkit.workloads.serving.measurements.latency import (
     ttft_sched_s,
 )
 from perfkit.workloads.serving.measurements.run_samples import window_samples
+from perfkit.workloads.serving.measurements.stage_numbers import StageNumbers
 from perfkit.workloads.serving.measurements.steady import (
     in_flight,
     peak,
@@ -95,7 +101,13 @@ def _put_stats(out: dict[str, object], prefix: str, s: Stats | None, which: Sequ
 
 def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | None = None,
               price: Price | None = None) -> dict[str, object]:
-    """The metric dict of one stage (see the module's docstring for every key)."""
+    """The metric dict of one stage (run.json's shape of stage_numbers())."""
+    return stage_numbers(records, duration_s, slo, price).as_metrics()
+
+
+def stage_numbers(records: Sequence[RequestRecord], duration_s: float, slo: Slo | None = None,
+                  price: Price | None = None) -> StageNumbers:
+    """The numbers of one stage (see the module's docstring for every field)."""
     ok = [r for r in records if r.ok]
     out: dict[str, object] = {"requests_ok": float(len(ok)),
                               "requests_failed": float(len(records) - len(ok)),
@@ -108,7 +120,8 @@ def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | No
     _put(out, "output_tok_per_s", out_rate)
     _put(out, "input_tok_per_s", in_rate)
     _put(out, "total_tok_per_s", _rate(out_tokens + in_tokens, duration_s))
-    _latencies(out, ok)
+    gated = [r for r in ok if not r.in_profile_window]
+    _latencies(out, gated)
     tpot_p50 = out.get("tpot_p50_s")
     if isinstance(tpot_p50, float) and tpot_p50 > 0:
         out["interactivity_tok_per_s"] = 1.0 / tpot_p50
@@ -124,13 +137,13 @@ def summarize(records: Sequence[RequestRecord], duration_s: float, slo: Slo | No
         _put(out, "usd_per_1m_total_tok", usd_per_1m_tokens(price, total))
         if good is not None:
             _put(out, "usd_per_1m_output_tok_at_slo", usd_per_1m_tokens(price, good.tok_per_s))
-    _steady(out, records, ok)
+    _steady(out, records, ok, gated)
     if ok:
         out["token_source"] = token_sources(ok)
     out["failures"] = failure_reasons(records)
-    out["request_samples"] = _samples(ok)
+    out["request_samples"] = _samples(gated)
     out["window_samples"] = window_samples(out, records, duration_s, slo, price)
-    return out
+    return StageNumbers(**out)  # type: ignore[arg-type]  # the keys are its fields, checked here
 
 
 def _latencies(out: dict[str, object], ok: Sequence[RequestRecord]) -> None:
@@ -146,14 +159,14 @@ def _latencies(out: dict[str, object], ok: Sequence[RequestRecord]) -> None:
 
 
 def _steady(out: dict[str, object], records: Sequence[RequestRecord],
-            ok: Sequence[RequestRecord]) -> None:
+            ok: Sequence[RequestRecord], gated: Sequence[RequestRecord]) -> None:
     curve = in_flight(records)
     window = steady_window(curve)
     if window is not None:
         out["steady_start_s"] = float(window.start_s)
         out["steady_end_s"] = float(window.end_s)
         _put(out, "steady_output_tok_per_s", token_rate(ok, window))
-        inside = requests_within(ok, window)
+        inside = requests_within(gated, window)
         for key, fn in (("steady_ttft_p50_s", ttft_s), ("steady_tpot_p50_s", tpot_s)):
             s = stats(per_request(inside, fn))
             _put(out, key, s.p50 if s is not None else None)

@@ -5,6 +5,8 @@
 - POST /v1/chat/completions  messages -> assistant message (stream: true gives SSE)
 - GET  /metrics              Prometheus text exposition (metrics.py)
 - GET  /health               200, empty body (as vLLM)
+- POST /start_profile, /stop_profile, GET /profile_info   model mode: torch.profiler windows
+                             around the engine's steps (profile_routes.py)
 A body that is not JSON or misses a field is answered 400 with an OpenAI-style error body.
 Output length: max_tokens (chat: max_completion_tokens first), else the server's
 --output-tokens, capped at --max-tokens-cap when given.
@@ -12,8 +14,11 @@ Output length: max_tokens (chat: max_completion_tokens first), else the server's
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
@@ -22,6 +27,7 @@ from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
 from perfkit.workloads.serving.server.metrics import ServerMetrics, render
 from perfkit.workloads.serving.server.options import ServeOptions
+from perfkit.workloads.serving.server.profile_routes import add_profile_routes
 from perfkit.workloads.serving.server.protocol import (
     CHAT,
     COMPLETION,
@@ -31,7 +37,8 @@ from perfkit.workloads.serving.server.protocol import (
 )
 from perfkit.workloads.serving.server.stream import TokenTimes, stream, whole
 
-MAX_BODY_BYTES = 64 * 2**20  # long token-id prompts
+MAX_BODY_BYTES = 16 * 2**20  # long token-id prompts (protocol bounds what they hold)
+BODY_TIMEOUT_S = 30.0  # a body sent slower than this is answered 408
 
 
 @dataclass
@@ -46,14 +53,17 @@ class ServerState:
 STATE = web.AppKey("state", ServerState)
 
 
-def make_app(state: ServerState) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY_BYTES)
+def make_app(state: ServerState, middlewares: Sequence[Any] = ()) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=list(middlewares))
     app[STATE] = state
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/completions", completions)
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/health", health)
+    profiler = getattr(state.engine, "profiler", None)
+    if profiler is not None:
+        add_profile_routes(app, profiler)
     return app
 
 
@@ -97,9 +107,13 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
     state = request.app[STATE]
     try:
         try:
-            body = await request.json()
+            body = await asyncio.wait_for(request.json(), BODY_TIMEOUT_S)
         except ValueError as exc:
-            raise RequestError(f"the request body is not JSON ({exc})") from None
+            raise RequestError(f"the request body is not JSON ({str(exc)[:200]})") from None
+        except RecursionError:
+            raise RequestError("the request body is nested too deeply") from None
+        except asyncio.TimeoutError:
+            raise RequestError(f"the request body did not arrive within {BODY_TIMEOUT_S:.0f} s", status=408) from None
         gen = parse_request(kind, body)
         admitted = state.engine.admit(gen, output_tokens(gen, state.options))
     except RequestError as exc:

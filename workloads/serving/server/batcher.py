@@ -5,6 +5,9 @@ are prefilled one by one (each prefill gives the request's first token); then on
 runs every active row and each gets its next greedy token. A request leaves its row when it has
 its max_tokens, or at the next boundary after it was cancelled (its client went away).
 `extra_step_s` sleeps after every decode step: a server slowed down on purpose.
+One pass of the loop (the prefills of the requests that joined, then the decode step) is one
+engine step; with a StepProfiler its commands are applied at the step boundaries and every step
+runs under its named range (perfkit.workloads.serving.server.step_profiler).
 Tokens are handed to `Job.deliver`, called in the batcher thread: (token id, logprob) per token,
 then None at the end, or the exception that stopped the request.
 torch releases the GIL in its kernels, so the event loop keeps streaming while a step runs.
@@ -22,6 +25,12 @@ import torch
 from torch import Tensor
 
 from perfkit.workloads.serving.server.slots import SlotDecoder
+from perfkit.workloads.serving.server.step_profiler import (
+    DECODE_RANGE,
+    PREFILL_RANGE,
+    StepProfiler,
+    layer_range,
+)
 
 Delivery = tuple[int, float] | BaseException | None
 
@@ -120,9 +129,13 @@ class BatchCore:
 class ContinuousBatcher:
     """BatchCore driven by a background thread; submit() and cancel() from any thread."""
 
-    def __init__(self, decoder: SlotDecoder, extra_step_s: float = 0.0) -> None:
+    def __init__(self, decoder: SlotDecoder, extra_step_s: float = 0.0,
+                 profiler: StepProfiler | None = None) -> None:
         self.core = BatchCore(decoder)
         self.extra_step_s = extra_step_s
+        self.profiler = profiler
+        if profiler is not None:
+            profiler.wake = self._notify
         self.capacity_tokens = decoder.max_batch * decoder.cache_len
         self._pending: deque[Job] = deque()
         self._wake = threading.Condition()
@@ -142,6 +155,10 @@ class ContinuousBatcher:
             self._wake.notify()
         self._thread.join(timeout=30)
 
+    def _notify(self) -> None:
+        with self._wake:
+            self._wake.notify()
+
     def submit(self, job: Job) -> None:
         with self._wake:
             self._pending.append(job)
@@ -156,23 +173,39 @@ class ContinuousBatcher:
 
     def _loop(self) -> None:
         torch.set_grad_enabled(False)
+        prof = self.profiler
         while True:
             with self._wake:
-                while not (self._stopping or self._pending or self.core.running):
+                while not (self._stopping or self._pending or self.core.running
+                           or (prof is not None and prof.pending)):
                     self._wake.wait()
                 if self._stopping:
                     break
                 joining = [self._pending.popleft()
                            for _ in range(min(self.core.free_rows, len(self._pending)))]
-            for job in joining:
-                self.core.admit(job)
-            if self.core.running:
-                self.core.step()
-                if self.extra_step_s > 0:
-                    time.sleep(self.extra_step_s)
+            if prof is None:
+                self._step(joining)
+                continue
+            prof.boundary()
+            if joining or self.core.running:
+                with prof.step(len(joining), self.core.running, sum(len(j.prompt_ids) for j in joining)):
+                    self._step(joining)
+        if prof is not None:
+            prof.close()
         stopping = RuntimeError("the server is stopping")
         self.core.finish_all(stopping)
         with self._wake:
             left, self._pending = list(self._pending), deque()
         for job in left:
             job.deliver(stopping)
+
+    def _step(self, joining: list[Job]) -> None:
+        """One engine step: prefill the requests that joined, then decode every active row."""
+        for job in joining:
+            with layer_range(self.profiler, PREFILL_RANGE):
+                self.core.admit(job)
+        if self.core.running:
+            with layer_range(self.profiler, DECODE_RANGE):
+                self.core.step()
+            if self.extra_step_s > 0:
+                time.sleep(self.extra_step_s)

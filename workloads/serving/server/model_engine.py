@@ -10,7 +10,9 @@ together in the next chunk (as a serving engine's output queue does).
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import AsyncGenerator
+from pathlib import Path
 
 import torch
 
@@ -22,6 +24,7 @@ from perfkit.workloads.serving.server.engine import Admitted, EngineLoad, Token
 from perfkit.workloads.serving.server.options import ModelOptions
 from perfkit.workloads.serving.server.protocol import GenRequest, RequestError
 from perfkit.workloads.serving.server.slots import SlotDecoder
+from perfkit.workloads.serving.server.step_profiler import StepProfiler
 from perfkit.workloads.serving.server.tokenizer import token_ids
 
 
@@ -36,8 +39,16 @@ class ModelEngine:
         cfg = PRESETS[options.preset]
         self.vocab_size = cfg.vocab_size
         model = build_model(cfg, options.dtype, options.device, seed)
-        self.decoder = SlotDecoder(model, options.max_batch, options.cache_len)
-        self.batcher = ContinuousBatcher(self.decoder, options.extra_step_s)
+        trace_dir = options.profile_dir or tempfile.mkdtemp(prefix="perfkit-serve-traces-")
+        try:
+            Path(trace_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DeviceError(f"--profile-dir {trace_dir}: cannot create it ({exc.strerror or exc}); "
+                              "name a writable directory") from None
+        self.profiler = StepProfiler(Path(trace_dir), options.device)
+        self.decoder = SlotDecoder(model, options.max_batch, options.cache_len, dict(options.slow_op),
+                                   self.profiler)
+        self.batcher = ContinuousBatcher(self.decoder, options.extra_step_s, self.profiler)
 
     def admit(self, request: GenRequest, output_tokens: int) -> Admitted:
         if request.prompt_ids is not None:

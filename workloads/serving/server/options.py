@@ -36,6 +36,8 @@ class ModelOptions:
     max_batch: int = 8  # KV-cache rows: requests decoded together
     cache_len: int = 2048  # positions per row: prompt + output of one request
     extra_step_s: float = 0.0  # sleep added to every decode step (to slow the server on purpose)
+    slow_op: tuple[tuple[str, int], ...] = ()  # (attention | mlp, K): that class run K times (tests)
+    profile_dir: str = ""  # where POST /stop_profile writes its traces ("": a temp dir made at start)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,17 @@ class ServeOptions:
     def describe_mode(self) -> str:
         """`synthetic` or `model PRESET` (as the listening line says)."""
         if isinstance(self.mode, ModelOptions):
-            return f"model {self.mode.preset} {self.mode.dtype} {self.mode.device}"
+            m = self.mode
+            return f"model {m.preset} {m.dtype} {m.device}; profiler traces {m.profile_dir}"
         return "synthetic"
+
+
+def slow_op(text: str) -> tuple[str, int]:
+    """`--slow-op CLASS=K`: attention or mlp, K a whole number >= 1."""
+    name, _, k = text.partition("=")
+    if name not in ("attention", "mlp") or not k.isdigit() or int(k) < 1:
+        raise SpecError(f"--slow-op {text!r}: write attention=K or mlp=K with K >= 1 (e.g. attention=3)")
+    return name, int(k)
 
 
 def chunk_sizes(text: str) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ or messages (content a string or a list of {"type": "text", "text": ...} parts),
 continuous_usage_stats}, logprobs (completions: an integer; chat: true / false, with
 top_logprobs ignored), ignore_eos (accepted; output is always max_tokens long), n (1 only).
 A chat prompt is the messages' text joined by newlines, counted with the server's tokenizer.
+Bounds, answered 400: max_tokens over MAX_OUTPUT_TOKENS, a prompt over MAX_PROMPT_CHARS
+characters or MAX_PROMPT_TOKENS token ids.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from perfkit.workloads.serving.server.tokenizer import count_tokens
 
 COMPLETION = "completion"
 CHAT = "chat"
+MAX_OUTPUT_TOKENS = 1 << 20  # max_tokens of one request (a larger one is answered 400)
+MAX_PROMPT_TOKENS = 1 << 20  # token ids of one prompt
+MAX_PROMPT_CHARS = 4 << 20  # characters of one text prompt (about 1M tokens)
 
 
 class RequestError(Exception):
@@ -80,12 +85,20 @@ def _completion_prompt(body: dict[str, Any]) -> tuple[str | None, tuple[int, ...
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str | list):
         prompt = prompt[0]  # a batch of one
     if isinstance(prompt, str):
-        return prompt, None
+        return _bounded(prompt), None
+    if isinstance(prompt, list) and len(prompt) > MAX_PROMPT_TOKENS:
+        raise RequestError(f"'prompt' has over {MAX_PROMPT_TOKENS} token ids", "prompt")
     if isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
                                         for t in prompt):
         return None, tuple(prompt)
     raise RequestError("'prompt' must be a string or a list of token ids (batches of more than "
                        "one prompt are not supported)", "prompt")
+
+
+def _bounded(text: str, param: str = "prompt") -> str:
+    if len(text) > MAX_PROMPT_CHARS:
+        raise RequestError(f"'{param}' is over {MAX_PROMPT_CHARS} characters", param)
+    return text
 
 
 def _chat_prompt(body: dict[str, Any]) -> tuple[str, None]:
@@ -97,7 +110,7 @@ def _chat_prompt(body: dict[str, Any]) -> tuple[str, None]:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise RequestError(f"messages[{i}] must be an object with a 'role'", "messages")
         texts.append(_content_text(message.get("content"), i))
-    return "\n".join(texts), None
+    return _bounded("\n".join(texts), "messages"), None
 
 
 def _content_text(content: Any, i: int) -> str:
@@ -118,6 +131,9 @@ def _max_tokens(kind: str, body: dict[str, Any]) -> int | None:
             continue
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise RequestError(f"'{key}' must be an integer >= 1", key)
+        if value > MAX_OUTPUT_TOKENS:
+            raise RequestError(f"'{key}' is over {MAX_OUTPUT_TOKENS}, the most this server generates for "
+                               f"one request", key)
         return value
     return None
 

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from perfkit.core.errors import SpecError
 from perfkit.workloads.serving.server.app import ServerState, make_app
+from perfkit.workloads.serving.server.connections import ConnectionGuard, quiet_bad_requests
 from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import FaultPicker
 from perfkit.workloads.serving.server.metrics import ServerMetrics
@@ -25,6 +26,7 @@ from perfkit.workloads.serving.server.spec_decode import SpecDecodeCounters
 from perfkit.workloads.serving.server.synthetic import SyntheticEngine
 
 SHUTDOWN_GRACE_S = 1.0
+BACKLOG = 4096  # connections the kernel queues before they are accepted (a burst of clients)
 
 
 def build_engine(options: ServeOptions, metrics: ServerMetrics) -> Engine:
@@ -46,18 +48,22 @@ def build_state(options: ServeOptions) -> ServerState:
 
 async def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
     state = build_state(options)
-    runner = web.AppRunner(make_app(state), handler_cancellation=True, access_log=None,
+    quiet_bad_requests()
+    guard = ConnectionGuard(lambda: None)
+    runner = web.AppRunner(make_app(state, (guard.middleware,)), handler_cancellation=True, access_log=None,
                            shutdown_timeout=SHUTDOWN_GRACE_S)
     await runner.setup()
+    assert runner.server is not None
+    guard.factory = runner.server
+    loop = asyncio.get_running_loop()
     try:
-        await web.TCPSite(runner, options.host, options.port).start()
+        listener = await loop.create_server(guard, options.host, options.port, reuse_address=True, backlog=BACKLOG)
     except OSError as exc:
         await runner.cleanup()
         raise SpecError(f"--host {options.host} --port {options.port}: cannot listen ({exc.strerror or exc}); "
                         "pass another port, or --port 0 for a free one") from None
-    host, port = runner.addresses[0][:2]
+    host, port = listener.sockets[0].getsockname()[:2]
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
@@ -67,6 +73,7 @@ async def serve(options: ServeOptions, announce: Callable[[str], None]) -> None:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        listener.close()
         await runner.cleanup()
         await state.engine.stop()
 

@@ -11,6 +11,10 @@ static [max_batch, cache_len] cache holds its own request at its own position:
   request's prefill overwrites its row from position 0.
 The model's own modules and weights do the work (the same ops as its forward), so greedy tokens
 equal those of the model run on each request alone.
+`slow` (`perfkit serve --slow-op attention=K|mlp=K`, for tests): the attention core (SDPA) or
+the MLP of every layer runs K times (the last result is used), a class made K x slower on purpose.
+While a profiling window is open each layer's attention and MLP run under `perfkit_attention` /
+`perfkit_mlp` ranges (perfkit.workloads.serving.server.step_profiler).
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ from torch import Tensor
 from perfkit.workloads.attention.sdpa_backends import gqa_sdpa
 from perfkit.workloads.models.model import Attention, Block, KVCache, Transformer, apply_rope
 from perfkit.workloads.models.moe_layer import MoEFeedForward
+from perfkit.workloads.serving.server.step_profiler import (
+    ATTENTION_RANGE,
+    MLP_RANGE,
+    StepProfiler,
+    layer_range,
+)
+
+SLOW_OP_CLASSES = ("attention", "mlp")
 
 AttendFn = Callable[[Attention, Tensor], Tensor]
 
@@ -43,8 +55,12 @@ def _cache(attn: Attention) -> KVCache:
 
 
 class SlotDecoder:
-    def __init__(self, model: Transformer, max_batch: int, cache_len: int) -> None:
+    def __init__(self, model: Transformer, max_batch: int, cache_len: int,
+                 slow: dict[str, int] | None = None, profiler: StepProfiler | None = None) -> None:
         model.setup_caches(max_batch, cache_len)
+        slow = slow or {}
+        self.attention_repeat, self.mlp_repeat = slow.get("attention", 1), slow.get("mlp", 1)
+        self.profiler = profiler
         self.model, self.max_batch, self.cache_len = model, max_batch, cache_len
         self.device = model.output.weight.device
         self.rows = torch.arange(max_batch, device=self.device)
@@ -64,7 +80,8 @@ class SlotDecoder:
             cache = _cache(attn)
             cache.k[slot, :p] = k[0]
             cache.v[slot, :p] = v[0]
-            y = gqa_sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+            for _ in range(self.attention_repeat):
+                y = gqa_sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
             return attn.wo(y.transpose(1, 2).reshape(1, p, attn.q_dim))
 
         idx = torch.tensor([list(prompt_ids)], dtype=torch.long, device=self.device)
@@ -85,7 +102,8 @@ class SlotDecoder:
             cache = _cache(attn)
             cache.k[rows, pos] = k[0]
             cache.v[rows, pos] = v[0]
-            y = _rows_attention(q.view(b, attn.n_heads, 1, attn.head_dim), cache, mask)
+            for _ in range(self.attention_repeat):
+                y = _rows_attention(q.view(b, attn.n_heads, 1, attn.head_dim), cache, mask)
             return attn.wo(y.reshape(b, 1, attn.q_dim))
 
         return self._forward(tokens.view(-1, 1), attend, static=True)
@@ -95,12 +113,16 @@ class SlotDecoder:
         x = model.tok_embeddings(idx)  # [B, S, d]
         for layer in model.layers:
             assert isinstance(layer, Block)
-            h = x + attend(layer.attention, layer.attention_norm(x))
-            ffn_in = layer.ffn_norm(h)
-            if isinstance(layer.feed_forward, MoEFeedForward):
-                x = h + layer.feed_forward(ffn_in, static=static)
-            else:
-                x = h + layer.feed_forward(ffn_in)
+            with layer_range(self.profiler, ATTENTION_RANGE):
+                h = x + attend(layer.attention, layer.attention_norm(x))
+            with layer_range(self.profiler, MLP_RANGE):
+                ffn_in = layer.ffn_norm(h)
+                for _ in range(self.mlp_repeat):
+                    if isinstance(layer.feed_forward, MoEFeedForward):
+                        y = layer.feed_forward(ffn_in, static=static)
+                    else:
+                        y = layer.feed_forward(ffn_in)
+                x = h + y
         return model.output(model.norm(x[:, -1])).float()  # [B, V]
 
 

@@ -31,8 +31,9 @@ TOKEN = Token(text=" tok", token_id=0, logprob=-0.125)
 async def sleep_until(deadline: float) -> None:
     """Sleep until time.monotonic() reaches `deadline` (the event loop's clock)."""
     delay = deadline - time.monotonic()
-    if delay > 0:
-        await asyncio.sleep(delay)
+    # a deadline already past still yields: with --itl-ms 0 a long request never starves the
+    # other connections (/health, /metrics, other streams)
+    await asyncio.sleep(max(delay, 0.0))
 
 
 class SyntheticEngine:

@@ -4,6 +4,7 @@ KV-cache use, speculative-decoding acceptance), plus how many lines could not be
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from perfkit.workloads.serving.telemetry.prometheus import delta, derived, parse
@@ -14,7 +15,10 @@ def server_metrics(before: str | None, after: str | None) -> dict[str, Any]:
     if before is None or after is None:
         return {}
     b, a = parse(before), parse(after)
-    out: dict[str, Any] = dict(derived(delta(b, a)))
+    found = derived(delta(b, a))
+    out: dict[str, Any] = {k: v for k, v in found.items() if math.isfinite(v)}
+    if len(out) < len(found):  # a server's NaN / Infinity (or counters that overflow): never stored
+        out["non_finite_dropped"] = len(found) - len(out)
     skipped = a.skipped + b.skipped
     if skipped:
         out["unreadable_lines"] = skipped

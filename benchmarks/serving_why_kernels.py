@@ -1,0 +1,113 @@
+"""Does the kernel-level why name the slowed op class first, and nothing in unchanged pairs?
+
+Two modes:
+
+- `--mode serve` (the issue's check; needs `perfkit serve --slow-op` / `--profile-dir` and
+  `serve-bench --profile`): per pair, a baseline `perfkit serve --model tiny` and a candidate (with
+  `--slow-op CLASS=K`, or the same server for an unchanged pair), each measured by
+  `perfkit serve-bench --profile` into a run directory; then `perfkit compare BASE CAND --format json`
+  and the first class of the decode steps' kernel level is read from `serving_why[].kernels`.
+- `--mode traces` (runs anywhere): the same statistics on traces of perfkit's decoder written in
+  process (tests/data/traces/perfkit/make_traces.py; the class made K x slower by running it K times).
+
+Pass: the slowed class is named first (state moved) in >= 19 of 20 changed pairs, and no class
+moved in >= 19 of 20 unchanged pairs.
+
+    python benchmarks/serving_why_kernels.py --mode traces --pairs 20
+    python benchmarks/serving_why_kernels.py --mode serve --pairs 20 --slow-op attention=3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "data" / "traces" / "perfkit"))
+
+
+def _first(kernels: dict[str, Any]) -> tuple[str, str]:
+    """(first class, its state) of the decode steps, ('', '') when there are none."""
+    for s in kernels.get("step_types", []):
+        if s["kind"] == "decode" and s["classes"]:
+            return s["classes"][0]["name"], s["classes"][0]["state"]
+    return "", ""
+
+
+def _traces_pair(tmp: Path, i: int, slow: dict[str, int]) -> dict[str, Any]:
+    from make_traces import profile_decoder  # type: ignore[import-not-found]
+
+    from perfkit.comparison.server_traces import kernel_why
+
+    b = profile_decoder(tmp / f"b{i}.json.gz", steps=16)
+    c = profile_decoder(tmp / f"c{i}.json.gz", steps=16, slow=slow)
+    return kernel_why(f"pair{i}", [str(b)], [str(c)]).to_json()
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve_run(tmp: Path, tag: str, slow: str | None) -> Path:
+    port = _port()
+    cmd = [sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", str(port),
+           "--profile-dir", str(tmp / f"traces-{tag}")] + (["--slow-op", slow] if slow else [])
+    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(5)
+        out = tmp / f"runs-{tag}"
+        subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}",
+                        "--concurrency", "4", "--requests", "48", "--profile", "32", "--no-store", "--out", str(out)],
+                       check=True, timeout=600)
+        return next(out.glob("*/run.json")).parent
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _serve_pair(tmp: Path, i: int, slow: str | None) -> dict[str, Any]:
+    base, cand = _serve_run(tmp, f"b{i}", None), _serve_run(tmp, f"c{i}", slow)
+    p = subprocess.run([sys.executable, "-m", "perfkit", "compare", str(base), str(cand), "--format", "json"],
+                       capture_output=True, text=True, timeout=600)
+    why = json.loads(p.stdout).get("serving_why", [])
+    return next((w["kernels"] for w in why if "kernels" in w), {})
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=("traces", "serve"), default="traces")
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--slow-op", default="attention=3")
+    a = ap.parse_args()
+    cls, k = a.slow_op.split("=")
+    want = f"perfkit_{cls}"
+    hits = clean = 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for i in range(a.pairs):
+            if a.mode == "traces":
+                changed, same = _traces_pair(tmp, i, {cls: int(k)}), _traces_pair(tmp, 100 + i, {})
+            else:
+                changed, same = _serve_pair(tmp, i, a.slow_op), _serve_pair(tmp, 100 + i, None)
+            first, state = _first(changed)
+            hits += first == want and state == "moved"
+            moved = [c["name"] for s in same.get("step_types", []) for c in s["classes"] if c["state"] == "moved"]
+            clean += not moved
+            print(f"pair {i}: changed -> {first} ({state}); unchanged -> moved {moved or 'nothing'}", flush=True)
+    print(f"slowed class named first: {hits}/{a.pairs}; unchanged pairs with nothing moved: {clean}/{a.pairs}")
+    ok = hits >= a.pairs * 19 / 20 and clean >= a.pairs * 19 / 20
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

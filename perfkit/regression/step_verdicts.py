@@ -1,0 +1,81 @@
+"""Verdicts on per-step times: two traces' engine steps compared as measurements, the steps being
+the samples, with the gate's statistics (evidence -> test -> false-discovery-rate adjustment over
+all the rows tested together).
+
+Each row is one (step type, level, key): its per-step seconds in the baseline and the candidate
+(a step without that key counts 0; times are floored at FLOOR_S for the log scale). The policy
+(STEP_POLICY) differs from a run's measurements on one point: the samples of one window carry no
+run-to-run spread of their own, so the run-to-run sigma is the fixed `assumed_run_spread` of two
+server processes (no multiple of the sample spread), and a change must be `min_effect` large.
+A row is `moved` when the gate calls it regressed or improved, `unchanged` when its interval
+excludes a change of min_effect, else `within noise`. Pure.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from perfkit.regression.gate.evidence import Evidence, Item, evidences
+from perfkit.regression.gate.multiple import correct
+from perfkit.regression.gate.stats import finish
+from perfkit.regression.gate.types import Comparison, MetricPolicy, Verdict
+
+FLOOR_S = 1e-9
+STEP_POLICY = MetricPolicy(min_effect=0.10, max_p=0.05, noise_limit=0.25, assumed_run_spread=0.03,
+                           assumed_spread_factor=0.0)
+MOVED, UNCHANGED, NOISE = "moved", "unchanged", "within noise"
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One row to test: per-step seconds on each side."""
+
+    key: str  # unique: "<kind>|<level>|<key>"
+    base: Sequence[float]
+    cand: Sequence[float]
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    key: str
+    base_mean_s: float
+    cand_mean_s: float
+    state: str  # MOVED | UNCHANGED | NOISE
+    comparison: Comparison | None
+
+    @property
+    def delta_s(self) -> float:
+        return self.cand_mean_s - self.base_mean_s
+
+    @property
+    def ratio(self) -> float:
+        return self.cand_mean_s / self.base_mean_s if self.base_mean_s > 0 else float("inf")
+
+
+def _state(c: Comparison | None) -> str:
+    if c is None:
+        return NOISE
+    if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
+        return MOVED
+    return UNCHANGED if c.verdict == Verdict.UNCHANGED else NOISE
+
+
+def _mean(x: Sequence[float]) -> float:
+    return sum(x) / len(x) if len(x) else 0.0
+
+
+def step_verdicts(rows: Sequence[StepRow], policy: MetricPolicy = STEP_POLICY, method: str = "bh",
+                  seed: int = 0) -> list[StepVerdict]:
+    """A verdict per row, all rows adjusted together (method: bh | holm | none)."""
+    items = [Item(r.key, "lower", "s", policy, [max(float(v), FLOOR_S) for v in r.base],
+                  [max(float(v), FLOOR_S) for v in r.cand], label=r.key) for r in rows]
+    staged = evidences(items)
+    evs = [e for e in staged if isinstance(e, Evidence)]
+    seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
+    done = iter(finish(evs, max(len(evs), 1), seeds=seeds, decided=False))
+    comps = correct([next(done) if isinstance(s, Evidence) else s for s in staged], method)
+    by_key = {c.metric: c for c in comps}
+    return [StepVerdict(r.key, _mean(r.base), _mean(r.cand), _state(by_key.get(r.key)), by_key.get(r.key))
+            for r in rows]

@@ -1,0 +1,95 @@
+"""The kernel level of a serving stage's why (perfkit.regression.kernel_why.KernelWhy) as plain
+lines: one per step type, then the alignment note, the client check and the reproduce command.
+Same words in the terminal, the gate's Markdown, report --vs and the dashboard (each format
+escapes them its own way). Computes nothing beyond formatting.
+
+    decode steps +1.1 ms (+17%): attention +0.9 ms (flash_fwd_splitkv... x32 per step), GEMM unchanged, gaps +0.1 ms
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from perfkit.core.units import fmt_change, fmt_time
+from perfkit.regression.kernel_why import ClassDelta, KernelWhy, StepTypeDelta
+from perfkit.regression.step_verdicts import MOVED, UNCHANGED
+
+MAX_CLASSES = 4
+TOP_CHARS = 40
+
+
+def _signed(x: float) -> str:
+    return ("+" if x >= 0 else "-") + fmt_time(abs(x))
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= TOP_CHARS else name[: TOP_CHARS - 3] + "..."
+
+
+def class_text(c: ClassDelta) -> str:
+    """`attention +0.9 ms (+80%) (flash_fwd... x32 per step)`, `GEMM unchanged`, `norm within noise`."""
+    if c.state == UNCHANGED:
+        return f"{c.name} unchanged"
+    if c.state != MOVED:
+        return f"{c.name} within noise"
+    ratio = c.cand_s / c.base_s if c.base_s > 0 else float("inf")
+    top = f" ({_short(c.top)} x{c.top_per_step:.3g} per step)" if c.top else ""
+    return f"{c.name} {_signed(c.delta_s)} ({fmt_change(ratio)}){top}"
+
+
+def step_type_text(s: StepTypeDelta) -> str:
+    b = s.busy
+    head = f"{s.kind} steps"
+    if b.state == MOVED:
+        ratio = b.cand_s / b.base_s if b.base_s > 0 else float("inf")
+        head += f" {_signed(b.delta_s)} ({fmt_change(ratio)})"
+    else:
+        head += f" {'unchanged' if b.state == UNCHANGED else 'within noise'} ({fmt_time(b.base_s)} -> {fmt_time(b.cand_s)})"
+    parts = [class_text(c) for c in s.classes[:MAX_CLASSES]]
+    if s.gaps is not None:
+        g = s.gaps
+        parts.append(f"launch gaps {_signed(g.delta_s)}" if g.state == MOVED else
+                     f"launch gaps {'unchanged' if g.state == UNCHANGED else 'within noise'}")
+    return f"{head}: {', '.join(parts)} [{s.n_base} vs {s.n_cand} steps]"
+
+
+def first_moved(k: KernelWhy) -> tuple[StepTypeDelta, ClassDelta] | None:
+    """The step type and class that moved most (None when nothing moved)."""
+    best: tuple[StepTypeDelta, ClassDelta] | None = None
+    for s in k.step_types:
+        for c in s.classes:
+            if c.state == MOVED and (best is None or abs(c.delta_s) > abs(best[1].delta_s)):
+                best = (s, c)
+    return best
+
+
+def reproduce_line(k: KernelWhy) -> str:
+    """`reproduce: perfkit replay TRACE --kernel NAME` for the top kernel of the class that moved most."""
+    hit = first_moved(k)
+    if hit is None or not k.traces_cand:
+        return ""
+    _, c = hit
+    name = c.top or c.name
+    flag = "--kernel" if k.on_gpu else "--op"
+    return f"reproduce: perfkit replay {shlex.quote(k.traces_cand[0])} {flag} {shlex.quote(name)}"
+
+
+def kernel_lines(k: KernelWhy) -> list[str]:
+    """The lines under a stage's why line."""
+    if k.failure:
+        return [k.failure]
+    unit = "GPU time" if k.on_gpu else "CPU op time"
+    lines = [step_type_text(s) for s in k.step_types]
+    if k.alignment != "name":
+        lines.append(f"kernel names differ between the sides (exact names match {k.exact_share:.0%} of the time): "
+                     f"aligned by {'the launching op' if k.alignment == 'op' else 'op category'}, "
+                     f"{k.matched_share:.0%} of the time matched")
+    lines.append(f"({unit}; steps from {k.method_base}" + (f" / {k.method_cand}" if k.method_cand != k.method_base else "") + ")")
+    for side, c in k.client:
+        whose = "of the requests inside the window" if c.inside_window else "of the stage"
+        lines.append(f"{side}: step period {fmt_time(c.step_s)} per step vs client TPOT p50 {whose} "
+                     f"{fmt_time(c.tpot_p50_s)} (x{c.ratio:.2f})")
+    rep = k.reproduce or reproduce_line(k)
+    if rep:
+        lines.append(rep)
+    return lines
