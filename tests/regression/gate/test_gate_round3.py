@@ -153,3 +153,15 @@ def test_known_noise_fails_false_lets_the_benchmarks_own_noise_pass(tmp_path: Pa
     path.write_text("known_noise_fails: 3\n")
     with pytest.raises(PerfkitError, match=r"gate\.yaml:1:\d+: known_noise_fails must be true or false"):
         load_policy(path)
+
+
+@pytest.mark.slow
+def test_a_creeping_history_tests_the_candidate_against_its_trend() -> None:
+    rng = np.random.default_rng(9)
+    lv = rng.normal(0.0, 0.002, (31, 40)) + 0.002 * np.arange(31)[:, None]  # 0.2% per commit, 30 stored runs
+    lv[-1, :5] += math.log(1.05)  # five real +5% regressions on top
+    x = np.exp(lv)[:, :, None] * (1.0 + 0.003 * rng.standard_normal((31, 40, 3))) * 1e-3
+    rows = gate(x).rows
+    assert sum(c.verdict == Verdict.REGRESSED for c in rows[5:]) == 0
+    assert sum(c.verdict == Verdict.REGRESSED for c in rows[:5]) >= 4
+    assert sum("on their trend" in c.reason for c in rows) >= 30
