@@ -3,12 +3,17 @@ segment's mean by about half the segment's length times the slope.
 
 A creep over 30 stored runs (0.1% per commit) is cut by the split rule (history.py) into a few
 segments, each still creeping: the candidate, one commit further, reads as a regression of the
-segment's mean, and the pooled spread about the segment means does not contain it. So when the
-runs of the baseline's segment (MIN_RUNS or more) have a least-squares slope significant at
-CREEP_P (t test, n - 2 df), the candidate is tested against the line's level at the next run
+segment's mean, and the pooled spread about the segment means does not contain it. So in a
+history the split rule cut, when a line fits the whole history better than its segments (BIC,
+history.py) or the runs of the baseline's segment (MIN_RUNS or more) have a least-squares slope
+significant at CREEP_P (t test, n - 2 df), the candidate is tested against the line's level at
+the next run
 (the trend, as `perfkit history` reports it), with the prediction's variance
 s2 (1 + 1/n + (t0 - mean t)^2 / Sxx) and s2 from the residuals about the line: a creep reported
-as a trend makes no per-PR regression, a step on top of it still does. Pure functions.
+as a trend makes no per-PR regression, a step on top of it still does. A history the split rule
+did not cut keeps its mean: there its spread already holds the creep, and a slope selected for
+being significant overshoots when extrapolated (measured: 100 Gaussian gates, 1.08 -> 1.38 false
+regressions per 1,000 with it, creep over 12 runs 4.41 -> 5.03). Pure functions.
 """
 
 from __future__ import annotations

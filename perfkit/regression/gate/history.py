@@ -180,7 +180,7 @@ def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
                            ref_range=(float(whole.resid.min()), float(whole.resid.max())))
     end = next(b for b in bounds if b > fit.start)
     seg = x[fit.start : end]
-    c = creep_fit(seg)
+    c = creep_fit(seg) if fit.segments > 1 else None
     if c is None or fit.df <= 1:
         return fit
     ss_old = float(np.sum((seg - seg.mean()) ** 2))
