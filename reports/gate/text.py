@@ -47,6 +47,7 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "failing": list(result.failing),
         "regressed": result.regressed,
         "outcome": result.outcome,
+        "notes": list(result.notes),
         "values": "medians of the raw samples (base_value, cand_value); ratio, interval: the test's",
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
