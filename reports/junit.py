@@ -33,15 +33,15 @@ def xml_text(value: Any) -> str:
 
 def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
     cases = result.rows
-    failing = set(result.policy.fail_on)
+    fails = result.policy.fails
     root = ET.Element("testsuites", name=xml_text(suite))
     ts = ET.SubElement(
         root,
         "testsuite",
         name=xml_text(suite),
         tests=str(len(cases)),
-        failures=str(sum(1 for c in cases if c.verdict.value in failing)),
-        skipped=str(sum(1 for c in cases if c.verdict not in DECISIVE and c.verdict.value not in failing)),
+        failures=str(sum(1 for c in cases if fails(c))),
+        skipped=str(sum(1 for c in cases if c.verdict not in DECISIVE and not fails(c))),
         errors="0",
     )
     head = headline(result)
@@ -55,7 +55,7 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
         case = ET.SubElement(ts, "testcase", classname=xml_text(f"perfkit.{c.direction}"), name=xml_text(c.metric),
                              time="0")
         detail = xml_text(verdict_line(c))
-        if c.verdict.value in failing:
+        if fails(c):
             failure = ET.SubElement(case, "failure", message=detail, type=c.verdict.value)
             failure.text = detail
         elif c.verdict not in DECISIVE:

@@ -109,13 +109,13 @@ VALUES_NOTE = ("baseline, candidate: medians of the raw samples; change: candida
                "its request counts, named in its reason)")
 
 
-def status_text(result: GateResult) -> str:
+def outcome_text(result: GateResult) -> str:
     """The headline (GateResult.outcome): 'fails: 2 regressed'; 'passes (fails on regressed)' only
     when every measurement is decisive; else 'noisy: ...' / 'inconclusive: ...' with the counts."""
     fail_on = f"fails on {', '.join(result.policy.fail_on) or 'nothing'}"
     outcome = result.outcome
     if outcome == OUTCOME_FAILS:
-        return "fails: " + ", ".join(f"{result.count(Verdict(v))} {v}" for v in result.failing)
+        return "fails: " + ", ".join(f"{result.failing_count(Verdict(v))} {v}" for v in result.failing)
     if outcome == OUTCOME_PASSES:
         return f"passes ({fail_on})"
     rows = len(result.rows)
@@ -125,6 +125,12 @@ def status_text(result: GateResult) -> str:
     parts = [f"{result.count(v)} {v.value}" for v in VERDICT_ORDER if v not in DECISIVE and result.count(v)]
     return (f"{outcome}: {', '.join(parts)} of {rows} measurement{'s' if rows != 1 else ''}; "
             f"a regression could go unseen ({fail_on})")
+
+
+def status_text(result: GateResult) -> str:
+    """The headline's words (outcome_text), then what the gate noticed about the runs themselves
+    (main's own step, a noisier candidate, another machine)."""
+    return "; ".join((outcome_text(result), *result.notes))
 
 
 def headline(result: GateResult) -> str:

@@ -75,6 +75,9 @@ SMOKE: dict[str, Smoke] = {
     "gate_improvements": Smoke(("--smoke",), (r"\| improvement-only \| [\d.]+ \+- [\d.]+ \|",)),
     "gate_misses": Smoke(("--smoke",), (r"## Operating points", r"\| t3 run offsets \| [\d.]+ / [\d.]+ \+- "),
                          slow=True),
+    "gate_round3": Smoke(("--smoke", "--workers", "1"),
+                         (r"\| step 1 back \| false regressions / 1,000 unchanged \| [\d.]+ \(", r"\| step 1 back \| .* \| [\d.-]+ \|"),
+                         slow=True),
     "gate_loaded_machine": Smoke(("--smoke",), (r"\| default: max\(1%, 2 x sample spread\) \| \d+ \|",), slow=True),
     "gate_quality": Smoke(
         ("--smoke", "--workers", "1"),

@@ -27,13 +27,16 @@ from perfkit.regression.gate.collapse import (
 )
 from perfkit.regression.gate.collapse import member as count_member
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
-from perfkit.regression.gate.decide import decide
+from perfkit.regression.gate.decide import decide, pct
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
 from perfkit.regression.gate.incomparable import incomparable
+from perfkit.regression.gate.machine import machine_note
 from perfkit.regression.gate.moderate import moderate
 from perfkit.regression.gate.multiple import MIN_TESTS, correct
+from perfkit.regression.gate.noisier import pooled_noise
 from perfkit.regression.gate.policy import GatePolicy
+from perfkit.regression.gate.reputation import BAD_REPUTATION, reputation_text
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.spec_change import ACROSS_FLAG, SpecChange, spec_change
 from perfkit.regression.gate.stats import finish, with_tails
@@ -88,6 +91,8 @@ class GateResult:
     run_reasons: tuple[str, ...]
     policy: GatePolicy
     why: tuple[ServingWhy, ...] = ()  # serving stages: which component moved them (serving_why.py)
+    # what the headline must say beside the counts: main's own step, a noisier candidate, another machine
+    notes: tuple[str, ...] = ()
     spec_change: SpecChange | None = None  # the spec changed between the runs (spec_change.py)
 
     @property
@@ -99,6 +104,10 @@ class GateResult:
         """Measurements (rows) with this verdict."""
         return sum(1 for c in self.rows if c.verdict == verdict)
 
+    def failing_count(self, verdict: Verdict) -> int:
+        """Rows with this verdict that fail the gate (the policy's fail_on and known_noise_fails)."""
+        return sum(1 for c in self.rows if c.verdict == verdict and self.policy.fails(c))
+
     @property
     def regressed(self) -> bool:
         return self.count(Verdict.REGRESSED) > 0
@@ -106,7 +115,7 @@ class GateResult:
     @property
     def failing(self) -> tuple[str, ...]:
         """The verdicts of the policy's fail_on that occur (the gate fails when any does)."""
-        return tuple(v for v in self.policy.fail_on if self.count(Verdict(v)))
+        return tuple(v for v in self.policy.fail_on if self.failing_count(Verdict(v)))
 
     @property
     def failed(self) -> bool:
@@ -202,11 +211,22 @@ def compare_runs(
     evs = _moderated([h for h in staged if isinstance(h, Evidence)])
     seeds = [(seed * 1_000_003 + zlib.crc32(e.item.metric.encode())) & 0xFFFFFFFF for e in evs]
     counted = max(len(evs), MIN_TESTS) if pol.correction != "none" else len(evs)  # what the adjustment counts
-    done = iter(with_tails(evs, finish(evs, counted, seeds=seeds, decided=False)))
-    comps = correct([next(done) if isinstance(h, Evidence) else h.comparison if isinstance(h, Collapse) else h
-                     for h in staged], pol.correction)
-    comps = _decide_counts(staged, comps, pol)
-    out = _expand(groups, comps, pairs, pol)
+
+    def decided(tested: list[Evidence]) -> list[Comparison]:
+        done = iter(with_tails(tested, finish(tested, counted, seeds=seeds, decided=False)))
+        comps = correct([next(done) if isinstance(h, Evidence) else h.comparison if isinstance(h, Collapse) else h
+                         for h in staged], pol.correction)
+        return _decide_counts(staged, comps, pol)
+
+    comps = decided(evs)
+    notes = [n for n in (machine_note(base.env, cand.env), moved_note(comps)) if n]
+    noise = pooled_noise(np.array([e.cand_w for e in evs]), np.array([e.cand_w_df for e in evs]),
+                         np.array([e.hist_w for e in evs]), np.array([e.hist_w_df for e in evs]))
+    if noise.noisier:
+        notes.append(noise.describe())
+        comps = noisier_verdicts(comps, decided([replace(e, cand_scale2=noise.ratio**2) for e in evs]),
+                                 noise.describe())
+    out = _expand(groups, [known(with_reputation(c), noise.noisier) for c in comps], pairs, pol)
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
     only_base = tuple(n for n in only_base if n not in {c.metric for c in out})
@@ -214,7 +234,58 @@ def compare_runs(
     point_of = {bm.name: bm.point_key for bm, _ in pairs}
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
-                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), changed)
+                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes),
+                      changed)
+
+
+KNOWN_NOISE = ("under the heavy tails of this gate's stored runs", "a stored run was", "its reputation:")
+
+
+def known(c: Comparison, noisier_run: bool) -> Comparison:
+    """The comparison with known_noise set: a noisy or suspect row its metric's own history explains
+    (heavy tails, a stored run as far off, a bad reputation; noisy for its own spread), unless the
+    candidate ran noisier than its history (then the noise is the pull request's run's)."""
+    if noisier_run or c.verdict not in (Verdict.NOISY, Verdict.SUSPECT):
+        return c
+    wide = c.verdict == Verdict.NOISY and "is wider than noise_limit" in c.reason
+    return replace(c, known_noise=wide or any(k in c.reason for k in KNOWN_NOISE))
+
+
+def with_reputation(c: Comparison) -> Comparison:
+    """A noisy or suspect comparison of a metric with a bad noise reputation, its reason naming it."""
+    if c.verdict in (Verdict.NOISY, Verdict.SUSPECT) and c.reputation >= BAD_REPUTATION:
+        return replace(c, reason=f"{c.reason}; {reputation_text(c.reputation_far, c.reputation_runs)}")
+    return c
+
+
+def noisier_verdicts(plain: Sequence[Comparison], scaled: Sequence[Comparison], why: str) -> list[Comparison]:
+    """The comparisons tested with the noisier candidate's spread (`scaled`), a would-be regression
+    of the plain test that is none there `noisy`, with why."""
+    out = []
+    for p, c in zip(plain, scaled, strict=True):
+        if p.verdict == Verdict.REGRESSED and c.verdict != Verdict.REGRESSED:
+            c = replace(c, verdict=Verdict.NOISY, reason=f"{p.reason}; but {why}: not significant with that spread; "
+                                                         "rerun on the history's kind of machine")
+        out.append(c)
+    return out
+
+
+def moved_note(comps: Sequence[Comparison]) -> str:
+    """'baseline itself moved: +3.00% vs its history at abc123 in 20 measurements ...' when the
+    baseline's shift off its history is significant over the gate's tests (Bonferroni) in at
+    least one measurement, at least min_effect large ('' otherwise)."""
+    moved = [c for c in comps if math.isfinite(c.baseline_shift) and c.tests > 0
+             and c.baseline_shift_p <= c.policy.max_p / max(c.tests, MIN_TESTS)
+             and abs(math.expm1(c.baseline_shift)) >= c.policy.min_effect]
+    if not moved:
+        return ""
+    shifts = sorted(math.expm1(c.baseline_shift) for c in moved)
+    typical = shifts[len(shifts) // 2]
+    at = [c.baseline_shift_at for c in moved]
+    where = max(set(at), key=at.count)
+    return (f"baseline itself moved: {pct(typical)} vs its history at {where} in {len(moved)} "
+            f"measurement{'s' if len(moved) != 1 else ''} (median shift); they are tested against the baseline's "
+            "level as well, so the pull request is not blamed for main's step")
 
 
 def _decide_counts(staged: Sequence[object], comps: Sequence[Comparison], pol: GatePolicy) -> list[Comparison]:
@@ -256,7 +327,7 @@ def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, rea
         if counted is not None:
             return counted
     return Item(bm.name, bm.direction, bm.unit, mpol, bm.samples, cm.samples, history_for(bm.name), base.run_id,
-                bm.point_key, label)
+                bm.point_key, label, base.commit or "")
 
 
 def label_of(m: MetricLike, labels: dict[str, str]) -> str:

@@ -21,9 +21,11 @@ from scipy import special
 
 from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
-from perfkit.regression.gate.history import HistoryFit, fit_rows, with_baseline
+from perfkit.regression.gate.history import HistoryFit, fit_rows, segment_bounds, with_baseline
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.log_ratio import ratio_of
+from perfkit.regression.gate.recent import recent_shift_rows
+from perfkit.regression.gate.reputation import reputation
 from perfkit.regression.gate.robust import run_location_rows, winsorized_sd
 from perfkit.regression.gate.tails import history_scores
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
@@ -43,6 +45,18 @@ class Item:
     base_run_id: str = ""
     point_key: str | None = None
     label: str = ""
+    base_commit: str = ""  # the baseline run's commit (named when the baseline itself moved)
+
+
+@dataclass(frozen=True)
+class Recent:
+    """The latest runs of the baseline's segment found off the level before them (recent.py)."""
+
+    runs: int  # j, the baseline the last of them
+    level: float  # their mean (log)
+    shift: float  # that mean minus the level before them (log)
+    p: float
+    first_run: str  # run id of the first of them
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +78,18 @@ class Evidence:
     rank_samples: tuple[np.ndarray, np.ndarray] | None = None  # log samples for the rank test
     tail_scores: np.ndarray | None = None  # Gaussian scores of the history's runs, + = worse (tails.py)
     history_range: tuple[float, float] = (math.nan, math.nan)  # reference runs' log deviation from the level
+    recent: Recent | None = None  # main's own step: tested against its level as well (recent.py)
+    # within-run variance of one sample (log) of the candidate and of the history, with df (noisier.py)
+    cand_w: float = math.nan
+    cand_w_df: float = 0.0
+    hist_w: float = math.nan
+    hist_w_df: float = 0.0
+    cand_scale2: float = 1.0  # the candidate's run-to-run variance in units of s2 (noisier run: > 1)
+    reputation: tuple[float, int, int] = (math.nan, 0, 0)  # reputation.py: (share, runs far off, runs)
+
+    def item_recent_d(self) -> float:
+        """log(candidate location) - the recent level (NaN without a recent shift)."""
+        return self.cand_log - self.recent.level if self.recent is not None else math.nan
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +101,8 @@ class Fitted:
     within: Within
     scores: np.ndarray | None
     history_range: tuple[float, float]
+    recent: Recent | None = None
+    reputation: tuple[float, int, int] = (math.nan, 0, 0)
 
 
 def _pct(x: float) -> str:
@@ -148,9 +176,32 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
         sign = np.array([[-1.0 if (items[i].policy.direction or items[i].direction) == HIGHER else 1.0]
                          for i, _ in members])
         scores = history_scores(x) * sign  # oriented: positive = the metric's bad direction
-        for j, ((i, _), fit, within) in enumerate(zip(members, fit_rows(x, se2, at), _within(se2, n), strict=True)):
+        fitted = fit_rows(x, se2, at)
+        recent = _recent(x, fitted, at, [runs for _, runs in members])
+        for j, ((i, _), fit, within) in enumerate(zip(members, fitted, _within(se2, n), strict=True)):
             if fit is not None:
-                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range)
+                end = next((b for b in segment_bounds(x[j])[1:] if b > fit.start), x.shape[1]) \
+                    if fit.segments > 1 else x.shape[1]
+                out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range, recent[j],
+                                reputation(x[j, fit.start : end]))
+    return out
+
+
+def _recent(x: np.ndarray, fits: Sequence[HistoryFit | None], at: int,
+            runs: Sequence[Sequence[RunSummary]]) -> list[Recent | None]:
+    """Per row: the recent shift inside the baseline's segment (runs start .. at), rows with the
+    same segment start at once."""
+    out: list[Recent | None] = [None] * len(fits)
+    by_start: dict[int, list[int]] = {}
+    for j, fit in enumerate(fits):
+        if fit is not None:
+            by_start.setdefault(fit.start, []).append(j)
+    for start, rows in by_start.items():
+        r = recent_shift_rows(x[rows, start : at + 1])
+        for q, j in enumerate(rows):
+            if r.runs[q] > 0:
+                first = runs[j][at + 1 - int(r.runs[q])].run_id
+                out[j] = Recent(int(r.runs[q]), float(r.level[q]), float(r.shift[q]), float(r.p[q]), first)
     return out
 
 
@@ -179,7 +230,8 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
         elif i in fits:
             f = fits[i]
             out.append(replace(_from_history(it, f.fit, f.within, float(loc_c[i]), float(se_c[i])),
-                               tail_scores=f.scores, history_range=f.history_range))
+                               tail_scores=f.scores, history_range=f.history_range, recent=f.recent,
+                               reputation=f.reputation))
         else:
             out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i]), float(kept_b[i])),
                                  (float(loc_c[i]), float(se_c[i]), float(kept_c[i]))))
@@ -213,10 +265,15 @@ def _from_history(it: Item, fit: HistoryFit, within: Within, loc_c: float, se_c:
     var_c, df_c = candidate_se2(se_c, len(it.cand), within)
     extra = var_c - fit.mean_se2 if math.isfinite(var_c) and math.isfinite(fit.mean_se2) else 0.0
     note = (f"vs the level of {fit.ref_runs} stored run{'s' if fit.ref_runs != 1 else ''}"
-            + (" since a step in the history" if fit.segments > 1 else ""))
+            + (" since a step in the history" if fit.segments > 1 else "")
+            + (f", on their trend ({fit.slope * 100:+.3f}% per run: a creep, reported by perfkit history)"
+               if fit.slope else ""))
+    level_var = fit.level_var if math.isfinite(fit.level_var) else 1.0 / fit.ref_runs
     return Evidence(it, it.policy.direction or it.direction, loc_c - fit.ref_log, fit.ref_log, loc_c, fit.s2,
-                    fit.df, 1.0 + 1.0 / fit.ref_runs, max(extra, 0.0), df_c,
-                    history_runs=fit.runs, baseline_runs=fit.ref_runs, note=note)
+                    fit.df, 1.0 + level_var, max(extra, 0.0), df_c,
+                    history_runs=fit.runs, baseline_runs=fit.ref_runs, note=note,
+                    cand_w=se_c * se_c * len(it.cand) if math.isfinite(se_c) else math.nan,
+                    cand_w_df=len(it.cand) - 1.0, hist_w=within.var, hist_w_df=within.df)
 
 
 def _two_runs(it: Item, b: np.ndarray, c: np.ndarray, sb: tuple[float, float, float],

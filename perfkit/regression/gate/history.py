@@ -28,11 +28,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
 
+from perfkit.regression.gate.creep import creep_fit
 from perfkit.regression.gate.robust import biweight_midvariance
 from perfkit.regression.gate.types import RunSummary
 
@@ -54,6 +55,9 @@ class HistoryFit:
     segments: int
     # log deviations of the reference runs (the baseline's segment) from ref_log: (lowest, highest)
     ref_range: tuple[float, float] = (math.nan, math.nan)
+    start: int = 0  # first run of the baseline's segment (index into the history, baseline included)
+    level_var: float = math.nan  # variance of ref_log in units of s2 (NaN: 1 / ref_runs, the mean's)
+    slope: float = 0.0  # per run (log) when the level is the trend of a creeping segment (creep.py)
 
 
 def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
@@ -100,7 +104,8 @@ def segment_bounds(x: np.ndarray) -> list[int]:
     return [0, *sorted(cuts)]
 
 
-def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int) -> HistoryFit | None:
+def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, segments: int,
+         start: int = 0) -> HistoryFit | None:
     """One history's fit from its locations, their residuals about their segment means, the
     reference runs and the number of segments."""
     df = float(x.size - segments)
@@ -111,7 +116,7 @@ def _fit(x: np.ndarray, resid: np.ndarray, se2: np.ndarray, ref: np.ndarray, seg
     return HistoryFit(ref_log=level, ref_runs=int(ref.sum()),
                       s2=max(float(np.sum(resid**2)) / df, MIN_REL_SD**2), df=df, runs=x.size,
                       mean_se2=float(np.mean(se2)) if np.all(np.isfinite(se2)) else math.nan, segments=segments,
-                      ref_range=(float(dev.min()), float(dev.max())))
+                      ref_range=(float(dev.min()), float(dev.max())), start=start)
 
 
 def _flat_fits(x: np.ndarray, se2: np.ndarray) -> list[HistoryFit]:
@@ -132,11 +137,13 @@ def _segmented(x: np.ndarray, se2: np.ndarray, at: int) -> HistoryFit | None:
     bounds = [*segment_bounds(x), x.size]
     resid = np.zeros(x.size)
     ref = np.zeros(x.size, dtype=bool)
+    start = 0
     for lo, hi in itertools.pairwise(bounds):
         resid[lo:hi] = x[lo:hi] - x[lo:hi].mean()
         if lo <= at < hi:
             ref[max(lo, hi - REF_RUNS) : hi] = True
-    return _fit(x, resid, se2, ref, len(bounds) - 1)
+            start = lo
+    return _fit(x, resid, se2, ref, len(bounds) - 1, start)
 
 
 def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]:
@@ -153,7 +160,35 @@ def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]
             out[i] = fit
     for i in np.flatnonzero(p <= SPLIT_P):
         out[i] = _segmented(x[i], se2[i], at)
-    return out
+    return [_with_creep(x[i], f) if f is not None else None for i, f in enumerate(out)]
+
+
+def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
+    """The fit with its level at the trend's next run when the history creeps (creep.py): the
+    whole history when a line fits it better (BIC) than its segments do (a creep cut into
+    steps), else the baseline's segment; s2 from the residuals about the line there."""
+    bounds = [*segment_bounds(x), x.size] if fit.segments > 1 else [0, x.size]
+    whole = creep_fit(x) if fit.segments > 1 else None
+    if whole is not None:
+        k = x.size
+        rss_seg = fit.s2 * fit.df
+        rss_line = float(np.sum(whole.resid**2))
+        if k * math.log(rss_line / k) + 2 * math.log(k) < k * math.log(max(rss_seg, 1e-300) / k) \
+                + (2 * fit.segments - 1) * math.log(k):
+            return replace(fit, ref_log=whole.level, ref_runs=k, s2=max(rss_line / (k - 2), MIN_REL_SD**2),
+                           df=float(k - 2), level_var=whole.level_var, slope=whole.slope, segments=1, start=0,
+                           ref_range=(float(whole.resid.min()), float(whole.resid.max())))
+    end = next(b for b in bounds if b > fit.start)
+    seg = x[fit.start : end]
+    c = creep_fit(seg) if fit.segments > 1 else None
+    if c is None or fit.df <= 1:
+        return fit
+    ss_old = float(np.sum((seg - seg.mean()) ** 2))
+    ss_new = float(np.sum(c.resid**2))
+    df = fit.df - 1.0
+    s2 = max((fit.s2 * fit.df - ss_old + ss_new) / df, MIN_REL_SD**2)
+    return replace(fit, ref_log=c.level, ref_runs=seg.size, s2=s2, df=df, level_var=c.level_var, slope=c.slope,
+                   ref_range=(float(c.resid.min()), float(c.resid.max())))
 
 
 def with_baseline(history: Sequence[RunSummary], base: RunSummary) -> tuple[list[RunSummary], int]:

@@ -7,6 +7,7 @@
       assumed_run_spread: 0.01   # run-to-run sigma used when the store has no history
     correction: bh       # bh (false discovery rate) | holm | none
     fail_on: [regressed] # verdicts that fail the gate (exit 1): regressed, noisy, inconclusive, ...
+    known_noise_fails: true  # false: a noisy / suspect row the metric's own history explains does not fail
     metrics:             # first to last; a later match overrides an earlier one
       - match: "gemm/*:time_s"      # glob over metric names
         min_effect: 0.03
@@ -27,9 +28,9 @@ from typing import Any
 from perfkit.core.direction import DIRECTIONS
 from perfkit.core.yaml_source import YamlDoc, load_yaml
 from perfkit.regression.gate.multiple import CORRECTIONS
-from perfkit.regression.gate.types import VERDICT_NAMES, MetricPolicy
+from perfkit.regression.gate.types import VERDICT_NAMES, Comparison, MetricPolicy
 
-TOP_KEYS = ("defaults", "correction", "fail_on", "metrics")
+TOP_KEYS = ("defaults", "correction", "fail_on", "known_noise_fails", "metrics")
 _FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")
 _RULE_KEYS = (*_FLOAT_KEYS, "direction", "ignore")
 
@@ -41,6 +42,13 @@ class GatePolicy:
     correction: str = "bh"
     source: str = "built-in defaults"
     fail_on: tuple[str, ...] = ("regressed",)  # verdicts that fail the gate
+    # False: a noisy or suspect row whose noise the metric's own history explains (Comparison.known_noise)
+    # does not fail the gate (the usable strict policy: fail on the pull request's noise, not the benchmark's)
+    known_noise_fails: bool = True
+
+    def fails(self, c: Comparison) -> bool:
+        """Whether this row fails the gate under the policy."""
+        return c.verdict.value in self.fail_on and (self.known_noise_fails or not c.known_noise)
 
     def for_metric(self, name: str) -> MetricPolicy:
         pol = self.defaults
@@ -77,8 +85,11 @@ def load_policy(path: str | Path | None) -> GatePolicy:
             raise doc.error(["metrics", i], "each rule needs match: GLOB (e.g. \"gemm/*:time_s\")")
         body = {k: v for k, v in rule.items() if k != "match"}
         rules.append((rule["match"], _overrides(doc, ["metrics", i], body, allow_ignore=True)))
+    known = data.get("known_noise_fails", True)
+    if not isinstance(known, bool):
+        raise doc.error(["known_noise_fails"], f"known_noise_fails must be true or false, got {known!r}")
     return GatePolicy(defaults=defaults, rules=tuple(rules), correction=str(correction), source=str(path),
-                      fail_on=_fail_on(doc, data.get("fail_on", ["regressed"])))
+                      fail_on=_fail_on(doc, data.get("fail_on", ["regressed"])), known_noise_fails=known)
 
 
 def _fail_on(doc: YamlDoc, value: Any) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import special
 
 from perfkit.core.measurement import median
-from perfkit.regression.gate.decide import decide, worse_parts
+from perfkit.regression.gate.decide import decide, pct, worse_parts
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
 from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.multiple import correct
@@ -109,11 +109,57 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
     vectorised; the rank test where it can reach max_p / tests."""
     if not evs:
         return []
-    d = np.array([e.d for e in evs])
-    a = np.array([e.s2 * e.s2_mult if math.isfinite(e.s2) else 0.0 for e in evs])
-    b = np.array([e.var_fixed for e in evs])
+    alpha = np.array([e.item.policy.max_p for e in evs])
     df_a = np.array([e.s2_df for e in evs])
     df_b = np.array([e.df_fixed for e in evs])
+    s2 = np.array([e.s2 if math.isfinite(e.s2) else 0.0 for e in evs])
+    fixed = np.array([e.var_fixed for e in evs])
+    scale2 = np.array([e.cand_scale2 for e in evs])  # the candidate's run-to-run variance / s2
+    p, half, sd, df = t_test(np.array([e.d for e in evs]), s2 * (np.array([e.s2_mult for e in evs]) - 1.0 + scale2),
+                             fixed, df_a, df_b, alpha)
+    # main's own step (recent.py): the candidate against the level of the latest runs as well
+    d_r = np.array([e.item_recent_d() for e in evs])
+    mult_r = np.array([1.0 / e.recent.runs if e.recent else e.s2_mult - 1.0 for e in evs]) + scale2
+    p_r, half_r, sd_r, df_r = t_test(np.where(np.isfinite(d_r), d_r, 0.0), s2 * mult_r, fixed, df_a, df_b, alpha)
+    out = []
+    for i, e in enumerate(evs):
+        d, p_run, hw, sdi, dfi, note = e.d, float(p[i]), float(half[i]), float(sd[i]), float(df[i]), e.note
+        if e.recent is not None:
+            d, hw, sdi, dfi = float(d_r[i]), float(half_r[i]), float(sd_r[i]), float(df_r[i])
+            p_run = max(p_run, float(p_r[i])) if (e.d > 0) == (d > 0) else 1.0
+            note = recent_note(e) + "; " + note
+        p_rank = _rank_p(e, tests, seeds[i] if seeds is not None else seed)
+        p_raw = max(p_run, p_rank) if p_rank is not None else p_run
+        it = e.item
+        rep, far, scored = e.reputation
+        raw = Comparison(
+            metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=ratio_of(d),
+            ci_low=ratio_of(d - hw), ci_high=ratio_of(d + hw), confidence=1.0 - it.policy.max_p,
+            p_value=p_raw, p_raw=p_raw, p_run=p_run, p_rank=p_rank, n_base=len(it.base), n_cand=len(it.cand),
+            base_value=median(it.base), cand_value=median(it.cand), unit=it.unit,
+            run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
+            note=note, policy=it.policy, baseline_runs=e.recent.runs if e.recent else e.baseline_runs, df=dfi,
+            se_log=sdi, tests=tests, point_key=it.point_key, label=it.label,
+            history_range=_range(e),
+            p_history=float(p[i]), baseline_shift=e.recent.shift if e.recent else math.nan,
+            baseline_shift_p=e.recent.p if e.recent else math.nan, baseline_shift_at=moved_at(e),
+            reputation=rep, reputation_far=far, reputation_runs=scored)
+        out.append(decide(raw, p_raw) if decided else raw)
+    return out
+
+
+def _range(e: Evidence) -> tuple[float, float]:
+    """The reference runs' log deviations from the level the shown change is against."""
+    if e.recent is None:
+        return e.history_range
+    off = e.recent.level - e.base_log
+    return e.history_range[0] - off, e.history_range[1] - off
+
+
+def t_test(d: np.ndarray, a: np.ndarray, b: np.ndarray, df_a: np.ndarray, df_b: np.ndarray, alpha: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(p, half-width at level 1 - alpha, sd, df) of t tests of d with variance a + b, the parts'
+    df combined by Welch-Satterthwaite."""
     var = a + b
     with np.errstate(divide="ignore", invalid="ignore"):
         den = np.where(np.isfinite(df_a), a * a / df_a, 0.0) + np.where(np.isfinite(df_b), b * b / df_b, 0.0)
@@ -121,23 +167,26 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
         sd = np.sqrt(var)
         t = np.abs(d) / sd
     p = np.where(var > 0, 2.0 * special.stdtr(df, -t), np.where(d == 0, 1.0, 0.0))
-    alpha = np.array([e.item.policy.max_p for e in evs])
-    half = -special.stdtrit(df, alpha / 2.0) * sd
-    out = []
-    for i, e in enumerate(evs):
-        p_rank = _rank_p(e, tests, seeds[i] if seeds is not None else seed)
-        p_raw = max(float(p[i]), p_rank) if p_rank is not None else float(p[i])
-        it = e.item
-        raw = Comparison(
-            metric=it.metric, verdict=Verdict.UNCHANGED, direction=e.direction, ratio=ratio_of(e.d),
-            ci_low=ratio_of(e.d - half[i]), ci_high=ratio_of(e.d + half[i]), confidence=1.0 - it.policy.max_p,
-            p_value=p_raw, p_raw=p_raw, p_run=float(p[i]), p_rank=p_rank, n_base=len(it.base), n_cand=len(it.cand),
-            base_value=median(it.base), cand_value=median(it.cand), unit=it.unit,
-            run_spread=math.sqrt(e.s2) if math.isfinite(e.s2) else e.prior, history_runs=e.history_runs,
-            note=e.note, policy=it.policy, baseline_runs=e.baseline_runs, df=float(df[i]), se_log=float(sd[i]),
-            tests=tests, point_key=it.point_key, label=it.label, history_range=e.history_range)
-        out.append(decide(raw, p_raw) if decided else raw)
-    return out
+    return p, -special.stdtrit(df, alpha / 2.0) * sd, sd, df
+
+
+def moved_at(e: Evidence) -> str:
+    """Where main's step is: the baseline's commit when it is the first run at the new level, else
+    the first such run's id ('' without a recent shift)."""
+    if e.recent is None:
+        return ""
+    it = e.item
+    return it.base_commit[:12] if e.recent.first_run == it.base_run_id and it.base_commit else e.recent.first_run
+
+
+def recent_note(e: Evidence) -> str:
+    """'baseline itself moved: +3.00% vs its history at abc123 (tested against its level too)'."""
+    r = e.recent
+    if r is None:
+        return ""
+    runs = "" if r.runs == 1 else f", {r.runs} runs at that level"
+    return (f"baseline itself moved: {pct(math.expm1(r.shift))} vs its history at {moved_at(e)}{runs} "
+            "(also tested against its level: a change is called only when the pull request made it)")
 
 
 def _rank_p(e: Evidence, tests: int, seed: int) -> float | None:

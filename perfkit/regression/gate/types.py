@@ -109,6 +109,18 @@ class Comparison:
     adj_low: float = math.nan
     adj_high: float = math.nan
     adj_confidence: float = math.nan
+    p_history: float = math.nan  # the test against the history's level alone (p_run unless the baseline moved)
+    # main's own step (recent.py): the latest runs' shift off the level before them (log), its p-value
+    baseline_shift: float = math.nan
+    baseline_shift_p: float = math.nan
+    baseline_shift_at: str = ""  # where: the baseline's commit, or the first run at the new level
+    # noise reputation (reputation.py): share of the metric's stored runs far off its level, and the counts
+    reputation: float = math.nan
+    reputation_far: int = 0
+    reputation_runs: int = 0
+    # noisy / suspect explained by the metric's own history (its heavy tails, a stored run as far off,
+    # its bad reputation, its own spread): the benchmark's, not the pull request's (policy known_noise_fails)
+    known_noise: bool = False
     # what the interval is of when the test's statistic is not the shown ratio (a count test of a
     # collapse, collapse.py): "" for the log-scale test of the shown change
     interval_of: str = ""
@@ -163,5 +175,9 @@ class Comparison:
             "p_tail": num(self.p_tail),
             "adjusted_interval": [num(self.adj_low), num(self.adj_high)],
             "adjusted_confidence": num(self.adj_confidence),
+            "baseline_shift": num(self.baseline_shift),
+            "noise_reputation": num(self.reputation),
+            "noise_reputation_runs": [self.reputation_far, self.reputation_runs],
+            "known_noise": self.known_noise,
             "interval_of": self.interval_of or None,
         }
