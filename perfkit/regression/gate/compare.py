@@ -234,8 +234,7 @@ def compare_runs(
     point_of = {bm.name: bm.point_key for bm, _ in pairs}
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
-                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes),
-                      changed)
+                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes), changed)
 
 
 KNOWN_NOISE = ("under the heavy tails of this gate's stored runs", "a stored run was", "its reputation:")
