@@ -9,12 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from perfkit.analyzers.loaders.trace_files import load_trace_file
-from perfkit.analyzers.replay.shapes import FILL, replay_entry
-from perfkit.core.atomic import write_bytes_atomic
-
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -29,6 +23,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def spec_text(trace: str, name: str, kernel: bool, device: str) -> str:
+    import yaml
+
+    from perfkit.analyzers.loaders.trace_files import load_trace_file
+    from perfkit.analyzers.replay.shapes import FILL, replay_entry
+
     r = replay_entry(load_trace_file(trace), name, kernel)
     head = [f"# perfkit replay {trace} {'--kernel' if kernel else '--op'} {name}",
             f"# {r.op}: {r.same_shape} of {r.calls} calls with this shape"]
@@ -43,6 +42,8 @@ def spec_text(trace: str, name: str, kernel: bool, device: str) -> str:
 def run(args: argparse.Namespace) -> int:
     text = spec_text(args.trace, args.kernel or args.op, args.kernel is not None, args.device)
     if args.out:
+        from perfkit.core.atomic import write_bytes_atomic
+
         write_bytes_atomic(args.out, text.encode())
         print(f"wrote {args.out}")
     else:
