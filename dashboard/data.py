@@ -518,6 +518,7 @@ class Compared:
     note: str
     counts: dict[str, int]  # verdict -> measurements, as the gate counts them (one row per measurement)
     why: tuple[ServingWhy, ...] = ()  # the gate's serving attribution (GateResult.why), as it is
+    answer: tuple[str, str] = ("", "")  # the comparison's headline and its why (regression.gate.headline)
 
 
 def verdict_names(counts: dict[str, int]) -> list[str]:
@@ -538,9 +539,12 @@ def compare(url: str, base_id: str, cand_id: str) -> Compared:
         result = compare_pair(base_id, cand_id, _engine(url))
     except StoreError as exc:  # nothing in common: no rows, and why
         return Compared(comparison_rows([], {}), str(exc), {})
+    from perfkit.regression.gate.headline import headline
+
     pairs, note = gate_pairs(result)
     table = comparison_rows(pairs, run_labels(run_record(url, cand_id)))
-    return Compared(table, note, verdict_counts(table), result.why)
+    head = headline(result)
+    return Compared(table, note, verdict_counts(table), result.why, (head.text, head.why))
 
 
 def gate_row(cmp: Compared, key: str, metric: str) -> dict[str, Any] | None:

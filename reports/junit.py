@@ -19,6 +19,7 @@ from typing import Any
 
 from perfkit.core.terminal import escaped_char
 from perfkit.regression.gate.compare import DECISIVE, GateResult
+from perfkit.regression.gate.headline import headline
 from perfkit.reports.gate.format import VALUES_NOTE, not_compared_text, status_text, verdict_line
 
 _NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -43,8 +44,9 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
         skipped=str(sum(1 for c in cases if c.verdict not in DECISIVE and not fails(c))),
         errors="0",
     )
+    head = headline(result)
     props = ET.SubElement(ts, "properties")
-    for key, value in (("baseline", result.base.run_id), ("candidate", result.cand.run_id),
+    for key, value in (("answer", head.text), ("why", head.why), ("baseline", result.base.run_id), ("candidate", result.cand.run_id),
                        ("gpu", result.cand.gpu), ("policy", result.policy.source),
                        ("fail_on", ",".join(result.policy.fail_on)), ("outcome", result.outcome),
                        ("headline", status_text(result))):
@@ -60,7 +62,8 @@ def render_junit(result: GateResult, suite: str = "perfkit gate") -> str:
             ET.SubElement(case, "skipped", message=detail, type=c.verdict.value)
         else:
             ET.SubElement(case, "system-out").text = detail
-    summary = f"perfkit gate {status_text(result)}. {VALUES_NOTE}. {not_compared_text(result)}".rstrip()
+    answer = f"answer: {head.text}" + (f"\nwhy: {head.why}" if head.why else "")
+    summary = f"{answer}\nperfkit gate {status_text(result)}. {VALUES_NOTE}. {not_compared_text(result)}".rstrip()
     ET.SubElement(ts, "system-out").text = xml_text(summary)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

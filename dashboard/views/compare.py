@@ -31,6 +31,10 @@ if base == cand:
     st.info("Pick two different runs.")
     st.stop()
 result = data.compare(url, base, cand)
+if result.answer[0]:  # the answer first, as every view of the pair says it
+    st.markdown(f"**Answer:** {md(result.answer[0])}")
+    if result.answer[1]:
+        st.markdown(f"**Why:** {md(result.answer[1])}")
 verdicts = data.verdict_names(result.counts)
 for col, verdict in zip(st.columns(len(verdicts)), verdicts, strict=True):
     col.metric(verdict, result.counts.get(verdict, 0))
@@ -53,10 +57,13 @@ if fig is not None:
     st.plotly_chart(fig, key="cmp_chart", width="stretch")
 st.dataframe(comparison_display(result.table), hide_index=True, key="cmp_table")
 
-st.subheader("Kernel diff")
 cand_run = data.run_record(url, cand)
 labels = data.run_labels(cand_run)
-keys = sorted({str(k) for k in result.table["key"]})
+traced = {p.key for p in cand_run.points if p.kind != "serving"}  # a serving stage has no trace of its own
+keys = sorted({str(k) for k in result.table["key"]} & traced)
+if not keys:  # serving runs: the kernel level is in each stage's why (serve-bench --profile)
+    st.stop()
+st.subheader("Kernel diff")
 point = st.selectbox("Point", keys, format_func=lambda k: labels.get(k, k), key="cmp_point")
 diff, what = data.kernel_diff(url, base, cand, point, data.run_roots())
 if diff is None:

@@ -29,6 +29,8 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and permutations (default 0)")
     p.add_argument("--history", type=non_negative_int, default=30, metavar="N",
                    help="stored runs used for the run-to-run spread of each metric (default 30; 0: none)")
+    p.add_argument("--across-specs", action="store_true",
+                   help="compare the rows a spec change between the runs touches (default: incomparable)")
 
 
 def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) -> Any:
@@ -41,7 +43,7 @@ def compare_from_args(base_sel: str, cand_sel: str, args: argparse.Namespace) ->
     from perfkit.regression.gate.policy import load_policy
     from perfkit.store.api import open_existing_store
 
-    options = PairOptions(load_policy(args.policy), args.seed, args.history, args.metric)
+    options = PairOptions(load_policy(args.policy), args.seed, args.history, args.metric, args.across_specs)
     engine = open_existing_store(args.db)
     try:
         base, cand = resolve_pair(base_sel, cand_sel, engine)

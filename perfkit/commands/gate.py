@@ -62,13 +62,15 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         args.markdown = checked_out_file("--markdown", Path(args.markdown), "gate.md", (".md", ".markdown", ".txt"))
     result = compare_from_args(args.baseline, args.candidate, args)
+    md = render_markdown(result)
     if all(c.verdict == Verdict.INCOMPARABLE for c in result.comparisons):
+        for what, write in _outputs(args, result, md):  # the CI's summary and report say why (the headline)
+            _written(what, write)
         reasons = "; ".join(result.run_reasons) or result.comparisons[0].reason
         stored = not (is_run_path(args.baseline) and is_run_path(args.candidate))
         where = f" (stored in {describe_url(args.db)})" if stored else ""  # a value edited there is named
         raise StoreError(f"{args.baseline} vs {args.candidate}{where}: nothing comparable ({reasons}); "
                          "gate runs on the same GPU, driver and clocks")
-    md = render_markdown(result)
     sys.stdout.write(md if args.format == "md" else render(result, args.format))
     sys.stdout.flush()
     unwritten = [what for what, write in _outputs(args, result, md) if not _written(what, write)]

@@ -22,9 +22,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfkit.commands._run_labels import add_labels, flags, labels
 from perfkit.commands._store_args import add_db
 
 if TYPE_CHECKING:
+    from perfkit.core.run_labels import RunLabels
     from perfkit.ingest.serving.to_run import IngestOptions
 
 SERVING_FORMATS = ("vllm", "aiperf", "guidellm", "serving")  # serving: any of the three, detected
@@ -43,11 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="PATH", help="run directories, or files of --format")
     p.add_argument("--format", choices=INPUT_FORMATS, default="run",
                    help="what the inputs are (default: run directories)")
-    p.add_argument("--branch", default=None, help="branch to record (csv, pytest-benchmark, asv, serving)")
-    p.add_argument("--gpu", default=None, help="GPU label (pytest-benchmark; default: the CPU model; "
-                                              "serving: default 'unknown GPU')")
+    add_labels(p, "GPU label (run directories, pytest-benchmark, serving; default for serving: 'unknown GPU')")
     serving = p.add_argument_group("serving results (--format vllm|aiperf|guidellm|serving)")
-    serving.add_argument("--commit", default=None, help="commit to record")
     serving.add_argument("--name", default=None,
                          help="workload and spec name (default: the tool: vllm, aiperf, guidellm)")
     serving.add_argument("--price-per-gpu-hour", type=float, default=None, metavar="USD",
@@ -61,10 +60,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
     from perfkit.core.errors import EXIT_OK
     from perfkit.core.record import load_run
+    from perfkit.core.run_labels import labelled
     from perfkit.core.terminal import terminal_safe
     from perfkit.ingest.asv.parse import parse_asv
     from perfkit.ingest.csv_table import parse_csv
@@ -76,14 +77,17 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.store.write import write_runs
 
     check_persistent(args.db)  # a store that would lose what it is given is refused first
+    _refuse_labels(args)
+    given = labels(args)
     # Parse every input before writing anything.
-    serving = _serving_options(args)
+    serving = _serving_options(args, given)
     batches: list[tuple[str, list[StoredRun]]] = []
     for item in args.inputs:
         if serving is not None:
             from perfkit.ingest.serving.to_run import read_serving_run
 
-            batches.append((item, [from_run(read_serving_run(item, serving))]))
+            served = read_serving_run(item, serving)
+            batches.append((item, [from_run(replace(served, env=labelled(served.env, given)))]))
         elif args.format == "csv":
             batches.append((item, parse_csv(item, branch=args.branch)))
         elif args.format == "pytest-benchmark":
@@ -93,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             path = Path(item)
             _refuse_other_format(path)
-            batches.append((item, [from_run(load_run(path, partial=args.partial),
-                                                     path if path.is_dir() else path.parent)]))
+            made = load_run(path, partial=args.partial)
+            made = replace(made, env=labelled(made.env, given))
+            batches.append((item, [from_run(made, path if path.is_dir() else path.parent)]))
     engine = open_store(args.db)
     try:
         for item, runs in batches:
@@ -113,15 +118,34 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _serving_options(args: argparse.Namespace) -> IngestOptions | None:
+# the labels each other tool's format can record (run directories and serving results: all four)
+HONOURED = {"csv": ("--branch",), "pytest-benchmark": ("--gpu", "--branch"), "asv": ("--branch",)}
+
+
+def _refuse_labels(args: argparse.Namespace) -> None:
+    """A label flag the format cannot record is an error, never ignored (CSV and asv files name
+    their commits and GPUs themselves)."""
+    from perfkit.core.errors import SpecError
+
+    can = HONOURED.get(args.format)
+    if can is None:  # run directories and serving results record all four
+        return
+    for flag in flags(args).given():
+        if flag not in can:
+            where = "its rows' columns" if args.format == "csv" else "the file"
+            raise SpecError(f"{flag}: --format {args.format} takes {' and '.join(can)} only ({where} name the rest); "
+                            f"leave {flag} out")
+
+
+def _serving_options(args: argparse.Namespace, given: RunLabels) -> IngestOptions | None:
     """The options of a serving format (None for the others, which refuse them)."""
     from perfkit.core.errors import SpecError
 
-    given = [opt for opt, value in (("--commit", args.commit), ("--name", args.name), ("--gpus", args.gpus),
+    given_opts = [opt for opt, value in (("--name", args.name), ("--gpus", args.gpus),
                                     ("--price-per-gpu-hour", args.price_per_gpu_hour)) if value is not None]
     if args.format not in SERVING_FORMATS:
-        if given:
-            raise SpecError(f"{given[0]} is for serving results; pass --format "
+        if given_opts:
+            raise SpecError(f"{given_opts[0]} is for serving results; pass --format "
                             f"{'|'.join(SERVING_FORMATS)}, or leave it out")
         return None
     from perfkit.ingest.serving.to_run import IngestOptions
@@ -138,7 +162,7 @@ def _serving_options(args: argparse.Namespace) -> IngestOptions | None:
             raise SpecError(f"--price-per-gpu-hour / --gpus: {exc}") from None
     elif args.gpus is not None:
         raise SpecError("--gpus counts the GPUs a price is for; add --price-per-gpu-hour USD")
-    return IngestOptions(name=args.name, gpu=args.gpu, commit=args.commit, branch=args.branch, price=price,
+    return IngestOptions(name=args.name, gpu=given.gpu, commit=given.commit, branch=given.branch, price=price,
                          expected=None if args.format == "serving" else args.format)
 
 

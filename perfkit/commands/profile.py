@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfkit.commands._run_labels import add_labels, labels
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--db", default=None,
                    help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
     p.add_argument("--no-store", action="store_true", help="do not store the run in the results store")
+    add_labels(p, "the GPU label to record instead of the GPU seen")
     p.add_argument("--no-analyze", action="store_true", help="do not run the trace analyzers after the sweep")
     p.add_argument("--ncu", action="store_true",
                    help="after the sweep, collect Nsight Compute roofline metrics per point (needs ncu and a GPU)")
@@ -79,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
         for line in quick_cpu_warnings(threads=spec.cpu_threads):
             print(f"perfkit: warning: {line}", file=sys.stderr)
-    options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo)
+    options = ProfileOptions(out_dir=args.out, device=args.device, quick=args.quick, repo=args.repo,
+                             labels=labels(args))
     post = PostRunOptions(analyze=not args.no_analyze, ncu=args.ncu, ncu_clock_control=args.ncu_clock_control,
                           nsys=args.nsys, store=not args.no_store, db_url=args.db)
     outcome = profile(spec, args.spec, options, post, _hooks() if show else ProfileHooks())

@@ -60,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
     pairs = None
     note = ""
     why: tuple[Any, ...] = ()
+    answer = ("", "")
     if args.vs is not None:
-        base, pairs, note, why = _compare(args)
+        base, pairs, note, why, answer = _compare(args)
     data = gather(cand, cand_dir, base=base, comparisons=pairs, compare_note=note, serving_why=why,
-                  with_kernels=not args.no_kernels)
+                  answer=answer, with_kernels=not args.no_kernels)
     if "tune" in data.notes:  # a damaged tune.json: the report says so in its section, and so does this line
         print(terminal_safe(f"perfkit: warning: tune winners not shown: {data.notes['tune']}"), file=sys.stderr)
     if "outside" in data.notes:  # run.json names a trace or table outside the run directory
@@ -86,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str, tuple[Any, ...]]:
-    """The baseline Run, the gate's (key, Comparison) pairs, a note on what was not compared and
-    the serving stages' attribution."""
+def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str, tuple[Any, ...], tuple[str, str]]:
+    """The baseline Run, the gate's (key, Comparison) pairs, a note on what was not compared,
+    the serving stages' attribution and the answer (headline, why)."""
     from perfkit.commands._store_args import compare_from_args
     from perfkit.comparison.selectors import is_run_path
     from perfkit.core.record import load_run
@@ -97,5 +98,8 @@ def _compare(args: argparse.Namespace) -> tuple[Any, list[tuple[str, Any]], str,
 
     result = compare_from_args(str(args.vs), str(args.run_dir), args)
     base = load_run(args.vs) if is_run_path(args.vs) else load_stored_run(result.base.run_id, args.db)
+    from perfkit.regression.gate.headline import headline
+
     pairs, note = gate_pairs(result)
-    return base, pairs, note, result.why
+    head = headline(result)
+    return base, pairs, note, result.why, (head.text, head.why)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfkit.commands._run_labels import add_labels, labels
 from perfkit.commands._types import positive_int, seed
 from perfkit.commands.spec_options import add_options_on_first_parse, option_at, spec_dict
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
@@ -57,6 +58,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text", help="json: the stages on stdout")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--wide", action="store_true", help="print every column of the stage table")
+    add_labels(p, "the GPU behind the server")
     return p
 
 
@@ -133,6 +135,28 @@ def build_spec(args: argparse.Namespace) -> Any:
     return spec  # the files it names are read by the profile pipeline's preflight
 
 
+DEFAULT_MODEL = "default"
+
+
+def model_of_server(url: str, api_key_env: str | None = None) -> str:
+    """The one model the server's /v1/models lists; DEFAULT_MODEL when it cannot be asked; an
+    error naming them when it serves several."""
+    import os
+
+    from perfkit.core.errors import SpecError
+    from perfkit.core.terminal import terminal_safe
+    from perfkit.workloads.serving.client.models import served_models
+
+    token = os.environ.get(api_key_env) if api_key_env else None
+    models = served_models(url, {"Authorization": f"Bearer {token}"} if token else None)
+    if not models:
+        return DEFAULT_MODEL
+    if len(models) > 1:
+        shown = ", ".join(terminal_safe(m[:80]) for m in models[:10])
+        raise SpecError(f"--model: the server serves {len(models)} models ({shown}); name one with --model")
+    return models[0]
+
+
 def run_attach(args: argparse.Namespace) -> int:
     from perfkit.core.errors import SpecError
     from perfkit.pipeline.attach_traces import attach
@@ -164,11 +188,23 @@ def run(args: argparse.Namespace) -> int:
         from perfkit.store.url import check_persistent
 
         check_persistent(args.db)
+    if args.model is None:
+        args.model = model_of_server(args.url, getattr(args, "api_key_env", None))
     spec = build_spec(args)
+    from perfkit.workloads.serving.client.plan_check import window_shortfalls
+
+    shortfalls = window_shortfalls(spec.workloads[0])
     show = not args.quiet and args.format == "text"
-    options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo)
+    options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
-    hooks = ProfileHooks(started=_started) if show else ProfileHooks()
+    def started(run: Any, run_dir: Path, n_points: int) -> None:
+        """Once the inputs were checked (bad input stays one line), before anything is sent."""
+        for line in shortfalls:
+            print(f"perfkit: warning: {line}", file=sys.stderr)
+        if show:
+            _started(run, run_dir, n_points)
+
+    hooks = ProfileHooks(started=started)
     outcome = profile(spec, Path(f"serve-bench {redact_urls(args.url)}"), options, post, hooks)
     final = outcome.run
     if args.format == "json":

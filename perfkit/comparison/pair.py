@@ -26,6 +26,7 @@ class PairOptions:
     seed: int = 0
     history_runs: int = HISTORY_RUNS
     metric_glob: str | None = None
+    across_specs: bool = False  # rows a spec change touches are compared anyway (else incomparable)
 
 
 def compare_pair(base_sel: str, cand_sel: str, engine: Engine | None,
@@ -42,7 +43,8 @@ def compare_sides(base: RunSide, cand: RunSide, engine: Engine | None,
     """compare_pair of two resolved runs."""
     with_history = engine if options.history_runs > 0 else None
     lookup = history_lookup(with_history, cand, base, limit=max(options.history_runs, 1))
-    result = compare_runs(base, cand, lookup, options.policy, seed=options.seed, metric_glob=options.metric_glob)
+    result = compare_runs(base, cand, lookup, options.policy, seed=options.seed, metric_glob=options.metric_glob,
+                          across_specs=options.across_specs)
     why = nothing_in_common(result, options.metric_glob)
     if why:
         raise StoreError(why)

@@ -37,6 +37,7 @@ def side_from_run(run: Run, label: str, run_dir: str | Path | None = None) -> Ru
         spec_hash=run.spec_hash or "",
         point_metrics={p.key: p.metrics for p in run.points},
         server_traces=server_traces_of(run.points, run_dir or run.artifacts.stored_from),
+        spec_doc=dict(run.spec),
         window_tpot_s=window_tpot_of(run.points),
     )
 
@@ -59,4 +60,5 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
         spec=row.spec_name,
         spec_hash=row.spec_hash or "",
         point_metrics=point_metrics,
+        spec_doc=row.spec_doc,
     )

@@ -9,7 +9,7 @@ None means "not known" everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from perfkit.core.bounded import Count, Finite
 
@@ -118,10 +118,18 @@ class Env:
     quick: bool | None = None  # perfkit profile --quick
     source: Source | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # annotations by other tools (e.g. demo)
+    # the GPU the user named (`--gpu`, PERFKIT_GPU; perfkit.core.run_labels): a serving run's server's
+    gpu_label: str | None = None
+    run_label: str | None = None  # the user's free-text label of the run (`--label`)
+
+    JSON_OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset({"gpu_label", "run_label"})
 
     @property
     def label(self) -> str:
-        """The store's hardware label: first GPU's model, else the CPU model, else "cpu"."""
+        """The store's hardware label: the GPU the user named, else the first GPU's model, else
+        the CPU model, else "cpu"."""
+        if self.gpu_label:
+            return self.gpu_label
         for g in self.gpus:
             if g.name:
                 return g.name

@@ -125,6 +125,14 @@ def _serving() -> tuple[MetricDef, ...]:
            "/ queried tokens during the stage (server /metrics)", gated=False, shown_as=FRACTION),
         _m("server_kv_cache_usage", "KV cache usage", "", LOWER, "share of the KV cache in use at the "
            "stage's end (server gauge)", gated=False, shown_as=FRACTION),
+        _m("server_kv_cache_usage_mean", "KV cache usage (mean)", "", LOWER, "share of the KV cache in use, "
+           "mean of the server gauge sampled during the stage", gated=False, shown_as=FRACTION),
+        _m("server_kv_cache_usage_max", "KV cache usage (max)", "", LOWER, "share of the KV cache in use, "
+           "max of the server gauge sampled during the stage", gated=False, shown_as=FRACTION),
+        _m("server_queue_len_mean", "server queue (mean)", "", LOWER, "requests waiting in the server "
+           "(num_requests_waiting / num_queue_reqs), mean of the gauge sampled during the stage", gated=False),
+        _m("server_queue_len_max", "server queue (max)", "", LOWER, "requests waiting in the server, max of "
+           "the gauge sampled during the stage", gated=False),
         _m("server_preemptions", "preemptions", "", LOWER, "requests the server preempted during the "
            "stage", gated=False),
         _m("server_spec_acceptance_rate", "draft acceptance", "", HIGHER, "speculative decoding: accepted "

@@ -126,8 +126,11 @@ def fmt_pct(fraction: float | None) -> str:
 
 
 def fmt_change(ratio: Any) -> str:
-    """A ratio new / old as a signed relative change: 1.0521 -> '+5.21%', 0.5 -> '-50%'."""
+    """A ratio new / old as a signed relative change: 1.0521 -> '+5.21%', 0.5 -> '-50%';
+    infinity (a cost whose rate fell to 0) -> '+inf'."""
     x = _number(ratio)
+    if x is not None and x == math.inf:
+        return "+inf"
     return "-" if x is None or math.isinf(x) else f"{sig((x - 1.0) * 100, sign=True)}%"
 
 

@@ -8,15 +8,17 @@ perfkit.pipeline.profile writes it once, after the post-sweep steps.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from perfkit.core.env import DeviceProperties
 from perfkit.core.errors import DeviceError
 from perfkit.core.record import RUN_COMPLETE, RUN_INTERRUPTED, RUN_RUNNING, PointResult, Run
+from perfkit.core.run_labels import RunLabels, labelled
 from perfkit.core.run_layout import PARTIAL_FILE
 from perfkit.pipeline.point_runner import PointPlan, run_point
 from perfkit.pipeline.run_files import write_partial
@@ -34,6 +36,7 @@ class ProfileOptions:
     device: str | None = None  # None: the spec's device
     quick: bool = False
     repo: Path = Path(".")
+    labels: RunLabels = field(default_factory=RunLabels)  # --gpu / --branch / --commit / --label (PERFKIT_* merged in)
 
 
 ProgressFn = Callable[[int, int, PointResult], None]
@@ -112,6 +115,7 @@ def start_run(spec: RunSpec, spec_path: Path, options: ProfileOptions) -> tuple[
     now = dt.datetime.now(dt.timezone.utc)
     env = replace(capture_env(options.repo), device=device_properties(device),
                   roofline=roofline_snapshot(device), quick=options.quick)
+    env = labelled(env, options.labels, os.environ)
     run = Run(
         run_id=new_run_id(now),
         created=now.isoformat(timespec="seconds"),

@@ -13,9 +13,13 @@ baseline and a candidate the change of T splits exactly into
 each also as a share of T_b. Failures move throughput and cost without moving T: their part is
 the change of the succeeded share of requests. The part with the largest relative effect is the
 cause; a part under MIN_PART (1%) names none. The server's /metrics differences (prefix-cache hit
-rate, KV-cache usage, preemptions, speculative acceptance) are listed beside it when they moved.
+rate, KV-cache usage, preemptions, speculative acceptance; the queue of waiting requests, as
+"queueing in the server") are listed beside it when they moved; a gauge sampled during the stage
+(its `_mean`, workloads/serving/telemetry/stage_series.py) is read before its end-of-stage value.
 A stage none of whose measurements the gate called regressed or improved reads "within noise:"
-first: the parts then describe scatter, not a cause.
+first: the parts then describe scatter, not a cause. A collapse is named after the moved numbers:
+SLO attainment that moved by MIN_SERVER_CHANGE or more ("SLO attainment 100% -> 0%") and the
+cost at the SLO (its factor, or "infinite" when no request met the SLO).
 
 Pure: point metric dicts in (workloads/serving/measurements/summary.py's keys), typed records out; every
 view (compare, gate Markdown, report --vs) renders `ServingWhy.text` and its parts as they are.
@@ -120,15 +124,49 @@ def _parts(b: _Stage, c: _Stage) -> list[Part]:
     return sorted(parts, key=lambda p: -abs(p.effect) if math.isfinite(p.effect) else -math.inf)
 
 
+SERVER_QUEUEING = "queueing in the server (waiting requests, stage mean)"
+MIN_QUEUE = 0.5  # a server queue whose stage mean moved by less (requests) is not listed
+
+
+def _server_num(m: Mapping[str, Any], key: str) -> float | None:
+    """A server number at the top of the stage's metrics or under `server_metrics`; a gauge's
+    stage mean (`KEY_mean`, sampled during the stage) before its value at the stage's end."""
+    nested = m.get("server_metrics")
+    for where in (m, nested if isinstance(nested, Mapping) else {}):
+        for k in (f"{key}_mean", key):
+            v = _num(where, k)
+            if v is not None:
+                return v
+    return None
+
+
 def _server(bm: Mapping[str, Any], cm: Mapping[str, Any]) -> list[tuple[str, float, float]]:
     out = []
+    qb, qc = _server_num(bm, "server_queue_len"), _server_num(cm, "server_queue_len")
+    if qb is not None and qc is not None and abs(qc - qb) >= MIN_QUEUE:
+        out.append((SERVER_QUEUEING, qb, qc))
     for key, label in _SERVER_RATES:
-        b, c = _num(bm, key), _num(cm, key)
+        b, c = _server_num(bm, key), _server_num(cm, key)
         if b is not None and c is not None and abs(c - b) >= MIN_SERVER_CHANGE:
             out.append((label, b, c))
     b, c = _num(bm, "server_preemptions"), _num(cm, "server_preemptions")
     if b is not None and c is not None and b != c:
         out.append(("preemptions", b, c))
+    return out
+
+
+def _slo_moves(bm: Mapping[str, Any], cm: Mapping[str, Any]) -> list[str]:
+    """'SLO attainment 100% -> 0%' and 'USD/1M output tok at SLO x32' (or '-> infinite') when
+    the share meeting the SLO moved by MIN_SERVER_CHANGE or more."""
+    b, c = _num(bm, "slo_attainment"), _num(cm, "slo_attainment")
+    if b is None or c is None or abs(c - b) < MIN_SERVER_CHANGE:
+        return []
+    out = [f"SLO attainment {fmt_percent(b)} -> {fmt_percent(c)}"]
+    cb, cc = _num(bm, "usd_per_1m_output_tok_at_slo"), _num(cm, "usd_per_1m_output_tok_at_slo")
+    if cb and cc is None and _num(cm, "goodput_tok_per_s") == 0.0:
+        out.append("USD/1M output tok at SLO -> infinite (no request met the SLO)")
+    elif cb and cc is not None and abs(cc / cb - 1.0) >= MIN_SERVER_CHANGE:
+        out.append(f"USD/1M output tok at SLO x{sig(cc / cb)}")
     return out
 
 
@@ -158,8 +196,8 @@ def part_text(p: Part) -> str:
 
 
 def _text(moved: list[tuple[str, float]], parts: list[Part], cause: str,
-          server: list[tuple[str, float, float]]) -> str:
-    head = ", ".join(f"{label} {_change(r)}" for label, r in moved) or "no headline number"
+          server: list[tuple[str, float, float]], slo: list[str]) -> str:
+    head = ", ".join([*(f"{label} {_change(r)}" for label, r in moved), *slo]) or "no headline number"
     if not cause:
         text = f"{head}: no component moved a request's time by {fmt_percent(MIN_PART)} or more"
     else:
@@ -167,7 +205,7 @@ def _text(moved: list[tuple[str, float]], parts: list[Part], cause: str,
         text = f"{head}: mostly {part_text(parts[0])}" + (f"; also {', '.join(rest)}" if rest else "")
     if server:
         text += "; server: " + ", ".join(
-            f"{n} {sig(b)} -> {sig(c)}" if n == "preemptions" else f"{n} {fmt_percent(b)} -> {fmt_percent(c)}"
+            f"{n} {sig(b)} -> {sig(c)}" if n in ("preemptions", SERVER_QUEUEING) else f"{n} {fmt_percent(b)} -> {fmt_percent(c)}"
             for n, b, c in server)
     return text
 
@@ -187,7 +225,7 @@ def explain_stage(key: str, bm: Mapping[str, Any], cm: Mapping[str, Any], label:
     parts = _parts(b, c)
     cause = parts[0].name if abs(parts[0].effect) >= MIN_PART else ""
     server = _server(bm, cm)
-    text = _text(moved, parts, cause, server)
+    text = _text(moved, parts, cause, server, _slo_moves(bm, cm))
     return ServingWhy(key, label or key, tuple(moved), tuple(parts), cause, tuple(server),
                       text if significant else f"within noise: {text}", significant)
 

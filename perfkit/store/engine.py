@@ -75,15 +75,24 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
             engine = create_engine(full, pool_pre_ping=True, connect_args=_postgres_args(full))
     except (ArgumentError, NoSuchModuleError) as exc:
         raise StoreError(
-            f"--db {url!r}: not a usable database URL ({exc}); pass a file path, "
+            f"{_given(url, full)}: not a usable database URL ({exc}); pass a file path, "
             "sqlite:///FILE or postgresql://USER@HOST/DB"
         ) from None
     except ImportError as exc:
         raise StoreError(
-            f"--db {url!r}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
+            f"{_given(url, full)}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
         ) from None
     _one_line_errors(engine)
     return engine
+
+
+def _given(url: str | None, full: str) -> str:
+    """Where the URL came from, as the user set it: `--db URL` or `PERFKIT_DB=URL` (credentials hidden)."""
+    try:
+        shown = make_url(full).render_as_string(hide_password=True)
+    except Exception:  # not even a URL's shape: show its scheme only
+        shown = full.split("://", 1)[0] + "://..."
+    return f"--db {shorten(shown)!r}" if url is not None else f"PERFKIT_DB={shorten(shown)}"
 
 
 def _one_line_errors(engine: Engine) -> None:

@@ -99,12 +99,13 @@ STEPS: tuple[tuple[int, Callable[[Connection], None]], ...] = ((1, _v1), (2, _v2
 
 def current_version(conn: Connection) -> int:
     """0 for an empty database; raises StoreError for a database that is not a perfkit store."""
-    names = set(inspect(conn).get_table_names())
+    names = {n for n in inspect(conn).get_table_names() if not n.startswith("sqlite_")}
     if "perfkit_schema" not in names:
-        if names & {"runs", "points", "metrics"}:
+        if names:  # another application's database: perfkit's tables are never added to it
+            shown = ", ".join(sorted(names)[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             raise StoreError(
-                f"{describe(conn.engine)}: has tables but no perfkit_schema; not a perfkit store, "
-                "pass another --db"
+                f"{describe(conn.engine)}: holds tables of another application ({shown}) and no perfkit_schema; "
+                "not a perfkit store, pass another --db (a new file, or an empty database)"
             )
         return 0
     check_tables(conn, (schema.schema_info,))  # its version column gone: one line, not a failed query

@@ -5,8 +5,8 @@ runs back (round trip)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, func, select
@@ -21,7 +21,7 @@ from perfkit.core.point_spec import PointSpec, point_spec_from_json
 from perfkit.core.record import PointResult, Run
 from perfkit.store import schema
 from perfkit.store.metrics import MetricRecord
-from perfkit.store.run_list import spec_name
+from perfkit.store.run_list import spec_doc, spec_name
 from perfkit.store.stored_json import damaged_row, stored_object, stored_sample
 
 _CHUNK = 500
@@ -42,6 +42,7 @@ class RunRow:
     spec_hash: str | None
     spec_name: str  # the spec's `name` ("" when it has none)
     env: Env
+    spec_doc: Mapping[str, Any] = field(default_factory=dict)  # the spec as stored ({} when not JSON)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def _run_row(conn: Connection, row: Any) -> RunRow:
         spec_hash=row.spec_hash,
         spec_name=spec_name(row.spec_json),
         env=stored_env(conn, row),
+        spec_doc=spec_doc(row.spec_json),
     )
 
 

@@ -84,6 +84,15 @@ def _spec_name_column(dialect: str) -> Any:
     return as_json["name"].as_string()
 
 
+def spec_doc(text: str | None) -> dict[str, Any]:
+    """A stored spec (JSON) as a dict, {} when it is not one."""
+    try:
+        spec = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
 def spec_name(text: str | None) -> str:
     """The `name` of a stored spec (JSON), "" when it has none or is not JSON."""
     try:

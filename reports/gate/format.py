@@ -31,7 +31,8 @@ SYMBOL = {
 
 
 def sort_key(c: Comparison) -> tuple[int, float, str]:
-    change = abs(math.log(c.ratio)) if c.ratio > 0 and math.isfinite(c.ratio) else 0.0
+    r = c.shown_ratio
+    change = abs(math.log(r)) if r > 0 and math.isfinite(r) else (math.inf if r == 0 or r == math.inf else 0.0)
     return VERDICT_ORDER.index(c.verdict), -change, c.metric
 
 
@@ -46,8 +47,9 @@ def cand_text(c: Comparison) -> str:
 
 
 def fmt_change(c: Comparison) -> str:
-    """The test's change (its ratio - 1, perfkit.core.units); not cand_value / base_value - 1."""
-    return units.fmt_change(c.ratio)
+    """The change shown: candidate / baseline of the shown medians (Comparison.shown_ratio), the
+    same number in every view; the test's own estimate is the centre of its (labelled) interval."""
+    return units.fmt_change(c.shown_ratio)
 
 
 def fmt_interval(c: Comparison) -> str:
@@ -101,9 +103,10 @@ HEADLINE_SYMBOL = {
     Verdict.INCOMPARABLE.value: SYMBOL[Verdict.INCOMPARABLE],
 }
 # What the values and the change of a comparison are (every renderer says it the same way).
-VALUES_NOTE = ("baseline, candidate: medians of the raw samples; change and test interval: the gate's "
-               "test (geometric means of each run's samples, outliers set apart skipped; vs the level of stored "
-               "runs when there are some)")
+VALUES_NOTE = ("baseline, candidate: medians of the raw samples; change: candidate / baseline of them; "
+               "test interval: the gate's test's (of the ratio of geometric means of each run's samples, "
+               "outliers set apart skipped; vs the level of stored runs when there are some; a collapse: of "
+               "its request counts, named in its reason)")
 
 
 def outcome_text(result: GateResult) -> str:
@@ -145,3 +148,9 @@ def verdict_line(c: Comparison) -> str:
     +25% [+20%, +30%] (test interval), p=0.001; <reason>' (JUnit, the pytest plugin)."""
     return (f"{row_name(c)}: {c.verdict.value}: {base_text(c)} -> {cand_text(c)} (medians), {change_text(c)}, "
             f"p={units.fmt_p(c.p_value)}; {c.reason}")
+
+
+def folded_text(folded: list[Comparison]) -> str:
+    """'12 inconclusive measurements folded (--format json lists every row)'."""
+    n = len(folded)
+    return f"{n} inconclusive measurement{'s' if n != 1 else ''} folded (--format json lists every row)"

@@ -16,6 +16,7 @@ from typing import Any
 
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
+from perfkit.regression.gate.headline import headline
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     VALUES_NOTE,
@@ -24,6 +25,7 @@ from perfkit.reports.gate.format import (
     counts_text,
     fmt_change,
     fmt_interval,
+    folded_text,
     row_main_reason,
     row_name,
     sort_key,
@@ -37,6 +39,7 @@ HEAD = ("verdict", "point", "baseline", "candidate", "change", "test interval")
 
 def to_json_obj(result: GateResult) -> dict[str, Any]:
     return {
+        "headline": headline(result).to_json(),
         "baseline": _side(result.base),
         "candidate": _side(result.cand),
         "policy": {"source": result.policy.source, "correction": result.policy.correction,
@@ -48,7 +51,8 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "regressed": result.regressed,
         "outcome": result.outcome,
         "notes": list(result.notes),
-        "values": "medians of the raw samples (base_value, cand_value); ratio, interval: the test's",
+        "values": "medians of the raw samples (base_value, cand_value); change, shown_ratio: candidate / "
+                  "baseline of them; ratio, interval, test_change, test_interval: the test's",
         "incomparable_reasons": list(result.run_reasons),
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
@@ -66,13 +70,14 @@ def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
     return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "also": members,
             "verdict": c.verdict.value, "baseline": num(c.base_value), "candidate": num(c.cand_value),
             "baseline_text": base_text(c), "candidate_text": cand_text(c),
-            "change": num(c.ratio - 1.0), "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
-            "reason": c.reason}
+            "change": num(c.shown_ratio - 1.0), "test_change": num(c.ratio - 1.0),
+            "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
+            "interval_of": c.interval_of or None, "reason": c.reason}
 
 
 def _side(side: Any) -> dict[str, Any]:
     return {"run_id": side.run_id, "selector": side.label, "gpu": side.gpu, "commit": side.commit,
-            "branch": side.branch, "spec": side.spec, "spec_hash": side.spec_hash}
+            "branch": side.branch, "label": side.env.run_label, "spec": side.spec, "spec_hash": side.spec_hash}
 
 
 def render_json(result: GateResult) -> str:
@@ -107,18 +112,35 @@ def _header(result: GateResult, width: int) -> list[str]:
     out = []
     for word, side in (("baseline ", b), ("candidate", c)):
         commit = f", commit {side.commit[:10]}" if side.commit else ""
+        commit += f", branch {side.branch}" if side.branch else ""
+        commit += f", label {side.env.run_label}" if side.env.run_label else ""
         out.append(shorten(terminal_safe(f"{word} {side.label}: run {side.run_id}{commit}"), width))
     out += textwrap.wrap(terminal_safe(f"on {c.gpu}; policy: {result.policy.source}; p-values adjusted over the "
                                        f"tests ({result.policy.correction})"), width, subsequent_indent="    ")
     return out
 
 
+def answer_lines(result: GateResult, width: int) -> list[str]:
+    """The answer first: `answer: ...` and `why: ...`, wrapped to `width`."""
+    head = headline(result)
+    lines = textwrap.wrap(terminal_safe(f"answer: {head.text}"), width, subsequent_indent="    ")
+    if head.why:
+        lines += textwrap.wrap(terminal_safe(f"why: {head.why}"), width, subsequent_indent="    ")
+    return lines
+
+
 def render_table(result: GateResult) -> str:
     ordered = sorted(result.rows, key=sort_key)
+    folded = [c for c in ordered if c.verdict == Verdict.INCONCLUSIVE]
+    ordered = [c for c in ordered if c.verdict != Verdict.INCONCLUSIVE]
     width = terminal_width()
-    lines = _header(result, width)
+    lines = answer_lines(result, width) + _header(result, width)
     if result.run_reasons:
         lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
+    if len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why):
+        lines.append(WHY_TITLE + ":")
+        for line in why_lines(result.why):
+            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     table = _table([HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
@@ -131,11 +153,9 @@ def render_table(result: GateResult) -> str:
             mark = notes.setdefault(c.note, len(notes) + 1)
             why = f"{why} [{mark}]" if why else f"[{mark}]"
         lines += textwrap.wrap(why, width, initial_indent="    ", subsequent_indent="    ")
+    if folded:
+        lines.append(folded_text(folded))
     lines += textwrap.wrap(VALUES_NOTE, width, subsequent_indent="    ")
-    if result.why:
-        lines.append(WHY_TITLE + ":")
-        for line in why_lines(result.why):
-            lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     lines.append(counts_text(result))
     if result.policy.fail_on != ("regressed",) or result.outcome != OUTCOME_PASSES:
         lines.append("gate " + status_text(result))

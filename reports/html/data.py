@@ -81,6 +81,7 @@ class ReportData:
     notes: dict[str, str] = field(default_factory=dict)  # section -> why it is not available
     tune: tuple[TuneResult, ...] = ()  # RUN/tune.json: the tune winners per workload and shape
     serving_why: tuple[ServingWhy, ...] = ()  # --vs: why each serving stage moved (the comparison's)
+    answer: tuple[str, str] = ("", "")  # --vs: the comparison's headline and its why (headline.py)
 
 
 def point_labels(run: Run) -> dict[str, str]:
@@ -125,7 +126,7 @@ def comparison_rows(pairs: Iterable[tuple[str, Any]], labels: Mapping[str, str])
                 "direction": c.direction,
                 "base_value": c.base_value,
                 "cand_value": c.cand_value,
-                "ratio": c.ratio,
+                "ratio": c.shown_ratio,  # the change every view shows (the interval is the test's)
                 "ci_low": c.ci_low,
                 "ci_high": c.ci_high,
                 "p_value": c.p_value,
@@ -349,6 +350,7 @@ def gather(
     comparisons: Iterable[tuple[str, Any]] | None = None,
     compare_note: str = "",
     serving_why: tuple[ServingWhy, ...] = (),
+    answer: tuple[str, str] = ("", ""),
     with_roofline: bool = True,
     with_kernels: bool = True,
 ) -> ReportData:
@@ -370,4 +372,4 @@ def gather(
     why = outside_note(run, run_dir)
     if why:
         notes["outside"] = why
-    return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune, serving_why)
+    return ReportData(run, run_dir, labels, base, table, roof, kern, notes, tune, serving_why, answer)

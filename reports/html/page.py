@@ -65,7 +65,7 @@ nav a{margin-right:14px;color:#1f4f99;text-decoration:none}main{padding:8px 28px
 section{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:14px 18px;margin:16px 0}
 h2{font-size:18px;margin:2px 0 10px}table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f7f9;position:sticky;top:36px}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f7f9;position:sticky;top:36px}.scroll{overflow-x:auto}.scroll th{position:static}td.num{text-align:right;font-variant-numeric:tabular-nums}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 td code{word-break:break-all}pre{background:#f6f7f9;padding:10px;overflow:auto;max-height:420px}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
@@ -286,6 +286,10 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
         plotly_js = get_plotlyjs()
     run = data.run
     sections = [summary_section(data)]
+    if data.base is not None and data.answer[0]:  # the answer first (perfkit.regression.gate.headline)
+        why = f'<p class="answer-why"><strong>Why:</strong> {esc(data.answer[1])}</p>' if data.answer[1] else ""
+        sections.insert(0, Html(f'<section id="answer"><p class="answer"><strong>Answer:</strong> '
+                                f'{esc(data.answer[0])}</p>{why}</section>'))
     nav = [("summary", "Summary")]
     if data.base is not None:
         sections.append(compare_section(data))

@@ -49,7 +49,9 @@ def workload_block(run: Run, workload: str) -> Html:
         body.append(f"<p>Endpoint: {', '.join(f'<code>{esc(e)}</code>' for e in where)}</p>")
     if t.labels:
         stages_html = table(t.header(), t.rows(), numeric=t.numeric())
-        body.append(f'<div style="overflow-x:auto">{stages_html}</div>')  # many columns: scroll, not overflow
+        # many columns: scroll, not overflow; its header is not sticky there (a scroll box would hold it
+        # 36 px down, over the first stage's row)
+        body.append(f'<div class="scroll">{stages_html}</div>')
     body.append(_notes(list(t.notes)))
     for p in (q for q in run.points if is_front(q) and q.workload == workload):
         costs = front_rows(p)

@@ -10,6 +10,7 @@ from typing import Any
 
 from perfkit.core.units import fmt_p
 from perfkit.regression.gate.compare import GateResult
+from perfkit.regression.gate.headline import headline
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     HEADLINE_SYMBOL,
@@ -20,6 +21,7 @@ from perfkit.reports.gate.format import (
     counts_text,
     fmt_change,
     fmt_interval,
+    folded_text,
     not_compared_text,
     row_name,
     sort_key,
@@ -63,9 +65,13 @@ def _side(side: Any) -> str:
 def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
     status = f"{HEADLINE_SYMBOL[result.outcome]} **{status_text(result)}**"  # verdict names and counts only
     b, c = result.base, result.cand
+    head = headline(result)
     lines = [
         f"### {md_text(title)}: {status}",
         "",
+        f"**Answer:** {md_text(head.text)}",
+        "",
+        *([f"**Why:** {md_text(head.why)}", ""] if head.why else []),
         f"Baseline {_side(b)} vs candidate {_side(c)} on **{md_text(c.gpu)}**.",
         "",
         f"{counts_text(result)}. Policy: {md_text(result.policy.source)}; p-values adjusted over the "
@@ -77,12 +83,15 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
     if result.why:
         lines += [f"**{WHY_TITLE[0].upper()}{WHY_TITLE[1:]}**", "", *(f"- {md_text(x)}" for x in why_lines(result.why)), ""]
     ordered = sorted(result.rows, key=sort_key)
-    attention = [x for x in ordered if x.verdict != Verdict.UNCHANGED]
+    attention = [x for x in ordered if x.verdict not in (Verdict.UNCHANGED, Verdict.INCONCLUSIVE)]
+    folded = [x for x in ordered if x.verdict == Verdict.INCONCLUSIVE]
     if attention:
         lines += [_HEAD, *(_row(x) for x in attention[:MAX_ROWS])]
         if len(attention) > MAX_ROWS:
             lines.append(f"\n… and {len(attention) - MAX_ROWS} more (see the JUnit report or `--format json`).")
         lines.append("")
+    if folded:
+        lines += [md_text(folded_text(folded)) + " (below, under every measurement).", ""]
     if ordered:
         lines += ["<details><summary>Every measurement</summary>", "", _FULL_HEAD,
                   *(_full_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]

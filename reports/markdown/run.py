@@ -44,6 +44,9 @@ def render_markdown(data: ReportData) -> str:
         + ("" if run.status == "complete" else f" · status **{md_text(run.status)}**"),
         "",
     ]
+    if data.base is not None and data.answer[0]:  # the answer first (perfkit.regression.gate.headline)
+        out[1:1] = ["", f"**Answer:** {md_text(data.answer[0])}",
+                    *(["", f"**Why:** {md_text(data.answer[1])}"] if data.answer[1] else [])]
     if "outside" in data.notes:  # run.json names files outside the run directory: not read
         out += [f"> {md_text(data.notes['outside'])}", ""]
     if data.base is not None:

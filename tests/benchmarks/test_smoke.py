@@ -108,6 +108,7 @@ SMOKE: dict[str, Smoke] = {
                           slow=True),
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
+    "serving_why_kernels": Smoke(("--smoke",), (r"pair 0: changed -> ", r"slowed class named first: \d/1"), slow=True),
     "short_kernels": Smoke(("--device", "cuda", "--out", "{tmp}/short.json"),
                            (r"numel +\d+: timer +[\d.]+ us +kernel", r"no CUDA device: the CPU part ran|inflation")),
     "gpu_validate_serve": Smoke(

@@ -76,6 +76,28 @@ def test_perfkit_db_in_memory_is_refused_and_named(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_another_applications_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    app = tmp_path / "app.db"
+    with sqlite3.connect(app) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    (tmp_path / "d.csv").write_text(CSV)
+    err = _one_line_exit_2(_perfkit(tmp_path, "ingest", "--format", "csv", "d.csv", "--db", str(app)),
+                           "holds tables of another application (users) and no perfkit_schema")
+    assert "pass another --db" in err
+    with sqlite3.connect(app) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
+
+
+@pytest.mark.slow
+def test_an_unknown_scheme_names_where_it_was_set_and_hides_the_password(tmp_path: Path) -> None:
+    env_err = _one_line_exit_2(_perfkit(tmp_path, "runs", env={"PERFKIT_DB": "mongodb://u:secret@h/db"}),
+                               "not a usable database URL")
+    assert env_err.startswith("perfkit: error: PERFKIT_DB=mongodb://u:***@h/db:") and "secret" not in env_err
+    flag_err = _one_line_exit_2(_perfkit(tmp_path, "runs", "--db", "mongodb://h/db"), "not a usable database URL")
+    assert "--db 'mongodb://h/db'" in flag_err
+
+
+@pytest.mark.slow
 def test_readers_say_an_in_memory_store_is_empty(tmp_path: Path) -> None:
     for args in (["history", "*"], ["runs"], ["compare", "a", "b"], ["gate", "--baseline", "a", "--candidate", "b"],
                  ["dashboard"]):

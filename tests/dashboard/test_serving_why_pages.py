@@ -82,7 +82,11 @@ def test_compare_page_says_why_in_the_clis_words(env: Served, capsys: pytest.Cap
     assert [w["cause"] for w in why] == ["TPOT", "TPOT"]  # two stages, each slower per token
     at = app("views/compare.py", run=env.cand, base=env.base)
     assert [h.value for h in at.subheader][:1] == ["Why (serving stages)"]
-    shown = [m.value for m in at.markdown if "mostly" in m.value or WITHIN_NOISE in m.value]
+    assert "Kernel diff" not in [h.value for h in at.subheader]  # serving stages have no traces to diff
+    head = compare_json(env, capsys)["headline"]  # the answer first, in the CLI's words
+    assert at.markdown[0].value == f"**Answer:** {md(head['text'])}" and head["word"].startswith("slower")
+    shown = [m.value for m in at.markdown if ("mostly" in m.value or WITHIN_NOISE in m.value)
+             and not m.value.startswith("**Why:**")]
     assert shown == [md(f"{w['label']}: {w['text']}") for w in why]
 
 

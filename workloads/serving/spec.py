@@ -284,7 +284,8 @@ class ServingSpec(WorkloadSpec):
         "url", help="the server: http://HOST:PORT, its OpenAI base URL http://HOST:PORT/v1, or a full "
                     ".../v1/completions or .../v1/chat/completions URL")] = Field(
         None, min_length=1, max_length=2000)
-    model: Annotated[str, CliOption("--model", help="the model name sent in each request")] = Field(
+    model: Annotated[str, CliOption("--model", help="the model name sent in each request (serve-bench default: the "
+                                                    "one the server's /v1/models lists)")] = Field(
         "default", min_length=1, max_length=500)
     api: Annotated[Literal["completions", "chat"], CliOption(
         "--api", help="completions (default) or chat; a full endpoint URL names it")] = "completions"

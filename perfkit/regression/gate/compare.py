@@ -18,10 +18,18 @@ import numpy as np
 from perfkit.core.env import Env
 from perfkit.core.measurement import median
 from perfkit.core.point_spec import PointSpec
+from perfkit.regression.gate.collapse import (
+    Collapse,
+    count_test,
+    decide_counts,
+    missing_costs,
+    needs_counts,
+)
+from perfkit.regression.gate.collapse import member as count_member
 from perfkit.regression.gate.comparability import point_reasons, run_reasons
 from perfkit.regression.gate.decide import decide, pct
 from perfkit.regression.gate.evidence import Evidence, Item, evidences
-from perfkit.regression.gate.groups import Group, measurement_groups, point_labels
+from perfkit.regression.gate.groups import Group, measurement_groups, point_labels, suffix
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.machine import machine_note
 from perfkit.regression.gate.moderate import moderate
@@ -30,6 +38,7 @@ from perfkit.regression.gate.noisier import pooled_noise
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.reputation import BAD_REPUTATION, reputation_text
 from perfkit.regression.gate.robust import summarize_run
+from perfkit.regression.gate.spec_change import ACROSS_FLAG, SpecChange, spec_change
 from perfkit.regression.gate.stats import finish, with_tails
 from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
 from perfkit.regression.serving_why import ServingWhy, explain
@@ -67,6 +76,7 @@ class RunSide:
     spec: str = ""  # the spec's name ("" when it has none: ingested runs)
     spec_hash: str = ""
     point_metrics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # point key -> its metrics
+    spec_doc: Mapping[str, object] = field(default_factory=dict)  # the spec as recorded ({} when not at hand)
     server_traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # point key -> trace files (absolute)
     window_tpot_s: Mapping[str, float] = field(default_factory=dict)  # point key -> TPOT p50 inside the profiled window
 
@@ -83,6 +93,7 @@ class GateResult:
     why: tuple[ServingWhy, ...] = ()  # serving stages: which component moved them (serving_why.py)
     # what the headline must say beside the counts: main's own step, a noisier candidate, another machine
     notes: tuple[str, ...] = ()
+    spec_change: SpecChange | None = None  # the spec changed between the runs (spec_change.py)
 
     @property
     def rows(self) -> tuple[Comparison, ...]:
@@ -169,25 +180,31 @@ def compare_runs(
     policy: GatePolicy | None = None,
     seed: int = 0,
     metric_glob: str | None = None,
+    across_specs: bool = False,
 ) -> GateResult:
     """Every measurement of `cand` against `base` (metrics matching `metric_glob`), each tested
     on its primary metric with `history_for(metric)` (earlier runs, oldest first; a lookup with
     a `prefetch(names)` method is asked for all names at once first)."""
     pol = policy or GatePolicy()
     reasons = run_reasons(base.env, cand.env, base.gpu, cand.gpu)
+    changed = spec_change(base.spec, cand.spec, base.spec_hash, cand.spec_hash, base.spec_doc, cand.spec_doc,
+                          across_specs)
 
     def in_scope(name: str) -> bool:
         return metric_glob is None or fnmatch.fnmatchcase(name, metric_glob)
 
     cand_by_name = {m.name: m for m in cand.metrics}
-    pairs = [(bm, cand_by_name[bm.name]) for bm in base.metrics
-             if bm.name in cand_by_name and in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
+    pairs: list[tuple[MetricLike, MetricLike]] = [
+        (bm, cand_by_name[bm.name]) for bm in base.metrics
+        if bm.name in cand_by_name and in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
+    pairs += [(bm, inf) for bm, inf in missing_costs(base.metrics, set(cand_by_name), cand.point_metrics)
+              if in_scope(bm.name) and not pol.for_metric(bm.name).ignore]
     groups = measurement_groups(pairs)
     prefetch = getattr(history_for, "prefetch", None)
     if callable(prefetch):
         prefetch([pairs[g.primary][0].name for g in groups])
     labels = point_labels({**cand.points, **base.points})
-    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels) for g in groups]
+    heads = [_head(pairs[g.primary], base, cand, reasons, history_for, pol, labels, changed) for g in groups]
     items = [h for h in heads if isinstance(h, Item)]
     done_items = iter(evidences(items))
     staged = [next(done_items) if isinstance(h, Item) else h for h in heads]
@@ -197,7 +214,9 @@ def compare_runs(
 
     def decided(tested: list[Evidence]) -> list[Comparison]:
         done = iter(with_tails(tested, finish(tested, counted, seeds=seeds, decided=False)))
-        return correct([next(done) if isinstance(h, Evidence) else h for h in staged], pol.correction)
+        comps = correct([next(done) if isinstance(h, Evidence) else h.comparison if isinstance(h, Collapse) else h
+                         for h in staged], pol.correction)
+        return _decide_counts(staged, comps, pol)
 
     comps = decided(evs)
     notes = [n for n in (machine_note(base.env, cand.env), moved_note(comps)) if n]
@@ -210,11 +229,12 @@ def compare_runs(
     out = _expand(groups, [known(with_reputation(c), noise.noisier) for c in comps], pairs, pol)
     base_names = {m.name for m in base.metrics}
     only_base = tuple(m.name for m in base.metrics if m.name not in cand_by_name and in_scope(m.name))
+    only_base = tuple(n for n in only_base if n not in {c.metric for c in out})
     only_cand = tuple(m.name for m in cand.metrics if m.name not in base_names and in_scope(m.name))
     point_of = {bm.name: bm.point_key for bm, _ in pairs}
     moved = {point_of.get(c.metric) for c in out if c.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)}
     return GateResult(base, cand, tuple(out), only_base, only_cand, tuple(reasons), pol,
-                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes))
+                      explain(base.point_metrics, cand.point_metrics, labels, {k for k in moved if k}), tuple(notes), changed)
 
 
 KNOWN_NOISE = ("under the heavy tails of this gate's stored runs", "a stored run was", "its reputation:")
@@ -267,14 +287,28 @@ def moved_note(comps: Sequence[Comparison]) -> str:
             "level as well, so the pull request is not blamed for main's step")
 
 
+def _decide_counts(staged: Sequence[object], comps: Sequence[Comparison], pol: GatePolicy) -> list[Comparison]:
+    """The measurements tested on their counts (collapse.py), decided at their p-values
+    Bonferroni-adjusted over the gate's tests (at least MIN_TESTS unless the correction is none)."""
+    tested = sum(1 for c in comps if c.verdict != Verdict.INCOMPARABLE and math.isfinite(c.p_raw))
+    collapses = sum(1 for h in staged if isinstance(h, Collapse))
+    tests = tested + collapses
+    tests = max(tests, MIN_TESTS) if pol.correction != "none" else tests
+    return [decide_counts(h, tests) if isinstance(h, Collapse) else c for h, c in zip(staged, comps, strict=True)]
+
+
 def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, reasons: list[str],
-          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str]
-          ) -> Item | Comparison:
+          history_for: Callable[[str], Sequence[RunSummary]], pol: GatePolicy, labels: dict[str, str],
+          changed: SpecChange | None = None) -> Item | Comparison | Collapse:
     """What a group's primary metric is tested on, or why it cannot be compared."""
     bm, cm = pair
     mpol = pol.for_metric(bm.name)
     label = label_of(bm, labels)
     why = list(reasons)
+    if changed is not None and not changed.across:
+        point = base.points.get(bm.point_key) if bm.point_key is not None else None
+        if changed.touches(point.workload or None if point is not None else None):
+            why.append(f"spec {changed.spec or '(unnamed)'!r} changed between the runs; {ACROSS_FLAG} compares them")
     if bm.point_key is not None:
         why += point_reasons(base.points.get(bm.point_key), cand.points.get(bm.point_key))
     if bm.direction != cm.direction:
@@ -284,6 +318,13 @@ def _head(pair: tuple[MetricLike, MetricLike], base: RunSide, cand: RunSide, rea
     if why:
         return incomparable(bm.name, bm.direction, bm.samples, cm.samples, "; ".join(why), mpol, bm.unit,
                             bm.point_key, label)
+    name = suffix(bm.name, bm.point_key)
+    if bm.point_key is not None and needs_counts(name, bm.samples, cm.samples):
+        counted = count_test(bm.name, name, bm.direction, bm.unit, mpol, bm.samples, cm.samples,
+                             base.point_metrics.get(bm.point_key) or {}, cand.point_metrics.get(bm.point_key) or {},
+                             bm.point_key, label)
+        if counted is not None:
+            return counted
     return Item(bm.name, bm.direction, bm.unit, mpol, bm.samples, cm.samples, history_for(bm.name), base.run_id,
                 bm.point_key, label, base.commit or "")
 
@@ -310,6 +351,9 @@ def _member(head: Comparison, primary: tuple[MetricLike, MetricLike], member: tu
             power: float, pol: GatePolicy) -> Comparison:
     """A metric measured by the same samples as `head` (member = const * primary ** power)."""
     bm, cm = member
+    if head.interval_of:
+        return count_member(head, bm.name, bm.unit, pol.for_metric(bm.name).direction or bm.direction, power,
+                            median(bm.samples), median(cm.samples))
     if head.verdict == Verdict.INCOMPARABLE or not math.isfinite(head.ratio):
         return replace(head, metric=bm.name, unit=bm.unit, direction=bm.direction, same_as=head.metric,
                        base_value=median(bm.samples), cand_value=median(cm.samples))

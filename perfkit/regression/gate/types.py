@@ -121,6 +121,18 @@ class Comparison:
     # noisy / suspect explained by the metric's own history (its heavy tails, a stored run as far off,
     # its bad reputation, its own spread): the benchmark's, not the pull request's (policy known_noise_fails)
     known_noise: bool = False
+    # what the interval is of when the test's statistic is not the shown ratio (a count test of a
+    # collapse, collapse.py): "" for the log-scale test of the shown change
+    interval_of: str = ""
+
+    @property
+    def shown_ratio(self) -> float:
+        """candidate / baseline of the shown values (the medians): the one change every view
+        shows; the test's ratio (`ratio`) when the medians give none (0 or unknown baseline)."""
+        b, v = self.base_value, self.cand_value
+        if math.isfinite(b) and b > 0 and not math.isnan(v):
+            return v / b
+        return self.ratio
 
     @property
     def change(self) -> float:
@@ -137,6 +149,7 @@ class Comparison:
             "direction": self.direction,
             "unit": self.unit,
             "ratio": num(self.ratio),
+            "shown_ratio": num(self.shown_ratio),
             "interval": [num(self.ci_low), num(self.ci_high)],
             "confidence": self.confidence,
             "p_value": num(self.p_value),
@@ -166,4 +179,5 @@ class Comparison:
             "noise_reputation": num(self.reputation),
             "noise_reputation_runs": [self.reputation_far, self.reputation_runs],
             "known_noise": self.known_noise,
+            "interval_of": self.interval_of or None,
         }

@@ -25,6 +25,7 @@ from perfkit.workloads.serving.client.profile_window import WindowPlan, WindowRe
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
 from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
+from perfkit.workloads.serving.telemetry.stage_series import MAX_SAMPLES, SAMPLE_INTERVAL_S
 
 METRICS_TIMEOUT_S = 5.0
 
@@ -55,6 +56,8 @@ class StageResult:
     notes: list[str] = field(default_factory=list)
     mean_interarrival_s: float | None = None  # open loop: the plan's mean gap between arrivals
     window: WindowResult | None = None  # the profiling window, when the plan asked for one
+    # (seconds from t0, /metrics text) scraped during the stage (telemetry/stage_series.py)
+    metrics_samples: list[tuple[float, str]] = field(default_factory=list)
 
 
 class Progress:
@@ -85,6 +88,23 @@ async def _steady(progress: Progress, plan: StagePlan) -> None:
     finally:
         for w in waits:
             w.cancel()
+
+
+async def sample_metrics(session: aiohttp.ClientSession, url: str | None, t0: float, done: asyncio.Event,
+                         out: list[tuple[float, str]]) -> None:
+    """Scrape `url` every SAMPLE_INTERVAL_S until `done` (text only: parsed after the stage)."""
+    if not url:
+        return
+    ignored: list[str] = []  # the scrapes before and after the stage say what failed
+    while not done.is_set() and len(out) < MAX_SAMPLES:
+        text = await scrape(session, url, ignored)
+        if text is None:
+            return
+        out.append((time.monotonic() - t0, text))
+        try:
+            await asyncio.wait_for(done.wait(), SAMPLE_INTERVAL_S)
+        except asyncio.TimeoutError:
+            pass
 
 
 async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[str]) -> str | None:
@@ -129,8 +149,10 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         progress = Progress(open_threshold(plan, width))
         done = asyncio.Event()
         window_task = None
+        samples: list[tuple[float, str]] = []
         async with loop_lag() as lag:
             t0 = time.monotonic()
+            sampler = asyncio.create_task(sample_metrics(session, plan.metrics_url, t0, done, samples))
             if plan.window is not None:
                 window_task = asyncio.create_task(
                     run_window(session, opts.base_url, plan.window, t0, _steady(progress, plan), done))
@@ -140,11 +162,12 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
                 records, lateness = await closed_loop(session, opts, plan, t0, progress), []
             duration = time.monotonic() - t0
             done.set()
+        await sampler
         window = await window_task if window_task is not None else None
         after = await scrape(session, plan.metrics_url, notes)
     records.sort(key=lambda r: r.index)
     return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
-                       window)
+                       window, samples)
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,
