@@ -374,9 +374,10 @@ OPTION_CLASS_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("history-magnitude-nan", lambda t: ["history", "*", "--min-magnitude", "nan"], "not a finite number"),
     ("history-max-p-one", lambda t: ["history", "*", "--max-p", "1"], "outside (0, 1)"),
     ("history-min-size-zero", lambda t: ["history", "*", "--min-size", "0"], "below 1"),
-    ("serve-bench-zero-gpus", lambda t: ["serve-bench", "http://127.0.0.1:9", "--gpus", "0"], "below 1"),
+    ("serve-bench-zero-gpus", lambda t: ["serve-bench", "http://127.0.0.1:9", "--gpus", "0"],
+     "serve-bench --gpus: Input should be greater than or equal to 1"),
     ("serve-bench-quantile-two", lambda t: ["serve-bench", "http://127.0.0.1:9", "--slo-quantile", "2"],
-     "outside (0, 1]"),
+     "serve-bench --slo-quantile: Input should be less than or equal to 1"),
     ("serve-infinite-ttft", lambda t: ["serve", "--synthetic", "--ttft-ms", "inf"], "not a finite number"),
 ]
 
