@@ -27,13 +27,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from scipy import stats
 
 from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
-from perfkit.regression.gate.types import Comparison, MetricPolicy, Verdict
+from perfkit.regression.gate.types import Comparison, MetricLike, MetricPolicy, Verdict
 
 ATTAINMENT = "slo_attainment"
 GOOD_RATES = ("goodput_tok_per_s", "goodput_req_per_s")
@@ -202,18 +202,7 @@ def member(head: Comparison, name: str, unit: str, direction: str, power: float,
                    ci_low=lo, ci_high=hi, base_value=base_value, cand_value=cand_value, same_as=head.metric)
 
 
-class _Metric(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def point_key(self) -> str | None: ...
-    @property
-    def unit(self) -> str: ...
-    @property
-    def direction(self) -> str: ...
-
-
-M = TypeVar("M", bound=_Metric)
+M = TypeVar("M", bound=MetricLike)
 
 
 def missing_costs(base: Sequence[M], cand_names: set[str],

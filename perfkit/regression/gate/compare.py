@@ -11,7 +11,6 @@ import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 import numpy as np
 
@@ -40,26 +39,13 @@ from perfkit.regression.gate.reputation import BAD_REPUTATION, reputation_text
 from perfkit.regression.gate.robust import summarize_run
 from perfkit.regression.gate.spec_change import ACROSS_FLAG, SpecChange, spec_change
 from perfkit.regression.gate.stats import finish, with_tails
-from perfkit.regression.gate.types import Comparison, RunSummary, Verdict
+from perfkit.regression.gate.types import Comparison, MetricLike, RunSummary, Verdict
 from perfkit.regression.serving_why import ServingWhy, explain
 
 DECISIVE = frozenset({Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED})
 OUTCOME_FAILS = "fails"
 OUTCOME_PASSES = "passes"
 OUTCOME_CANNOT_TELL = "cannot tell"  # no measurement could be tested (e.g. n = 1 and no history)
-
-
-class MetricLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def point_key(self) -> str | None: ...
-    @property
-    def unit(self) -> str: ...
-    @property
-    def direction(self) -> str: ...
-    @property
-    def samples(self) -> tuple[float, ...]: ...
 
 
 @dataclass(frozen=True)

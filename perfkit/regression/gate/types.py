@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 
 class Verdict(str, Enum):
@@ -181,3 +181,18 @@ class Comparison:
             "known_noise": self.known_noise,
             "interval_of": self.interval_of or None,
         }
+
+
+class MetricLike(Protocol):
+    """A run's metric as the gate reads it (stored or from a run directory)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def point_key(self) -> str | None: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def direction(self) -> str: ...
+    @property
+    def samples(self) -> tuple[float, ...]: ...
