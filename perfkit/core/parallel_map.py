@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from perfkit.core.errors import PerfkitError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -80,6 +81,13 @@ def _pool_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """This process is one of the `jobs` workers: `jobs - 1` spawned processes and this one take
     the next item as each finishes (no idle core while a worker starts, and this process's own
     results are never pickled)."""
+    from concurrent.futures import (  # only when a pool runs
+        FIRST_COMPLETED,
+        ProcessPoolExecutor,
+        wait,
+    )
+    from multiprocessing import get_context
+
     results: list[Any] = [None] * len(items)
     pending: dict[Future[R], int] = {}
     nxt = 0
