@@ -84,7 +84,11 @@ def test_memory_metrics_are_stored_with_the_budget_adding_up(runs: tuple[Path, P
 def test_gate_fails_a_change_that_raises_peak_memory(runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     base, cand = (load_run(r).points[0].metrics["peak_allocated_bytes"] for r in runs[:2])
     assert cand > 1.2 * base
-    code = main(["gate", "--baseline", str(runs[0]), "--candidate", str(runs[1]), "--format", "json"])
+    # the wider FFN is a spec change: refused unless asked for, then judged
+    assert main(["gate", "--baseline", str(runs[0]), "--candidate", str(runs[1]), "--format", "json"]) == 2
+    assert "--across-specs" in capsys.readouterr().err
+    code = main(["gate", "--baseline", str(runs[0]), "--candidate", str(runs[1]), "--format", "json",
+                 "--across-specs"])
     text = capsys.readouterr().out
     assert code == 1, text
     rows = {r["metric"].split(":")[-1]: r for r in json.loads(text)["rows"]}

@@ -85,15 +85,18 @@ class BatchCore:
         job.position = len(job.prompt_ids)
         self._emit(slot, ids[0], logprobs[0])
 
-    def step(self) -> None:
-        """Drop cancelled jobs, then one decode step over every active row."""
+    def step(self, fresh: tuple[Job, ...] = ()) -> None:
+        """Drop cancelled jobs, then one decode step over every active row except `fresh` (the jobs
+        this step prefilled: their next token comes from the next step, as in vLLM and SGLang, so
+        the gap after the first token is a whole step, never just one decode)."""
         for slot, job in enumerate(self.rows):
             if job is not None and job.cancelled:
                 self._finish(slot, None)
-        if not self.running:
+        decoding = [job is not None and not any(job is f for f in fresh) for job in self.rows]
+        if not any(decoding):
             return
         device = self.decoder.device
-        active = torch.tensor([job is not None for job in self.rows], device=device)
+        active = torch.tensor(decoding, device=device)
         tokens = torch.tensor([job.last_token if job else 0 for job in self.rows], device=device)
         positions = torch.tensor([job.position if job else 0 for job in self.rows], device=device)
         try:
@@ -102,7 +105,7 @@ class BatchCore:
             self.finish_all(exc)
             return
         for slot, job in enumerate(self.rows):
-            if job is not None:
+            if job is not None and decoding[slot]:
                 job.position += 1
                 self._emit(slot, ids[slot], logprobs[slot])
 
@@ -206,6 +209,6 @@ class ContinuousBatcher:
                 self.core.admit(job)
         if self.core.running:
             with layer_range(self.profiler, DECODE_RANGE):
-                self.core.step()
+                self.core.step(fresh=tuple(joining))
             if self.extra_step_s > 0:
                 time.sleep(self.extra_step_s)

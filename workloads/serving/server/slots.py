@@ -89,9 +89,13 @@ class SlotDecoder:
 
     @torch.no_grad()
     def decode_rows(self, tokens: Tensor, positions: Tensor, active: Tensor) -> Tensor:
-        """tokens [B] at positions [B] (B = max_batch), active [B] bool -> float32 logits [B, V]."""
-        pos = torch.where(active, positions, torch.zeros_like(positions))
+        """tokens [B] at positions [B] (B = max_batch), active [B] bool -> float32 logits [B, V].
+
+        Every row is computed (static shapes); an inactive row's K/V lands at its own given position
+        (clamped into the cache), never at 0: a row that holds a request waiting for its first decode
+        keeps its prefix, and the step that decodes it writes that position again before reading it."""
         assert self.model.rope is not None and self.model.kv_positions is not None
+        pos = positions.clamp(0, self.model.kv_positions.numel() - 1)
         rope = self.model.rope[pos]  # [B, D/2, 2]
         mask = self.model.kv_positions[None, :] <= pos[:, None]  # [B, C]: each row its own prefix
         rows = self.rows
