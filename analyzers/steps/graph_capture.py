@@ -20,7 +20,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,16 +115,16 @@ def scan(path: str | Path) -> tuple[bool, bool]:
     return found[0], found[1]
 
 
-def capture_only(path: str | Path) -> bool:
-    """A trace of graph capture alone (no replay in it): its launches map replays, it holds no steps."""
-    captured, launched = scan(path)
-    return captured and not launched
-
-
-def captures_in_files(paths: Iterable[str | Path]) -> list[Capture]:
-    """The graphs captured in those of `paths` that record a capture (Kineto JSON)."""
-    out: list[Capture] = []
+def split_captures(paths: Sequence[str | Path]) -> tuple[list[str | Path], list[Capture]]:
+    """(the traces that hold steps, the graphs captured in any of `paths`). A trace of graph
+    capture alone (a capture, no graph launch: vLLM's and SGLang's capture traces) holds no
+    steps; one with both is read for both. Kineto JSON files only are scanned."""
+    replays: list[str | Path] = []
+    captures: list[Capture] = []
     for p in paths:
-        if str(p).endswith((".json", ".json.gz")) and scan(p)[0]:
-            out.extend(captures_of(load_events(p), str(p)))
-    return out
+        captured, launched = scan(p) if str(p).endswith((".json", ".json.gz")) else (False, True)
+        if captured:
+            captures.extend(captures_of(load_events(p), str(p)))
+        if launched or not captured:
+            replays.append(p)
+    return replays or list(paths), captures
