@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from perfkit.dashboard import data, display, widgets
@@ -9,6 +10,12 @@ from perfkit.dashboard.text import md
 from perfkit.reports.gate.format import VALUES_NOTE
 from perfkit.reports.html.data import comparison_display
 from perfkit.reports.html.figures import comparison_figure
+from perfkit.reports.serving.kernel_table import (
+    KERNEL_COLUMNS,
+    PERFETTO_URL,
+    kernel_rows,
+    trace_files,
+)
 from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
 from perfkit.reports.serving.why_lines import why_lines
 
@@ -49,6 +56,20 @@ if result.why:
                "where the gate found no change in the stage.")
     for line in why_lines(result.why):
         st.markdown(md(line))
+    for i, w in enumerate(result.why):
+        if w.kernels is None or w.kernels.failure:
+            continue
+        st.markdown(f"**{md(w.label)}**: engine steps per type, baseline vs candidate")
+        st.dataframe(pd.DataFrame(kernel_rows(w.kernels), columns=list(KERNEL_COLUMNS)), hide_index=True,
+                     key=f"cmp_kernels_{i}")
+        files = [(side, path) for side, path in trace_files(w.kernels) if path.is_file()]
+        if files:
+            st.markdown(f"Traces of these steps: download one, then [open in ui.perfetto.dev]({PERFETTO_URL}) "
+                        "(Open trace file: it takes no local file by URL).")
+            for j, (side, path) in enumerate(files):
+                st.download_button(f"{side}: {path.name}", data=path.read_bytes, file_name=path.name,
+                                   mime="application/gzip" if path.name.endswith(".gz") else "application/json",
+                                   key=f"cmp_trace_{i}_{j}", on_click="ignore")
 if result.table.empty:
     st.info("The two runs share no metric.")
     st.stop()
