@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import D3_SI, fmt_change, fmt_interval, fmt_time
+from perfkit.reports.html.axis_range import axis_range
 from perfkit.reports.html.text import plot_text
 from perfkit.reports.metric_rows import BandwidthPoint
 
@@ -111,7 +112,8 @@ def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (in
             )
         )
     fig.add_vline(x=1.0, line={"color": "#444", "dash": "dash", "width": 1})
-    fig.update_xaxes(title_text="candidate / baseline")
+    ends = [*data["ratio"], *data["ci_low"], *data["ci_high"]]
+    fig.update_xaxes(title_text="candidate / baseline", range=axis_range(ends, include=[1.0]))
     fig.update_yaxes(type="category")
     fig.update_layout(title=title, height=max(260, 26 * len(data) + 120), legend_title_text="verdict", **LAYOUT)
     return fig
@@ -153,15 +155,17 @@ def bandwidth_figure(points: Sequence[BandwidthPoint]) -> go.Figure | None:
     if not points:
         return None
     fig = go.Figure()
+    drawn: list[float | None] = []
     for series in dict.fromkeys(b.series for b in points):
         mine = [b for b in points if b.series == series]
         for what, dash in (("busbw", "solid"), ("algbw", "dot")):
             ys = [b.busbw_bytes_per_s if what == "busbw" else b.algbw_bytes_per_s for b in mine]
+            drawn += ys
             fig.add_trace(go.Scatter(
                 x=[b.size_bytes for b in mine], y=ys, mode="lines+markers", line={"dash": dash},
                 name=f"{plot_text(series, LABEL_CHARS)} {what}",
                 hovertemplate=f"%{{x:{D3_SI}}}B: %{{y:{D3_SI}}}B/s<extra>{what}</extra>"))
     fig.update_layout(title="Collective bandwidth vs message size", **LAYOUT)
     fig.update_xaxes(type="log", title="message size (bytes)")
-    fig.update_yaxes(title="bandwidth (B/s)")
+    fig.update_yaxes(title="bandwidth (B/s)", range=axis_range(drawn, include=[0.0]))
     return fig
