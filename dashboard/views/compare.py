@@ -17,14 +17,20 @@ url = widgets.store_url()
 if url is None:
     st.stop()
 all_runs = data.runs(url)
+# the pair to open on: two runs with a metric in common (the candidate asked for, or the newest
+# run that has one), never two runs that share nothing
+asked = st.query_params.get("run")
+opening = data.compare_pair(url, asked if asked in set(all_runs["run_id"]) else None)
 c1, c2 = st.columns(2)
 with c2:
-    cand = widgets.pick_run(url, "Candidate", key="cmp_cand")
-default_base = data.previous_run(all_runs, cand) if cand else None
+    cand = widgets.pick_run(url, "Candidate", key="cmp_cand", default=opening.cand)
+pair = opening if cand == opening.cand else data.compare_pair(url, cand)
+others = [r for r in all_runs["run_id"] if r != cand]
 with c1:
     base = widgets.pick_run(url, "Baseline (default: the run before the candidate)", key="cmp_base",
-                            default=default_base or (all_runs["run_id"].iloc[min(1, len(all_runs) - 1)]),
-                            param="base")
+                            default=pair.base or (others[0] if others else None), param="base")
+if pair.base is None and pair.why_none:
+    st.warning(f"Nothing to compare by default: {md(pair.why_none)}.")
 if base is None or cand is None:
     st.stop()
 if base == cand:
