@@ -61,7 +61,10 @@ if result.table.empty:
 fig = comparison_figure(result.table)
 if fig is not None:
     st.plotly_chart(fig, key="cmp_chart", width="stretch")
-st.dataframe(comparison_display(result.table), hide_index=True, key="cmp_table")
+shown = comparison_display(result.table)
+st.dataframe(shown, hide_index=True, key="cmp_table",  # metric, verdict, change first: on screen at 1400 px
+             column_order=display.key_columns_first(list(shown.columns), hidden=("key",)),
+             column_config=widgets.key_column_config(list(shown.columns)))
 
 cand_run = data.run_record(url, cand)
 labels = data.run_labels(cand_run)
@@ -78,4 +81,6 @@ else:
     table, totals = diff
     st.caption(f"{md(what)}: before is the baseline, after the candidate.")
     st.dataframe(display.readable(totals), hide_index=True, key="cmp_diff_totals")
-    st.dataframe(display.readable(table), hide_index=True, key="cmp_diff")
+    diff_shown = display.readable(table)
+    st.dataframe(diff_shown, hide_index=True, key="cmp_diff", column_order=display.key_columns_first(
+        ["status", *[c for c in diff_shown.columns if c != "status"]]))
