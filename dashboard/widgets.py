@@ -76,8 +76,9 @@ def key_column_config(columns: list[str]) -> dict[str, Any]:
     """Column settings: help on the key columns, bounded widths for point and why."""
     out: dict[str, Any] = {c: st.column_config.TextColumn(c, help=display.KEY_HELP[c])
                            for c in display.KEY_COLUMNS if c in columns}
-    for c, width in (("point", "medium"), ("why", "large")):
-        if c in columns:
-            out[c] = st.column_config.TextColumn(c, width=width)
+    if "point" in columns:
+        out["point"] = st.column_config.TextColumn("point", width="medium")
+    if "why" in columns:
+        out["why"] = st.column_config.TextColumn("why", width="large")
     return out
 
