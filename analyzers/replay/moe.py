@@ -20,6 +20,7 @@ from perfkit.analyzers.replay.op_call import OpCall
 
 MOE_DTYPES = ("fp32", "bf16", "fp16")
 _FIELDS = ("tokens", "dim", "expert_ffn_dim", "experts", "top_k")
+_WEIGHT_READERS = ("aten::einsum", "aten::select", "aten::index")  # ops that take an expert weight [E, ., .]
 
 
 def is_moe_op(name: str) -> bool:
@@ -84,7 +85,8 @@ def moe_from_range(calls: list[OpCall]) -> Built | None:
     if router is not None:
         found["dim"] = (router.shape(1) or [0, 0])[1]
     d = found.get("dim")
-    weight = next((s for c in calls for s in c.tensors() if len(s) == 3 and s[0] == experts and d in s[1:]), None)
+    weight = next((s for c in calls if c.name in _WEIGHT_READERS for s in c.tensors()
+                   if len(s) == 3 and s[0] == experts and d in s[1:]), None)
     if weight is not None:
         found["expert_ffn_dim"] = weight[1] if weight[2] == d else weight[2]
     names = {c.name for c in calls}

@@ -27,7 +27,15 @@ class OpCall:
         return None
 
     def tensors(self) -> list[list[int]]:
-        return [s for i in range(len(self.dims)) if (s := self.shape(i)) is not None]
+        """Every input tensor's shape, those of a tensor list (einsum's operands) in order."""
+        out: list[list[int]] = []
+        for d in self.dims:
+            if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
+                out.append([int(x) for x in d])
+            elif isinstance(d, list):
+                out += [[int(x) for x in t] for t in d
+                        if isinstance(t, list) and t and all(isinstance(x, int) for x in t)]
+        return out
 
     def dtype(self, i: int = 0) -> str | None:
         t = self.types[i] if i < len(self.types) else None
