@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -26,30 +25,6 @@ from perfkit.core.errors import PerfkitError
 from perfkit.regression.gate.compare import GateResult
 from perfkit.regression.kernel_why import ClientCheck, KernelWhy
 from perfkit.regression.serving_why import ServingWhy
-
-
-def server_traces_of(points: Sequence[Any], run_dir: str | Path | None) -> dict[str, tuple[str, ...]]:
-    """point key -> absolute paths of its server traces (points without any are left out)."""
-    if run_dir is None:
-        return {}
-    out = {}
-    for p in points:
-        rel = getattr(getattr(p, "artifacts", None), "server_traces", None) or []
-        if rel:
-            out[str(p.key)] = tuple(str(Path(run_dir) / r) for r in rel)
-    return out
-
-
-def window_tpot_of(points: Sequence[Any]) -> dict[str, float]:
-    """point key -> TPOT p50 of the requests inside its profiled window: the requests whose steps
-    the trace holds (the profiler slows them, so the whole stage's TPOT is not their measure)."""
-    out = {}
-    for p in points:
-        window = getattr(getattr(p, "artifacts", None), "profile_window", None)
-        tpot = getattr(getattr(window, "overhead", None), "tpot_p50_inside_s", None)
-        if isinstance(tpot, (int, float)) and math.isfinite(tpot) and tpot > 0:
-            out[str(p.key)] = float(tpot)
-    return out
 
 
 def stage_samples(paths: Sequence[str]) -> tuple[pd.DataFrame, str, float]:

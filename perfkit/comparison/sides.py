@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.comparison.server_traces import server_traces_of, window_tpot_of
+from perfkit.comparison.trace_paths import server_traces_of, window_tpot_of
 from perfkit.core.point_spec import point_spec
 from perfkit.core.record import Run
 from perfkit.regression.gate.compare import RunSide

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from perfkit.comparison.server_traces import _client, window_tpot_of
+from perfkit.comparison.server_traces import _client
+from perfkit.comparison.trace_paths import window_tpot_of
 from perfkit.core.profile_window import WindowOverhead
 
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import rankdata
 
 from perfkit.regression.changepoint.options import ChangePointOptions
 from perfkit.regression.gate.robust import biweight_midvariance
@@ -105,6 +104,8 @@ def best_split(y: np.ndarray, lo: int, hi: int, opts: ChangePointOptions) -> tup
     n = hi - lo
     if n < 2 * opts.min_size:
         return None
+    from scipy.stats import rankdata  # ~1 s to import: only where a history is scanned
+
     ranks = rankdata(y[lo:hi])
     z = scan_statistic(ranks, opts.min_size)
     k = int(np.argmax(z))
@@ -122,6 +123,8 @@ def split_p_value(
         return 1.0
     if n < 2 * opts.min_size:
         return 1.0
+    from scipy.stats import rankdata  # ~1 s to import: only where a history is scanned
+
     ranks = rankdata(y[lo:hi])
     u = float(ranks[:n1].sum()) - n1 * (n1 + 1) / 2.0
     z = abs(u - n1 * n2 / 2.0) / math.sqrt(n1 * n2 * (n + 1) / 12.0)

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from scipy import stats
 
 from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
@@ -105,6 +104,8 @@ def _div(a: float, b: float) -> float:
 
 
 def _attainment(b: _Counts, c: _Counts, max_p: float) -> tuple[float, float, float, str]:
+    from scipy import stats  # ~1 s to import: only where a serving stage is judged
+
     p = float(stats.fisher_exact([[b.good, b.total - b.good], [c.good, c.total - c.good]]).pvalue)
     z = float(stats.norm.isf(max_p / 4.0))  # each share at 1 - max_p / 2: the ratio's at >= 1 - max_p
     (lb, hb), (lc, hc) = _wilson(b.good, b.total, z), _wilson(c.good, c.total, z)
@@ -116,6 +117,8 @@ def _rate(b: _Counts, c: _Counts, max_p: float) -> tuple[float, float, float, st
     both = b.good + c.good
     if both == 0:
         return None
+    from scipy import stats  # ~1 s to import: only where a serving stage is judged
+
     share0 = c.duration_s / (b.duration_s + c.duration_s)
     test = stats.binomtest(c.good, both, share0)
     ci = test.proportion_ci(confidence_level=1.0 - max_p, method="exact")

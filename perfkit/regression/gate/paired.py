@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from perfkit.core.measurement import median
 from perfkit.regression.gate.decide import decide
@@ -56,7 +56,7 @@ def compare_paired(
     g = int(math.floor(0.2 * diffs.size))
     df = max(diffs.size - 2 * g - 1, 1)
     if se > 0:
-        p_t = float(2.0 * sps.t.sf(abs(d) / se, df))
+        p_t = float(2.0 * special.stdtr(df, -abs(d) / se))
     else:
         p_t = 1.0 if d == 0 else 0.0
     rng = np.random.default_rng(seed)

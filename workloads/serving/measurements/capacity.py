@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import binom
+from scipy import special
 
 PROVEN, VIOLATED, UNPROVEN = "proven", "violated", "not enough samples"
 PASS, FAIL, STOP, UNKNOWN = "pass", "fail", "stop", "unknown"
@@ -44,7 +44,7 @@ class QuantileVerdict:
 
 def proven(n: int, over: int, quantile: float, confidence: float = CONFIDENCE) -> bool:
     """Binomial(n, 1 - q).cdf(over) <= 1 - confidence (MLPerf LoadGen's early-stopping test)."""
-    return n > 0 and float(binom.cdf(over, n, 1.0 - quantile)) <= 1.0 - confidence
+    return n > 0 and float(special.bdtr(over, n, 1.0 - quantile)) <= 1.0 - confidence
 
 
 def requests_needed(over: int, quantile: float, confidence: float = CONFIDENCE) -> int | None:
