@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from perfkit.core.bounded import INT64_MAX
+from perfkit.core.finite import finite_float
 from perfkit.workloads.serving.records import RequestRecord
 
 SOURCES = ("vllm", "aiperf", "guidellm")
@@ -75,20 +77,17 @@ def stat_name(stat: str) -> str | None:
 
 def put(summary: dict[str, float], key: str, value: object, scale: float = 1.0) -> None:
     """Store a finite number (scaled) under `key`; anything else is left out."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return
-    number = float(value) * scale
-    if math.isfinite(number):
-        summary[key] = number
+    number = finite_float(value)
+    if number is not None and math.isfinite(number * scale):
+        summary[key] = number * scale
 
 
 def positive_int(value: object) -> int | None:
     """A whole number > 0 (a concurrency, a stream count), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    number = finite_float(value)
+    if number is None or number <= 0 or number != int(number) or number > INT64_MAX:
         return None
-    if not math.isfinite(value) or value <= 0 or value != int(value):
-        return None
-    return int(value)
+    return int(number)
 
 
 def definitions_for(summary: dict[str, float], definitions: dict[str, str]) -> dict[str, str]:
