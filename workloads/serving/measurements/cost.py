@@ -123,8 +123,8 @@ def _entry(i: int, entry: Any, fail: _Fail) -> tuple[str, Price]:
                                        "usd_per_gpu_hour, source (and gpus)", True)
     usd = finite_float(entry.get("usd_per_gpu_hour"))
     if usd is None or not 0 <= usd <= MAX_USD_PER_GPU_HOUR:
-        raise fail([*loc, "usd_per_gpu_hour"], f"{what}: usd_per_gpu_hour must be a number 0 to "
-                                               f"{MAX_USD_PER_GPU_HOUR:,}, not {shown(entry.get('usd_per_gpu_hour'))}; fix it")
+        raise fail([*loc, "usd_per_gpu_hour"], f"{what}: usd_per_gpu_hour must be a number >= 0 and at "
+                                               f"most {MAX_USD_PER_GPU_HOUR:,}, not {shown(entry.get('usd_per_gpu_hour'))}; fix it")
     source = entry.get("source")
     if not isinstance(source, str) or not source.strip():
         raise fail([*loc, "source"], f"{what}: `source` is missing; say where the price comes "
