@@ -3,7 +3,7 @@
 A fraction (KV-cache usage, a prefix-cache hit rate, a speculative acceptance rate) is 0..1; a
 count (tokens, preemptions, queue length) is 0..2^53 (past that a float no longer holds every
 whole number); a mean accepted length is 1..2^20. A number out of its range is dropped and
-counted (`server_metrics.out_of_range_dropped`) with one note naming it, never stored. Numbers of
+counted (`server_metrics.out_of_range_dropped`, or `non_finite_dropped` for NaN / Infinity) with one note naming it, never stored. Numbers of
 no known kind (GPU telemetry) only need to be finite.
 """
 
@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 
 DROPPED = "out_of_range_dropped"
+NON_FINITE = "non_finite_dropped"
 MAX_COUNT = float(2**53)
 FRACTIONS = ("server_prefix_cache_hit_rate", "server_kv_cache_usage", "server_spec_acceptance_rate")
 COUNTS = ("server_prompt_tokens", "server_generation_tokens", "server_preemptions", "server_queue_len")
@@ -41,22 +42,27 @@ def count_or_none(value: float) -> float | None:
 
 
 def keep_plausible(numbers: Mapping[str, float]) -> tuple[dict[str, float], list[str]]:
-    """(the numbers in range, with the dropped ones counted under DROPPED; a note naming them)."""
+    """(the numbers in range, the dropped ones counted under NON_FINITE (NaN / Infinity) and
+    DROPPED (finite, out of range; gauge readings stage_series dropped included); a note naming them)."""
     kept: dict[str, float] = {}
     dropped: list[str] = []
+    non_finite = 0
     for key, value in numbers.items():
-        if key == DROPPED:
+        if key in (DROPPED, NON_FINITE):
             continue
         why = out_of_range(key, value)
         if why is None:
             kept[key] = value
-        else:
-            dropped.append(f"{key} {value:.4g} (not {why})")
-    earlier = int(numbers.get(DROPPED, 0))  # gauge scrapes dropped before (stage_series)
-    total = earlier + len(dropped)
-    if not total:
+            continue
+        dropped.append(f"{key} {value:.4g} (not {why})")
+        non_finite += not math.isfinite(value)
+    earlier = int(numbers.get(DROPPED, 0))  # gauge readings dropped while the stage ran (stage_series)
+    if non_finite:
+        kept[NON_FINITE] = non_finite
+    if earlier + len(dropped) - non_finite:
+        kept[DROPPED] = earlier + len(dropped) - non_finite
+    if not dropped and not earlier:
         return kept, []
-    kept[DROPPED] = total
     named = "; ".join(dropped[:5]) + (f"; {len(dropped) - 5} more" if len(dropped) > 5 else "")
     scrapes = f"{earlier} gauge reading{'s' if earlier != 1 else ''} while the stage ran" if earlier else ""
     return kept, [f"server numbers out of range, dropped, not believed: {', '.join(x for x in (named, scrapes) if x)}"]
