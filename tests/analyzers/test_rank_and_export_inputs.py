@@ -101,7 +101,7 @@ def test_rank_files_that_do_not_name_their_rank(make: Make, rc_want: int, needle
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     files = make(tmp_path)
     rc, out, err = _analyze(capsys, *map(str, files))
-    assert rc == rc_want and len(err) == 1, err
+    assert rc == rc_want and out == "" and len(err) == 1, err
     assert needle in err[0] and "names rank 0" in err[0] and "distributedInfo.rank in every rank's file" in err[0], err
 
 

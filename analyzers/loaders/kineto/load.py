@@ -63,7 +63,6 @@ from perfkit.core.finite import shown
 from perfkit.core.memory import map_large_blocks
 from perfkit.core.parallel_map import Executor, parallel_map
 
-
 MAX_RANK = 2**31  # ranks are int32 in torch.distributed
 NO_RANK = "no distributedInfo.rank"
 

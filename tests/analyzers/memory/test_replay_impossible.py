@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from perfkit.analyzers.memory.replay import BELOW_ZERO, DOUBLE_ALLOC, FREE_PAST_RESERVED, NEGATIVE_TOTAL
+from perfkit.analyzers.memory.replay import (
+    BELOW_ZERO,
+    DOUBLE_ALLOC,
+    FREE_PAST_RESERVED,
+    NEGATIVE_TOTAL,
+)
 from perfkit.cli import main
 
 MiB = 1 << 20
