@@ -106,8 +106,8 @@ class _Reader:
                 raise self.fail(f"{where}.frames[{i}]", "not a frame {name: str, filename: str, line: int}")
         found = self.frames.get(key)
         if found is None:
-            found = self.frames[key] = tuple(Frame(k[0][:1000], (k[1] or "")[:1000], k[2] or 0)
-                                             for k in key if k is not None)
+            found = self.frames[key] = tuple(Frame(str(k[0])[:1000], str(k[1] or "")[:1000], int(k[2] or 0))
+                                             for k in key if k is not None)  # str / int: checked above
         self.by_id[id(raw)] = found  # the data (and so `raw`) lives as long as this reader
         return found
 
