@@ -73,7 +73,7 @@ def read_result_file(p: Path) -> AsvResultFile:
         raise StoreError(f"{p}: no 'commit_hash'; cannot tell which commit was measured")
     date_ms = finite_float(date)
     if date_ms is None or not 0 <= date_ms <= MAX_DATE_MS:
-        raise StoreError(f"{p}: 'date' is {shown(date)}, not milliseconds since the epoch (1970 to 9999); "
+        raise StoreError(f"{p}: 'date' is {_shown(date)}, not milliseconds since the epoch (1970 to 9999); "
                          "cannot order this run among commits")
     params: dict[str, Any] = data["params"] if isinstance(data.get("params"), dict) else {}
     requirements: dict[str, Any] = data["requirements"] if isinstance(data.get("requirements"), dict) else {}
@@ -90,6 +90,13 @@ def read_result_file(p: Path) -> AsvResultFile:
         requirements=requirements,
         entries=entries,
     )
+
+
+def _shown(value: Any) -> str:
+    """A value as the JSON it was ("fast", true, 1e+300); an integer past 30 digits by its length."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return shown(value)
+    return json.dumps(value)[:60]
 
 
 def _env_from_filename(p: Path, commit: str) -> str:
@@ -154,7 +161,7 @@ def _value(where: str, v: Any) -> float | None:
         return v
     x = finite_float(v)
     if x is None:
-        raise StoreError(f"{where} is {shown(v)}, not a finite number (null: failed, NaN: skipped)")
+        raise StoreError(f"{where} is {_shown(v)}, not a number (null: failed, NaN: skipped)")
     return x
 
 
@@ -166,5 +173,5 @@ def _samples(where: str, s: Any) -> tuple[float, ...] | None:
     out = tuple(map(finite_float, s))
     for j, x in enumerate(out):
         if x is None:
-            raise StoreError(f"{where}[{j}] is {shown(s[j])}, not a finite number")
+            raise StoreError(f"{where}[{j}] is {_shown(s[j])}, not a finite number")
     return out  # type: ignore[return-value]  # no None left

@@ -18,7 +18,7 @@ BIG = "9" * 400
     ('"date": 1700000000000', '"date": 1e300', "'date' is 1e+300, not milliseconds since the epoch (1970 to 9999)"),
     ('"date": 1700000000000', '"date": -1e300', "'date' is -1e+300"),
     ('"date": 1700000000000', f'"date": {BIG}', "'date' is an integer of 400 digits"),
-    ('"b.peakmem_load": [[1048576]', f'"b.peakmem_load": [[{BIG}]', "is an integer of 400 digits, not a finite"),
+    ('"b.peakmem_load": [[1048576]', f'"b.peakmem_load": [[{BIG}]', "is an integer of 400 digits, not a number"),
     ("[[0.4, 0.5, 0.6]", f"[[0.4, {BIG}, 0.6]", "samples[0][1] is an integer of 400 digits, not a finite number"),
 ], ids=["date-1e300", "date-minus-1e300", "date-400-digits", "result-400-digits", "sample-400-digits"])
 def test_a_number_out_of_range_is_one_line(old: str, new: str, needle: str, tmp_path: Path,
