@@ -4,7 +4,8 @@ server with known timings (`perfkit serve --synthetic --ttft-ms 50 --itl-ms 5 --
 Through `perfkit ingest`, read back from the store: what perfkit stores must be what the tool's
 own file says, per field, and what the server was told to do.
 
-Files and how they were made: tests/data/serving/aiperf/aiperf-0.13-4-tokens-per-chunk/PROVENANCE.md."""
+Files and how they were made: PROVENANCE.md in tests/data/serving/aiperf/aiperf-0.13-4-tokens-per-chunk/
+and tests/data/serving/guidellm/guidellm-0.8.1-4-tokens-per-chunk/."""
 
 from __future__ import annotations
 
@@ -108,3 +109,64 @@ def test_aiperf_records_hold_17_tokens_in_5_chunks(tmp_path: Path) -> None:
         assert gaps == pytest.approx([g / 1000 for g in raw["metrics"]["inter_chunk_latency"]["value"]])
         # per-token ITL: each chunk's gap over its 4 tokens, the server's 5 ms
         assert token_itls_s(record) == pytest.approx([g / 4 for g in gaps for _ in range(4)])
+
+
+GUIDELLM = DATA / "guidellm" / "guidellm-0.8.1-4-tokens-per-chunk" / "benchmarks.json"
+
+
+@pytest.fixture(scope="module")
+def guidellm_report() -> dict[str, Any]:
+    benchmark: dict[str, Any] = json.loads(GUIDELLM.read_text())["benchmarks"][0]
+    return benchmark
+
+
+@pytest.fixture
+def guidellm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    return _stored(GUIDELLM, "guidellm", tmp_path, capsys)
+
+
+def _per_request(report: dict[str, Any], key: str) -> list[float]:
+    return [float(r[key]) for r in report["requests"]["successful"]]
+
+
+def test_guidellm_chunk_gap_is_its_first_to_last_token_over_its_token_iterations(
+        guidellm: dict[str, Any], guidellm_report: dict[str, Any]) -> None:
+    gaps = []
+    for r in guidellm_report["requests"]["successful"]:
+        t = r["info"]["timings"]
+        assert t["token_iterations"] == 5 and r["output_tokens"] == 17
+        gaps.append((t["last_token_iteration"] - t["first_token_iteration"]) / (t["token_iterations"] - 1))
+    # every gap of a request is its mean (the file keeps no single gap): the stored p50 is their median
+    assert guidellm["chunk_gap_p50_s"] == pytest.approx(float(np.median(gaps)), rel=1e-9)
+    assert guidellm["chunk_gap_p50_s"] == pytest.approx(0.020, abs=0.002)  # 4 tokens x 5 ms, not 5 ms
+
+
+def test_guidellm_tpot_is_its_inter_token_latency(guidellm: dict[str, Any], guidellm_report: dict[str, Any]) -> None:
+    per_request_s = [v / 1000 for v in _per_request(guidellm_report, "inter_token_latency_ms")]
+    own = guidellm_report["metrics"]["inter_token_latency_ms"]["successful"]
+    assert guidellm["tpot_mean_s"] == pytest.approx(own["mean"] / 1000, rel=1e-9)
+    assert guidellm["tpot_p50_s"] == pytest.approx(float(np.median(per_request_s)), rel=1e-9)
+    assert guidellm["tpot_p50_s"] == pytest.approx(0.005, abs=0.0005)
+    assert guidellm["tool_summary"]["tpot_p50_s"] == pytest.approx(own["median"] / 1000, rel=1e-9)
+
+
+def test_guidellm_ttft_and_counts(guidellm: dict[str, Any], guidellm_report: dict[str, Any]) -> None:
+    per_request_s = [v / 1000 for v in _per_request(guidellm_report, "time_to_first_token_ms")]
+    own = guidellm_report["metrics"]["time_to_first_token_ms"]["successful"]
+    assert guidellm["ttft_mean_s"] == pytest.approx(own["mean"] / 1000, rel=1e-9)
+    assert guidellm["ttft_p50_s"] == pytest.approx(float(np.median(per_request_s)), rel=1e-9)
+    assert guidellm["requests_ok"] == guidellm_report["metrics"]["request_totals"]["successful"] == 8
+    assert guidellm["tool_summary"]["e2e_per_token_mean_s"] == pytest.approx(
+        guidellm_report["metrics"]["time_per_output_token_ms"]["successful"]["mean"] / 1000, rel=1e-9)
+    assert any("a chunk count but no chunk times" in n for n in guidellm["serving_notes"])
+
+
+def test_guidellm_records_hold_17_tokens_in_5_chunks() -> None:
+    from perfkit.ingest.serving.dispatch import read_serving_results
+    from perfkit.workloads.serving.measurements.latency import token_itls_s
+
+    (stage,) = read_serving_results(GUIDELLM)
+    for record in stage.requests:
+        assert record.chunk_tokens == (1, 4, 4, 4, 4) and record.output_tokens == len(record.token_times_s) == 17
+        gap = (record.chunk_times_s[-1] - record.chunk_times_s[0]) / 4
+        assert token_itls_s(record) == pytest.approx([gap / 4] * 16)  # the server's 5 ms per token
