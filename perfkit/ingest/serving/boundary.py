@@ -20,6 +20,7 @@ from perfkit.core.errors import PerfkitError, located
 from perfkit.core.finite import digits, finite_float
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: a result file past this is refused before it is read
+MAX_TIME_S = 1e10  # a time or a timestamp past 300 years (Unix seconds now are 1.8e9) is no request's
 MAX_ERROR_CHARS = 300  # a request's error text is cut to its last line, at most this long
 
 
@@ -158,6 +159,12 @@ def number(value: Any) -> float | None:
     return finite_float(value)  # an integer past a float's range (a 400-digit count) is None too
 
 
+def seconds(value: Any) -> float | None:
+    """A time in seconds within +-MAX_TIME_S (a clock reading, a duration), else None."""
+    x = number(value)
+    return x if x is not None and abs(x) <= MAX_TIME_S else None
+
+
 def time_s(value: Any, what: str, scale: float = 1.0) -> float:
     """A finite, non-negative duration in seconds (value x scale), else BadRequest."""
     x = number(value)
@@ -165,6 +172,8 @@ def time_s(value: Any, what: str, scale: float = 1.0) -> float:
         raise BadRequest(f"{what} is not a finite number")
     if x < 0:
         raise BadRequest(f"{what} is negative")
+    if x * scale > MAX_TIME_S:  # finite, but a sum or a rate of it would not be
+        raise BadRequest(f"{what} is past {MAX_TIME_S:.0e} s")
     return x * scale
 
 

@@ -47,6 +47,7 @@ from perfkit.ingest.serving.boundary import (
     fail,
     mapping,
     number,
+    seconds,
     text_field,
     time_s,
 )
@@ -141,7 +142,7 @@ def _summary(metrics: dict[str, Any]) -> dict[str, float]:
 
 
 def _duration(bench: dict[str, Any]) -> float | None:
-    duration = number(bench.get("duration"))
+    duration = seconds(bench.get("duration"))
     if duration is None:
         start, end = number(bench.get("start_time")), number(bench.get("end_time"))
         duration = end - start if start is not None and end is not None else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from perfkit.core.bounded import INT64_MAX
 from perfkit.core.finite import finite_float
+from perfkit.ingest.serving.boundary import MAX_TIME_S
 from perfkit.workloads.serving.records import RequestRecord
 
 SOURCES = ("vllm", "aiperf", "guidellm")
@@ -76,10 +77,13 @@ def stat_name(stat: str) -> str | None:
 
 
 def put(summary: dict[str, float], key: str, value: object, scale: float = 1.0) -> None:
-    """Store a finite number (scaled) under `key`; anything else is left out."""
+    """Store a finite number (scaled) under `key`; anything else (a time, `*_s`, past MAX_TIME_S) is left out."""
     number = finite_float(value)
-    if number is not None and math.isfinite(number * scale):
-        summary[key] = number * scale
+    if number is None or not math.isfinite(number * scale):
+        return
+    if key.endswith("_s") and abs(number * scale) > MAX_TIME_S:  # a time past 300 years: no stage's
+        return
+    summary[key] = number * scale
 
 
 def positive_int(value: object) -> int | None:

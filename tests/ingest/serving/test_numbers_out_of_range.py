@@ -79,3 +79,20 @@ def test_an_integer_past_the_digit_limit_is_one_line(name: str, text: str, tmp_p
     assert rc == 2 and out == "" and len(err) == 1, err
     assert err[0].startswith(f"perfkit: error: {path}") and "digits" in err[0], err
     assert not (tmp_path / "perfkit.db").exists()
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('"duration": 0.962384', '"duration": 1e308'),
+    ('"start_times": [81234.615131,', '"start_times": [1e308,'),
+    ('"ttfts": [0.041029,', '"ttfts": [1e308,'),
+    ('"latencies": [0.218785,', '"latencies": [1e300,'),
+], ids=["stage-duration", "start-time", "ttft", "latency"])
+def test_a_time_of_1e308_seconds_is_dropped_never_summed(old: str, new: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _ingest(_edited(tmp_path, old, new), tmp_path, capsys)
+    assert rc == 0 and "stored" in out, (out, err)
+    run_id = out.split(": run ")[1].split()[0]
+    (point,) = load_stored_run(run_id, str(tmp_path / "perfkit.db")).points
+    for key, value in point.metrics.items():
+        if isinstance(value, float):
+            assert math.isfinite(value) and (not key.endswith("_s") or abs(value) <= 1e10), (key, value)
