@@ -94,3 +94,14 @@ def test_a_replay_the_rules_cannot_fix_is_shown_as_zero(tmp_path: Path, capsys: 
     assert min(data["timeline"]["allocated_bytes"]) >= 0
     assert data["timeline"]["allocated_bytes"] == [1024, 0, 0]
     assert data["replay_check"]["impossible"] == {BELOW_ZERO: 2}  # allocated and active, once each
+
+
+@pytest.mark.parametrize("key", ["Total Allocated", "Total Reserved"])
+def test_a_total_past_any_device_is_one_line(key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _kineto(tmp_path / "t.json", [(1, 100, 1024, 1024, 2 * MiB)])
+    path.write_text(path.read_text().replace(f'"{key}": {1024 if key == "Total Allocated" else 2 * MiB}',
+                                             f'"{key}": {10**19}'))
+    assert main(["memory", str(path)]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and f"args['{key}'] = 10000000000000000000 is beyond any device" in lines[0]
