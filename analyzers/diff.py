@@ -75,10 +75,20 @@ def _diff(sa: pd.DataFrame, sb: pd.DataFrame, rel_tol: float, abs_tol_ns: int) -
     return out.loc[order, DIFF_COLUMNS].reset_index(drop=True)
 
 
-def diff_totals(diff: pd.DataFrame) -> pd.DataFrame:
-    """Per status (and "all"): kernels, time in A, time in B, delta."""
+def diff_by_level(a: EventTable, b: EventTable) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    """("kernel", trace_diff, its totals) when A or B has GPU kernels (memcpy, memset); else
+    ("op", op_diff, its totals counted in `ops`): two CPU-only traces diff their CPU ops."""
+    kernels = trace_diff(a, b)
+    if not kernels.empty:
+        return "kernel", kernels, diff_totals(kernels)
+    ops = op_diff(a, b)
+    return "op", ops, diff_totals(ops, counted="ops")
+
+
+def diff_totals(diff: pd.DataFrame, counted: str = "kernels") -> pd.DataFrame:
+    """Per status (and "all"): kernels (or ops: `counted`), time in A, time in B, delta."""
     g = diff.groupby("status").agg(
-        kernels=("name", "size"), total_a_ns=("total_a_ns", "sum"), total_b_ns=("total_b_ns", "sum")
+        **{counted: ("name", "size")}, total_a_ns=("total_a_ns", "sum"), total_b_ns=("total_b_ns", "sum")
     )
     g = g.reindex(list(STATUSES), fill_value=0)
     g.loc["all"] = [len(diff), int(diff["total_a_ns"].sum()), int(diff["total_b_ns"].sum())]

@@ -589,6 +589,24 @@ def previous_run(all_runs: pd.DataFrame, run_id: str) -> str | None:
     return str(same.iloc[0]["run_id"]) if len(same) else None
 
 
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def compare_pair(url: str, cand: str | None) -> Any:
+    """The pair Compare opens on (perfkit.dashboard.compare_pair.default_pair): two runs with a
+    metric in common, or the candidate and why none can be its baseline."""
+    from perfkit.dashboard.compare_pair import default_pair
+    from perfkit.store import read
+
+    all_runs = runs(url)
+    seen: dict[str, frozenset[str]] = {}
+    with _engine(url).connect() as conn:
+        def metrics_of(run_id: str) -> frozenset[str]:
+            if run_id not in seen:
+                seen[run_id] = frozenset(name for name, _ in read.run_metric_directions(conn, run_id))
+            return seen[run_id]
+
+        return default_pair(all_runs, cand, metrics_of, lambda r: previous_run(all_runs, r))
+
 OPEN_WINDOW = 200  # commits of each series searched for change points still in effect
 OPEN_COLUMNS = ["gpu", "branch", "metric", "key", "name", "seen_by", "since_commit", "commits_since", "magnitude",
                 "p_value", "before", "after", "baseline_run", "run_id", "gate", "gate_change"]

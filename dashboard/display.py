@@ -159,3 +159,19 @@ def roofline_table(placed: pd.DataFrame, roofs: list[str]) -> pd.DataFrame:
             if column in placed.columns:
                 out[name] = placed[column].map(fmt) if fmt else placed[column]
     return out
+
+
+# The columns a reader looks for first (what moved, the verdict, by how much) lead every table
+# that has them, so they are on screen at 1400 px whatever the point labels' length; long
+# columns (point, why) get a bounded width and follow. Each key column says what it is on hover.
+KEY_COLUMNS = ("metric", "verdict", "gate", "change")
+KEY_HELP = {"metric": "the measurement compared", "verdict": "the gate's verdict on this measurement",
+            "gate": "the gate's verdict on the latest run against the last run before the change",
+            "change": "candidate / baseline - 1 (after / before)"}
+
+
+def key_columns_first(columns: list[str], hidden: tuple[str, ...] = ()) -> list[str]:
+    """`columns` with KEY_COLUMNS first (in that order), then the rest as they were; `hidden` left out."""
+    first = [c for c in KEY_COLUMNS if c in columns]
+    return [c for c in first + [c for c in columns if c not in first] if c not in hidden]
+

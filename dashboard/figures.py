@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from perfkit.core.units import fmt_change, fmt_p, fmt_value
+from perfkit.reports.html.axis_range import axis_range
 from perfkit.reports.html.text import plot_text
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -42,7 +43,9 @@ def history_figure(h: Any, title: str, *, height: int = 520, log_y: bool = False
     fig.update_layout(title=plot_text(title), template="plotly_white", height=height, hovermode="closest",
                       legend={"orientation": "h", "y": -0.18}, margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       clickmode="event+select", dragmode="pan")
-    fig.update_yaxes(title_text=plot_text(h.unit or "value"), type="log" if log_y else "linear")
+    drawn = [*h.runs["value"], *h.commits["band_low"], *h.commits["band_high"], *h.changes["after"]]
+    fig.update_yaxes(title_text=plot_text(h.unit or "value"), type="log" if log_y else "linear",
+                     range=axis_range(drawn, log=log_y))
     fig.update_xaxes(title_text="commit (in time order)", **commit_ticks(h.commits))
     return fig
 

@@ -4,10 +4,12 @@ st.text (never as Markdown or HTML), or escaped first."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from perfkit.dashboard import data
+from perfkit.dashboard import data, display
 from perfkit.dashboard.text import md
 
 RUN_PAGE = "views/run.py"
@@ -68,3 +70,15 @@ def open_run(run_id: str) -> None:
 
 def not_available(reason: str) -> None:
     st.info(f"Not available for this run: {md(reason)}")
+
+
+def key_column_config(columns: list[str]) -> dict[str, Any]:
+    """Column settings: help on the key columns, bounded widths for point and why."""
+    out: dict[str, Any] = {c: st.column_config.TextColumn(c, help=display.KEY_HELP[c])
+                           for c in display.KEY_COLUMNS if c in columns}
+    if "point" in columns:
+        out["point"] = st.column_config.TextColumn("point", width="medium")
+    if "why" in columns:
+        out["why"] = st.column_config.TextColumn("why", width="large")
+    return out
+

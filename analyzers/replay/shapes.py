@@ -1,17 +1,18 @@
 """The shapes and dtypes an op ran with in a trace, as a workload entry of a model.yaml.
 
-`--op NAME`: the CPU op's own `Input Dims` / `Input type` (record_shapes). `--kernel NAME`: the op
-that launched the kernel (its External id), whose shapes those are. The most frequent shape wins
-(its count is reported). GEMM ops (aten::mm / addmm / matmul / linear / bmm) become a `kind: gemm`
-entry with m, n, k and the dtype. Where the trace carries no shapes, or the op is of a class with
-no replay yet, the entry names the fields to fill with the FILL placeholder, which the spec
-rejects (`perfkit profile` stops at that line, naming the field): never a guess.
+`--op NAME`: the CPU op's own `Input Dims` / `Input type` / `Concrete Inputs` (record_shapes), or,
+for a range (record_function / NVTX, e.g. `perfkit_attention`), the op that names its class inside
+it (replay/ranges.py). `--kernel NAME`: the op that launched the kernel (its External id), whose
+shapes those are. The most frequent entry wins (its count is reported). GEMM ops become
+`kind: gemm` (gemm.py), attention ops `kind: attention` (attention.py), norms and the small ops
+`kind: kernels` (norms.py), fused experts and MoE ranges `kind: moe` (moe.py). Where the trace does
+not say a field, or the op is of a class no kind runs, the entry holds the FILL placeholder there
+and names the field; the spec loader refuses it at that line: never a guess.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,20 +20,18 @@ from typing import Any
 import numpy as np
 
 from perfkit.analyzers.event_table import EventTable, Kind
+from perfkit.analyzers.replay.classify import entry_for
+from perfkit.analyzers.replay.op_call import OpCall
+from perfkit.analyzers.replay.ranges import range_entry
 from perfkit.core.errors import TraceError
-
-FILL = "FILL"  # the placeholder of a field the trace does not say
-_DTYPES = {"float": "fp32", "c10::BFloat16": "bf16", "c10::Half": "fp16", "double": "fp64",
-           "c10::Float8_e4m3fn": "fp8_e4m3"}
-_GEMM_OPS = ("aten::mm", "aten::addmm", "aten::matmul", "aten::linear", "aten::bmm", "aten::baddbmm")
 
 
 @dataclass(frozen=True)
 class Replay:
-    op: str  # the op whose shapes these are
+    op: str  # the op (or range) whose shapes these are
     entry: dict[str, Any]  # one item of `workloads:`
     calls: int  # calls of the op found
-    same_shape: int  # of them with the shape written
+    same_shape: int  # of them with the entry written
     missing: tuple[str, ...] = ()  # fields left FILL
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -50,29 +49,19 @@ def _launching_ops(table: EventTable, kernel_rows: np.ndarray) -> np.ndarray:
     return np.array([by_ext.get(int(table["external_id"][r]), -1) for r in kernel_rows], dtype=np.int64)
 
 
-def _text(table: EventTable, col: str, row: int) -> Any:
+def _json(table: EventTable, col: str, row: int) -> tuple[Any, ...]:
     i = int(table[col][row])
-    return json.loads(table.args_text[i]) if i >= 0 else None
+    value = json.loads(table.args_text[i]) if i >= 0 else None
+    return tuple(value) if isinstance(value, list) else ()
 
 
-def _gemm(op: str, dims: list[Any], types: list[Any]) -> tuple[dict[str, Any], list[str]]:
-    shapes = [d for d in dims if isinstance(d, list) and len(d) >= 1]
-    a, b = (shapes[1], shapes[2]) if op in ("aten::addmm", "aten::baddbmm") and len(shapes) >= 3 else [*shapes, [], []][:2]
-    entry: dict[str, Any] = {"kind": "gemm"}
-    if op == "aten::linear" and len(a) >= 1 and len(b) == 2:
-        entry.update(m=int(math.prod(a[:-1])), n=int(b[0]), k=int(b[1]))
-    elif len(a) >= 2 and len(b) >= 2:
-        entry.update(m=int(math.prod(a[:-1])), n=int(b[-1]), k=int(a[-1]))
-    dtype = _DTYPES.get(str(types[0])) if types else None
-    entry["dtypes"] = [dtype] if dtype else FILL
-    missing = [f for f in ("m", "n", "k") if f not in entry] + ([] if dtype else ["dtypes"])
-    for f in ("m", "n", "k"):
-        entry.setdefault(f, FILL)
-    return entry, missing
+def op_call(table: EventTable, row: int) -> OpCall:
+    return OpCall(table.names[int(table["name_id"][row])], _json(table, "dims_id", row),
+                  _json(table, "types_id", row), _json(table, "concrete_id", row))
 
 
 def replay_entry(table: EventTable, name: str, kernel: bool) -> Replay:
-    """The workload entry that runs op (or the op launching kernel) `name` with its trace shapes."""
+    """The workload entry that runs op or range (or the op launching kernel) `name` with its trace shapes."""
     if kernel:
         rows = _launching_ops(table, _rows_named(table, name, (Kind.KERNEL,)))
         rows = rows[rows >= 0]
@@ -80,18 +69,25 @@ def replay_entry(table: EventTable, name: str, kernel: bool) -> Replay:
             raise TraceError(f"{name}: no launching CPU op of this kernel in the trace (a CUDA-graph replay?); "
                              "replay the op instead with --op NAME")
     else:
-        rows = _rows_named(table, name, (Kind.CPU_OP,))
+        rows = _rows_named(table, name, (Kind.CPU_OP, Kind.USER_ANNOTATION))
+        if not len(rows):
+            raise TraceError(f"{name}: a name in the trace, but of no CPU op or range; "
+                             "for a GPU kernel use --kernel NAME")
     op = str(Counter(table.names[int(table["name_id"][r])] for r in rows).most_common(1)[0][0])
-    shapes = Counter((json.dumps(_text(table, "dims_id", int(r))), json.dumps(_text(table, "types_id", int(r))))
-                     for r in rows if table.names[int(table["name_id"][r])] == op)
-    (dims_s, types_s), same = shapes.most_common(1)[0]
-    dims, types = json.loads(dims_s) or [], json.loads(types_s) or []
-    slug = op.split("::")[-1].strip("_") or "op"
-    if op in _GEMM_OPS:
-        entry, missing = _gemm(op, dims, types)
+    rows = np.array([r for r in rows if table.names[int(table["name_id"][r])] == op], dtype=np.int64)
+    if int(table["kind"][rows[0]]) == Kind.USER_ANNOTATION:
+        built = [range_entry(table, int(r), op_call) for r in rows]
     else:
-        entry = {"kind": FILL}
-        missing = ["kind"]
-    entry = {"kind": entry.pop("kind"), "name": f"replay-{slug}", **entry}
-    notes = () if dims else ("the trace has no shapes (record_shapes off): fill the FILL fields",)
-    return Replay(op, entry, int(sum(shapes.values())), int(same), tuple(missing), notes)
+        built = [entry_for(op_call(table, int(r))) for r in rows]
+    counts = Counter(json.dumps(b.entry, sort_keys=True) for b in built)
+    best, same = counts.most_common(1)[0]
+    b = next(x for x in built if json.dumps(x.entry, sort_keys=True) == best)
+    slug = op.split("::")[-1].strip("_") or "op"
+    entry = {"kind": b.entry["kind"], "name": f"replay-{slug}", **{k: v for k, v in b.entry.items() if k != "kind"}}
+    calls = [op_call(table, int(r)) for r in rows[:1]]
+    notes = list(b.notes)
+    if calls and not calls[0].dims and int(table["kind"][rows[0]]) == Kind.CPU_OP:
+        notes.insert(0, "the trace has no shapes (record_shapes off): fill the FILL fields")
+    if len(counts) > 1:
+        notes.append(f"{len(counts) - 1} other shape(s) of {op} in the trace; this is the most frequent")
+    return Replay(op, entry, len(rows), int(same), tuple(b.missing), tuple(notes))

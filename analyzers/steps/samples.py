@@ -10,8 +10,9 @@ One row per (step, level, key) with `time_ns`:
   `host`;
 - level `name`: per kernel name (GPU) or op name (CPU, self time);
 - level `op`: GPU only: the CPU op that launched each kernel (its `External id`); kernels a
-  CUDA / HIP graph replayed have no launching op in the trace: UNATTRIBUTED_GRAPH (their time is
-  GPU work, never idle);
+  CUDA / HIP graph replayed have no launching op in the trace: they take the op that launched
+  them while the graph was captured when a capture is given (graph_replay.py), else
+  UNATTRIBUTED_GRAPH (their time is GPU work, never idle);
 - level `range`: record_function / NVTX ranges inside the step (`perfkit_attention`, ...): the
   total time of each name's outermost instances (CPU-only traces).
 
@@ -32,6 +33,8 @@ from perfkit.analyzers.event_table import EventTable, Kind
 from perfkit.analyzers.intervals import merge
 from perfkit.analyzers.linking import gpu_ops
 from perfkit.analyzers.steps.engine import EngineSteps
+from perfkit.analyzers.steps.graph_capture import Capture
+from perfkit.analyzers.steps.graph_replay import replay_ops
 from perfkit.analyzers.steps.op_category import HOST, is_framework, op_category
 
 SAMPLE_COLUMNS = ("step", "kind", "level", "key", "time_ns", "count")
@@ -70,8 +73,10 @@ def _rows(out: list[pd.DataFrame], steps: pd.DataFrame, idx: npt.NDArray[Any], l
     out.append(s[list(SAMPLE_COLUMNS)])
 
 
-def _launching_ops(table: EventTable, ops: pd.DataFrame) -> npt.NDArray[np.object_]:
-    """Name of the CPU op each GPU op was launched from (by External id), or why there is none."""
+def _launching_ops(table: EventTable, ops: pd.DataFrame, captures: list[Capture]) -> npt.NDArray[np.object_]:
+    """Name of the CPU op each GPU op was launched from (by External id; a graph-replayed
+    kernel: the op of its capture), or why there is none."""
+    replayed = replay_ops(table, ops, captures)
     lrow = ops["launch_row"].to_numpy().astype(np.int64)
     out = np.full(len(ops), UNATTRIBUTED_NO_LAUNCH, dtype=object)
     cpu = np.flatnonzero(table.mask_kind(Kind.CPU_OP) & (table["external_id"] >= 0))
@@ -80,14 +85,15 @@ def _launching_ops(table: EventTable, ops: pd.DataFrame) -> npt.NDArray[np.objec
     graph = (ops["api"] == "graph").to_numpy()
     for i in np.flatnonzero(lrow >= 0):
         if graph[i]:
-            out[i] = UNATTRIBUTED_GRAPH
+            out[i] = replayed.op[i] if replayed.mapped[i] else UNATTRIBUTED_GRAPH
             continue
         n = by_ext.get((int(table["rank"][lrow[i]]), int(table["external_id"][lrow[i]])))
         out[i] = table.names[n] if n is not None else "(no CPU op)"
     return out
 
 
-def _gpu_samples(table: EventTable, steps: pd.DataFrame, ops: pd.DataFrame) -> list[pd.DataFrame]:
+def _gpu_samples(table: EventTable, steps: pd.DataFrame, ops: pd.DataFrame,
+                 captures: list[Capture]) -> list[pd.DataFrame]:
     lrow = ops["launch_row"].to_numpy().astype(np.int64)
     ts = ops["ts_ns"].to_numpy().astype(np.int64)
     when = np.where(lrow >= 0, table["ts_ns"][np.maximum(lrow, 0)], ts)
@@ -101,7 +107,7 @@ def _gpu_samples(table: EventTable, steps: pd.DataFrame, ops: pd.DataFrame) -> l
     out: list[pd.DataFrame] = []
     _rows(out, steps, idx, "category", ops["category"].astype(str).to_numpy(), dur)
     _rows(out, steps, idx, "name", table.name_of(ops["name_id"].to_numpy()), dur)
-    _rows(out, steps, idx, "op", _launching_ops(table, ops), dur)
+    _rows(out, steps, idx, "op", _launching_ops(table, ops, captures), dur)
     busy, gaps = [], []
     start = ops["ts_ns"].to_numpy().astype(np.int64)
     order = np.argsort(idx, kind="stable")
@@ -179,18 +185,30 @@ def _cpu_samples(table: EventTable, steps: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
-def step_samples(table: EventTable, steps: EngineSteps) -> pd.DataFrame:
+def step_samples(table: EventTable, steps: EngineSteps, captures: list[Capture] | None = None) -> pd.DataFrame:
     """SAMPLE_COLUMNS: the time of every (step, level, key) of `steps` in `table` (module docstring).
-    GPU traces are sampled by their GPU ops; a trace without GPU ops in its steps by its CPU ops."""
+    GPU traces are sampled by their GPU ops; a trace without GPU ops in its steps by its CPU ops.
+    `captures`: the graphs captured in a trace of their capture (graph_capture.py), which give
+    graph-replayed kernels their ops."""
     frame = steps.frame.reset_index(drop=True)
     if frame.empty:
         return pd.DataFrame({c: pd.Series(dtype="object" if c in ("kind", "level", "key") else "int64")
                              for c in SAMPLE_COLUMNS})
     ops = gpu_ops(table)
-    parts = _gpu_samples(table, frame, ops) if len(ops) else []
+    parts = _gpu_samples(table, frame, ops, captures or []) if len(ops) else []
     if not parts:
         parts = _cpu_samples(table, frame)
     return pd.concat(parts, ignore_index=True)
+
+
+def unattributed_share(samples: pd.DataFrame, kind: str | None = None) -> float:
+    """Share of the GPU time of the steps (of `kind`) replayed by a graph with no op: its capture
+    was not given (0.0 when every kernel has its op, or on a CPU trace)."""
+    s = samples[samples["level"] == "op"]
+    if kind is not None:
+        s = s[s["kind"] == kind]
+    total = int(s["time_ns"].sum())
+    return float(s.loc[s["key"] == UNATTRIBUTED_GRAPH, "time_ns"].sum()) / total if total > 0 else 0.0
 
 
 def on_gpu(samples: pd.DataFrame) -> bool:

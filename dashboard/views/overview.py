@@ -36,9 +36,12 @@ else:
                f"change point: 5 commits a side). Select a row to see its History; the links (largest {MAX_LINKS}) "
                "open the Compare of its two runs.")
     shown = opened.sort_values("magnitude", key=abs, ascending=False).reset_index(drop=True)
-    pick = st.dataframe(display.open_regressions_table(shown), hide_index=True, on_select="rerun",
-                        selection_mode="single-row", key="overview_open",
-                        column_config={"since commit": st.column_config.TextColumn(width="small")})
+    open_table = display.open_regressions_table(shown)
+    open_columns = list(open_table.columns)
+    pick = st.dataframe(open_table, hide_index=True, on_select="rerun", selection_mode="single-row",
+                        key="overview_open", column_order=display.key_columns_first(open_columns),  # seen at 1400 px
+                        column_config={**widgets.key_column_config(open_columns),
+                                       "since commit": st.column_config.TextColumn(width="small")})
     if pick.selection.rows:
         row = shown.iloc[pick.selection.rows[0]]
         st.switch_page(widgets.HISTORY_PAGE, query_params={"metric": str(row["name"]),

@@ -106,13 +106,15 @@ def _analyze(args: argparse.Namespace) -> Result:
         raise SpecError(f"--only: unknown analyses {unknown}; choose from {','.join(ANALYSES)}")
     table = load_trace_files(args.traces, executor_for(args, args.traces))
     if args.vs is not None:
-        from perfkit.analyzers.diff import diff_totals, trace_diff
+        from perfkit.analyzers.diff import diff_by_level
 
         base = load_trace_files([args.vs])
-        diff = trace_diff(base, table)  # A = the baseline (before), B = TRACE (after)
-        tables = {"diff_totals": diff_totals(diff), "diff": diff}
+        level, diff, totals = diff_by_level(base, table)  # A = the baseline (before), B = TRACE (after)
+        tables = {"diff_totals": totals, "diff": diff}
         notes = [f"BASE {n}" for n in trace_notes(base)] + trace_notes(table)
-        why = "(no rows: neither TRACE nor BASE has GPU kernels, memcpy or memset)"
+        if level == "op":
+            notes.append("no GPU kernels in TRACE or BASE: the diff is of CPU ops (each op's inclusive time)")
+        why = "(no rows: neither TRACE nor BASE has GPU kernels, memcpy, memset or CPU ops)"
         return Result(tables, notes, {n: why for n, df in tables.items() if df.empty})
     tables = run_analyses(table, [n for n in names if n != "ranges"])
     if "ranges" in names:

@@ -1,6 +1,8 @@
 """`perfkit replay TRACE (--kernel NAME | --op NAME) [--out model.yaml] [--device cpu|cuda]`: a
-model.yaml that runs the op (or the op that launched the kernel) alone with the trace's shapes
-and dtypes (perfkit.analyzers.replay.shapes), to profile the suspect of a kernel-level why."""
+model.yaml that runs the op (or the op that launched the kernel, or the op naming a range's class)
+alone with the trace's shapes and dtypes (perfkit.analyzers.replay.shapes): gemm, attention,
+kernels (norms, softmax, ...) or moe; to profile the suspect of a kernel-level why. A field the
+trace does not say is FILL, named in the header; `perfkit profile` refuses the spec until then."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("trace", help="a Kineto trace (.json / .json.gz)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--kernel", help="a GPU kernel's exact name: its launching op is replayed")
-    which.add_argument("--op", help="a CPU op's exact name (aten::mm, ...)")
+    which.add_argument("--op", help="a CPU op's or range's exact name (aten::mm, perfkit_attention, ...)")
     p.add_argument("--out", help="where to write the spec (default: print it)")
     p.add_argument("--device", default="cpu", help="the spec's device (default cpu)")
     return p
@@ -25,10 +27,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def spec_text(trace: str, name: str, kernel: bool, device: str) -> str:
     import yaml
 
-    from perfkit.analyzers.loaders.trace_files import load_trace_file
-    from perfkit.analyzers.replay.shapes import FILL, replay_entry
+    from perfkit.analyzers.loaders.kineto.load import load_trace
+    from perfkit.analyzers.loaders.trace_files import load_trace_file, trace_format
+    from perfkit.analyzers.replay.shapes import replay_entry
+    from perfkit.core.fill import FILL
 
-    r = replay_entry(load_trace_file(trace), name, kernel)
+    # every op's shapes (the analyses keep only those of the ops they cost)
+    table = load_trace(trace, shapes="all") if trace_format(trace) == "kineto" else load_trace_file(trace)
+    r = replay_entry(table, name, kernel)
     head = [f"# perfkit replay {trace} {'--kernel' if kernel else '--op'} {name}",
             f"# {r.op}: {r.same_shape} of {r.calls} calls with this shape"]
     head += [f"# {n}" for n in r.notes]

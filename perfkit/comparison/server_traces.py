@@ -19,6 +19,7 @@ import pandas as pd
 
 from perfkit.analyzers.loaders.trace_files import load_trace_files
 from perfkit.analyzers.steps.engine import engine_steps
+from perfkit.analyzers.steps.graph_capture import split_captures
 from perfkit.analyzers.steps.samples import step_samples
 from perfkit.comparison.step_compare import compare_steps
 from perfkit.core.errors import PerfkitError
@@ -52,12 +53,15 @@ def window_tpot_of(points: Sequence[Any]) -> dict[str, float]:
 
 
 def stage_samples(paths: Sequence[str]) -> tuple[pd.DataFrame, str, float]:
-    """(per-step samples, how steps were found, mean step period in s) of one stage's traces."""
-    table = load_trace_files(list(paths))
+    """(per-step samples, how steps were found, mean step period in s) of one stage's traces.
+    A trace of graph capture alone (vLLM's / SGLang's capture traces) holds no steps: it gives
+    the graph-replayed kernels of the others their ops (analyzers/steps/graph_replay.py)."""
+    replays, captures = split_captures(paths)
+    table = load_trace_files(replays)
     steps = engine_steps(table)
     f = steps.frame
     period = float((f["end_ns"].max() - f["ts_ns"].min()) / len(f) / 1e9) if len(f) else math.nan
-    return step_samples(table, steps), steps.method, period
+    return step_samples(table, steps, captures), steps.method, period
 
 
 def _client(m: Mapping[str, Any], period: float, window_tpot_s: float | None = None) -> ClientCheck | None:

@@ -47,6 +47,9 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
     with engine.connect() as conn:
         metrics = read.run_metrics(conn, row.run_id)
         points, point_metrics = read.run_points(conn, row.run_id)
+        # serving stages' server traces (the kernel level of their why): in the run directory the
+        # store took the run from
+        run = read.load_run(conn, row.run_id) if any(k.startswith("serving/") for k in points) else None
     return RunSide(
         run_id=row.run_id,
         label=label,
@@ -61,4 +64,6 @@ def side_from_store(engine: Engine, row: read.RunRow, label: str) -> RunSide:
         spec_hash=row.spec_hash or "",
         point_metrics=point_metrics,
         spec_doc=row.spec_doc,
+        server_traces=server_traces_of(run.points, run.artifacts.stored_from) if run is not None else {},
+        window_tpot_s=window_tpot_of(run.points) if run is not None else {},
     )

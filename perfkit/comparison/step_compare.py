@@ -16,7 +16,14 @@ from __future__ import annotations
 import pandas as pd
 
 from perfkit.analyzers.steps.op_category import op_category
-from perfkit.analyzers.steps.samples import BUSY, GAPS, on_gpu
+from perfkit.analyzers.steps.samples import (
+    BUSY,
+    GAPS,
+    UNATTRIBUTED_GRAPH,
+    UNATTRIBUTED_NO_LAUNCH,
+    on_gpu,
+    unattributed_share,
+)
 from perfkit.regression.kernel_why import ClassDelta, KernelWhy, StepTypeDelta
 from perfkit.regression.step_verdicts import MOVED, StepRow, StepVerdict, step_verdicts
 
@@ -24,8 +31,17 @@ MIN_MATCHED = 0.9
 MIN_USABLE = 0.5
 
 
+_NO_OP = (UNATTRIBUTED_GRAPH, UNATTRIBUTED_NO_LAUNCH)  # reasons there is no op: they match nothing
+
+
 def _totals(s: pd.DataFrame, level: str) -> pd.Series:
     return s[s["level"] == level].groupby("key")["time_ns"].sum()
+
+
+def _op_totals(s: pd.DataFrame, side: str) -> pd.Series:
+    """Time per launching op; time without an op counted, under a key the other side cannot have."""
+    t = _totals(s, "op")
+    return t.rename(index=lambda k: f"{k} [{side}]" if k in _NO_OP else k)
 
 
 def matched_share(base: pd.Series, cand: pd.Series) -> float:
@@ -46,7 +62,7 @@ def alignment(base: pd.DataFrame, cand: pd.DataFrame) -> tuple[str, float, float
     exact = matched_share(_totals(base, "name"), _totals(cand, "name"))
     tries = [("name", exact)]
     if (base["level"] == "op").any() and (cand["level"] == "op").any():
-        tries.append(("op", matched_share(_totals(base, "op"), _totals(cand, "op"))))
+        tries.append(("op", matched_share(_op_totals(base, "baseline"), _op_totals(cand, "candidate"))))
     tries.append(("category", matched_share(_category_totals(base, "name"), _category_totals(cand, "name"))))
     for key, share in tries:
         if share >= MIN_MATCHED:
@@ -120,5 +136,6 @@ def compare_steps(point_key: str, base: pd.DataFrame, cand: pd.DataFrame, method
         gaps = next((_delta(v, "gaps") for p, v in mine if p[1] == "gaps"), None)
         classes = [_delta(v, p[2], _top(cand, k, p[2], level, len(steps[("c", k)]))) for p, v in mine if p[1] == "class"]
         classes.sort(key=lambda c: (c.state != MOVED, -abs(c.delta_s)))
-        out.append(StepTypeDelta(k, len(steps[("b", k)]), len(steps[("c", k)]), busy, tuple(classes), gaps, level))
+        out.append(StepTypeDelta(k, len(steps[("b", k)]), len(steps[("c", k)]), busy, tuple(classes), gaps, level,
+                                 unattributed_share(base, k), unattributed_share(cand, k)))
     return KernelWhy(point_key, gpu, method_base, method_cand, key, exact, share, tuple(out), failure)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from perfkit.core.errors import SpecError, echo, shorten
+from perfkit.core.fill import FILL, first_fill
 from perfkit.core.yaml_source import YamlDoc, load_yaml
 from perfkit.workloads.base import RECORD, FrozenModel, Point, TimingSpec, WorkloadSpec
 from perfkit.workloads.models.spec import ModelSpec
@@ -166,6 +167,11 @@ def _parse_workload(doc: YamlDoc, index: int, raw: Any, shared_model: ModelSpec 
     loc: list[str | int] = ["workloads", index]
     if not isinstance(raw, dict):
         raise doc.error(loc, "each workload must be a mapping with a 'kind'; write '- kind: gemm'")
+    hole = first_fill(raw)
+    if hole is not None:
+        key = next((p for p in reversed(hole) if isinstance(p, str)), "value")
+        raise doc.error([*loc, *hole], f"'{key}' is {FILL}: the trace this spec was written from does not say it; "
+                        "write its value (see the comment at the top of the spec)")
     kind = raw.get("kind")
     if kind is None:
         raise doc.error(loc, f"workload has no 'kind'; add one of: {', '.join(sorted(KINDS))}")

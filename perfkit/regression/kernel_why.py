@@ -39,11 +39,16 @@ class StepTypeDelta:
     classes: tuple[ClassDelta, ...]  # moved first (largest change first), then the rest
     gaps: ClassDelta | None = None  # GPU idle between the step's ops (launch gaps)
     class_level: str = "category"  # range (the server's op-class ranges) | category
+    # share of each side's GPU time replayed by a CUDA / HIP graph whose capture is not in its
+    # traces: GPU work with no op (never idle); 0.0 when every kernel has its op
+    unattributed_base: float = 0.0
+    unattributed_cand: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "n_base": self.n_base, "n_cand": self.n_cand, "busy": self.busy.to_json(),
                 "classes": [c.to_json() for c in self.classes], "gaps": self.gaps.to_json() if self.gaps else None,
-                "class_level": self.class_level}
+                "class_level": self.class_level, "unattributed_base": self.unattributed_base,
+                "unattributed_cand": self.unattributed_cand}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from perfkit.core.record import STATUS_OK, PointResult, Run
 from perfkit.core.units import D3_SI, fmt_change, fmt_interval, fmt_time
+from perfkit.reports.html.axis_range import axis_range
 from perfkit.reports.html.text import plot_text
 from perfkit.reports.metric_rows import BandwidthPoint
 
@@ -47,33 +48,54 @@ def drawn_samples(samples_s: Sequence[float], limit: int = MAX_SAMPLES_DRAWN) ->
     return np.quantile(arr, np.linspace(0.0, 1.0, limit))
 
 
-def samples_figure(run: Run, labels: dict[str, str], title: str = "Timing samples per point") -> go.Figure | None:
+BASELINE_COLOR, CANDIDATE_COLOR = "#7f7f7f", "#1f77b4"  # with --vs: the before side grey, the run blue
+
+
+def _sampled(run: Run) -> list[PointResult]:
+    return [p for p in run.points if p.status == STATUS_OK and p.measurement and p.measurement.samples_s]
+
+
+def samples_figure(run: Run, labels: dict[str, str], title: str = "Timing samples per point",
+                   base: Run | None = None) -> go.Figure | None:
     """One horizontal box per ok point (every raw sample, log time axis); None without samples.
+    With a baseline (`report --vs`), its samples of the same point key beside the run's, grey,
+    one legend entry per side.
 
     `labels` maps a point key to its display label.
     """
-    fig = go.Figure()
-    points = [p for p in run.points if p.status == STATUS_OK and p.measurement and p.measurement.samples_s]
+    points = _sampled(run)
     if not points:
         return None
-    for p in reversed(points):
-        assert p.measurement is not None
-        label = plot_text(labels.get(p.key, p.key), LABEL_CHARS)
-        fig.add_trace(
-            go.Box(
-                x=drawn_samples(p.measurement.samples_s),
-                name=label,
-                orientation="h",
-                boxpoints="outliers",
-                marker={"size": 3},
-                line={"width": 1},
-                showlegend=False,
-                hovertemplate=f"{label}<br>%{{x:{D3_SI}}}s<extra></extra>",
-            )
-        )
+    fig = go.Figure()
+    if base is None:
+        for p in reversed(points):
+            fig.add_trace(_box(p, labels, name=plot_text(labels.get(p.key, p.key), LABEL_CHARS)))
+    else:
+        before = {p.key: p for p in _sampled(base)}
+        for side, color, shown in (("baseline", BASELINE_COLOR, [before[p.key] for p in points if p.key in before]),
+                                   ("candidate", CANDIDATE_COLOR, points)):
+            xs: list[float] = []
+            ys: list[str] = []
+            for p in reversed(shown):
+                drawn = drawn_samples(p.measurement.samples_s if p.measurement else [])
+                xs += [float(v) for v in drawn]
+                ys += [plot_text(labels.get(p.key, p.key), LABEL_CHARS)] * len(drawn)
+            run_id = plot_text((base if side == "baseline" else run).run_id, LABEL_CHARS)
+            fig.add_trace(go.Box(x=xs, y=ys, name=f"{side} {run_id}", orientation="h", boxpoints="outliers",
+                                 marker={"size": 3, "color": color}, line={"width": 1}, legendgroup=side,
+                                 hovertemplate=f"%{{y}}<br>%{{x:{D3_SI}}}s<extra>{side}</extra>"))
+        fig.update_layout(boxmode="group", legend={"orientation": "h", "y": -0.15})
     fig.update_xaxes(type="log", title_text="seconds per call (log)")
-    fig.update_layout(title=title, height=max(260, 28 * len(points) + 120), **LAYOUT)
+    rows = len(points) * (2 if base is not None else 1)
+    fig.update_layout(title=title, height=max(260, 28 * rows + 120), **LAYOUT)
     return fig
+
+
+def _box(p: PointResult, labels: dict[str, str], *, name: str) -> go.Box:
+    assert p.measurement is not None
+    return go.Box(x=drawn_samples(p.measurement.samples_s), name=name, orientation="h", boxpoints="outliers",
+                  marker={"size": 3}, line={"width": 1}, showlegend=False,
+                  hovertemplate=f"{name}<br>%{{x:{D3_SI}}}s<extra></extra>")
 
 
 def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (interval)") -> go.Figure | None:
@@ -111,7 +133,8 @@ def comparison_figure(rows: pd.DataFrame, title: str = "Candidate / baseline (in
             )
         )
     fig.add_vline(x=1.0, line={"color": "#444", "dash": "dash", "width": 1})
-    fig.update_xaxes(title_text="candidate / baseline")
+    ends = [*data["ratio"], *data["ci_low"], *data["ci_high"]]
+    fig.update_xaxes(title_text="candidate / baseline", range=axis_range(ends, include=[1.0]))
     fig.update_yaxes(type="category")
     fig.update_layout(title=title, height=max(260, 26 * len(data) + 120), legend_title_text="verdict", **LAYOUT)
     return fig
@@ -147,21 +170,27 @@ def kernels_figure(summary: pd.DataFrame, top: int = 15, title: str = "Top kerne
     return fig
 
 
-def bandwidth_figure(points: Sequence[BandwidthPoint]) -> go.Figure | None:
+def bandwidth_figure(points: Sequence[BandwidthPoint],
+                     base: Sequence[BandwidthPoint] = ()) -> go.Figure | None:
     """busbw and algbw against message size (log x) of a collectives run, one line per op and
-    dtype (`perfkit.reports.metric_rows.bandwidth_points`); None when the run has none."""
+    dtype (`perfkit.reports.metric_rows.bandwidth_points`); None when the run has none. With a
+    baseline (`report --vs`), its lines too, grey and labelled `baseline`."""
     if not points:
         return None
     fig = go.Figure()
-    for series in dict.fromkeys(b.series for b in points):
-        mine = [b for b in points if b.series == series]
-        for what, dash in (("busbw", "solid"), ("algbw", "dot")):
-            ys = [b.busbw_bytes_per_s if what == "busbw" else b.algbw_bytes_per_s for b in mine]
-            fig.add_trace(go.Scatter(
-                x=[b.size_bytes for b in mine], y=ys, mode="lines+markers", line={"dash": dash},
-                name=f"{plot_text(series, LABEL_CHARS)} {what}",
-                hovertemplate=f"%{{x:{D3_SI}}}B: %{{y:{D3_SI}}}B/s<extra>{what}</extra>"))
+    drawn: list[float | None] = []
+    for side, mine_all, color in (("baseline · ", base, BASELINE_COLOR), ("", points, None)):
+        for series in dict.fromkeys(b.series for b in mine_all):
+            mine = [b for b in mine_all if b.series == series]
+            for what, dash in (("busbw", "solid"), ("algbw", "dot")):
+                ys = [b.busbw_bytes_per_s if what == "busbw" else b.algbw_bytes_per_s for b in mine]
+                drawn += ys
+                fig.add_trace(go.Scatter(
+                    x=[b.size_bytes for b in mine], y=ys, mode="lines+markers",
+                    line={"dash": dash, **({"color": color} if color else {})},
+                    name=f"{side}{plot_text(series, LABEL_CHARS)} {what}",
+                    hovertemplate=f"%{{x:{D3_SI}}}B: %{{y:{D3_SI}}}B/s<extra>{side}{what}</extra>"))
     fig.update_layout(title="Collective bandwidth vs message size", **LAYOUT)
     fig.update_xaxes(type="log", title="message size (bytes)")
-    fig.update_yaxes(title="bandwidth (B/s)")
+    fig.update_yaxes(title="bandwidth (B/s)", range=axis_range(drawn, include=[0.0]))
     return fig

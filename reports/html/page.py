@@ -152,7 +152,7 @@ def points_section(data: ReportData) -> Html:
         over = "" if p.numerics is None or p.numerics.ok else " (over tol)"
         rows.append([data.labels.get(p.key, p.key), p.status, c.median, c.ci, c.n, c.stop, c.flop_per_s,
                      c.bytes_per_s, c.rel_err + over])
-    body = [figure_div(samples_figure(run, data.labels))]
+    body = [figure_div(samples_figure(run, data.labels, base=data.base))]
     body.append(table(["point", "status", "median", "95% CI", "n", "stop", "flop/s", "bytes/s", "rel err"],
                       rows, numeric=(2, 3, 4, 6, 7, 8)))
     return section("points", f"Points ({len(run.points)})", body)
@@ -164,7 +164,8 @@ def metrics_section(data: ReportData) -> Html:
     rows = metric_rows(data.run, data.labels)
     if not rows:
         return section("metrics", "Workload metrics", [Html("<p>None: no point reports workload metrics.</p>")])
-    body: list[str] = [figure_div(bandwidth_figure(bandwidth_points(data.run)))]
+    base = bandwidth_points(data.base) if data.base is not None else []
+    body: list[str] = [figure_div(bandwidth_figure(bandwidth_points(data.run), base))]
     body.append(table(["point", "metric", "value", "better", "definition"],
                       [[r.point, r.metric, r.text, r.better, r.definition] for r in rows], numeric=(2,)))
     return section("metrics", f"Workload metrics ({len(rows)})", body)
@@ -294,7 +295,7 @@ def render_html(data: ReportData, *, plotly_js: str | None = None) -> str:
     if data.base is not None:
         sections.append(compare_section(data))
         nav.append(("compare", "Comparison"))
-    serving = serving_section(run, data.serving_why)
+    serving = serving_section(run, data.serving_why, data.base)
     if serving is not None:
         sections.append(serving)
         nav.append((SERVING_ANCHOR, "Serving"))

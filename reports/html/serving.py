@@ -67,12 +67,16 @@ def workload_block(run: Run, workload: str) -> Html:
     return Html("".join(body))
 
 
-def serving_section(run: Run, why: Sequence[ServingWhy] = ()) -> Html | None:
-    """The Serving section (with --vs: why each stage moved); None for a run without serving points."""
+def serving_section(run: Run, why: Sequence[ServingWhy] = (), base: Run | None = None) -> Html | None:
+    """The Serving section (with --vs: why each stage moved, and the baseline's curves beside
+    the run's in the figures); None for a run without serving points."""
     names = serving_workloads(run)
     if not names:
         return None
-    curves = serving_curves([(run_label(run), run)])
+    sides = [(run_label(run), run)]
+    if base is not None:
+        sides = [(f"baseline {run_label(base)}", base), (f"candidate {run_label(run)}", run)]
+    curves = serving_curves(sides)
     body: list[str] = []
     if why:
         body += [Html(f"<h3>{esc(WHY_TITLE[0].upper() + WHY_TITLE[1:])}</h3>"), _notes(why_lines(why))]

@@ -4,6 +4,8 @@ tok/s) and cost against interactivity ($ per 1M output tokens against tok/s per 
 per curve (a run, or a run's workload), its stages in load order; a stage where the load client
 was the bottleneck is drawn as an X with the reason in its hover. Axis titles are the metrics'
 labels and units (perfkit.core.metric_defs); every string from a run goes through `plot_text`.
+Every axis range is perfkit.reports.html.axis_range's: the values drawn (and zero on the
+latency and cost axes), padded, never a tiny window around close values.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from perfkit.core.metric_defs import metric_def
 from perfkit.core.units import D3_SI
+from perfkit.reports.html.axis_range import axis_range
 from perfkit.reports.html.figures import LABEL_CHARS, LAYOUT
 from perfkit.reports.html.text import plot_text
 from perfkit.reports.serving.curves import Curve, StagePoint
@@ -58,6 +61,12 @@ def _stage_trace(curve: Curve, color: str, x: Value, y: Value, keys: tuple[str, 
     )
 
 
+def _drawn(curves: Sequence[Curve], x: Value, y: Value) -> tuple[list[float | None], list[float | None]]:
+    """The x and y values a stage trace draws (stages with both), over every curve."""
+    shown = [p for c in curves for p in c.points if x(p) is not None and y(p) is not None]
+    return [x(p) for p in shown], [y(p) for p in shown]
+
+
 def _client_bound_legend(fig: go.Figure, curves: Sequence[Curve], **where: int) -> None:
     """One legend entry saying what an X means, when a stage is client-bound."""
     if any(p.client_bound for c in curves for p in c.points):
@@ -81,10 +90,11 @@ def latency_vs_throughput(curves: Sequence[Curve], title: str = "Latency vs thro
         fig.add_trace(_stage_trace(curve, color, lambda p: p.output_tok_per_s, lambda p: p.tpot_p50_s,
                                    (tput, tpot), legend=False), row=1, col=2)
     _client_bound_legend(fig, curves, row=1, col=1)
-    for col, key in ((1, ttft), (2, tpot)):
-        fig.update_xaxes(title_text=plot_text(axis_title(tput)), tickformat="~s", row=1, col=col)
-        fig.update_yaxes(title_text=plot_text(axis_title(key)), tickformat="~s", ticksuffix="s", rangemode="tozero",
-                         row=1, col=col)
+    for col, key, y in ((1, ttft, lambda p: p.ttft_p50_s), (2, tpot, lambda p: p.tpot_p50_s)):
+        xs, ys = _drawn(curves, lambda p: p.output_tok_per_s, y)
+        fig.update_xaxes(title_text=plot_text(axis_title(tput)), tickformat="~s", range=axis_range(xs), row=1, col=col)
+        fig.update_yaxes(title_text=plot_text(axis_title(key)), tickformat="~s", ticksuffix="s",
+                         range=axis_range(ys, include=[0.0]), row=1, col=col)
     fig.update_layout(title=title, height=420, hovermode="closest", legend={"orientation": "h", "y": -0.22},
                       **LAYOUT)
     return fig
@@ -110,8 +120,11 @@ def cost_vs_interactivity(curves: Sequence[Curve], title: str = "Cost vs interac
                 marker={"symbol": FRONT_MARKER, "size": 11, "color": color, "line": {"width": 1, "color": "#222"}},
                 hovertemplate=f"at %{{x:.3~g}} tok/s per user: %{{y:.3~g}} per 1M output tokens<extra>{label}</extra>"))
     _client_bound_legend(fig, curves)
-    fig.update_xaxes(title_text=plot_text(axis_title(inter)), tickformat="~s")
-    fig.update_yaxes(title_text=plot_text(axis_title(usd)), rangemode="tozero")
+    xs, ys = _drawn(curves, lambda p: p.interactivity_tok_per_s, lambda p: p.usd_per_1m_output_tok)
+    xs += [f.target_tok_per_s for c in curves for f in c.front]
+    ys += [f.usd_per_1m_output_tok for c in curves for f in c.front]
+    fig.update_xaxes(title_text=plot_text(axis_title(inter)), tickformat="~s", range=axis_range(xs))
+    fig.update_yaxes(title_text=plot_text(axis_title(usd)), range=axis_range(ys, include=[0.0]))
     fig.update_layout(title=title, height=420, hovermode="closest", legend={"orientation": "h", "y": -0.22},
                       **LAYOUT)
     return fig

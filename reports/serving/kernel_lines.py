@@ -53,6 +53,13 @@ def step_type_text(s: StepTypeDelta) -> str:
     return f"{head}: {', '.join(parts)} [{s.n_base} vs {s.n_cand} steps]"
 
 
+def unattributed_text(s: StepTypeDelta) -> str:
+    """The share of a step type's GPU time that no op accounts for: graph replays without their capture."""
+    return (f"{s.kind} steps: {s.unattributed_base:.0%} (baseline) / {s.unattributed_cand:.0%} (candidate) of GPU "
+            "time replayed by CUDA graphs whose capture trace is not given: not attributed to an op "
+            "(GPU work, not idle)")
+
+
 def first_moved(k: KernelWhy) -> tuple[StepTypeDelta, ClassDelta] | None:
     """The step type and class that moved most (None when nothing moved)."""
     best: tuple[StepTypeDelta, ClassDelta] | None = None
@@ -79,7 +86,11 @@ def kernel_lines(k: KernelWhy) -> list[str]:
     if k.failure:
         return [k.failure]
     unit = "GPU time" if k.on_gpu else "CPU op time"
-    lines = [step_type_text(s) for s in k.step_types]
+    lines = []
+    for s in k.step_types:
+        lines.append(step_type_text(s))
+        if s.unattributed_base > 0 or s.unattributed_cand > 0:
+            lines.append(unattributed_text(s))
     if k.alignment != "name":
         lines.append(f"kernel names differ between the sides (exact names match {k.exact_share:.0%} of the time): "
                      f"aligned by {'the launching op' if k.alignment == 'op' else 'op category'}, "

@@ -171,3 +171,19 @@ def test_cuda_backends_bf16(backend: str) -> None:
         with prepared.context():
             assert prepared.check is not None and prepared.check().ok
         assert prepared.params_extra["backend_ran"] == backend
+
+
+def test_decode_query_len_runs_several_queries_against_the_context() -> None:
+    """query_len Q: q [B, H, Q, D] against the whole context, no causal mask; cost Q times one query's."""
+    spec = _spec(phase="decode", batch=2, seq_len=40, query_len=3, num_kv_heads=2, head_dim=16,
+                 backend="math", dtypes="fp32")
+    (point,) = spec.sweep()
+    assert point["query_len"] == 3 and point["context"] == 40
+    prepared, numerics = _run(spec, point)
+    assert numerics.ok
+    assert prepared.fn().shape == (2, 8, 3, 16)
+    one = decode_attention_cost([40, 40], 8, 2, 16, 4)
+    assert prepared.cost.flop == 3 * one.flop
+    assert "query_len" not in _spec(phase="decode").sweep()[0]  # absent: the old points, the old hash
+    with pytest.raises(ValueError, match="query_len applies to phase decode"):
+        _spec(query_len=2)

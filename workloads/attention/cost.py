@@ -3,9 +3,9 @@
 Prefill (batch B, H query heads, H_kv kv heads, S_q = S_k = S, head dim D):
     flop = 4 B H S_q S_k D, halved when causal (FlashAttention's benchmark convention)
     bytes (fused) = b B (2 H S_q D + 2 H_kv S_k D)      (Q read, O written, K and V read)
-Decode (one query per sequence, contexts L_i):
-    flop = 4 H D sum_i L_i
-    bytes = b_kv 2 H_kv D sum_i L_i + b 2 B H D          (K, V read; q read, o written)
+Decode (Q queries per sequence, 1 unless `query_len`; contexts L_i):
+    flop = 4 Q H D sum_i L_i
+    bytes = b_kv 2 H_kv D sum_i L_i + b 2 B Q H D        (K, V read; q read, o written)
 An unfused path also writes and reads the B H S_q S_k score matrix (`unfused_extra_bytes`).
 No torch here.
 """
@@ -27,11 +27,11 @@ def prefill_attention_cost(batch: int, heads: int, kv_heads: int, seq: int, head
 
 
 def decode_attention_cost(contexts: Sequence[int], heads: int, kv_heads: int, head_dim: int,
-                          b: int, b_kv: int | None = None) -> Cost:
+                          b: int, b_kv: int | None = None, queries: int = 1) -> Cost:
     b_kv = b if b_kv is None else b_kv
     total = sum(contexts)
-    flop = 4.0 * heads * head_dim * total
-    nbytes = float(b_kv) * 2 * kv_heads * head_dim * total + float(b) * 2 * len(contexts) * heads * head_dim
+    flop = 4.0 * queries * heads * head_dim * total
+    nbytes = float(b_kv) * 2 * kv_heads * head_dim * total + float(b) * 2 * len(contexts) * queries * heads * head_dim
     return Cost(flop=flop, bytes=nbytes)
 
 

@@ -1,7 +1,7 @@
 """Attention runner: F.scaled_dot_product_attention on the chosen backend, vs a float32 math reference.
 
 Shapes: q [B, H, S_q, D]; k, v [B, H_kv, S_k, D]. Prefill: S_q = S_k = seq_len, `causal` as
-given. Decode: S_q = 1, S_k = context; a ragged batch pads K / V to max(L_i) and masks the
+given. Decode: S_q = query_len (1 unless given), S_k = context, no causal mask; a ragged batch pads K / V to max(L_i) and masks the
 padding ([B, 1, 1, L_max] boolean mask; flash takes no mask, so ragged points need another
 backend). GQA: `native` passes enable_gqa=True; `expand` repeats K / V heads inside the timed
 call (what code without GQA support does). The backend that actually ran is detected from the
@@ -127,13 +127,14 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         contexts = _contexts(p)
         longest = max(contexts)
         causal = False
-        q = rand(batch, heads, 1, d)
+        queries = int(p.get("query_len", 1))
+        q = rand(batch, heads, queries, d)
         k, v = rand(batch, kv_heads, longest, d), rand(batch, kv_heads, longest, d)
         if "contexts" in p:
             lengths = torch.tensor(contexts, device=dev)
             mask = (torch.arange(longest, device=dev)[None, :] < lengths[:, None])[:, None, None, :]
             extra["padded_kv_bytes"] = padded_kv_bytes(contexts, kv_heads, d, b_el)
-        cost = decode_attention_cost(contexts, heads, kv_heads, d, b_el)
+        cost = decode_attention_cost(contexts, heads, kv_heads, d, b_el, queries=queries)
     expand = p["gqa"] == "expand" and group > 1
     if group > 1 and not expand and not sdpa_has_native_gqa():
         raise Unsupported(f"native GQA (enable_gqa) needs torch >= 2.5; this is {torch.__version__}; use gqa: expand")

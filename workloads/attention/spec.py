@@ -4,6 +4,8 @@
       phase: [prefill, decode]
       batch: [1, 8]
       seq_len: [1024, 4096]        # prefill: query = key length; decode: the context length
+      query_len: [4]               # decode only: queries per sequence against the context
+                                   #  (chunked prefill, speculative verify; default 1)
       contexts: [[128, 4096, 512, 2048]]   # decode only: ragged batches, one list per point
       num_heads: 32
       num_kv_heads: [32, 8, 1]     # MHA, GQA, MQA (default: num_heads)
@@ -63,6 +65,7 @@ class AttentionSpec(ModelWorkloadSpec):
     phase: StrAxis = ("prefill",)
     batch: IntAxis = (1,)
     seq_len: IntAxis = (1024,)
+    query_len: IntAxis | None = None  # decode: queries per sequence (None: 1)
     contexts: Annotated[tuple[tuple[int, ...], ...] | None, BeforeValidator(_ragged)] = None
     num_heads: IntAxis | None = None
     num_kv_heads: IntAxis | None = None
@@ -100,6 +103,8 @@ class AttentionSpec(ModelWorkloadSpec):
             raise ValueError("give num_heads (and num_kv_heads, head_dim) or a model")
         if self.contexts is not None and "decode" not in self.phase:
             raise ValueError("contexts (ragged batches) apply to phase decode; add decode to phase")
+        if self.query_len is not None and "decode" not in self.phase:
+            raise ValueError("query_len applies to phase decode (prefill: query length = seq_len); add decode to phase")
         return self
 
     def _heads(self) -> tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...], tuple[str, ...]]:
@@ -120,8 +125,9 @@ class AttentionSpec(ModelWorkloadSpec):
                 points += cartesian({"phase": ("prefill",), "batch": self.batch, "seq_len": self.seq_len,
                                      **shape, "causal": self.causal, **tail})
                 continue
+            queries = {"query_len": self.query_len} if self.query_len is not None else {}
             points += cartesian({"phase": ("decode",), "batch": self.batch, "context": self.seq_len,
-                                 **shape, **tail})
+                                 **queries, **shape, **tail})
             for ragged in self.contexts or ():
                 points += cartesian({"phase": ("decode",), "batch": (len(ragged),),
                                      "context": (max(ragged),), "contexts": ("+".join(map(str, ragged)),),

@@ -36,9 +36,9 @@ class Creep:
     slope: float  # per run (log)
 
 
-def creep_fit(seg: np.ndarray) -> Creep | None:
+def creep_fit(seg: np.ndarray, p: float = CREEP_P) -> Creep | None:
     """The trend of one segment's run locations (time order), or None when its slope is not
-    significant at CREEP_P (or fewer than MIN_RUNS runs)."""
+    significant at `p` (or fewer than MIN_RUNS runs)."""
     y = np.asarray(seg, dtype=np.float64)
     n = y.size
     if n < MIN_RUNS:
@@ -51,7 +51,7 @@ def creep_fit(seg: np.ndarray) -> Creep | None:
     s2 = float(np.sum(resid * resid)) / (n - 2)
     if s2 <= 0 or not math.isfinite(s2):
         return None
-    if 2.0 * float(special.stdtr(n - 2, -abs(slope) / math.sqrt(s2 / sxx))) > CREEP_P:
+    if 2.0 * float(special.stdtr(n - 2, -abs(slope) / math.sqrt(s2 / sxx))) > p:
         return None
     t0 = n - t.mean()
     return Creep(float(y.mean()) + slope * t0, 1.0 / n + t0 * t0 / sxx, resid, slope)

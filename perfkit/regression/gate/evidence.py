@@ -28,6 +28,7 @@ from perfkit.regression.gate.recent import recent_shift_rows
 from perfkit.regression.gate.reputation import reputation
 from perfkit.regression.gate.robust import run_location_rows, winsorized_sd
 from perfkit.regression.gate.tails import history_scores
+from perfkit.regression.gate.trend import Trend
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 
@@ -86,6 +87,7 @@ class Evidence:
     hist_w_df: float = 0.0
     cand_scale2: float = 1.0  # the candidate's run-to-run variance in units of s2 (noisier run: > 1)
     reputation: tuple[float, int, int] = (math.nan, 0, 0)  # reputation.py: (share, runs far off, runs)
+    trend: Trend | None = None  # the history's trend: tested against its level as well (trend.py)
 
     def item_recent_d(self) -> float:
         """log(candidate location) - the recent level (NaN without a recent shift)."""
@@ -103,6 +105,7 @@ class Fitted:
     history_range: tuple[float, float]
     recent: Recent | None = None
     reputation: tuple[float, int, int] = (math.nan, 0, 0)
+    trend: Trend | None = None
 
 
 def _pct(x: float) -> str:
@@ -182,8 +185,9 @@ def _fits(items: Sequence[Item], idx: Sequence[int], loc_b: np.ndarray, se_b: np
             if fit is not None:
                 end = next((b for b in segment_bounds(x[j])[1:] if b > fit.start), x.shape[1]) \
                     if fit.segments > 1 else x.shape[1]
+                seg = x[j, fit.start : end]
                 out[i] = Fitted(fit, within, scores[j] if fit.segments == 1 else None, fit.ref_range, recent[j],
-                                reputation(x[j, fit.start : end]))
+                                reputation(seg), fit.trend)
     return out
 
 
@@ -231,7 +235,7 @@ def evidences(items: Sequence[Item]) -> list[Evidence | Comparison]:
             f = fits[i]
             out.append(replace(_from_history(it, f.fit, f.within, float(loc_c[i]), float(se_c[i])),
                                tail_scores=f.scores, history_range=f.history_range, recent=f.recent,
-                               reputation=f.reputation))
+                               reputation=f.reputation, trend=f.trend))
         else:
             out.append(_two_runs(it, b[i], c[i], (float(loc_b[i]), float(se_b[i]), float(kept_b[i])),
                                  (float(loc_c[i]), float(se_c[i]), float(kept_c[i]))))

@@ -35,6 +35,7 @@ from scipy import special
 
 from perfkit.regression.gate.creep import creep_fit
 from perfkit.regression.gate.robust import biweight_midvariance
+from perfkit.regression.gate.trend import TREND_BIC, Trend, trend_of
 from perfkit.regression.gate.types import RunSummary
 
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
@@ -58,6 +59,7 @@ class HistoryFit:
     start: int = 0  # first run of the baseline's segment (index into the history, baseline included)
     level_var: float = math.nan  # variance of ref_log in units of s2 (NaN: 1 / ref_runs, the mean's)
     slope: float = 0.0  # per run (log) when the level is the trend of a creeping segment (creep.py)
+    trend: Trend | None = None  # a second reference the candidate is tested against too (trend.py)
 
 
 def t_sf(t: np.ndarray, df: np.ndarray | float) -> np.ndarray:
@@ -169,20 +171,25 @@ def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
     steps), else the baseline's segment; s2 from the residuals about the line there."""
     bounds = [*segment_bounds(x), x.size] if fit.segments > 1 else [0, x.size]
     whole = creep_fit(x) if fit.segments > 1 else None
+    whole_trend: Trend | None = None
     if whole is not None:
         k = x.size
         rss_seg = fit.s2 * fit.df
         rss_line = float(np.sum(whole.resid**2))
-        if k * math.log(rss_line / k) + 2 * math.log(k) < k * math.log(max(rss_seg, 1e-300) / k) \
-                + (2 * fit.segments - 1) * math.log(k):
+        bic_gap = k * math.log(rss_line / k) + 2 * math.log(k) - k * math.log(max(rss_seg, 1e-300) / k) \
+            - (2 * fit.segments - 1) * math.log(k)
+        if bic_gap < 0:
             return replace(fit, ref_log=whole.level, ref_runs=k, s2=max(rss_line / (k - 2), MIN_REL_SD**2),
                            df=float(k - 2), level_var=whole.level_var, slope=whole.slope, segments=1, start=0,
                            ref_range=(float(whole.resid.min()), float(whole.resid.max())))
+        if bic_gap <= TREND_BIC:
+            whole_trend = Trend(whole.level, whole.level_var, max(rss_line / (k - 2), MIN_REL_SD**2), float(k - 2),
+                                whole.slope, k)
     end = next(b for b in bounds if b > fit.start)
     seg = x[fit.start : end]
     c = creep_fit(seg) if fit.segments > 1 else None
     if c is None or fit.df <= 1:
-        return fit
+        return replace(fit, trend=whole_trend or trend_of(seg, fit.ref_runs))
     ss_old = float(np.sum((seg - seg.mean()) ** 2))
     ss_new = float(np.sum(c.resid**2))
     df = fit.df - 1.0

@@ -42,6 +42,7 @@ from perfkit.regression.gate.robust import (
     trimmed_mean_rows,
 )
 from perfkit.regression.gate.tails import fit_bad_tail, fit_tail, leans_bad, tail_p
+from perfkit.regression.gate.trend import trend_note
 from perfkit.regression.gate.types import Comparison, MetricPolicy, RunSummary, Verdict
 
 N_BOOT = 2000
@@ -121,6 +122,13 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
     d_r = np.array([e.item_recent_d() for e in evs])
     mult_r = np.array([1.0 / e.recent.runs if e.recent else e.s2_mult - 1.0 for e in evs]) + scale2
     p_r, half_r, sd_r, df_r = t_test(np.where(np.isfinite(d_r), d_r, 0.0), s2 * mult_r, fixed, df_a, df_b, alpha)
+    # a creep or wander (trend.py): the candidate against the trend's level at the next run as well
+    nan = math.nan
+    d_t = np.array([e.cand_log - e.trend.level if e.trend else nan for e in evs])
+    s2_t = np.array([e.trend.s2 if e.trend else 0.0 for e in evs])
+    mult_t = np.array([e.trend.level_var if e.trend else 0.0 for e in evs]) + scale2
+    df_t = np.array([e.trend.df if e.trend else np.inf for e in evs])
+    p_t = t_test(np.where(np.isfinite(d_t), d_t, 0.0), s2_t * mult_t, fixed, df_t, df_b, alpha)[0]
     out = []
     for i, e in enumerate(evs):
         d, p_run, hw, sdi, dfi, note = e.d, float(p[i]), float(half[i]), float(sd[i]), float(df[i]), e.note
@@ -128,6 +136,9 @@ def finish(evs: Sequence[Evidence], tests: int = 1, seed: int = 0, seeds: Sequen
             d, hw, sdi, dfi = float(d_r[i]), float(half_r[i]), float(sd_r[i]), float(df_r[i])
             p_run = max(p_run, float(p_r[i])) if (e.d > 0) == (d > 0) else 1.0
             note = recent_note(e) + "; " + note
+        if e.trend is not None:
+            p_run = max(p_run, float(p_t[i])) if (d > 0) == (float(d_t[i]) > 0) else 1.0
+            note = note + "; " + trend_note(e.trend)
         p_rank = _rank_p(e, tests, seeds[i] if seeds is not None else seed)
         p_raw = max(p_run, p_rank) if p_rank is not None else p_run
         it = e.item

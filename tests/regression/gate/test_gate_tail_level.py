@@ -47,7 +47,11 @@ def test_the_bad_side_fit_keeps_the_tail_level_at_max_p() -> None:
     assert "p=0.08 > 0.05 under the heavy tails" in c.reason
 
 
-def test_t3_run_offsets_regressions_significant_only_at_twice_max_p_under_the_tails_are_regressed() -> None:
+def test_t3_run_offsets_regressions_significant_only_at_twice_max_p_under_the_tails_are_regressed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the tail rescue alone: the first metric's t3 history has a chance slope (p < 0.05) whose
+    # second test (trend.py) would take the call away; that rule has its own tests
+    monkeypatch.setattr("perfkit.regression.gate.history.trend_of", lambda seg, ref_runs: None)
     # t3 run offsets, 100 metrics, 12 commits, 5 metrics 5% slower: a +5% step whose p-value under
     # the fitted t is above max_p after BH (it was `noisy` with the level at max_p) is now found
     rng = np.random.default_rng(5)

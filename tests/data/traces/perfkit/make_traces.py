@@ -7,7 +7,7 @@ Each engine step runs under `perfkit_step#<n> <prefill|decode> bs=<B> tokens=<T>
 `cpp.enable_kernel_profile` so its generated kernels are in the trace; the hooks are not (Dynamo
 drops record_function ranges inside compiled code), so only the step ranges remain there.
 
-    python tests/data/traces/perfkit/make_traces.py   # writes tiny_eager / tiny_compile .json.gz here
+    python tests/data/traces/perfkit/make_traces.py   # writes tiny_eager / tiny_compile / tiny_moe_eager .json.gz here
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def _ranges(model: Any, slow: dict[str, int]) -> None:
 
 
 def profile_decoder(out: Path, steps: int = 8, compiled: bool = False, slow: dict[str, int] | None = None,
-                    batch: int = 4, prompt: int = 16, seed: int = 0) -> Path:
-    """Write a trace of one prefill step and `steps` decode steps of the tiny model to `out` (.json.gz)."""
+                    batch: int = 4, prompt: int = 16, seed: int = 0, preset: str = "tiny") -> Path:
+    """Write a trace of one prefill step and `steps` decode steps of the `preset` model to `out` (.json.gz)."""
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -52,7 +52,7 @@ def profile_decoder(out: Path, steps: int = 8, compiled: bool = False, slow: dic
     from perfkit.workloads.models.presets import PRESETS
 
     torch.set_grad_enabled(False)
-    model = build_model(PRESETS["tiny"], "fp32", "cpu", seed)
+    model = build_model(PRESETS[preset], "fp32", "cpu", seed)
     model.setup_caches(batch, 256)
     if compiled:
         import torch._inductor.config as inductor_config
@@ -83,3 +83,4 @@ if __name__ == "__main__":
     d = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
     profile_decoder(d / "tiny_eager.json.gz")
     profile_decoder(d / "tiny_compile.json.gz", compiled=True)
+    profile_decoder(d / "tiny_moe_eager.json.gz", preset="tiny-moe")
