@@ -110,6 +110,7 @@ class TraceMeta:
     events_read: int = 0  # events in traceEvents, every phase
     events_kept: int = 0  # rows this file contributed to the table
     rank_in_file: int | None = None  # distributedInfo.rank, None when the file names none
+    rank_said: str = ""  # what distributedInfo.rank says when it is not a plain rank (absent, text, a list)
     source: str = "kineto"  # the trace format: "kineto" or "nsys"
     # events left out while reading, by reason ("no ts", "negative dur", ...) -> count
     dropped: tuple[tuple[str, int], ...] = ()

@@ -186,6 +186,7 @@ class MemoryTimeline:
     reported_mismatches: int = 0
     first_mismatch: int | None = None  # event index of the first mismatch
     unmatched_frees: int = 0  # frees of addresses with no allocation in the input
+    impossible: dict[str, int] = field(default_factory=dict)  # what the input got wrong -> how often
     oom_events: list[MemoryEvent] = field(default_factory=list)
     events: Sequence[MemoryEvent] = field(default=(), repr=False, compare=False)  # the replayed events
 

@@ -44,6 +44,11 @@ _GROW_RESERVED = (SEGMENT_ALLOC, SEGMENT_MAP)
 _FREES = (FREE_REQUESTED, FREE)
 NOT_MADE = -2  # `ends` of a position that made no allocation
 _SHRINK_RESERVED = (SEGMENT_FREE, SEGMENT_UNMAP)
+# what the input got wrong, counted in MemoryTimeline.impossible (the replay keeps going)
+DOUBLE_ALLOC = "an address allocated again without a free (the first allocation ended there)"
+FREE_PAST_RESERVED = "a free of a block never allocated, larger than anything reserved (left out)"
+NEGATIVE_TOTAL = "a running total below zero in the input (not used)"
+BELOW_ZERO = "a replayed total below zero (shown as 0)"
 
 
 def devices_of(events: Sequence[MemoryEvent]) -> list[str]:
@@ -63,6 +68,8 @@ class _Matched:
     made: npt.NDArray[np.int64]
     freed: npt.NDArray[np.int64]
     unmatched_frees: int
+    double_allocs: int  # allocs of an address already allocated, with no free between
+    unmatched_at: list[int]  # positions of frees of blocks never allocated in the input
 
 
 def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
@@ -73,15 +80,19 @@ def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
     open_: dict[int, int] = {}  # addr -> position of the allocation holding it
     requested: set[int] = set()  # addrs whose allocation saw free_requested (still active)
     ends = [NOT_MADE] * n  # per alloc position: where its life ended (-1: alive at the end)
-    unmatched = 0
+    unmatched = double = 0
+    unmatched_at: list[int] = []  # positions of frees of addresses never allocated in the input
     for p, (a, addr, size) in enumerate(zip(actions, addrs, sizes, strict=True)):
         if a == ALLOC:
             d_alloc[p] = d_act[p] = size
             held = open_.get(addr)
-            if held is not None:  # the input missed a free: the old allocation ends here
+            if held is not None:  # impossible: the input missed a free; the old allocation ends here
+                double += 1
+                d_act[p] -= sizes[held]  # its bytes leave active (and allocated, unless already requested)
                 if addr in requested:
                     requested.discard(addr)  # its life already ended at its request
                 else:
+                    d_alloc[p] -= sizes[held]
                     ends[held] = p
             open_[addr] = p
             ends[p] = -1
@@ -89,6 +100,8 @@ def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
             held = open_.get(addr)
             if held is None or addr in requested:
                 unmatched += held is None
+                if held is None:
+                    unmatched_at.append(p)
                 d_alloc[p] = -size
                 if a == FREE:
                     d_act[p] = -size
@@ -105,6 +118,7 @@ def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
             held = open_.pop(addr, None)
             if held is None:  # requested before the input began: it was active, not allocated
                 d_act[p] = -size
+                unmatched_at.append(p)
             elif addr in requested:
                 requested.discard(addr)
                 d_act[p] = -sizes[held]
@@ -117,7 +131,7 @@ def _match(actions: list[str], addrs: list[int], sizes: list[int]) -> _Matched:
             d_res[p] = -size
     end = np.asarray(ends, dtype=np.int64)
     made = np.flatnonzero(end != NOT_MADE)
-    return _Matched(d_alloc, d_act, d_res, made, end[made], unmatched)
+    return _Matched(d_alloc, d_act, d_res, made, end[made], unmatched, double, unmatched_at)
 
 
 def _running(deltas: list[int], reported: list[int | None]) -> npt.NDArray[np.int64]:
@@ -151,17 +165,26 @@ def replay_events(
         device = found[0] if found else "cuda:0"
     mine = [e for e in events if e.device == device] if len(found) > 1 else list(events)
     m = _match([e.action for e in mine], [e.addr for e in mine], [e.size_bytes for e in mine])
-    rep_alloc = [e.reported_allocated_bytes for e in mine]
-    rep_res = [e.reported_reserved_bytes for e in mine]
+    impossible: dict[str, int] = {}
+    if m.double_allocs:
+        impossible[DOUBLE_ALLOC] = m.double_allocs
+    rep_alloc = [_total(e.reported_allocated_bytes, impossible) for e in mine]
+    rep_res = [_total(e.reported_reserved_bytes, impossible) for e in mine]
+    reserved = _running(m.d_reserved, rep_res)
+    dropped = _drop_frees_past_reserved(m, reserved, impossible)
     allocated = np.cumsum(np.asarray(m.d_allocated, dtype=np.int64))
     active = np.cumsum(np.asarray(m.d_active, dtype=np.int64))
-    reserved = _running(m.d_reserved, rep_res)
     reported_at = [(p, r) for p, r in enumerate(rep_alloc) if r is not None]
     base = _baseline(allocated, reported_at, final_allocated_bytes)
     if final_reserved_bytes is not None and len(reserved) and all(r is None for r in rep_res):
         reserved += final_reserved_bytes - int(reserved[-1])
     allocated += base
     active += base
+    for series in (allocated, active, reserved):  # whatever else the input got wrong: never below zero
+        below = int(np.count_nonzero(series < 0))
+        if below:
+            impossible[BELOW_ZERO] = impossible.get(BELOW_ZERO, 0) + below
+            np.maximum(series, 0, out=series)
     mismatches = [p for p, want in reported_at if int(allocated[p]) != want]
     index = [e.index for e in mine]
     times = [e.time_ns for e in mine]
@@ -172,7 +195,30 @@ def replay_events(
         freed_at=m.freed.tolist(), peak=_peak(mine, times, allocated, reserved_list, m, base), baseline_bytes=base,
         reported_checked=len(reported_at), reported_mismatches=len(mismatches),
         first_mismatch=index[mismatches[0]] if mismatches else None,
-        unmatched_frees=m.unmatched_frees, oom_events=[e for e in mine if e.action == OOM], events=mine)
+        unmatched_frees=m.unmatched_frees - sum(mine[p].action in _FREES for p in dropped), impossible=impossible,
+        oom_events=[e for e in mine if e.action == OOM], events=mine)
+
+
+def _total(value: int | None, impossible: dict[str, int]) -> int | None:
+    """The input's own running total, None (not reported) when it is below zero."""
+    if value is not None and value < 0:
+        impossible[NEGATIVE_TOTAL] = impossible.get(NEGATIVE_TOTAL, 0) + 1
+        return None
+    return value
+
+
+def _drop_frees_past_reserved(m: _Matched, reserved: npt.NDArray[np.int64], impossible: dict[str, int]) -> list[int]:
+    """A free of a block never allocated in the input released memory allocated before it began,
+    which cannot exceed the most the device ever reserved: a larger one (2^50 bytes) is left out."""
+    ceiling = int(reserved.max()) if m.unmatched_at and len(reserved) else 0
+    if ceiling <= 0:  # no such free, or the input says nothing about reserved memory: no bound
+        return []
+    dropped = [p for p in m.unmatched_at if max(-m.d_allocated[p], -m.d_active[p]) > ceiling]
+    for p in dropped:
+        m.d_allocated[p] = m.d_active[p] = 0
+    if dropped:
+        impossible[FREE_PAST_RESERVED] = len(dropped)
+    return dropped
 
 
 def _baseline(allocated: npt.NDArray[np.int64], reported_at: list[tuple[int, int]], final: int | None) -> int:

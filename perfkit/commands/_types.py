@@ -54,6 +54,20 @@ def finite_at_least(minimum: float) -> Callable[[str], float]:
     return parse
 
 
+def at_most(parse: Callable[[str], float], maximum: float, unit: str = "") -> Callable[[str], float]:
+    """`parse`, and a value above `maximum` refused with both numbers (an absurd size or time
+    would allocate or wait past anything sensible)."""
+    def bounded(text: str) -> float:
+        value = parse(text)
+        if value > maximum:
+            top = f"{int(maximum):,}" if maximum == int(maximum) else f"{maximum:g}"
+            raise argparse.ArgumentTypeError(f"{shorten(text)} is above {top}{unit}; give at most {top}")
+        return value
+
+    bounded.__name__ = getattr(parse, "__name__", "value")
+    return bounded
+
+
 def probability(text: str) -> float:
     """A number strictly between 0 and 1: a significance level."""
     value = _number(text)

@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from perfkit.commands._types import finite_at_least, non_negative_int, positive_int, seed
+from perfkit.commands._types import at_most, finite_at_least, non_negative_int, positive_int, seed
 from perfkit.workloads.serving.server.faults import FAULTS
 
 if TYPE_CHECKING:
@@ -70,17 +70,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fault-every", type=positive_int, default=1, metavar="N",
                    help="the fault hits every Nth generation request (default 1: all)")
     s = p.add_argument_group("synthetic mode")
-    s.add_argument("--ttft-ms", type=finite_at_least(0), default=None, help="time to first token (default 50)")
-    s.add_argument("--itl-ms", type=finite_at_least(0), default=None, help="inter-token latency (default 10)")
+    s.add_argument("--ttft-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="time to first token (default 50)")
+    s.add_argument("--itl-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="inter-token latency (default 10)")
     s.add_argument("--tokens-per-chunk", default=None, metavar="K[,K...]",
                    help="tokens per chunk after the first token; a comma list is cycled (default 1)")
-    s.add_argument("--jitter-ms", type=finite_at_least(0), default=None,
+    s.add_argument("--jitter-ms", type=at_most(finite_at_least(0), MAX_MS), default=None,
                    help="std dev of gaussian noise on every gap, clipped >= 0 (default 0)")
-    s.add_argument("--max-concurrency", type=non_negative_int, default=None, metavar="K",
+    s.add_argument("--max-concurrency", type=at_most(non_negative_int, MAX_SLOTS), default=None, metavar="K",
                    help="server-side slots; more requests wait in a queue (default 0: unlimited)")
     s.add_argument("--spec-accept-rate", type=finite_at_least(0), default=None, metavar="P",
                    help="simulate speculative decoding: each draft position accepted with P (0..1)")
-    s.add_argument("--spec-k", type=positive_int, default=None, metavar="K", help="draft tokens per step")
+    s.add_argument("--spec-k", type=at_most(positive_int, MAX_SPEC_K), default=None, metavar="K",
+                   help=f"draft tokens per step (at most {MAX_SPEC_K})")
     m = p.add_argument_group("model mode")
     m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
     m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
@@ -100,6 +101,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+MAX_MS = 3_600_000.0  # a synthetic TTFT, ITL or jitter of more than an hour is a typo
+MAX_SLOTS = 1_000_000  # server-side slots
+MAX_SPEC_K = 1024  # draft positions (/metrics counts acceptances per position)
 MAX_BATCH = 4096  # KV-cache rows (each holds --cache-len positions of every layer)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from perfkit.core.measurement import median
 from perfkit.regression.gate.history import run_spread
 from perfkit.regression.gate.types import RunSummary
 from perfkit.regression.location import commit_value, run_location
 from perfkit.store.read import HistoryPoint
 
+LOG_FLOAT_MAX = math.log(sys.float_info.max)  # 709.78
 BAND_SIGMAS = 2.0  # the noise band: the segment's level times exp(+-2 run-to-run sigma)
 
 
@@ -56,10 +57,11 @@ def segment_bands(values: Sequence[float], change_indices: Sequence[int], sigmas
     """Per commit value: its segment's level and noise band (level times exp(+-sigmas * sigma),
     sigma the series' run-to-run spread, perfkit.regression.gate.history.run_spread)."""
     sigma = series_sigma(values)
-    width = math.exp(sigmas * sigma) if math.isfinite(sigma) else math.nan
+    # a spread past 709 log units (values 1e-308 and 1e308 in one series): a band of everything
+    width = math.exp(min(sigmas * sigma, LOG_FLOAT_MAX)) if math.isfinite(sigma) else math.nan
     bounds = [0, *change_indices, len(values)]
     out: list[Band] = []
     for a, b in itertools.pairwise(bounds):
-        level = float(np.median(values[a:b]))
+        level = median(values[a:b])
         out += [Band(level, level / width, level * width)] * (b - a)
     return out

@@ -66,7 +66,13 @@ def median(samples: Sequence[float] | np.ndarray) -> float:
     """The median of raw samples (NaN when there are none): the one location every view shows
     for a measurement (profile, compare, gate, reports, dashboard, pytest plugin)."""
     arr = np.asarray(samples, dtype=np.float64)
-    return float(np.median(arr)) if arr.size else math.nan
+    if not arr.size:
+        return math.nan
+    with np.errstate(over="ignore"):
+        mid = float(np.median(arr))
+    if math.isinf(mid) and bool(np.isfinite(arr).all()):  # the middle two near the float limit: their sum
+        mid = float(np.median(arr * 0.5)) * 2.0  # overflows, their halves' does not
+    return mid
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,9 @@ class SampleStats:
         return (self.ci_high_s - self.ci_low_s) / 2.0 / self.median_s
 
 
+_SCALE_FROM = 1e150  # a magnitude whose square, or a few hundred of whose sum, nears the float limit
+
+
 def sample_stats(samples_s: Sequence[float], confidence: float = 0.95) -> SampleStats:
     """Statistics of raw samples; the CI is NaN when there are too few samples for one."""
     arr = np.asarray(samples_s, dtype=np.float64)
@@ -102,17 +111,23 @@ def sample_stats(samples_s: Sequence[float], confidence: float = 0.95) -> Sample
         nan = float("nan")
         return SampleStats(0, nan, nan, nan, nan, nan, nan, nan, nan)
     ordered = np.sort(arr)
-    q1, med, q3 = np.percentile(ordered, [25, 50, 75])
+    # Samples near the float limit (1e308) overflow a sum or a difference: the moments are taken
+    # of the samples divided by the largest magnitude, then scaled back (in Python floats: a
+    # spread past the limit is inf, never a numpy warning).
+    top = max(abs(float(ordered[0])), abs(float(ordered[-1])))
+    scale = top if math.isfinite(top) and top > _SCALE_FROM else 1.0
+    unit = ordered / scale if scale != 1.0 else ordered
+    q1, med, q3 = (float(q) for q in np.percentile(unit, [25, 50, 75]))
     ranks = median_ci_ranks(n, confidence)
     lo, hi = (float(ordered[ranks[0]]), float(ordered[ranks[1]])) if ranks else (math.nan, math.nan)
     return SampleStats(
         n=n,
-        median_s=float(med),
-        mean_s=float(arr.mean()),
-        std_s=float(arr.std(ddof=1)) if n > 1 else 0.0,
+        median_s=med * scale,
+        mean_s=float(unit.mean()) * scale,
+        std_s=float(unit.std(ddof=1)) * scale if n > 1 else 0.0,
         min_s=float(ordered[0]),
         max_s=float(ordered[-1]),
-        iqr_s=float(q3 - q1),
+        iqr_s=(q3 - q1) * scale,
         ci_low_s=lo,
         ci_high_s=hi,
     )

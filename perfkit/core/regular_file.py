@@ -45,3 +45,17 @@ def input_path_of(value: str) -> str:
         if value.startswith(prefix):
             return value[len(prefix):].split("?", 1)[0]
     return value
+
+
+def why_not_a_file(path: str | Path) -> str:
+    """Why `path`, which is not a regular file, cannot be read as one: 'is a directory' / 'no such
+    file' / 'a named pipe (FIFO), not a file' / ... (for the one line of an input that must be a file)."""
+    p = Path(path)
+    if p.is_dir():
+        return "is a directory, not a file"
+    kind = special_kind(p)
+    if kind is not None:
+        return f"{kind}, not a file"
+    if p.is_symlink() and not p.exists():
+        return "a link to nothing (or a link loop)"
+    return "no such file"

@@ -73,7 +73,13 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
             _sqlite_events(engine, busy_s, read_only=read_only)
         else:
             engine = create_engine(full, pool_pre_ping=True, connect_args=_postgres_args(full))
-    except (ArgumentError, NoSuchModuleError) as exc:
+    except NoSuchModuleError:  # a scheme SQLAlchemy has no dialect for: mongodb://, mysql+foo://
+        scheme = full.split("://", 1)[0] if "://" in full else full.split(":", 1)[0]
+        raise StoreError(
+            f"{_given(url, full)}: unknown database scheme {shorten(repr(scheme), 40)}; perfkit stores runs in "
+            "SQLite or PostgreSQL: pass a file path, sqlite:///FILE or postgresql://USER@HOST/DB"
+        ) from None
+    except ArgumentError as exc:
         raise StoreError(
             f"{_given(url, full)}: not a usable database URL ({exc}); pass a file path, "
             "sqlite:///FILE or postgresql://USER@HOST/DB"

@@ -119,6 +119,7 @@ def _summary(a: MemoryAnalysis) -> str:
         t = a.timeline
         rows.append(["replay check", f"{t.reported_checked - t.reported_mismatches} of {t.reported_checked} "
                      "events match the input's own total"])
+    rows += [["impossible in the input", f"{n} x {what}"] for what, n in a.timeline.impossible.items()]
     return _table(["", ""], rows)
 
 

@@ -48,7 +48,8 @@ def memory_json(a: MemoryAnalysis) -> dict[str, Any]:
                  "alive": alive},
         "stacks": stacks.rows,  # frames innermost first; alive[].stack indexes this list
         "replay_check": {"checked_events": t.reported_checked, "mismatches": t.reported_mismatches,
-                         "first_mismatch_event": t.first_mismatch, "unmatched_frees": t.unmatched_frees},
+                         "first_mismatch_event": t.first_mismatch, "unmatched_frees": t.unmatched_frees,
+                         "impossible": dict(t.impossible)},
         "timeline": {"points": len(s.position), "event": s.position, "time_ns": s.time_ns,
                      "allocated_bytes": s.allocated_bytes, "active_bytes": s.active_bytes,
                      "reserved_bytes": s.reserved_bytes},

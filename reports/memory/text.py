@@ -47,6 +47,7 @@ def summary_lines(a: MemoryAnalysis) -> list[str]:
                      + (f" (first mismatch at event {t.first_mismatch})" if t.reported_mismatches else ""))
     if t.unmatched_frees:
         lines.append(f"{t.unmatched_frees} frees of blocks allocated before the input began")
+    lines.extend(f"impossible in the input, {n} x: {what}" for what, n in t.impossible.items())
     lines.extend(f"not measured: {terminal_safe(n)}" for n in a.notes)
     if a.skipped_actions:
         lines.append("skipped trace actions: " + ", ".join(

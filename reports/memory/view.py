@@ -90,6 +90,7 @@ def memory_view(a: MemoryAnalysis) -> MemoryView:
     if t.reported_checked:
         summary.append(("replay check", f"{t.reported_checked - t.reported_mismatches:,} of "
                         f"{t.reported_checked:,} events match the input's own total"))
+    summary += [("impossible in the input", f"{n:,} x {what}") for what, n in t.impossible.items()]
     return MemoryView(
         path=a.path, kind=a.kind, device=a.device, devices=list(a.devices), events=len(t), summary=summary,
         notes=list(a.notes), x=x, x_unit=unit, allocated_bytes=s.allocated_bytes, active_bytes=s.active_bytes,

@@ -187,10 +187,10 @@ def test_unwritable_html_folder_is_one_line(tmp_path: Path, capsys: pytest.Captu
 
 STEXT = json.dumps(snap())
 JSONS: list[tuple[str, Callable[[], bytes], str]] = [
-    ("nan", lambda: STEXT.replace('"size": 2097152', '"size": NaN', 1).encode(), "blocks[0].size: float is not"),
-    ("1e999", lambda: STEXT.replace('"size": 2097152', '"size": 1e999', 1).encode(), "blocks[0].size: float is not"),
+    ("nan", lambda: STEXT.replace('"size": 2097152', '"size": NaN', 1).encode(), "blocks[0].size: nan is not"),
+    ("1e999", lambda: STEXT.replace('"size": 2097152', '"size": 1e999', 1).encode(), "blocks[0].size: inf is not"),
     ("int-of-40-digits", lambda: STEXT.replace('"size": 2097152', '"size": 1' + "0" * 40, 1).encode(),
-     "blocks[0].size: 1000000000"),
+     "blocks[0].size: an integer of 41 digits"),
     ("int-of-5000-digits", lambda: STEXT.replace('"size": 2097152', '"size": 1' + "0" * 5000, 1).encode(),
      "an integer over 4300 digits"),
     ("nested-100000-deep", lambda: STEXT.replace('"device_traces"', '"x": ' + "[" * 100_000 + "]" * 100_000

@@ -91,9 +91,9 @@ def test_another_applications_database_is_refused_and_left_as_it_was(tmp_path: P
 @pytest.mark.slow
 def test_an_unknown_scheme_names_where_it_was_set_and_hides_the_password(tmp_path: Path) -> None:
     env_err = _one_line_exit_2(_perfkit(tmp_path, "runs", env={"PERFKIT_DB": "mongodb://u:secret@h/db"}),
-                               "not a usable database URL")
+                               "unknown database scheme 'mongodb'")
     assert env_err.startswith("perfkit: error: PERFKIT_DB=mongodb://u:***@h/db:") and "secret" not in env_err
-    flag_err = _one_line_exit_2(_perfkit(tmp_path, "runs", "--db", "mongodb://h/db"), "not a usable database URL")
+    flag_err = _one_line_exit_2(_perfkit(tmp_path, "runs", "--db", "mongodb://h/db"), "unknown database scheme 'mongodb'")
     assert "--db 'mongodb://h/db'" in flag_err
 
 

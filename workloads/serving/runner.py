@@ -39,6 +39,7 @@ from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
+from perfkit.workloads.serving.telemetry.plausible import keep_plausible
 from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
 from perfkit.workloads.serving.telemetry.stage_series import stage_series
 from perfkit.workloads.serving.window_record import window_record
@@ -121,13 +122,16 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
         name = serving_requests_name(key)
         write_requests(ctx.out_dir / name, result.records)
     series_stats, series = stage_series(result.metrics_samples)
+    server, out_of_range = keep_plausible({**server_metrics(result.metrics_before, result.metrics_after),
+                                           **series_stats})
+    notes += out_of_range
     if series:  # the server's queue and KV cache while the stage ran (telemetry/stage_series.py)
         numbers = dataclasses.replace(numbers, extra={**numbers.extra, "server_series": series})
     numbers = dataclasses.replace(
         numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
         client_bound=client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None,
         saturated=saturated or None, endpoint=redact_urls(spec.endpoint or "") or None,
-        server_metrics={**server_metrics(result.metrics_before, result.metrics_after), **series_stats} or None,
+        server_metrics=server or None,
         serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name)
     metrics = numbers.as_metrics()
     return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}

@@ -102,7 +102,7 @@ class Notes:
 
     def meta(self, meta: TraceMeta, result: StreamResult[Any]) -> TraceMeta:
         repaired = self.stream(result)
-        lines = (self.drop_lines + repaired + self.coerce_lines)[:MAX_WARNINGS]
+        lines = [*meta.warnings, *self.drop_lines, *repaired, *self.coerce_lines][:MAX_WARNINGS]
         return replace(
             meta,
             dropped=tuple(sorted(self.dropped.items())),

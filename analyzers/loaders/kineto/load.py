@@ -44,6 +44,7 @@ names and shapes, the table's columns). This module reads the files and the head
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,14 +59,32 @@ from perfkit.analyzers.loaders.kineto.json_stream import (
     iter_event_chunks,
 )
 from perfkit.core.errors import TraceError
+from perfkit.core.finite import shown
 from perfkit.core.memory import map_large_blocks
 from perfkit.core.parallel_map import Executor, parallel_map
+
+MAX_RANK = 2**31  # ranks are int32 in torch.distributed
+NO_RANK = "no distributedInfo.rank"
+
+
+def rank_in(dist: dict[str, Any]) -> tuple[int | None, str]:
+    """(the rank `distributedInfo.rank` names, or None; what it says when it is not a plain
+    integer rank: '' for one). A numeric string ("3", as some exporters write it) is read as
+    that rank and said so; anything else (a negative number, a list, "abc") names no rank."""
+    if "rank" not in dist:
+        return None, NO_RANK
+    value = dist["rank"]
+    if type(value) is int and 0 <= value < MAX_RANK:
+        return value, ""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,10}", value.strip()) and int(value) < MAX_RANK:
+        return int(value), f"distributedInfo.rank is the text {value.strip()[:12]!r}, read as rank {int(value)}"
+    return None, f"distributedInfo.rank is {shown(value)}, not a rank (an integer 0 to 2^31 - 1)"
 
 
 def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: int) -> TraceMeta:
     dist = info.get("distributedInfo")
     dist = dist if isinstance(dist, dict) else {}
-    file_rank = dist.get("rank")
+    file_rank, said = rank_in(dist)
     devices = tuple(
         str(d.get("name", "")) for d in (info.get("deviceProperties") or []) if isinstance(d, dict)
     )
@@ -73,13 +92,15 @@ def _meta_from(path: Path, info: dict[str, Any], rank: int | None, events_read: 
     world = dist.get("world_size")
     return TraceMeta(
         path=str(path),
-        rank=rank if rank is not None else (int(file_rank) if isinstance(file_rank, int) else 0),
+        rank=rank if rank is not None else (file_rank if file_rank is not None else 0),
         world_size=int(world) if isinstance(world, int) else None,
         backend=str(dist["backend"]) if isinstance(dist.get("backend"), str) else None,
         devices=devices,
         base_time_ns=int(base) if isinstance(base, int) else None,
         events_read=events_read,
-        rank_in_file=int(file_rank) if isinstance(file_rank, int) else None,
+        rank_in_file=file_rank,
+        rank_said=said,
+        warnings=(f"{path}: {said}",) if said and said != NO_RANK else (),
     )
 
 
@@ -135,8 +156,14 @@ def load_traces(paths: Sequence[str | Path], executor: Executor | None = None) -
     if len(tables) == 1:
         return tables[0]
     named = [t.meta[0] for t in tables]
-    if all(m.rank_in_file is None for m in named):
+    if all(m.rank_in_file is None for m in named):  # none names its rank: each takes its place in the list
         tables = [t.with_rank(i) for i, t in enumerate(tables)]
+    elif None in (m.rank_in_file for m in named):  # some do: a file that does not cannot be placed among them
+        bad = next(m for m in named if m.rank_in_file is None)
+        good = next(m for m in named if m.rank_in_file is not None)
+        raise TraceError(f"{bad.path}: {bad.rank_said}, while {good.path} names rank {good.rank}; give "
+                         "distributedInfo.rank in every rank's file, or in none (ranks then follow the order "
+                         "of the files)")
     else:
         seen: dict[int, str] = {}
         for m in named:

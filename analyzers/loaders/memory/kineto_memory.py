@@ -136,9 +136,11 @@ def _memory_record(ev: _Ev, position: int, source: str) -> _Raw | None:
     assert addr is not None and nbytes is not None
     if abs(nbytes) > MAX_BYTES:
         raise TraceError(f"{where}: args['Bytes'] = {nbytes} is beyond any device; fix or re-export the trace")
-    return _Raw(position, time_ns, (str(ev.pid), str(ev.tid)), addr, nbytes, _device(args, where),
-                _int_arg(args, "Total Allocated", where, required=False),
-                _int_arg(args, "Total Reserved", where, required=False))
+    totals = [_int_arg(args, key, where, required=False) for key in ("Total Allocated", "Total Reserved")]
+    for key, total in zip(("Total Allocated", "Total Reserved"), totals, strict=True):
+        if total is not None and abs(total) > MAX_BYTES:  # past any device, and past int64 sums
+            raise TraceError(f"{where}: args[{key!r}] = {total} is beyond any device; fix or re-export the trace")
+    return _Raw(position, time_ns, (str(ev.pid), str(ev.tid)), addr, nbytes, _device(args, where), *totals)
 
 
 def _span(ev: _Ev, position: int) -> _Span | None:

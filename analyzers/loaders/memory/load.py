@@ -129,4 +129,8 @@ def load_memory_input(path: str | Path) -> MemoryInput:
     if p.is_dir():
         raise TraceError(f"{p}: a directory; pass a memory snapshot or a trace file")
     with gc_paused():
-        return LOADERS[detect(p)](p)
+        try:
+            return LOADERS[detect(p)](p)
+        except RecursionError:  # a value nested deeper than any check above foresaw: one line all the same
+            raise TraceError(f"{p}: a value nested too deeply to read; pass a memory snapshot "
+                             "(torch.cuda.memory._dump_snapshot) or a trace as the tool wrote it") from None

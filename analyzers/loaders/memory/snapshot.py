@@ -35,9 +35,11 @@ from perfkit.analyzers.memory.model import (
     new_event,
 )
 from perfkit.core.errors import TraceError
+from perfkit.core.finite import shown
 
 MAX_BYTES = 1 << 56
 MAX_ADDR = 1 << 64
+MAX_LINE = 1 << 31  # a source line number
 STATES = ("active_allocated", "active_pending_free", "inactive")
 
 
@@ -74,8 +76,7 @@ class _Reader:
              default: int | None = None) -> int:
         value = obj.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
-            shown = type(value).__name__ if not isinstance(value, int) else str(value)[:30]
-            raise self.fail(f"{where}.{key}", f"{shown} is not an integer in [{low}, {high})")
+            raise self.fail(f"{where}.{key}", f"{shown(value)} is not an integer in [{low}, {high})")
         return value
 
     def list_(self, obj: Any, key: str, where: str) -> list[Any]:
@@ -97,26 +98,25 @@ class _Reader:
         shared = self.by_id.get(id(raw))
         if shared is not None:
             return shared
-        key = tuple((f.get("name"), f.get("filename"), f.get("line")) if isinstance(f, dict) else None
+        key = tuple((f.get("name"), f.get("filename"), f.get("line")) if type(f) is dict else None
                     for f in raw)
+        for i, k in enumerate(key):  # checked before `key` is hashed: a nested value would recurse
+            if k is None or type(k[0]) is not str or type(k[1] or "") is not str \
+                    or type(k[2] or 0) is not int or not 0 <= (k[2] or 0) < MAX_LINE:
+                raise self.fail(f"{where}.frames[{i}]", "not a frame {name: str, filename: str, line: int}")
         found = self.frames.get(key)
         if found is None:
-            frames = []
-            for i, k in enumerate(key):
-                if k is None or not isinstance(k[0], str) or not isinstance(k[1] or "", str) \
-                        or isinstance(k[2], bool) or not isinstance(k[2] or 0, int):
-                    raise self.fail(f"{where}.frames[{i}]", "not a frame {name: str, filename: str, line: int}")
-                frames.append(Frame(k[0][:1000], (k[1] or "")[:1000], k[2] or 0))
-            found = self.frames[key] = tuple(frames)
+            found = self.frames[key] = tuple(Frame(str(k[0])[:1000], str(k[1] or "")[:1000], int(k[2] or 0))
+                                             for k in key if k is not None)  # str / int: checked above
         self.by_id[id(raw)] = found  # the data (and so `raw`) lives as long as this reader
         return found
 
 
 def _pool_id(raw: Any) -> tuple[int, int]:
-    if isinstance(raw, list | tuple) and len(raw) == 2 and all(isinstance(x, int) for x in raw):
-        return (int(raw[0]), int(raw[1]))
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return (0, raw)
+    """A pool id of two 64-bit integers (a list, a tuple or one integer); anything else is (0, 0)."""
+    ids = raw if isinstance(raw, list | tuple) and len(raw) == 2 else (0, raw)
+    if all(type(x) is int and -MAX_ADDR < x < MAX_ADDR for x in ids):
+        return (ids[0], ids[1])
     return (0, 0)
 
 
@@ -154,8 +154,13 @@ def _segment(r: _Reader, where: str, raw: dict[str, Any]) -> Segment:
         raise r.fail(where, f"blocks add up to {at - addr} bytes but total_size is {total} "
                      "(inconsistent segment)")
     return Segment(addr, total, f"cuda:{device}", r.int_(raw, "stream", where, default=0),
-                   str(raw.get("segment_type") or "")[:20], _pool_id(raw.get("segment_pool_id")),
+                   _text(raw.get("segment_type"), 20), _pool_id(raw.get("segment_pool_id")),
                    raw.get("is_expandable") is True, tuple(blocks))
+
+
+def _text(value: Any, limit: int) -> str:
+    """A string field cut to `limit` characters; anything else (a number, a nested list) is ""."""
+    return value[:limit] if type(value) is str else ""
 
 
 def _check_overlaps(r: _Reader, segments: list[Segment]) -> None:
@@ -175,7 +180,8 @@ def _stages(r: _Reader, data: dict[str, Any]) -> dict[int, list[tuple[int, int, 
     for where, a in r.dicts(r.list_(data, "external_annotations", "snapshot"), "external_annotations"):
         device = r.int_(a, "device", where, high=1 << 16, default=0)
         time_ns = r.int_(a, "time_us", where, high=1 << 62) * 1000
-        step = {"START": 1, "END": -1}.get(str(a.get("stage")))
+        stage = a.get("stage")
+        step = {"START": 1, "END": -1}.get(stage) if type(stage) is str else None
         name = a.get("name")
         if step is None or not isinstance(name, str):
             raise r.fail(where, "not an annotation {stage: START or END, name: str}")

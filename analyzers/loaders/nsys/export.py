@@ -14,6 +14,7 @@ from pathlib import Path
 
 from perfkit.core.cuda_tools import find_cuda_tool
 from perfkit.core.errors import TraceError
+from perfkit.core.regular_file import why_not_a_file
 
 NSYS_SEARCH = ("/usr/local/cuda/bin/nsys",)
 EXPORT_TIMEOUT_S = 1800
@@ -22,6 +23,9 @@ EXPORT_TIMEOUT_S = 1800
 def find_nsys() -> str | None:
     """The nsys executable: PATH, $CUDA_HOME/bin, /usr/local/cuda/bin; None when absent."""
     return find_cuda_tool("nsys", NSYS_SEARCH)
+
+
+FIX_REPORT = "pass the .nsys-rep file nsys profile wrote"
 
 
 def export_command(nsys: str, report: Path, out: Path) -> list[str]:
@@ -38,7 +42,8 @@ def export_report(report: str | Path, timeout_s: float = EXPORT_TIMEOUT_S) -> Pa
     report = Path(report)
     out = sqlite_beside(report)
     if not report.is_file():
-        raise TraceError(f"{report}: no such file; check the path")
+        why = why_not_a_file(report)
+        raise TraceError(f"{report}: {why}; {'check the path' if why == 'no such file' else FIX_REPORT}")
     if out.is_file() and out.stat().st_mtime >= report.stat().st_mtime:
         return out
     nsys = find_nsys()

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perfkit.core.errors import TraceError
+from perfkit.core.regular_file import why_not_a_file
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CHUNK_ROWS = 16_384
@@ -182,6 +183,28 @@ def as_text(value: Any) -> str | None:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
+FIX_EXPORT = "pass the .sqlite file `nsys export --type sqlite` wrote"
+
+
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")  # the header of a rollback journal that is in use
+
+
+def _check_no_hot_journal(path: Path) -> None:
+    """A rollback journal with a live header beside the export (`FILE-journal`): a writer is in the
+    middle of a transaction, or died in one. The file is half-written; reading it read-only would
+    fail ("attempt to write a readonly database") or read pages the journal would restore."""
+    journal = Path(f"{path}-journal")
+    try:
+        with open(journal, "rb") as fh:
+            head = fh.read(len(JOURNAL_MAGIC))
+    except OSError:  # no journal (the usual case), or one perfkit cannot read: SQLite decides
+        return
+    if head == JOURNAL_MAGIC:
+        raise TraceError(f"{path}: the export is not finished ({journal.name} beside it: `nsys export` is still "
+                         "writing it, or stopped part way); wait for nsys export to end, or export it again "
+                         "with `nsys export --type sqlite -o OUT.sqlite REPORT.nsys-rep`")
+
+
 def _reason(exc: sqlite3.Error) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -191,7 +214,9 @@ def open_export(path: str | Path) -> Iterator[Export]:
     """Open PATH read-only and check it is an SQLite database; TraceError otherwise."""
     path = Path(path)
     if not path.is_file():
-        raise TraceError(f"{path}: no such file; check the path")
+        why = why_not_a_file(path)
+        raise TraceError(f"{path}: {why}; {'check the path' if why == 'no such file' else FIX_EXPORT}")
+    _check_no_hot_journal(path)
     if not is_sqlite(path):
         with open(path, "rb") as fh:
             head = fh.read(16)

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.core.errors import StoreError
+from perfkit.core.finite import finite_float, shown
 from perfkit.core.json_file import parse_json_bytes
 from perfkit.core.regular_file import check_not_special
 
 VERSIONS = (1, 2)
+MAX_DATE_MS = 253402300799999  # 9999-12-31 23:59:59.999 UTC, the last time a datetime holds
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,9 @@ def read_result_file(p: Path) -> AsvResultFile:
     commit, date = data.get("commit_hash"), data.get("date")
     if not isinstance(commit, str) or not commit:
         raise StoreError(f"{p}: no 'commit_hash'; cannot tell which commit was measured")
-    if isinstance(date, bool) or not isinstance(date, (int, float)) or not math.isfinite(date):
-        raise StoreError(f"{p}: 'date' is {json.dumps(date)[:40]}, not milliseconds since the epoch; "
+    date_ms = finite_float(date)
+    if date_ms is None or not 0 <= date_ms <= MAX_DATE_MS:
+        raise StoreError(f"{p}: 'date' is {_shown(date)}, not milliseconds since the epoch (1970 to 9999); "
                          "cannot order this run among commits")
     params: dict[str, Any] = data["params"] if isinstance(data.get("params"), dict) else {}
     requirements: dict[str, Any] = data["requirements"] if isinstance(data.get("requirements"), dict) else {}
@@ -81,12 +84,19 @@ def read_result_file(p: Path) -> AsvResultFile:
         entries = tuple(_entry_v1(p, name, value) for name, value in data["results"].items())
     python = data.get("python")
     return AsvResultFile(
-        path=p, version=int(version), commit=commit, date_ms=float(date), env_name=str(env_name),
+        path=p, version=int(version), commit=commit, date_ms=date_ms, env_name=str(env_name),
         python=str(python) if python not in (None, "") else None,
         machine=str(params["machine"]) if params.get("machine") else None,
         requirements=requirements,
         entries=entries,
     )
+
+
+def _shown(value: Any) -> str:
+    """A value as the JSON it was ("fast", true, 1e+300); an integer past 30 digits by its length."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return shown(value)
+    return json.dumps(value)[:60]
 
 
 def _env_from_filename(p: Path, commit: str) -> str:
@@ -147,9 +157,12 @@ def _value(where: str, v: Any) -> float | None:
     """A number, None (failed) or NaN (skipped); a string, a bool or an infinity is refused."""
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isinf(v):
-        raise StoreError(f"{where} is {json.dumps(v)[:60]}, not a number (null: failed, NaN: skipped)")
-    return float(v)
+    if isinstance(v, float) and math.isnan(v):
+        return v
+    x = finite_float(v)
+    if x is None:
+        raise StoreError(f"{where} is {_shown(v)}, not a number (null: failed, NaN: skipped)")
+    return x
 
 
 def _samples(where: str, s: Any) -> tuple[float, ...] | None:
@@ -157,7 +170,8 @@ def _samples(where: str, s: Any) -> tuple[float, ...] | None:
         return None
     if not isinstance(s, list):
         raise StoreError(f"{where} is {json.dumps(s)[:60]}, not a list of samples")
-    for j, v in enumerate(s):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise StoreError(f"{where}[{j}] is {json.dumps(v)[:60]}, not a finite number")
-    return tuple(float(v) for v in s)
+    out = tuple(map(finite_float, s))
+    for j, x in enumerate(out):
+        if x is None:
+            raise StoreError(f"{where}[{j}] is {_shown(s[j])}, not a finite number")
+    return out  # type: ignore[return-value]  # no None left

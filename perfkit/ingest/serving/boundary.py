@@ -10,15 +10,17 @@ negative or non-finite time, a count that is not a count) is dropped and counted
 from __future__ import annotations
 
 import json
-import math
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 from perfkit.core.errors import PerfkitError, located
+from perfkit.core.finite import digits, finite_float
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: a result file past this is refused before it is read
+MAX_TIME_S = 1e10  # a time or a timestamp past 300 years (Unix seconds now are 1.8e9) is no request's
 MAX_ERROR_CHARS = 300  # a request's error text is cut to its last line, at most this long
 
 
@@ -103,6 +105,9 @@ def load_document(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Document
                      exc.lineno, exc.colno)
         except RecursionError:
             fail(where, "JSON nested too deeply to be a result file; pass the file the benchmark wrote")
+        except ValueError:  # JSONDecodeError is caught above: an integer past Python's digit limit
+            fail(where, f"an integer of more than {sys.get_int_max_str_digits()} digits; "
+                 "pass the file the benchmark wrote")
         return _json_lines(where, text)
     return _yaml(where, text)
 
@@ -119,6 +124,8 @@ def _json_lines(where: str, text: str) -> Document:
             bad.append((lineno, f"not JSON ({exc.msg})"))
         except RecursionError:
             bad.append((lineno, "nested too deeply"))
+        except ValueError:  # an integer past Python's digit limit
+            bad.append((lineno, f"an integer of more than {sys.get_int_max_str_digits()} digits"))
     if not objects:
         first, why = bad[0]
         fail(where, f"{why}; pass the JSON or JSON Lines file the benchmark wrote", first)
@@ -138,6 +145,9 @@ def _yaml(where: str, text: str) -> Document:
              "AIPerf or GuideLLM", line)
     except RecursionError:
         fail(where, "YAML nested too deeply to be a result file; pass the file the benchmark wrote")
+    except ValueError:  # an integer past Python's digit limit
+        fail(where, f"an integer of more than {sys.get_int_max_str_digits()} digits; "
+             "pass the file the benchmark wrote")
     return Document(where, "yaml", ((1, value),))
 
 
@@ -146,10 +156,13 @@ def _yaml(where: str, text: str) -> Document:
 
 def number(value: Any) -> float | None:
     """A finite real number (bools are not numbers), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    x = float(value)
-    return x if math.isfinite(x) else None
+    return finite_float(value)  # an integer past a float's range (a 400-digit count) is None too
+
+
+def seconds(value: Any) -> float | None:
+    """A time in seconds within +-MAX_TIME_S (a clock reading, a duration), else None."""
+    x = number(value)
+    return x if x is not None and abs(x) <= MAX_TIME_S else None
 
 
 def time_s(value: Any, what: str, scale: float = 1.0) -> float:
@@ -159,6 +172,8 @@ def time_s(value: Any, what: str, scale: float = 1.0) -> float:
         raise BadRequest(f"{what} is not a finite number")
     if x < 0:
         raise BadRequest(f"{what} is negative")
+    if x * scale > MAX_TIME_S:  # finite, but a sum or a rate of it would not be
+        raise BadRequest(f"{what} is past {MAX_TIME_S:.0e} s")
     return x * scale
 
 
@@ -197,6 +212,8 @@ def error_text(value: Any) -> str | None:
 def text_field(value: Any, limit: int = 200) -> str | None:
     """A short string for `info` (model names, versions); None for anything else."""
     if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int) and digits(value) > limit:
         return None
     if isinstance(value, (str, int, float)):
         text = str(value)

@@ -47,6 +47,7 @@ from perfkit.ingest.serving.boundary import (
     fail,
     mapping,
     number,
+    seconds,
     text_field,
     time_s,
 )
@@ -141,7 +142,7 @@ def _summary(metrics: dict[str, Any]) -> dict[str, float]:
 
 
 def _duration(bench: dict[str, Any]) -> float | None:
-    duration = number(bench.get("duration"))
+    duration = seconds(bench.get("duration"))
     if duration is None:
         start, end = number(bench.get("start_time")), number(bench.get("end_time"))
         duration = end - start if start is not None and end is not None else None
@@ -248,8 +249,9 @@ def _request(entry: dict[str, Any], status: str, where: str) -> RawRequest:
     end = _abs(t["end"], "request end")
     inputs = _tokens(entry, "prompt_tokens", "input_metrics")
     outputs = _tokens(entry, "output_tokens", "output_metrics")
+    iterations = count(t["iterations"], "token_iterations") or None  # streamed chunks that carried tokens
     if outputs is None:
-        outputs = count(t["iterations"], "token_iterations") or None
+        outputs = iterations
     info_error = mapping(entry.get("info")).get("error", entry.get("error"))
     if status != "successful":
         error = INCOMPLETE if status == "incomplete" else (error_text(info_error) or "errored")
@@ -269,6 +271,6 @@ def _request(entry: dict[str, Any], status: str, where: str) -> RawRequest:
         tpot = (last - first) / (outputs - 1)
     if end is not None and end < sent:
         raise BadRequest("request end before its start")
-    return RawRequest(where, sent=sent, scheduled=scheduled, ttft=ttft, tpot=tpot,
+    return RawRequest(where, sent=sent, scheduled=scheduled, ttft=ttft, tpot=tpot, chunks=iterations,
                       output_tokens=outputs, input_tokens=inputs,
                       end=end if end is not None else last)

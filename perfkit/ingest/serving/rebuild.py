@@ -6,11 +6,17 @@ send) and rebuilds the output token times:
 
 - per-chunk gaps given (vLLM `itls`, AIPerf `inter_chunk_latency`): the first chunk at send +
   TTFT, each next one a gap later; one token per chunk (`token_source` "chunks"). When the
-  tool's token count (usage or its tokenizer) differs from the number of chunks, the record
-  keeps the tool's count in `output_tokens` and the chunk times as they were: how the tokens
-  were split over the chunks is not in the file.
-- no per-token data (GuideLLM; AIPerf records without chunk gaps): n tokens from send + TTFT,
-  evenly spaced by the tool's TPOT ((E2E - TTFT) / (n - 1) when it gives none), "chunks".
+  tool counts more tokens than chunks (a server that sends k tokens per chunk), the first chunk
+  keeps one token and the other n - 1 are spread evenly over the later chunks (`split_tokens`):
+  how the server split them is not in the file, but the request's TPOT, (E2E - TTFT) / (n - 1),
+  is then the tool's own, its chunk gaps the measured ones and its per-token ITL the chunk gap
+  over the chunk's tokens. Fewer tokens than chunks: the chunk times as they were, the tool's
+  count in `output_tokens`.
+- the number of streamed chunks given but not their times (GuideLLM's `token_iterations`):
+  that many chunks evenly spaced from the first token to the last, the tokens spread over
+  them as above: the chunk gap is (last - first) / (chunks - 1), the TPOT the tool's.
+- no per-token data (GuideLLM 0.3; AIPerf records without chunk gaps): n tokens from send +
+  TTFT, evenly spaced by the tool's TPOT ((E2E - TTFT) / (n - 1) when it gives none), "chunks".
 - not streamed (no TTFT): all n tokens arrive with the response's end, one chunk.
 """
 
@@ -37,6 +43,7 @@ class RawRequest:
     ttft: float | None = None  # first output chunk - sent (None: not streamed)
     gaps: tuple[float, ...] | None = None  # gaps between consecutive chunks after the first
     tpot: float | None = None  # the tool's per-token time, for even spacing
+    chunks: int | None = None  # how many chunks the stream had, when the file counts them but gives no times
     output_tokens: int | None = None  # the tool's count (None: count the chunks)
     input_tokens: int | None = None
     end: float | None = None  # the stream's end, same clock as `sent`
@@ -58,9 +65,19 @@ class Rebuilt:
         n = self.shapes
         out = []
         if n["count differs"]:
-            out.append(f"{counted(n['count differs'], 'request')}: {source}'s token count differs from the "
+            out.append(f"{counted(n['count differs'], 'request')}: {source}'s token count is below the "
                        "number of streamed chunks; token_times_s are the chunk times, output_tokens "
                        f"is {source}'s count")
+        if n["split"]:
+            out.append(f"{counted(n['split'], 'request')} with more tokens than chunks ({source} counts "
+                       "several tokens per chunk): the first chunk holds one token, the others are spread "
+                       "evenly over the later chunks, so TPOT is (E2E - TTFT) / (tokens - 1) as "
+                       f"{source}'s and the chunk gaps are the streamed ones")
+        if n["even chunks"]:
+            out.append(f"{counted(n['even chunks'], 'request')} with a chunk count but no chunk times: "
+                       f"{source}'s chunks evenly spaced from the first token to the last, the tokens spread "
+                       "over them (the chunk gap is their mean, TPOT is "
+                       f"{source}'s)")
         if n["even"]:
             out.append(f"{counted(n['even'], 'request')} without per-token times: token_times_s are evenly "
                        f"spaced from the first token by {source}'s TPOT (token_source 'chunks'); "
@@ -89,8 +106,11 @@ def _tokens(r: RawRequest, sent: float, end: float | None) -> tuple[tuple[float,
     first = sent + r.ttft
     if r.gaps is not None:
         chunks = tuple(accumulate(r.gaps, initial=first))
-        shape = "chunk gaps" if n is None or n == len(chunks) else "count differs"
-        return chunks, chunks, (1,) * len(chunks), shape
+        if n is None or n == len(chunks):
+            return chunks, chunks, (1,) * len(chunks), "chunk gaps"
+        if n < len(chunks):
+            return chunks, chunks, (1,) * len(chunks), "count differs"
+        return (*_spread(chunks, n), "split")
     if not n:
         n = 1
     tpot = r.tpot
@@ -98,8 +118,28 @@ def _tokens(r: RawRequest, sent: float, end: float | None) -> tuple[tuple[float,
         tpot = max(0.0, (end - first) / (n - 1))
     if tpot is None:
         n, tpot = 1, 0.0
+    m = r.chunks
+    if m is not None and 1 < m < n:  # the tool counted m chunks for n tokens: m chunk times, n tokens
+        last = first + tpot * (n - 1)
+        return (*_spread(tuple(first + j * (last - first) / (m - 1) for j in range(m)), n), "even chunks")
     times = tuple(first + i * tpot for i in range(n))
     return times, times, (1,) * n, "even" if n > 1 else "chunk gaps"
+
+
+def split_tokens(n: int, chunks: int) -> tuple[int, ...]:
+    """n >= chunks tokens over `chunks` chunks: one in the first (its wait is the TTFT), the other
+    n - 1 as evenly as whole tokens go over the rest, the earlier chunks taking the remainder."""
+    if chunks == 1:
+        return (n,)
+    each, extra = divmod(n - 1, chunks - 1)
+    return (1, *(each + (i < extra) for i in range(chunks - 1)))
+
+
+def _spread(chunks: tuple[float, ...], n: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...]]:
+    """(token times, chunk times, tokens per chunk) of n tokens over `chunks`."""
+    per_chunk = split_tokens(n, len(chunks))
+    tokens = tuple(t for t, k in zip(chunks, per_chunk, strict=True) for _ in range(k))
+    return tokens, chunks, per_chunk
 
 
 def rebuild(raws: list[RawRequest], *, sort: bool) -> Rebuilt:

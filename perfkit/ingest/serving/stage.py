@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from perfkit.core.bounded import INT64_MAX
+from perfkit.core.finite import finite_float
+from perfkit.ingest.serving.boundary import MAX_TIME_S
 from perfkit.workloads.serving.records import RequestRecord
 
 SOURCES = ("vllm", "aiperf", "guidellm")
@@ -74,21 +77,21 @@ def stat_name(stat: str) -> str | None:
 
 
 def put(summary: dict[str, float], key: str, value: object, scale: float = 1.0) -> None:
-    """Store a finite number (scaled) under `key`; anything else is left out."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """Store a finite number (scaled) under `key`; anything else (a time, `*_s`, past MAX_TIME_S) is left out."""
+    number = finite_float(value)
+    if number is None or not math.isfinite(number * scale):
         return
-    number = float(value) * scale
-    if math.isfinite(number):
-        summary[key] = number
+    if key.endswith("_s") and abs(number * scale) > MAX_TIME_S:  # a time past 300 years: no stage's
+        return
+    summary[key] = number * scale
 
 
 def positive_int(value: object) -> int | None:
     """A whole number > 0 (a concurrency, a stream count), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    number = finite_float(value)
+    if number is None or number <= 0 or number != int(number) or number > INT64_MAX:
         return None
-    if not math.isfinite(value) or value <= 0 or value != int(value):
-        return None
-    return int(value)
+    return int(number)
 
 
 def definitions_for(summary: dict[str, float], definitions: dict[str, str]) -> dict[str, str]:

@@ -48,6 +48,7 @@ from perfkit.ingest.serving.boundary import (
     gaps_s,
     number,
     optional_time_s,
+    seconds,
     text_field,
     time_s,
 )
@@ -143,7 +144,7 @@ def _stage(path: str, index: int, line: int | None, d: dict[str, Any]) -> Ingest
     return IngestedStage(
         source=SOURCE, path=path, name=name, index=index,
         strategy=strategy, concurrency=cap, request_rate_per_s=rate, burstiness=burst,
-        duration_s=number(d.get("duration")), requests=records, summary=summary,
+        duration_s=seconds(d.get("duration")), requests=records, summary=summary,
         definitions=definitions_for(summary, DEFINITIONS),
         notes=tuple(notes), info=info, files=(path,))
 
@@ -194,9 +195,9 @@ def _request(i: int, where: str, lists: dict[str, list[Any]]) -> RawRequest:
 
     start = 0.0
     if "start_times" in lists:
-        start_raw = number(get("start_times"))
+        start_raw = seconds(get("start_times"))
         if start_raw is None:
-            raise BadRequest("start_times entry is not a finite number")
+            raise BadRequest("start_times entry is not a finite number of seconds (at most 1e10)")
         start = start_raw
     queue = optional_time_s(get("queue_times"), "queue_times entry")
     scheduled = start - queue if queue is not None else None

@@ -32,7 +32,7 @@ def pct(x: float) -> str:
 def pct_abs(x: float) -> str:
     """1.2% / 15.3% / 250% (no sign); from 10x on, the factor: 12.3x."""
     if abs(x) >= 9.0:
-        return f"{abs(x) + 1.0:.3g}x" if abs(x) < 999 else f"{abs(x) + 1.0:.0f}x"
+        return f"{abs(x) + 1.0:.3g}x" if abs(x) < 999 or abs(x) >= 1e6 else f"{abs(x) + 1.0:.0f}x"
     return f"{abs(x) * 100:.2g}%" if abs(x) < 0.1 else f"{abs(x) * 100:.3g}%"
 
 

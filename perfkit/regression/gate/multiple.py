@@ -223,4 +223,5 @@ def detectable_changes(se_log: np.ndarray, df: np.ndarray, level: np.ndarray) ->
     if se_log.size == 0:
         return np.zeros(0)
     q = -special.stdtrit(df, level / 2.0)  # df may be inf (normal)
-    return np.asarray(np.expm1(q * se_log))
+    with np.errstate(over="ignore"):  # a spread of hundreds of log units: no change is detectable (inf)
+        return np.asarray(np.expm1(q * se_log))

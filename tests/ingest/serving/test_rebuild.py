@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.ingest.serving.rebuild import NO_TOKEN_TIMES, RawRequest, rebuild
+from perfkit.ingest.serving.rebuild import NO_TOKEN_TIMES, RawRequest, rebuild, split_tokens
 from perfkit.ingest.serving.stage import definitions_for, stage_name, stat_name
 
 
@@ -52,11 +52,25 @@ def test_no_token_data_and_errors() -> None:
     assert c.error == "never sent" and c.sent_s is None
 
 
-def test_count_differs_keeps_the_tools_count() -> None:
+def test_more_tokens_than_chunks_are_spread_over_the_later_chunks() -> None:
     out = rebuild([RawRequest("a", sent=0.0, ttft=0.1, gaps=(0.1,), output_tokens=4)], sort=False)
     [r] = out.records
-    assert len(r.token_times_s) == 2 and r.output_tokens == 4
-    assert "token count differs" in out.notes("vllm")[0]
+    assert r.token_times_s == pytest.approx((0.1, 0.2, 0.2, 0.2)) and r.chunk_tokens == (1, 3)
+    assert r.chunk_times_s == pytest.approx((0.1, 0.2)) and r.output_tokens == 4
+    assert "more tokens than chunks" in out.notes("vllm")[0]
+
+
+def test_fewer_tokens_than_chunks_keep_the_chunk_times_and_the_tools_count() -> None:
+    out = rebuild([RawRequest("a", sent=0.0, ttft=0.1, gaps=(0.1, 0.1), output_tokens=2)], sort=False)
+    [r] = out.records
+    assert len(r.token_times_s) == 3 and r.output_tokens == 2
+    assert "token count is below" in out.notes("vllm")[0]
+
+
+@pytest.mark.parametrize(("n", "chunks", "want"), [(1, 1, (1,)), (5, 1, (5,)), (13, 4, (1, 4, 4, 4)),
+                                                   (12, 10, (1, 2, 2, 1, 1, 1, 1, 1, 1, 1)), (3, 3, (1, 1, 1))])
+def test_split_tokens(n: int, chunks: int, want: tuple[int, ...]) -> None:
+    assert split_tokens(n, chunks) == want and sum(want) == n
 
 
 @pytest.mark.parametrize("given, want", [

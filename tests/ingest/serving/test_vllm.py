@@ -75,11 +75,12 @@ def test_records_rebuild_vllms_own_numbers() -> None:
         assert r.ttft_s == pytest.approx(d["ttfts"][i], abs=1e-9)
         assert r.e2e_s == pytest.approx(d["latencies"][i], abs=1e-9)
         assert r.output_tokens == d["output_lens"][i] and r.input_tokens == d["input_lens"][i]
-        assert r.token_source == "chunks" and r.chunk_tokens == (1,) * len(r.token_times_s)
+        assert r.token_source == "chunks" and sum(r.chunk_tokens) == len(r.token_times_s) == r.output_tokens
+        assert len(r.chunk_times_s) == len(d["itls"][i]) + 1  # vLLM's itls: one gap per chunk
     # vLLM's TPOT and pooled ITL, recomputed from the records
     tpots = [(r.e2e_s - r.ttft_s) / (r.output_tokens - 1) for r in ok]  # type: ignore[operator]
     assert np.mean(tpots) * 1000 == pytest.approx(d["mean_tpot_ms"])
-    gaps = [b - a for r in ok for a, b in zip(r.token_times_s, r.token_times_s[1:], strict=False)]
+    gaps = [b - a for r in ok for a, b in zip(r.chunk_times_s, r.chunk_times_s[1:], strict=False)]
     assert np.percentile(gaps, 99) * 1000 == pytest.approx(d["p99_itl_ms"])
 
 
@@ -90,8 +91,10 @@ def test_failed_request_and_count_mismatch() -> None:
     assert failed.error == ("aiohttp.client_exceptions.ClientPayloadError: Response payload is "
                             "not completed")  # a traceback's last line
     odd = stage.requests[2]
-    assert (len(odd.token_times_s), odd.output_tokens) == (10, 12)
-    assert any("1 request: vllm's token count differs" in n for n in stage.notes)
+    # 12 tokens (vLLM's count) in 10 chunks: one in the first, 11 over the other 9 (2, 2, 1, ...)
+    assert (len(odd.chunk_times_s), len(odd.token_times_s), odd.output_tokens) == (10, 12, 12)
+    assert odd.chunk_tokens == (1, 2, 2, 1, 1, 1, 1, 1, 1, 1)
+    assert any("1 request with more tokens than chunks" in n for n in stage.notes)
 
 
 def test_appended_stages_without_detail() -> None:

@@ -15,16 +15,19 @@ A prices file (YAML or JSON) names GPU-hour prices with where each came from:
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from perfkit.core.errors import SpecError, located
+from perfkit.core.errors import SpecError
+from perfkit.core.finite import finite_float, shown
+from perfkit.core.json_file import load_json
 from perfkit.core.yaml_source import YamlDoc, load_yaml
 
 MAX_PRICES_BYTES = 1 << 20  # a prices file larger than this is refused
+MAX_USD_PER_GPU_HOUR = 1_000_000  # as `--price-per-gpu-hour` (ServingSpec)
+MAX_GPUS = 1_000_000  # as `--gpus`
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,10 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 
 
 def _json(p: Path) -> Any:
+    """The parsed file through the one bounded JSON reader (nesting, integer digits, UTF-8)."""
     try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise SpecError(located(str(p), exc.lineno, exc.colno, f"JSON syntax error: {exc.msg}; "
-                                "fix the syntax")) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return load_json(p, "pass a prices file: {prices: [{name, usd_per_gpu_hour, source}]}", SpecError)
+    except OSError as exc:
         raise SpecError(f"{p}: cannot read ({exc.__class__.__name__}); pass a readable "
                         "JSON file") from None
 
@@ -120,16 +121,15 @@ def _entry(i: int, entry: Any, fail: _Fail) -> tuple[str, Price]:
     if unknown:
         raise fail([*loc, unknown[0]], f"{what}: unknown key '{unknown[0]}'; use name, "
                                        "usd_per_gpu_hour, source (and gpus)", True)
-    usd = entry.get("usd_per_gpu_hour")
-    if (isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd)
-            or usd < 0):
-        raise fail([*loc, "usd_per_gpu_hour"], f"{what}: usd_per_gpu_hour must be a number >= 0, "
-                                               f"not {usd!r}; fix it")
+    usd = finite_float(entry.get("usd_per_gpu_hour"))
+    if usd is None or not 0 <= usd <= MAX_USD_PER_GPU_HOUR:
+        raise fail([*loc, "usd_per_gpu_hour"], f"{what}: usd_per_gpu_hour must be a number >= 0 and at "
+                                               f"most {MAX_USD_PER_GPU_HOUR:,}, not {shown(entry.get('usd_per_gpu_hour'))}; fix it")
     source = entry.get("source")
     if not isinstance(source, str) or not source.strip():
         raise fail([*loc, "source"], f"{what}: `source` is missing; say where the price comes "
                                      "from (a URL or a quote)")
     gpus = entry.get("gpus", 1)
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
-        raise fail([*loc, "gpus"], f"{what}: gpus must be a whole number >= 1, not {gpus!r}; fix it")
-    return name, Price(float(usd), gpus, source)
+    if type(gpus) is not int or not 1 <= gpus <= MAX_GPUS:
+        raise fail([*loc, "gpus"], f"{what}: gpus must be a whole number 1 to {MAX_GPUS:,}, not {shown(gpus)}; fix it")
+    return name, Price(usd, gpus, source)

@@ -4,21 +4,19 @@ KV-cache use, speculative-decoding acceptance), plus how many lines could not be
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from perfkit.workloads.serving.telemetry.prometheus import delta, derived, parse
 
 
 def server_metrics(before: str | None, after: str | None) -> dict[str, Any]:
-    """{} when either scrape is missing."""
+    """{} when either scrape is missing; the numbers as the server gave them (keep_plausible checks them)."""
     if before is None or after is None:
         return {}
     b, a = parse(before), parse(after)
-    found = derived(delta(b, a))
-    out: dict[str, Any] = {k: v for k, v in found.items() if math.isfinite(v)}
-    if len(out) < len(found):  # a server's NaN / Infinity (or counters that overflow): never stored
-        out["non_finite_dropped"] = len(found) - len(out)
+    # a server's NaN / Infinity (or counters whose delta overflows) and numbers out of range are
+    # dropped, counted and named by telemetry/plausible.py's keep_plausible
+    out: dict[str, Any] = dict(derived(delta(b, a)))
     skipped = a.skipped + b.skipped
     if skipped:
         out["unreadable_lines"] = skipped

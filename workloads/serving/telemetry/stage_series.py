@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from perfkit.workloads.serving.telemetry.plausible import DROPPED, count_or_none, fraction_or_none
 from perfkit.workloads.serving.telemetry.prometheus import parse
 
 SAMPLE_INTERVAL_S = 0.25
@@ -27,7 +28,14 @@ KV = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "perfkit:kv_cache
 
 
 def gauges(text: str) -> tuple[float | None, float | None]:
-    """(queue length, KV-cache usage) of one scrape; None where the server has no such gauge."""
+    """(queue length, KV-cache usage) of one scrape; None where the server has no such gauge, or
+    where it says something out of range (a queue of 1e308, a usage of 5 or -1: telemetry/plausible.py)."""
+    queue, kv, _ = _gauges(text)
+    return queue, kv
+
+
+def _gauges(text: str) -> tuple[float | None, float | None, int]:
+    """`gauges`, and how many of the two the scrape gave out of range."""
     values = parse(text).values
     queue = [v for (name, _), v in values.items() if name in QUEUE and v == v]
     kv_by_name: dict[str, list[float]] = {}
@@ -35,8 +43,10 @@ def gauges(text: str) -> tuple[float | None, float | None]:
         if name in KV and v == v:
             kv_by_name.setdefault(name, []).append(v)
     kv_name = next((n for n in KV if n in kv_by_name), None)
-    kv = sum(kv_by_name[kv_name]) / len(kv_by_name[kv_name]) if kv_name else None
-    return (sum(queue) if queue else None), kv
+    kv_said = sum(kv_by_name[kv_name]) / len(kv_by_name[kv_name]) if kv_name else None
+    q = count_or_none(sum(queue)) if queue else None
+    kv = fraction_or_none(kv_said) if kv_said is not None else None
+    return q, kv, int(bool(queue) and q is None) + int(kv_said is not None and kv is None)
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float]:
@@ -48,8 +58,10 @@ def stage_series(samples: Sequence[tuple[float, str]]) -> tuple[dict[str, float]
     stage's start, queue_len, kv_cache_usage, None where a scrape lacked one); ({}, {}) when no
     scrape had either gauge."""
     t_s, queue, kv = [], [], []
+    refused = 0
     for t, text in samples[:MAX_SAMPLES]:
-        q, k = gauges(text)
+        q, k, out_of_range = _gauges(text)
+        refused += out_of_range
         if q is None and k is None:
             continue
         t_s.append(round(t, 4))
@@ -60,6 +72,8 @@ def stage_series(samples: Sequence[tuple[float, str]]) -> tuple[dict[str, float]
         present = [v for v in series if v is not None]
         if present:
             stats[f"{key}_mean"], stats[f"{key}_max"] = _stats(present)
-    if not stats:
-        return {}, {}
+    if refused:
+        stats[DROPPED] = refused
+    if not t_s:
+        return stats, {}
     return stats, {"interval_s": SAMPLE_INTERVAL_S, "t_s": t_s, "queue_len": queue, "kv_cache_usage": kv}

@@ -80,10 +80,36 @@ def test_bad_prices_files_give_one_located_line(tmp_path: Path, text: str, where
 def test_bad_json_and_missing_files(tmp_path: Path) -> None:
     j = tmp_path / "p.json"
     j.write_text('{"prices": [\n  {"name": "a", }\n]}')
-    with pytest.raises(PerfkitError, match=rf"^{j}:2:17: JSON syntax error"):
+    with pytest.raises(PerfkitError, match=rf"^{j}:2:17: not valid JSON"):
         load_prices(j)
     j.write_text('{"prices": [{"name": "a", "usd_per_gpu_hour": 1}]}')
     with pytest.raises(PerfkitError, match=r"prices\[0\] \(a\): `source` is missing"):
         load_prices(j)
     with pytest.raises(PerfkitError, match="not found"):
         load_prices(tmp_path / "absent.yaml")
+
+
+@pytest.mark.slow  # the first serve-bench call imports the client
+@pytest.mark.parametrize(("text", "needle"), [
+    ('{"prices": ' + "[" * 400_000 + "]" * 400_000 + "}", ":1:211: nested more than 200 levels deep"),
+    ('{"prices": [{"name": "a", "usd_per_gpu_hour": ' + "9" * 6000 + ', "source": "s"}]}',
+     ": not valid JSON (an integer over 4300 digits)"),
+    ('{"prices": [{"name": "a", "usd_per_gpu_hour": ' + "9" * 400 + ', "source": "s"}]}',
+     ": prices[0] (a): usd_per_gpu_hour must be a number >= 0 and at most 1,000,000, not an integer of 400 digits"),
+    ('{"prices": [{"name": "a", "usd_per_gpu_hour": 1e300, "source": "s"}]}', "not 1e+300"),
+    ('{"prices": [{"name": "a", "usd_per_gpu_hour": 1, "gpus": ' + "9" * 400 + ', "source": "s"}]}',
+     ": prices[0] (a): gpus must be a whole number 1 to 1,000,000, not an integer of 400 digits"),
+], ids=["nested-400000", "integer-6000-digits", "price-400-digits", "price-1e300", "gpus-400-digits"])
+def test_serve_bench_prices_out_of_range_are_one_line_before_any_request(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str) -> None:
+    from perfkit.cli import main
+
+    path = tmp_path / "prices.json"
+    path.write_text(text)
+    # port 9 (discard) on loopback: nothing listens; the prices are refused before any request
+    rc = main(["serve-bench", "http://127.0.0.1:9/v1", "--prices", str(path), "--price-name", "a",
+               "--out", str(tmp_path / "runs"), "--no-store"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith(f"perfkit: error: {path}") and needle in err[0], err
+    assert not (tmp_path / "runs").exists()
