@@ -60,6 +60,9 @@ STAGE_COLUMNS: tuple[StageColumn, ...] = (
 )
 STAGE_KEYS: tuple[str, ...] = tuple(c.key for c in STAGE_COLUMNS)
 VALIDITY = "validity"  # the header of the validity column
+VALIDITY_HELP = ("VALID: the stage measured what it claims; INVALID: it did not, its notes say why (failed or "
+                 "missing requests, outputs shorter than asked, no steady state, client-bound, saturated) and the "
+                 "gate refuses to compare it; not judged: a run from before the verdict")
 
 
 def validity_of(numbers: StageNumbers) -> str:
