@@ -60,8 +60,9 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
     for n in m.get("serving_notes") or ():
         notes.append(str(n))
     if m.get("validity") == INVALID:  # its reasons not said above (client-bound, saturated are)
-        reasons = m.get("validity_reasons") if isinstance(m.get("validity_reasons"), list) else []
-        notes += [f"INVALID: {r}" for r in map(str, reasons) if r not in notes]
+        given = m.get("validity_reasons")
+        reasons = [str(r) for r in given] if isinstance(given, list) else []
+        notes += [f"INVALID: {r}" for r in reasons if r not in notes]
         if not reasons:
             notes.append("INVALID: no reason recorded")
     return tuple(dict.fromkeys(notes))
