@@ -235,7 +235,9 @@ class ClientSpec(FrozenModel):
         "--request-timeout-s", help="longest request (600)")] = Field(600.0, gt=0, le=86400)
     usage: Annotated[bool, CliOption("--no-usage", invert=True, help="do not ask for stream_options usage")] = True
     logprobs: Annotated[bool, CliOption("--logprobs", help="ask for logprobs (token counts without usage)")] = False
-    ignore_eos: bool = True
+    ignore_eos: Annotated[bool, CliOption(
+        "--no-ignore-eos", invert=True, help="do not send ignore_eos: the server may stop early (outputs are "
+                                             "then not checked against the length asked)")] = True
     processes: Annotated[int, CliOption(  # client processes a stage's requests are spread over
         "--processes", help="client processes each stage's requests are spread over (default 1; more when a "
                             "stage is client-bound)")] = Field(1, ge=1, le=256)
