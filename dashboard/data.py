@@ -487,7 +487,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
         stage_notes,
         stage_points,
     )
-    from perfkit.reports.serving.stage_table import stage_table
+    from perfkit.reports.serving.stage_table import VALIDITY, VALIDITY_HELP, stage_table
 
     name = point_workload(workload)
     stages = stage_points(run.points, name)
@@ -496,6 +496,8 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
     table = pd.DataFrame(main.rows(), columns=main.header())
     rest = pd.DataFrame(rest_t.rows(status=False), columns=rest_t.header(status=False))
     helps = {c.label: column_help(c.key) for c in (*main.columns, *rest_t.columns)}
+    if main.judged:
+        helps[VALIDITY] = VALIDITY_HELP
     notes = list(main.notes)
     fronts = [p for p in run.points if is_front(p) and p.workload == name]
     notes += [f"{stage_label(p)}: {n}" for p in fronts for n in stage_notes(p)]

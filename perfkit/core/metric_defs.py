@@ -105,6 +105,8 @@ def _serving() -> tuple[MetricDef, ...]:
            gated=False),
         _m("requests_failed", "requests failed", "", LOWER, "requests that failed or were never sent",
            gated=False),
+        _m("requests_planned", "requests planned", "", HIGHER, "requests the stage's plan would send (absent "
+           "when its duration bounds it)", gated=False),
         _m("duration_s", "duration", "s", LOWER, "the stage's duration that rates divide by", gated=False),
         _m("steady_start_s", "steady start", "s", LOWER, "start of the steady window, from the stage's "
            "start", gated=False),

@@ -22,11 +22,20 @@ class PointSpec:
     # the settings of TIMING_KEYS the point recorded (a point without a measurement has none)
     timing: Mapping[str, Any] = field(default_factory=dict)
     # why this point's numbers measure something else than the workload (a serving stage whose
-    # load client was the bottleneck: "client-bound: ..."); "" when they do not
+    # load client was the bottleneck: "client-bound: ..."; an INVALID stage: "INVALID stage: ...",
+    # its reasons); "" when they do not
     refusal: str = ""
 
 
+# a serving stage's `validity` (workloads/serving/measurements/validity.py); older runs: not judged
+VALID, INVALID, NOT_JUDGED = "VALID", "INVALID", "not judged"
+
+
 def _refusal(metrics: Mapping[str, Any]) -> str:
+    if metrics.get("validity") == INVALID:
+        reasons = metrics.get("validity_reasons")
+        text = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) and reasons else "no reason recorded"
+        return f"INVALID stage: {text}"[:600]
     value = metrics.get("client_bound")
     return str(value)[:300] if value else ""
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.core.metric_defs import metric_def
+from perfkit.core.point_spec import INVALID
 from perfkit.core.record import PointResult
 from perfkit.core.units import fmt_num, fmt_value
 
@@ -58,6 +59,12 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
         notes.append("no per-chunk token counts from the server: ITL is chunk gaps, not token gaps")
     for n in m.get("serving_notes") or ():
         notes.append(str(n))
+    if m.get("validity") == INVALID:  # its reasons not said above (client-bound, saturated are)
+        given = m.get("validity_reasons")
+        reasons = [str(r) for r in given] if isinstance(given, list) else []
+        notes += [f"INVALID: {r}" for r in reasons if r not in notes]
+        if not reasons:
+            notes.append("INVALID: no reason recorded")
     return tuple(dict.fromkeys(notes))
 
 

@@ -5,7 +5,9 @@ A column is one field of the stage's record (perfkit.workloads.serving.measureme
 and one line in STAGE_COLUMNS: its formatter (by default the metric's description in
 perfkit.core.metric_defs gives label, unit and percentage). Rows are the load stages (no front
 point), cells formatted strings ("-" when absent); a column with no value in any row is left out,
-and when per-token ITL is known, chunk gaps go last.
+and when per-token ITL is known, chunk gaps go last. Each stage's validity (VALID / INVALID, "not
+judged" in runs from before the verdict; measurements/validity.py) is a column after the status,
+shown when any stage was judged; an INVALID stage's reasons are among its notes (rows.stage_notes).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from perfkit.core.metric_defs import metric_def
+from perfkit.core.point_spec import INVALID, NOT_JUDGED, VALID
 from perfkit.core.record import PointResult
 from perfkit.reports.serving.rows import (
     format_metric,
@@ -56,6 +59,15 @@ STAGE_COLUMNS: tuple[StageColumn, ...] = (
     StageColumn("request_per_s"),
 )
 STAGE_KEYS: tuple[str, ...] = tuple(c.key for c in STAGE_COLUMNS)
+VALIDITY = "validity"  # the header of the validity column
+VALIDITY_HELP = ("VALID: the stage measured what it claims; INVALID: it did not, its notes say why (failed or "
+                 "missing requests, outputs shorter than asked, no steady state, client-bound, saturated) and the "
+                 "gate refuses to compare it; not judged: a run from before the verdict")
+
+
+def validity_of(numbers: StageNumbers) -> str:
+    """VALID / INVALID as the stage recorded it; NOT_JUDGED for a run from before the verdict."""
+    return numbers.validity if numbers.validity in (VALID, INVALID) else NOT_JUDGED
 
 
 @dataclass(frozen=True)
@@ -65,21 +77,29 @@ class StageTable:
     columns: tuple[StageColumn, ...]  # the shown metric columns
     cells: tuple[tuple[str, ...], ...]  # per stage, per shown column
     notes: tuple[str, ...]  # "stage: note"
+    validity: tuple[str, ...] = ()  # per stage: VALID, INVALID or NOT_JUDGED
 
     @property
     def any_failed(self) -> bool:
         return any(s != "ok" for s in self.statuses)
 
+    @property
+    def judged(self) -> bool:
+        """Whether the validity column is shown: some stage was judged."""
+        return any(v != NOT_JUDGED for v in self.validity)
+
     def header(self, status: bool = True) -> list[str]:
-        return ["stage", *(["status"] if status else []), *(c.label for c in self.columns)]
+        return ["stage", *(["status"] if status else []), *([VALIDITY] if self.judged else []),
+                *(c.label for c in self.columns)]
 
     def rows(self, status: bool = True) -> list[list[str]]:
-        return [[label, *([st] if status else []), *cells]
-                for label, st, cells in zip(self.labels, self.statuses, self.cells, strict=True)]
+        valid = self.validity or (NOT_JUDGED,) * len(self.labels)
+        return [[label, *([st] if status else []), *([v] if self.judged else []), *cells]
+                for label, st, v, cells in zip(self.labels, self.statuses, valid, self.cells, strict=True)]
 
     def numeric(self, status: bool = True) -> tuple[int, ...]:
         """The indices of the metric columns in header()/rows() (right-aligned)."""
-        first = 2 if status else 1
+        first = 1 + int(status) + int(self.judged)
         return tuple(range(first, first + len(self.columns)))
 
     def column(self, key: str) -> list[str]:
@@ -107,4 +127,5 @@ def stage_table(points: Iterable[PointResult], columns: Iterable[StageColumn] = 
     labels = tuple(stage_label(p) for p in stages)
     return StageTable(labels, tuple(p.status for p in stages), tuple(shown),
                       tuple(tuple(row[c.key] for c in shown) for row in cells),
-                      tuple(f"{label}: {n}" for label, p in zip(labels, stages, strict=True) for n in stage_notes(p)))
+                      tuple(f"{label}: {n}" for label, p in zip(labels, stages, strict=True) for n in stage_notes(p)),
+                      tuple(validity_of(n) for n in numbers))

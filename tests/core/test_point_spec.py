@@ -54,3 +54,15 @@ def test_old_stored_points_without_timing_keys_leave_them_unset() -> None:
     assert point_spec_from_json(old) == PointSpec("mm", {"m": 64}, {"timer": "perf_counter"})
     assert point_spec_from_json({"key": "x", "measurement": None}) == PointSpec("", {}, {})
     assert point_spec_from_json({"key": "x", "workload": None, "params": None}) == PointSpec()
+
+
+def test_an_invalid_serving_stage_is_refused_with_its_reasons_a_valid_one_is_not() -> None:
+    stage = PointResult(key="serving/s/concurrency=1", kind="serving", workload="s", params={"concurrency": 1},
+                        status=STATUS_OK, metrics={"validity": "INVALID", "client_bound": "client-bound: lag",
+                                                   "validity_reasons": ["7 of 8 planned requests completed",
+                                                                        "client-bound: lag"]})
+    assert point_spec(stage).refusal == "INVALID stage: 7 of 8 planned requests completed; client-bound: lag"
+    valid = replace(stage, metrics={"validity": "VALID", "validity_reasons": []})
+    assert point_spec(valid).refusal == "" and point_spec(replace(stage, metrics={})).refusal == ""
+    stored = json.loads(json.dumps(to_builtins(stage)))
+    assert point_spec_from_json(stored).refusal.startswith("INVALID stage: 7 of 8")

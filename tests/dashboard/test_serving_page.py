@@ -97,3 +97,20 @@ def test_run_page_names_serving_stages(url: str) -> None:
 
     points = frame(app("views/run.py", run="srv1"), "run_points")
     assert set(points["median"]) == {SERVING_STAGE}
+
+
+@pytest.mark.slow
+def test_serving_tables_show_each_stages_validity_and_an_invalid_ones_reasons() -> None:
+    from perfkit.dashboard import data
+
+    run = serving_run("srv1", levels=(1, 4))
+    assert "validity" not in data.serving_tables(run, "serving/chat").stages.columns  # not judged: no column
+    for p in run.points:
+        if "concurrency=4" in p.key:
+            p.metrics.update(validity="INVALID", validity_reasons=["no steady state: per-request TPOT moved"])
+        elif "concurrency=1" in p.key:
+            p.metrics.update(validity="VALID", validity_reasons=[])
+    tables = data.serving_tables(run, "serving/chat")
+    assert list(tables.stages["validity"]) == ["VALID", "INVALID"]
+    assert tables.column_help["validity"].startswith("VALID: ")
+    assert "concurrency=4: INVALID: no steady state: per-request TPOT moved" in tables.notes

@@ -38,6 +38,9 @@ class RequestRecord:
     # in flight while the server's profiler ran (serve-bench --profile): measured, kept in the
     # per-request file, left out of the stage's latency numbers
     in_profile_window: bool = False
+    # the output length the request demanded: max_tokens when it sent ignore_eos, else min_tokens
+    # when it sent one; None when the server may stop early (measurements/validity.py checks it)
+    expected_output_tokens: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -37,6 +37,7 @@ from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
+from perfkit.workloads.serving.measurements.validity import stage_validity
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
 from perfkit.workloads.serving.telemetry.plausible import keep_plausible
@@ -127,10 +128,15 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     notes += out_of_range
     if series:  # the server's queue and KV cache while the stage ran (telemetry/stage_series.py)
         numbers = dataclasses.replace(numbers, extra={**numbers.extra, "server_series": series})
+    bound = client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None
+    valid = stage_validity(result.records, result.planned, bound, saturated)
     numbers = dataclasses.replace(
         numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
-        client_bound=client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None,
-        saturated=saturated or None, endpoint=redact_urls(spec.endpoint or "") or None,
+        client_bound=bound, saturated=saturated or None, validity=valid.verdict,
+        validity_reasons=tuple(terminal_safe(redact_urls(r)) for r in valid.reasons),
+        validity_unchecked=valid.unchecked or None,
+        requests_planned=float(result.planned) if result.planned is not None else None,
+        endpoint=redact_urls(spec.endpoint or "") or None,
         server_metrics=server or None,
         serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name)
     metrics = numbers.as_metrics()

@@ -46,6 +46,8 @@ from perfkit.core.errors import SpecError
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
 from perfkit.workloads.serving.client.plan_size import plan_problem
 from perfkit.workloads.serving.client.url import parse_endpoint
+from perfkit.workloads.serving.slo_presets import PREFIX as PRESET_PREFIX
+from perfkit.workloads.serving.slo_presets import PRESETS, preset_slo
 
 MAX_STAGES = 1000
 
@@ -163,11 +165,24 @@ class LoadSpec(FrozenModel):
 
 
 class SloSpec(FrozenModel):
+    """Limits in seconds at `quantile`; in a spec also a preset name: `slo: mlperf:llama2-70b-server`."""
+
     ttft_s: float | None = Field(None, gt=0)
     tpot_s: float | None = Field(None, gt=0)
     e2e_s: float | None = Field(None, gt=0)
     quantile: Annotated[float, CliOption(
         "--slo-quantile", help="quantile the SLO holds at (default 0.99)")] = Field(0.99, gt=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            preset = preset_slo(data)
+            if preset is None:
+                raise ValueError(f"no SLO preset '{data[:60]}'; use one of: "
+                                 + ", ".join(PRESET_PREFIX + name for name in PRESETS))
+            return preset
+        return data
 
     @model_validator(mode="after")
     def _some(self) -> SloSpec:
@@ -220,7 +235,9 @@ class ClientSpec(FrozenModel):
         "--request-timeout-s", help="longest request (600)")] = Field(600.0, gt=0, le=86400)
     usage: Annotated[bool, CliOption("--no-usage", invert=True, help="do not ask for stream_options usage")] = True
     logprobs: Annotated[bool, CliOption("--logprobs", help="ask for logprobs (token counts without usage)")] = False
-    ignore_eos: bool = True
+    ignore_eos: Annotated[bool, CliOption(
+        "--no-ignore-eos", invert=True, help="do not send ignore_eos: the server may stop early (outputs are "
+                                             "then not checked against the length asked)")] = True
     processes: Annotated[int, CliOption(  # client processes a stage's requests are spread over
         "--processes", help="client processes each stage's requests are spread over (default 1; more when a "
                             "stage is client-bound)")] = Field(1, ge=1, le=256)
@@ -233,7 +250,14 @@ class ClientSpec(FrozenModel):
 
 def slo_seconds(text: str, flag: str) -> dict[str, float]:
     """`ttft=0.5,tpot=0.05,e2e=10` -> {ttft_s: 0.5, ...} (the --slo option); `ttft_p99=2,tpot_p99=0.05`
-    also sets the quantile (one for every metric)."""
+    also sets the quantile (one for every metric); `mlperf:llama2-70b-server` is a named preset
+    (slo_presets.py)."""
+    if text.strip().startswith(PRESET_PREFIX):
+        preset = preset_slo(text)
+        if preset is None:
+            raise SpecError(f"{flag}: no SLO preset '{text.strip()[:60]}'; use one of: "
+                            + ", ".join(PRESET_PREFIX + name for name in PRESETS))
+        return preset
     out: dict[str, float] = {}
     for part in text.split(","):
         key, _, value = part.partition("=")

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-
 from perfkit.core.direction import HIGHER
 from perfkit.core.measurement import median
 from perfkit.regression.gate.types import Comparison, MetricLike, MetricPolicy, Verdict

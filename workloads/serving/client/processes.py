@@ -26,6 +26,7 @@ from perfkit.workloads.serving.client.stage import (
     closed_loop,
     mean_gap_s,
     open_loop,
+    planned_requests,
     scrape,
     warm_up,
 )
@@ -134,7 +135,8 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
     lateness = [x for _, res, _ in got if res for x in res[2]]
     after = asyncio.run(_scrape_once(opts, plan.metrics_url, notes))
     notes.append(f"sent from {len(procs)} client processes")
-    return StageResult(records, duration, lag, lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s))
+    return StageResult(records, duration, lag, lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
+                       planned=planned_requests(plan))
 
 
 def _stage_limit(opts: ClientOptions, plan: StagePlan) -> float:

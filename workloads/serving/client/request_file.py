@@ -30,7 +30,8 @@ def _row(r: RequestRecord) -> dict[str, Any]:
     return {"index": r.index, "scheduled_s": r.scheduled_s, "sent_s": r.sent_s, "end_s": r.end_s,
             "chunk_times_s": list(r.chunk_times_s), "chunk_tokens": list(r.chunk_tokens),
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "token_source": r.token_source,
-            "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {})
+            "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {}) \
+        | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {})
 
 
 def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
@@ -61,6 +62,7 @@ class _Row:
     error: str | None
     server: dict[str, Any] = field(default_factory=dict)
     in_profile_window: bool = False
+    expected_output_tokens: Tokens | None = None
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -111,4 +113,5 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         index=row.index, scheduled_s=row.scheduled_s, sent_s=row.sent_s, token_times_s=times,
         chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
-        error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window)
+        error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
+        expected_output_tokens=row.expected_output_tokens)

@@ -75,6 +75,16 @@ class Prompt:
     output_tokens: int  # max_tokens asked for
 
 
+def expected_output(body: dict[str, Any]) -> int | None:
+    """The output length a request body demands: max_tokens with ignore_eos, else min_tokens when
+    sent; None when the server may stop early."""
+    for key, flag in (("max_tokens", body.get("ignore_eos") is True), ("min_tokens", True)):
+        value = body.get(key)
+        if flag and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
     body: dict[str, Any] = {"model": opts.model, "max_tokens": prompt.output_tokens, "stream": True}
     if opts.api == "chat":
@@ -116,8 +126,10 @@ def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession
 class _Recorder:
     """What a request has received so far; `record` turns it into a RequestRecord."""
 
-    def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float) -> None:
+    def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float,
+                 expected: int | None = None) -> None:
         self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
+        self.expected = expected
         self.sent_s: float | None = None
         self.end_s: float | None = None
         self.token_times: list[float] = []
@@ -184,7 +196,7 @@ class _Recorder:
             chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
-            dropped=tuple(self.dropped))
+            dropped=tuple(self.dropped), expected_output_tokens=self.expected)
 
 
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
@@ -196,9 +208,10 @@ async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, 
     such a request is sent again (at most UNSENT_RETRIES times: the next pooled connection may be
     closed too), timed from its last send.
     """
-    body = json.dumps(request_body(opts, prompt)).encode()
+    fields = request_body(opts, prompt)
+    body = json.dumps(fields).encode()
     for attempt in range(UNSENT_RETRIES + 1):
-        rec = _Recorder(index, scheduled_s, prompt, t0)
+        rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields))
         error, unsent = await _attempt(session, opts, rec, body, t0)
         if not unsent or attempt == UNSENT_RETRIES:
             break

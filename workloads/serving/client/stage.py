@@ -58,6 +58,7 @@ class StageResult:
     window: WindowResult | None = None  # the profiling window, when the plan asked for one
     # (seconds from t0, /metrics text) scraped during the stage (telemetry/stage_series.py)
     metrics_samples: list[tuple[float, str]] = field(default_factory=list)
+    planned: int | None = None  # requests the plan would send (None: a time bound decides)
 
 
 class Progress:
@@ -123,6 +124,13 @@ async def scrape(session: aiohttp.ClientSession, url: str | None, notes: list[st
         return None
 
 
+def planned_requests(plan: StagePlan) -> int | None:
+    """The requests the plan sends: its count or its arrivals; None when its duration bounds it."""
+    if plan.duration_s is not None:
+        return None
+    return plan.requests if plan.arrivals_s is None else len(plan.arrivals_s)
+
+
 def mean_gap_s(arrivals_s: tuple[float, ...] | None) -> float | None:
     """The mean time between an open-loop plan's arrivals (None: closed loop or one arrival)."""
     if arrivals_s is None or len(arrivals_s) < 2:
@@ -167,7 +175,7 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         after = await scrape(session, plan.metrics_url, notes)
     records.sort(key=lambda r: r.index)
     return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
-                       window, samples)
+                       window, samples, planned_requests(plan))
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,

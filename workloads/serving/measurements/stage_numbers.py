@@ -84,6 +84,12 @@ class StageNumbers:
     send_late_p99_s: float | None = None
     client_bound: str | None = None
     saturated: str | None = None
+    # the stage's validity (measurements/validity.py): VALID / INVALID, why, what was not checked;
+    # absent in older runs (not judged)
+    validity: str | None = None
+    validity_reasons: tuple[str, ...] | None = None
+    validity_unchecked: tuple[str, ...] | None = None
+    requests_planned: float | None = None
     endpoint: str | None = None
     server_metrics: dict[str, float] | None = None
     serving_notes: tuple[str, ...] | None = None
