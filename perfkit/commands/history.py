@@ -127,7 +127,8 @@ def _one_series(name: str, gpu: str, hist: Any, unit: str, direction: str, opts:
 
     series = commit_series(hist)
     cps, trend = explain_series([s.value for s in series], [s.commit for s in series], opts)
-    bands = segment_bands([s.value for s in series], [cp.index for cp in cps])
+    bands = segment_bands([s.value for s in series], [cp.index for cp in cps],
+                          slope=trend.slope if trend is not None else 0.0)
     info = cr.SeriesInfo(name, gpu, len(series), unit, tuple(
         cr.ValueRow(s.commit, s.created_epoch, s.value, s.runs, b.level, b.low, b.high)
         for s, b in zip(series, bands, strict=True)), trend)

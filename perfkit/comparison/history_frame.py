@@ -93,7 +93,8 @@ def gpu_series(gpu: str, runs: pd.DataFrame, direction: str, band_sigmas: float)
     series = commit_values(runs)
     values = series["value"].to_numpy(np.float64)
     cps, trend = explain_series([float(v) for v in values], [str(c) for c in series["commit"]])
-    bands = segment_bands(list(values), [cp.index for cp in cps], band_sigmas)
+    bands = segment_bands(list(values), [cp.index for cp in cps], band_sigmas,
+                          slope=trend.slope if trend is not None else 0.0)
     segments = np.searchsorted([cp.index for cp in cps], np.arange(len(series)), side="right")
     records = series.to_dict("records")
     commits = [{"gpu": gpu, "commit": c["commit"], "created_epoch": c["created_epoch"], "value": c["value"],

@@ -53,15 +53,29 @@ def series_sigma(values: Sequence[float]) -> float:
     return run_spread([RunSummary(math.log(v), math.nan, 1) for v in values if v > 0])[0]
 
 
-def segment_bands(values: Sequence[float], change_indices: Sequence[int], sigmas: float = BAND_SIGMAS) -> list[Band]:
+def segment_bands(values: Sequence[float], change_indices: Sequence[int], sigmas: float = BAND_SIGMAS,
+                  slope: float = 0.0) -> list[Band]:
     """Per commit value: its segment's level and noise band (level times exp(+-sigmas * sigma),
-    sigma the series' run-to-run spread, perfkit.regression.gate.history.run_spread)."""
+    sigma the series' run-to-run spread, perfkit.regression.gate.history.run_spread).
+
+    With a trend (`slope`: relative change per commit, perfkit.comparison.trend.TrendInfo) the
+    level follows the line: each segment's median of the values with the line taken out, plus the
+    line at each commit (the change points are those of the detrended series); a flat median of a
+    creeping segment would start the level line mid-ramp."""
     sigma = series_sigma(values)
     # a spread past 709 log units (values 1e-308 and 1e308 in one series): a band of everything
     width = math.exp(min(sigmas * sigma, LOG_FLOAT_MAX)) if math.isfinite(sigma) else math.nan
     bounds = [0, *change_indices, len(values)]
+    ramped = slope != 0.0 and math.isfinite(slope) and slope > -1.0 and all(v > 0 for v in values)
+    step = math.log1p(slope) if ramped else 0.0
     out: list[Band] = []
     for a, b in itertools.pairwise(bounds):
+        if ramped:
+            base = median([math.log(values[i]) - step * i for i in range(a, b)])
+            for i in range(a, b):
+                level = math.exp(base + step * i)
+                out.append(Band(level, level / width, level * width))
+            continue
         level = median(values[a:b])
         out += [Band(level, level / width, level * width)] * (b - a)
     return out
