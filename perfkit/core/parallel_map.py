@@ -112,6 +112,24 @@ def _pool_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     return results
 
 
+CONNECT_TIMEOUT_S = 10.0  # a scheduler across a network; PERFKIT_DASK_CONNECT_TIMEOUT_S changes it
+
+
+def connect_timeout_s() -> float:
+    """How long to wait for a dask:// scheduler: PERFKIT_DASK_CONNECT_TIMEOUT_S (0.1-600), else 10 s."""
+    import os
+
+    raw = os.environ.get("PERFKIT_DASK_CONNECT_TIMEOUT_S", "")
+    try:
+        value = float(raw) if raw else CONNECT_TIMEOUT_S
+    except ValueError:
+        raise PerfkitError(f"PERFKIT_DASK_CONNECT_TIMEOUT_S={raw!r}: not a number of seconds; "
+                           "give e.g. 10") from None
+    if not 0.1 <= value <= 600:
+        raise PerfkitError(f"PERFKIT_DASK_CONNECT_TIMEOUT_S={raw!r}: give 0.1 to 600 seconds")
+    return value
+
+
 def _dask_map(fn: Callable[[T], R], items: Sequence[T], ex: Executor) -> list[R]:
     try:
         from distributed import Client, LocalCluster
@@ -126,7 +144,7 @@ def _dask_map(fn: Callable[[T], R], items: Sequence[T], ex: Executor) -> list[R]
             client = Client(cluster)
         else:
             try:
-                client = Client(ex.address, timeout="10s")
+                client = Client(ex.address, timeout=f"{connect_timeout_s()}s")
             except OSError as exc:
                 raise PerfkitError(f"--executor dask://{ex.address[len('tcp://'):]}: no Dask scheduler answered "
                                      f"({exc}); start one (dask scheduler) or give another address") from None

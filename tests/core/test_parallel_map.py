@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from perfkit.core.errors import PerfkitError, TraceError
 from perfkit.core.parallel_map import DASK_LOCAL, LOCAL, Executor, parallel_map
+
+
+@pytest.fixture(autouse=True)
+def _children_import_this_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spawned workers unpickle this module's functions by name: the repository on their path
+    (pytest puts it on this process's sys.path only)."""
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
 
 
 def square(x: int) -> int:
@@ -49,7 +60,17 @@ def test_a_worker_error_reaches_the_caller_as_its_one_line() -> None:
         parallel_map(fail_on_three, [1, 2, 3, 4], Executor(LOCAL, 2))
 
 
-def test_no_scheduler_is_one_line() -> None:
+def test_no_scheduler_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("distributed")
+    monkeypatch.setenv("PERFKIT_DASK_CONNECT_TIMEOUT_S", "1")  # nothing listens there: 1 s, not 10
     with pytest.raises(PerfkitError, match="no Dask scheduler answered"):
         parallel_map(square, [1, 2], Executor.parse("dask://127.0.0.1:1", 1))
+
+
+@pytest.mark.parametrize("raw", ["soon", "0", "1e9", "nan"])
+def test_a_bad_connect_timeout_is_one_line(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    from perfkit.core.parallel_map import connect_timeout_s
+
+    monkeypatch.setenv("PERFKIT_DASK_CONNECT_TIMEOUT_S", raw)
+    with pytest.raises(PerfkitError, match="PERFKIT_DASK_CONNECT_TIMEOUT_S"):
+        connect_timeout_s()
