@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,10 @@ from perfkit.core.parallel_map import DASK_LOCAL, LOCAL, Executor, parallel_map
 
 @pytest.fixture(autouse=True)
 def _children_import_this_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spawned workers unpickle this module's functions by name: the repository on their path
-    (pytest puts it on this process's sys.path only)."""
-    root = str(Path(__file__).resolve().parents[2])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
+    """Spawned workers unpickle this module's functions by name, with this process's sys.path:
+    the repository on it (pytest's importlib mode does not put it there; whether an earlier test
+    did depended on the order)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
 
 
 def square(x: int) -> int:
