@@ -114,7 +114,8 @@ SMOKE: dict[str, Smoke] = {
     "gpu_validate_serve": Smoke(
         ("--device", "cpu", "--model", "tiny", "--dtype", "fp32", "--concurrency", "1", "--requests", "2",
          "--input-len", "8", "--output-len", "4", "--out", "{tmp}/serve"),
-        (r'"decode_step_s": [\d.e-]+', r'"energy_per_output_tok_j": "not measured"'), slow=True),
+        (r'"decode_step_s": [\d.e-]+', r'"energy_per_output_tok_j": "not measured"', r'"tpot_c1_over_decode": [\d.e-]+',
+         r'"status": "ok"'), slow=True),
     "timer_floor": Smoke(("--smoke",), (r"paired ratio", r"all within target: (True|False)"), slow=True),
     "timer_vs_do_bench": Smoke(
         ("--smoke",), (r"needs a CUDA device; nothing to compare|worst \|ratio - 1\|",), slow=True),
