@@ -241,4 +241,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _started(run: Any, run_dir: Path, n_points: int) -> None:
-    print(f"perfkit: run {run.run_id}: {n_points} stages -> {run_dir}", file=sys.stderr)
+    print(f"perfkit: run {run.run_id}: {n_points} stage{'' if n_points == 1 else 's'} -> {run_dir}", file=sys.stderr)
