@@ -25,6 +25,7 @@ import numpy as np
 from scipy import special
 
 CREEP_P = 0.01
+MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
 MIN_RUNS = 6
 
 

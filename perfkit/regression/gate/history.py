@@ -33,16 +33,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from perfkit.regression.gate.creep import creep_fit
+from perfkit.regression.gate.creep import MIN_REL_SD, creep_fit
 from perfkit.regression.gate.robust import biweight_midvariance
-from perfkit.regression.gate.trend import TREND_BIC, Trend, trend_of
+from perfkit.regression.gate.trend import TREND_BIC, Trend, line_of, trend_of
 from perfkit.regression.gate.types import RunSummary
 
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
 REF_RUNS = 12  # latest runs of the baseline's segment that make its level
 SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
 MIN_SEGMENT = 2  # runs on each side of a split (the latest run cannot stand alone)
-MIN_REL_SD = 1e-6  # floor of the run-to-run sd (log scale): identical stored values
 
 
 @dataclass(frozen=True)
@@ -183,8 +182,7 @@ def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
                            df=float(k - 2), level_var=whole.level_var, slope=whole.slope, segments=1, start=0,
                            ref_range=(float(whole.resid.min()), float(whole.resid.max())))
         if bic_gap <= TREND_BIC:
-            whole_trend = Trend(whole.level, whole.level_var, max(rss_line / (k - 2), MIN_REL_SD**2), float(k - 2),
-                                whole.slope, k)
+            whole_trend = line_of(x)
     end = next(b for b in bounds if b > fit.start)
     seg = x[fit.start : end]
     c = creep_fit(seg) if fit.segments > 1 else None

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfkit.regression.gate.creep import creep_fit
+from perfkit.regression.gate.creep import MIN_REL_SD, creep_fit
 
-MIN_REL_SD = 1e-6
 TREND_P = 0.05
 COST_MAX = 1.1
 TREND_BIC = 6.0  # "strong" evidence for the segments (Kass and Raftery's scale): steps, not a creep
