@@ -8,7 +8,10 @@ their names); the first key that matches MIN_MATCHED of the time on both sides i
 When none reaches MIN_USABLE, the answer is a failure that says so, never a name-only diff.
 
 Classes: the server's own op-class ranges inside its steps (`perfkit_attention`, `perfkit_mlp`)
-when both sides have them, else the categories.
+when both sides have them, else the categories. Each class is tested twice: its time per step, and
+its time over the step's common factor (the median ratio of the step's parts: step_verdicts.
+common_factor, relative_state), so a shift of the whole step by one factor is the step's, not every
+class's.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from perfkit.analyzers.steps.samples import (
     unattributed_share,
 )
 from perfkit.regression.kernel_why import ClassDelta, KernelWhy, StepTypeDelta
-from perfkit.regression.step_verdicts import MOVED, StepRow, StepVerdict, step_verdicts
+from perfkit.regression.step_verdicts import (
+    MOVED,
+    StepRow,
+    StepVerdict,
+    common_factor,
+    relative_state,
+    step_verdicts,
+)
 
 MIN_MATCHED = 0.9
 MIN_USABLE = 0.5
@@ -95,8 +105,13 @@ def _top(s: pd.DataFrame, kind: str, cls: str, level: str, n_steps: int) -> tupl
     return str(g.index[0]), float(g["c"].iloc[0]) / max(n_steps, 1)
 
 
-def _delta(v: StepVerdict, name: str, top: tuple[str, float] = ("", 0.0)) -> ClassDelta:
-    return ClassDelta(name, v.base_mean_s, v.cand_mean_s, v.state, top[0], top[1])
+def _mean(x: list[float]) -> float:
+    return sum(x) / len(x) if x else 0.0
+
+
+def _delta(v: StepVerdict, name: str, top: tuple[str, float] = ("", 0.0), state: str = "",
+           factor: float | None = None) -> ClassDelta:
+    return ClassDelta(name, v.base_mean_s, v.cand_mean_s, state or v.state, top[0], top[1], factor or 1.0)
 
 
 def compare_steps(point_key: str, base: pd.DataFrame, cand: pd.DataFrame, method_base: str = "",
@@ -114,6 +129,7 @@ def compare_steps(point_key: str, base: pd.DataFrame, cand: pd.DataFrame, method
     plan: list[tuple[str, str, str]] = []  # (kind, role, name)
     kinds = [k for k in ("decode", "prefill", "mixed", "unknown")
              if (base["kind"] == k).any() and (cand["kind"] == k).any()]
+    factors: dict[str, float | None] = {}
     steps = {(side, k): sorted(set(s.loc[s["kind"] == k, "step"])) for side, s in (("b", base), ("c", cand)) for k in kinds}
     for k in kinds:
         sb, sc = steps[("b", k)], steps[("c", k)]
@@ -121,12 +137,21 @@ def compare_steps(point_key: str, base: pd.DataFrame, cand: pd.DataFrame, method
             if ((fb["level"] == lvl) & (fb["key"] == name)).any():
                 rows.append(StepRow(f"{k}|{role}|{name}", _per_step(fb, k, lvl, name, sb), _per_step(fc, k, lvl, name, sc)))
                 plan.append((k, role, name))
+        busy_b, busy_c = _per_step(base, k, "step", BUSY, sb), _per_step(cand, k, "step", BUSY, sc)
         lvl_name = "range" if level == "range" else "class"
         names = sorted(set(cb.loc[cb["kind"] == k, "key"]) | set(cc.loc[cc["kind"] == k, "key"]))
-        for name in names:
-            rows.append(StepRow(f"{k}|class|{name}", _per_step(cb, k, lvl_name, name, sb), _per_step(cc, k, lvl_name, name, sc)))
+        per = {name: (_per_step(cb, k, lvl_name, name, sb), _per_step(cc, k, lvl_name, name, sc)) for name in names}
+        parts = [(_mean(xb), _mean(xc)) for xb, xc in per.values()]
+        rest = (_mean(busy_b) - sum(b for b, _ in parts), _mean(busy_c) - sum(c for _, c in parts))
+        factor = factors[k] = common_factor([*parts, rest], _mean(busy_b), _mean(busy_c))
+        for name, (xb, xc) in per.items():
+            rows.append(StepRow(f"{k}|class|{name}", xb, xc))
             plan.append((k, "class", name))
+            if factor is not None:
+                rows.append(StepRow(f"{k}|relative|{name}", xb, [x / factor for x in xc]))
+                plan.append((k, "relative", name))
     verdicts = step_verdicts(rows) if rows else []
+    relative = {(p[0], p[2]): v for p, v in zip(plan, verdicts, strict=True) if p[1] == "relative"}
     out = []
     for k in kinds:
         mine = [(p, v) for p, v in zip(plan, verdicts, strict=True) if p[0] == k]
@@ -134,8 +159,9 @@ def compare_steps(point_key: str, base: pd.DataFrame, cand: pd.DataFrame, method
         if busy is None:
             continue
         gaps = next((_delta(v, "gaps") for p, v in mine if p[1] == "gaps"), None)
-        classes = [_delta(v, p[2], _top(cand, k, p[2], level, len(steps[("c", k)]))) for p, v in mine if p[1] == "class"]
-        classes.sort(key=lambda c: (c.state != MOVED, -abs(c.delta_s)))
+        classes = [_delta(v, p[2], _top(cand, k, p[2], level, len(steps[("c", k)])), relative_state(v, relative.get((k, p[2]))), factors[k])
+                   for p, v in mine if p[1] == "class"]
+        classes.sort(key=lambda c: (c.state != MOVED, -abs(c.own_delta_s)))
         out.append(StepTypeDelta(k, len(steps[("b", k)]), len(steps[("c", k)]), busy, tuple(classes), gaps, level,
                                  unattributed_share(base, k), unattributed_share(cand, k)))
     return KernelWhy(point_key, gpu, method_base, method_cand, key, exact, share, tuple(out), failure)

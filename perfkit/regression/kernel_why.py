@@ -20,14 +20,22 @@ class ClassDelta:
     state: str  # moved | unchanged | within noise (step_verdicts)
     top: str = ""  # the kernel / op with the most time in it (candidate)
     top_per_step: float = 0.0  # how many times it ran per step
+    # the step's common factor (median ratio of its parts; 1.0: none): the class's own change is
+    # cand_s / step_factor against base_s
+    step_factor: float = 1.0
 
     @property
     def delta_s(self) -> float:
         return self.cand_s - self.base_s
 
+    @property
+    def own_delta_s(self) -> float:
+        """The change the class made beyond the whole step's factor."""
+        return self.cand_s / self.step_factor - self.base_s
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "base_s": self.base_s, "cand_s": self.cand_s, "state": self.state,
-                "top": self.top, "top_per_step": self.top_per_step}
+                "top": self.top, "top_per_step": self.top_per_step, "step_factor": self.step_factor}
 
 
 @dataclass(frozen=True)

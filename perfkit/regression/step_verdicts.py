@@ -8,7 +8,16 @@ Each row is one (step type, level, key): its per-step seconds in the baseline an
 run-to-run spread of their own, so the run-to-run sigma is the fixed `assumed_run_spread` of two
 server processes (no multiple of the sample spread), and a change must be `min_effect` large.
 A row is `moved` when the gate calls it regressed or improved, `unchanged` when its interval
-excludes a change of min_effect, else `within noise`. Pure.
+excludes a change of min_effect, else `within noise`.
+
+A class of work is named when it moved against the rest of its step (relative_state): the
+step's common factor is the median of its parts' mean ratios (its classes and the time in none of
+them, each part with at least MIN_PART_SHARE of the step; at least MIN_PARTS parts), and a class
+whose candidate time, divided by that factor, moved is `moved` (whether or not its own time did); one
+whose own time moved but not against the factor is `with the step`: every part moved
+by one factor (a slower process, clocks, a whole-machine shift between two profiles), which is the
+step's change, not the class's. One part moving (a slowed op) leaves the median where the others
+are. Pure.
 """
 
 from __future__ import annotations
@@ -26,6 +35,9 @@ FLOOR_S = 1e-9
 STEP_POLICY = MetricPolicy(min_effect=0.10, max_p=0.05, noise_limit=0.25, assumed_run_spread=0.03,
                            assumed_spread_factor=0.0)
 MOVED, UNCHANGED, NOISE = "moved", "unchanged", "within noise"
+WITH_STEP = "with the step"  # moved, but by the same factor as the rest of its step
+MIN_PARTS = 3  # fewer parts: no common factor (a median of two is their mean)
+MIN_PART_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -79,3 +91,26 @@ def step_verdicts(rows: Sequence[StepRow], policy: MetricPolicy = STEP_POLICY, m
     by_key = {c.metric: c for c in comps}
     return [StepVerdict(r.key, _mean(r.base), _mean(r.cand), _state(by_key.get(r.key)), by_key.get(r.key))
             for r in rows]
+
+
+def common_factor(parts: Sequence[tuple[float, float]], step_base_s: float, step_cand_s: float) -> float | None:
+    """The median candidate/baseline ratio of a step's parts ((base mean s, cand mean s) each) that hold
+    at least MIN_PART_SHARE of the step on either side; None with fewer than MIN_PARTS of them."""
+    ratios = sorted(c / b for b, c in parts
+                    if b > 0 and c > 0 and (b >= MIN_PART_SHARE * step_base_s or c >= MIN_PART_SHARE * step_cand_s))
+    if len(ratios) < MIN_PARTS:
+        return None
+    n = len(ratios)
+    return ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] * ratios[n // 2]) ** 0.5
+
+
+def relative_state(absolute: StepVerdict, relative: StepVerdict | None) -> str:
+    """A class's state from its own time's verdict and the verdict on its time over the step's common
+    factor (None: no common factor). With a factor, the relative verdict decides whether the class
+    moved (a class that kept its time while every other part got 30% faster did move); a class whose
+    own time moved but not against the factor moved `with the step`."""
+    if relative is None:
+        return absolute.state
+    if relative.state == MOVED:
+        return MOVED
+    return WITH_STEP if absolute.state == MOVED else relative.state

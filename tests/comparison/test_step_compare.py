@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from perfkit.comparison.server_traces import kernel_why
@@ -74,3 +75,67 @@ def test_nothing_aligned_is_a_failure_not_an_answer() -> None:
     # aten::mm is GEMM, the unknown kernel is "other": no key lines up
     assert k.failure.startswith("the two traces' kernels and ops do not line up")
     assert kernel_lines(k) == [k.failure]
+
+
+def _steps(att_ns: float, mlp_ns: float, other_ns: float, seed: int, n: int = 16) -> pd.DataFrame:
+    """Per-step range samples of a decoder: attention, MLP and the rest, each with 3% noise."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        a, m, o = (x * (1 + 0.03 * rng.standard_normal()) for x in (att_ns, mlp_ns, other_ns))
+        rows += [(i, "decode", "range", "perfkit_attention", a, 1), (i, "decode", "range", "perfkit_mlp", m, 1),
+                 (i, "decode", "name", "aten::mm", m, 1), (i, "decode", "name", "aten::bmm", a, 1),
+                 (i, "decode", "step", "busy", a + m + o, 1)]
+    return pd.DataFrame(rows, columns=["step", "kind", "level", "key", "time_ns", "count"])
+
+
+def test_a_whole_step_shift_names_no_class() -> None:
+    from perfkit.comparison.step_compare import compare_steps
+    from perfkit.regression.step_verdicts import WITH_STEP
+
+    # the second profile of a process runs every class 14% faster: the step moved, no class did
+    k = compare_steps("p", _steps(1.8e6, 0.6e6, 0.3e6, 1), _steps(1.8e6 * 0.86, 0.6e6 * 0.86, 0.3e6 * 0.86, 2))
+    decode = k.step_types[0]
+    assert decode.busy.state == MOVED
+    assert {c.state for c in decode.classes} == {WITH_STEP}
+    line = kernel_lines(k)[0]
+    assert "no one class" in line and "like the whole step" in line
+    assert not any(x.startswith("reproduce:") for x in kernel_lines(k))
+
+
+def test_one_slowed_class_is_named_and_the_other_is_not() -> None:
+    from perfkit.comparison.step_compare import compare_steps
+
+    k = compare_steps("p", _steps(1.8e6, 0.6e6, 0.3e6, 3), _steps(1.8e6 * 1.5, 0.6e6, 0.3e6, 4))
+    decode = k.step_types[0]
+    first, second = decode.classes
+    assert (first.name, first.state) == ("perfkit_attention", MOVED)
+    assert second.name == "perfkit_mlp" and second.state != MOVED
+    # slowed and the whole step also shifted (-10%): attention is still named, MLP is not
+    k = compare_steps("p", _steps(1.8e6, 0.6e6, 0.3e6, 5), _steps(1.8e6 * 1.5 * 0.9, 0.6e6 * 0.9, 0.3e6 * 0.9, 6))
+    first, second = k.step_types[0].classes
+    assert (first.name, first.state) == ("perfkit_attention", MOVED) and second.state != MOVED
+
+
+def test_a_class_that_is_the_whole_step_keeps_its_own_verdict() -> None:
+    from perfkit.comparison.step_compare import compare_steps
+
+    k = compare_steps("p", _steps(1.8e6, 0.0, 0.0, 7), _steps(1.8e6 * 1.5, 0.0, 0.0, 8))
+    att = next(c for c in k.step_types[0].classes if c.name == "perfkit_attention")
+    assert att.state == MOVED
+
+
+def test_a_class_that_kept_its_time_while_the_step_got_faster_is_named() -> None:
+    from perfkit.comparison.step_compare import compare_steps
+
+    # the machine ran 35% faster for the candidate, but MLP was made 1.5x slower: its own time barely
+    # moved, against the rest of the step it did
+    k = compare_steps("p", _steps(1.8e6, 0.6e6, 0.3e6, 9), _steps(1.8e6 * 0.65, 0.6e6 * 0.65 * 1.5, 0.3e6 * 0.65, 10))
+    first = k.step_types[0].classes[0]
+    assert (first.name, first.state) == ("perfkit_mlp", MOVED)
+    assert abs(first.step_factor - 0.65) < 0.05
+    text = kernel_lines(k)[0]
+    assert "against the rest of the step, which moved -3" in text
+    assert "perfkit_attention" in text and "like the whole step" in text
