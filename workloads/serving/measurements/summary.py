@@ -15,7 +15,8 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
 - steady_*: the steady window over every sent request (failed ones too while in flight); its
   token rate and TTFT / TPOT p50 from the succeeded requests (those sent and finished inside it
   for the p50s).
-- token_source: the token sources of the succeeded requests, best first, joined by '+'.
+- token_source: the token sources of the succeeded requests, best first, joined by '+' (usage,
+  logprobs, token_ids, tokenizer:NAME, chunks).
 - failures: reason -> count, the reason being an error's text up to its first ':'.
 - request_samples: per-request TTFT / TTFT from schedule / TPOT / E2E of the succeeded
   requests, under the key of the p50 they give back (numpy median), so a statistical gate tests
@@ -81,7 +82,9 @@ def token_sources(records: Sequence[RequestRecord]) -> str:
     """The token sources seen, best first ('usage', 'usage+chunks'); '' for none."""
     seen = {r.token_source for r in records}
     known = [s for s in TOKEN_SOURCES if s in seen]
-    return "+".join(known + sorted(seen - set(known)))
+    # the client's tokenizer (tokenizer:NAME) ranks below the server's counts, above chunks
+    chunks = [s for s in known if s == TOKENS_FROM_CHUNKS]
+    return "+".join([s for s in known if s != TOKENS_FROM_CHUNKS] + sorted(seen - set(known)) + chunks)
 
 
 def _rate(count: float, duration_s: float) -> float | None:

@@ -8,7 +8,9 @@ gap, never "now plus the gap"), so sleep overshoot does not add up over a stream
 The first token is a chunk of its own; after it, chunks carry `tokens_per_chunk` tokens (a list is
 cycled) and a chunk is written when its last token is due. With simulated speculative decoding
 each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
-Every token is the text " tok" with logprob -0.125. Output length is the admitted output tokens.
+Every token is the text " tok" with logprob -0.125, or with --tokenizer the next of that
+tokenizer's single-token words (server/token_texts.py), cycled from a seeded start. Output length
+is the admitted output tokens.
 """
 
 from __future__ import annotations
@@ -64,14 +66,23 @@ class SyntheticEngine:
         try:
             due = time.monotonic() + self._gap(rng, self.options.ttft_s)
             spec = self.options.spec is not None  # a step's tokens are all due at once
+            texts = self._texts(rng) if self.options.token_texts else None
             for size in self._chunk_sizes(rng, admitted.output_tokens):
                 for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
                     due += self._gap(rng, self.options.itl_s)
                 await sleep_until(due)
-                yield [TOKEN] * size
+                yield [next(texts) for _ in range(size)] if texts else [TOKEN] * size
                 due += self._gap(rng, self.options.itl_s)
         finally:
             self.pool.release()
+
+    def _texts(self, rng: random.Random) -> Iterator[Token]:
+        """The tokens of --tokenizer's texts, cycled from a seeded start (ids: their place in the list)."""
+        words = self.options.token_texts
+        start = rng.randrange(len(words))
+        for i in itertools.count(start):
+            k = i % len(words)
+            yield Token(text=words[k], token_id=k, logprob=-0.125)
 
     def _gap(self, rng: random.Random, mean_s: float) -> float:
         if self.options.jitter_s <= 0:
