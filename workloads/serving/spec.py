@@ -457,15 +457,17 @@ class ServingSpec(WorkloadSpec):
 
     def _sessions_fit(self) -> None:
         """Sessions run as a closed loop of synthetic or given prompts, in one client process."""
+        what = "sessions (--sessions / --session-file)"
         if self.load.concurrency is None or (self.capacity is not None and self.capacity.over != "concurrency"):
-            raise ValueError("sessions run as a closed loop: give load.concurrency (sessions at once)")
+            raise ValueError(f"{what} run as a closed loop: give --concurrency (load.concurrency: sessions at "
+                             "once), not --rate, --replay or stages")
         if self.requests is not None:
-            raise ValueError("sessions send their turns: drop requests (sessions x turns are the requests)")
+            raise ValueError(f"{what} send their turns as the requests: drop --requests (requests)")
         if self.prompts.source != "synthetic" or self.prompts.token_ids:
-            raise ValueError("sessions send text prompts (synthetic words or the session file's): drop "
-                             "prompts.source / prompts.token_ids")
+            raise ValueError(f"{what} send text prompts: drop --token-ids / --dataset / --shared-prefix "
+                             "(prompts.token_ids, prompts.source)")
         if self.client.processes > 1:
-            raise ValueError("sessions run in one client process: drop client.processes")
+            raise ValueError(f"{what} run in one client process: drop --processes (client.processes)")
 
     @model_validator(mode="after")
     def _size(self) -> ServingSpec:
