@@ -5,6 +5,7 @@ completions API sends the history newline-joined; a failed turn ends its session
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, request_body
@@ -49,4 +50,4 @@ def test_a_failed_turn_ends_its_session_and_width_bounds_the_sessions_at_once() 
     assert [(r.session_id, r.turn, r.ok) for r in sorted(records, key=lambda r: r.index)] == [
         (0, 0, True), (0, 1, False), (1, 0, True), (1, 1, False), (2, 0, True)]
     spans = sorted((r.sent_s or 0, r.end_s or 0) for r in records)
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))  # one at a time
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # one at a time
