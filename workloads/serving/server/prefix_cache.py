@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-MAX_ENTRIES = 4_000_000  # prefixes remembered (about 300 MB at most) before the cache is emptied
+MAX_ENTRIES = 1_000_000  # prefixes remembered (about 70 MB at most) before the cache is emptied
 
 
 class PrefixCache:
