@@ -169,9 +169,9 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
             if plan.window is not None:
                 window_task = asyncio.create_task(
                     run_window(session, opts.base_url, plan.window, t0, _steady(progress, plan), done))
+            lateness: list[float] = []
             if plan.sessions is not None:
-                records, lateness = await run_sessions(session, opts, plan.sessions, width, t0, plan.duration_s,
-                                                       progress.one), []
+                records = await run_sessions(session, opts, plan.sessions, width, t0, plan.duration_s, progress.one)
             elif plan.arrivals_s is not None:
                 records, lateness = await open_loop(session, opts, plan, t0, progress)
             else:
