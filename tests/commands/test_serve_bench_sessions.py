@@ -128,7 +128,7 @@ def test_a_bad_session_file_is_one_line_exit_2(lines: list[str], line: int, need
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--sessions", "2", "--rate", "4"], "closed loop"),
-    (["--sessions", "2", "--requests", "8"], "drop requests"),
+    (["--sessions", "2", "--requests", "8"], "drop --requests"),
     (["--sessions", "2", "--token-ids"], "text prompts"),
     (["--turns", "3"], "count"),
     (["--sessions", "2", "--think-time-s", "soon"], "--think-time-s"),
