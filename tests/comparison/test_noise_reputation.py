@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import main
-from perfkit.comparison.noise_reputation import metric_reputations
+from perfkit.comparison.noise_reputation import metric_reputations, one_per_measurement
 from perfkit.store.engine import open_engine
 from tests.helpers.noisy_history import CLEAN, NOISY, OUTLIER_RUNS, RUNS, candidate_dir, store_history
 
@@ -38,3 +38,8 @@ def test_the_metric_with_outlier_runs_comes_first_with_the_gates_counts(
     assert main(["gate", "--baseline", ids[-1], "--candidate", str(candidate_dir(tmp_path)), "--format", "json"]) == 0
     rows = {r["point"]: r["noisy_runs"] for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows == {NOISY: f"{reps[0].far}/{reps[0].runs}", CLEAN: f"0/{reps[1].runs}"}
+
+
+def test_one_row_per_measurement() -> None:
+    names = ["a:time_s", "a:flop_per_s", "a:bytes_per_s", "b:flop_per_s", "serve:ttft_s"]
+    assert one_per_measurement(names) == ["a:time_s", "b:flop_per_s", "serve:ttft_s"]
