@@ -251,9 +251,9 @@ def noise_reputation(url: str, names: tuple[str, ...], gpus: tuple[str, ...], br
 
     with _engine(url).connect() as conn:
         reps = metric_reputations(conn, names, gpus, branch)
-    rows = [[r.name, r.gpu, noisy_runs_text(r.far, r.runs), 100.0 * r.share, r.runs, r.last_far_commit[:10],
-             r.last_far_run] for r in reps]
-    return pd.DataFrame(rows, columns=REPUTATION_COLUMNS)
+    rows = [[r.name, r.gpu, noisy_runs_text(r.far, r.runs), round(100.0 * r.share), r.runs, r.last_far_commit[:10],
+             r.last_far_run] for r in reps]  # whole percent as an integer: sorts as a number, shows no bare float
+    return pd.DataFrame(rows, columns=REPUTATION_COLUMNS).astype({"far_off_pct": "int64", "runs_scored": "int64"})
 
 
 def history_between(h: History, lo_epoch: float, hi_epoch: float) -> History:

@@ -137,7 +137,7 @@ else:
                                 "noisy_runs": st.column_config.TextColumn(
                                     "noisy runs", help="runs far off / runs scored"),
                                 "far_off_pct": st.column_config.NumberColumn(
-                                    "far off", format="%.0f%%", help="share of the scored runs far off"),
+                                    "far off", format="%d%%", help="share of the scored runs far off"),
                                 "runs_scored": st.column_config.NumberColumn(
                                     "runs scored", help="the runs at the metric's current level"),
                                 "last_far_commit": st.column_config.TextColumn(
