@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from perfkit.comparison.gate_history import HISTORY_RUNS
 from perfkit.dashboard import data, display, figures, widgets
 from perfkit.dashboard.text import md
-from perfkit.comparison.gate_history import HISTORY_RUNS
 from perfkit.regression.changepoint.options import ChangePointOptions
 from perfkit.regression.gate.reputation import BAD_REPUTATION, FAR_SCORE
 

@@ -13,7 +13,12 @@ from perfkit.regression.gate.compare import (
     GateResult,
 )
 from perfkit.regression.gate.groups import suffix
-from perfkit.regression.gate.reputation import FAR_SCORE, MAX_LISTED, bad_reputations, noisy_runs_text
+from perfkit.regression.gate.reputation import (
+    FAR_SCORE,
+    MAX_LISTED,
+    bad_reputations,
+    noisy_runs_text,
+)
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.metric_rows import measure_text
 

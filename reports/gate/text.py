@@ -19,8 +19,8 @@ from typing import Any
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.headline import headline
-from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.regression.gate.reputation import bad_reputations
+from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     NOISY_RUNS_HEAD,
     REPUTATION_NOTE,

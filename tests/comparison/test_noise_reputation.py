@@ -12,7 +12,14 @@ import pytest
 from perfkit.cli import main
 from perfkit.comparison.noise_reputation import metric_reputations, one_per_measurement
 from perfkit.store.engine import open_engine
-from tests.helpers.noisy_history import CLEAN, NOISY, OUTLIER_RUNS, RUNS, candidate_dir, store_history
+from tests.helpers.noisy_history import (
+    CLEAN,
+    NOISY,
+    OUTLIER_RUNS,
+    RUNS,
+    candidate_dir,
+    store_history,
+)
 
 H100 = "NVIDIA H100 80GB HBM3"
 

@@ -21,7 +21,14 @@ from perfkit.reports.gate.format import reputation_lines
 from perfkit.reports.gate.text import render_json, render_table
 from perfkit.reports.markdown.gate import render_markdown
 from perfkit.store.metrics import MetricRecord
-from tests.helpers.noisy_history import CLEAN, NOISY, OUTLIER_RUNS, RUNS, candidate_dir, store_history
+from tests.helpers.noisy_history import (
+    CLEAN,
+    NOISY,
+    OUTLIER_RUNS,
+    RUNS,
+    candidate_dir,
+    store_history,
+)
 
 
 @pytest.fixture
