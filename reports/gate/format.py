@@ -164,9 +164,11 @@ def folded_text(folded: list[Comparison]) -> str:
 
 # The noise reputation (perfkit.regression.gate.reputation): a column and a short list, every renderer alike.
 NOISY_RUNS_HEAD = "noisy runs"
+NOISY_RUNS_SHORT = "noisy"  # the terminal's head when "noisy runs" would not fit
 REPUTATION_TITLE = "noisy benchmarks: fix the benchmark, not the pull request"
-REPUTATION_NOTE = (f"noisy runs: of the metric's stored runs at its current level, those more than {FAR_SCORE:g} "
-                   "robust sigmas off the others, without a code change")
+REPUTATION_NOTE_BODY = (f"of the metric's stored runs at its current level, those more than {FAR_SCORE:g} robust "
+                        "sigmas off the others, without a code change")
+REPUTATION_NOTE = f"{NOISY_RUNS_HEAD}: {REPUTATION_NOTE_BODY}"
 
 
 def noisy_runs_cell(c: Comparison) -> str:

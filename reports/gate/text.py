@@ -6,7 +6,8 @@ the middle, the full key is in the JSON), shows every user string through the te
 escaping rule (perfkit.core.terminal.terminal_safe), and puts the reason under every row that is
 not `unchanged`; a note shared by many rows (how the spread was obtained) is a numbered footnote.
 When rows were scored against stored runs, a `noisy runs` column shows each one's noise reputation
-("3/12", perfkit.regression.gate.reputation) and the metrics of a bad one are listed, worst first.
+("3/12", perfkit.regression.gate.reputation) when the table still fits with it (a line says how
+wide to make it otherwise), and the metrics of a bad one are listed, worst first.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from perfkit.regression.gate.reputation import bad_reputations
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     NOISY_RUNS_HEAD,
+    NOISY_RUNS_SHORT,
     REPUTATION_NOTE,
+    REPUTATION_NOTE_BODY,
     REPUTATION_TITLE,
     VALUES_NOTE,
     base_text,
@@ -107,6 +110,16 @@ def _cells(c: Comparison, reputation: bool = False) -> tuple[str, ...]:
     return (*cells, noisy_runs_cell(c)) if reputation else cells
 
 
+def _min_width(rows: list[tuple[str, ...]]) -> int:
+    """Columns a table needs with its point column at its narrowest (12, or its longest label)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return sum(w for i, w in enumerate(widths) if i != 1) + min(widths[1], 12) + 2 * (len(widths) - 1)
+
+
+def _fits(rows: list[tuple[str, ...]], width: int) -> bool:
+    return _min_width(rows) <= width
+
+
 def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
     """Rows aligned (numbers right) in `width` columns; a point label too long for its column
     gets a line of its own above the numbers. One string per row (with newlines)."""
@@ -173,8 +186,11 @@ def render_table(result: GateResult) -> str:
         for line in why_lines(result.why):
             lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
     scored = has_reputation(result.rows)
-    head = (*HEAD, NOISY_RUNS_HEAD) if scored else HEAD
-    table = _table([head, *(_cells(c, scored) for c in ordered)], width)
+    rows = [(*HEAD, NOISY_RUNS_HEAD), *(_cells(c, True) for c in ordered)] if scored else []
+    if rows and not _fits(rows, width):  # 80 columns: the short head ("noisy", the note says what)
+        rows[0] = (*HEAD, NOISY_RUNS_SHORT)
+    shown = bool(rows) and _fits(rows, width)
+    table = _table(rows if shown else [HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
     for c, line in zip(ordered, table[1:], strict=True):
@@ -194,8 +210,14 @@ def render_table(result: GateResult) -> str:
         lines.append("gate " + status_text(result))
     for note, mark in notes.items():
         lines += textwrap.wrap(terminal_safe(f"[{mark}] {note}"), width, subsequent_indent="    ")
-    if scored:
-        lines += textwrap.wrap(REPUTATION_NOTE, width, subsequent_indent="    ")
+    if shown:
+        short = rows[0][-1] == NOISY_RUNS_SHORT
+        note = f"{NOISY_RUNS_SHORT} ({NOISY_RUNS_HEAD}): {REPUTATION_NOTE_BODY}" if short else REPUTATION_NOTE
+        lines += textwrap.wrap(note, width, subsequent_indent="    ")
+    elif scored:
+        need = _min_width(rows)
+        lines += textwrap.wrap(f"noisy runs column left out: it needs {need} columns (COLUMNS={need}, or "
+                               "--format md / json)", width)
     lines += _reputation_section(result, width)
     for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
         if names:

@@ -42,7 +42,8 @@ def gated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, Pa
 
 @pytest.mark.slow
 def test_json_and_markdown_carry_the_noisy_metrics_reputation_not_the_clean_ones(
-        gated: tuple[str, str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        gated: tuple[str, str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     _url, base, cand = gated
     assert main(["gate", "--baseline", base, "--candidate", str(cand), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -55,10 +56,22 @@ def test_json_and_markdown_carry_the_noisy_metrics_reputation_not_the_clean_ones
     assert listed["point"] == NOISY and (listed["runs_far_off"], listed["runs_scored"]) == (far, RUNS)
 
     md = tmp_path / "gate.md"
+    monkeypatch.setenv("COLUMNS", "120")
     assert main(["gate", "--baseline", base, "--candidate", str(cand), "--markdown", str(md)]) == 0
-    table = capsys.readouterr().out
-    assert "noisy runs" in table.splitlines()[5] and f"{far}/{RUNS}" in table
+    table = capsys.readouterr().out.splitlines()
+    head = next(x for x in table if x.startswith("verdict"))
+    assert head.endswith("noisy runs") and any(x.startswith("noisy ") and x.endswith(f" {far}/{RUNS}") for x in table)
     assert "noisy benchmarks: fix the benchmark, not the pull request:" in table
+    assert table[table.index("noisy benchmarks: fix the benchmark, not the pull request:") + 1].startswith("  mm m=2048:")
+    monkeypatch.setenv("COLUMNS", "80")  # a CI log: the short head keeps the table in 80 columns
+    assert main(["gate", "--baseline", base, "--candidate", str(cand)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    start = next(i for i, x in enumerate(table) if x.startswith("verdict"))
+    assert table[start].split()[-1] == "noisy" and max(len(x) for x in table[start : start + 8]) <= 80
+    assert any(x.startswith("noisy (noisy runs): of the metric's stored runs") for x in table)
+    monkeypatch.setenv("COLUMNS", "40")  # too narrow even so: left out, and said so
+    assert main(["gate", "--baseline", base, "--candidate", str(cand)]) == 0
+    assert "noisy runs column left out: it needs" in capsys.readouterr().out
     text = md.read_text()
     assert "| noisy runs |" in text and f"| {far}/{RUNS} |" in text and f"| 0/{RUNS} |" in text
     section = text.split("**Noisy benchmarks: fix the benchmark, not the pull request**")[1]
