@@ -24,7 +24,8 @@ FLAGS = {
     "--groups", "--token-ids", "--vocab-size", "--slo", "--slo-quantile", "--price-per-gpu-hour", "--gpus",
     "--prices", "--price-name", "--target-interactivity", "--metrics-url", "--read-timeout-s",
     "--request-timeout-s", "--connect-timeout-s", "--no-usage", "--logprobs", "--processes",
-    "--follow-redirects", "--api-key-env", "--no-ignore-eos", "--tokenizer",  # added since
+    "--follow-redirects", "--api-key-env", "--no-ignore-eos",  # added since
+    "--sessions", "--turns", "--think-time-s", "--session-file", "--tokenizer",
 }
 
 

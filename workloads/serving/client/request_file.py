@@ -31,7 +31,11 @@ def _row(r: RequestRecord) -> dict[str, Any]:
             "chunk_times_s": list(r.chunk_times_s), "chunk_tokens": list(r.chunk_tokens),
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "token_source": r.token_source,
             "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {}) \
-        | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {})
+        | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {}) \
+        | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None}
+
+
+_OPTIONAL = ("session_id", "turn", "cached_tokens")  # written only when set (plain stages: as before)
 
 
 def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
@@ -63,6 +67,9 @@ class _Row:
     server: dict[str, Any] = field(default_factory=dict)
     in_profile_window: bool = False
     expected_output_tokens: Tokens | None = None
+    session_id: Count | None = None
+    turn: Count | None = None
+    cached_tokens: Tokens | None = None
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -114,4 +121,5 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
-        expected_output_tokens=row.expected_output_tokens)
+        expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
+        cached_tokens=row.cached_tokens)

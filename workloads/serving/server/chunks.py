@@ -26,9 +26,12 @@ def sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens}
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                           "total_tokens": prompt_tokens + completion_tokens}
+    if cached_tokens is not None:  # as vLLM, SGLang and OpenAI say it
+        out["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    return out
 
 
 def error_body(message: str, status: int, param: str | None = None) -> dict[str, Any]:
@@ -73,10 +76,10 @@ class Response:
         choice["finish_reason"] = FINISH_REASON if last else None
         return {**self.head(False), "choices": [choice]}
 
-    def usage_chunk(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
-        return {**self.head(False), "choices": [], "usage": usage(prompt_tokens, completion_tokens)}
+    def usage_chunk(self, prompt_tokens: int, completion_tokens: int, cached: int | None = None) -> dict[str, Any]:
+        return {**self.head(False), "choices": [], "usage": usage(prompt_tokens, completion_tokens, cached)}
 
-    def whole(self, tokens: list[Token], prompt_tokens: int) -> dict[str, Any]:
+    def whole(self, tokens: list[Token], prompt_tokens: int, cached: int | None = None) -> dict[str, Any]:
         text = "".join(t.text for t in tokens)
         choice: dict[str, Any] = {"index": 0}
         if self.kind == CHAT:
@@ -85,7 +88,7 @@ class Response:
             choice["text"] = text
         choice["logprobs"] = self._logprobs(tokens, 0)
         choice["finish_reason"] = FINISH_REASON
-        return {**self.head(True), "choices": [choice], "usage": usage(prompt_tokens, len(tokens))}
+        return {**self.head(True), "choices": [choice], "usage": usage(prompt_tokens, len(tokens), cached)}
 
     def _logprobs(self, tokens: list[Token], text_offset: int) -> dict[str, Any] | None:
         if self.logprobs is None:

@@ -11,6 +11,8 @@ each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
 Every token is the text " tok" with logprob -0.125, or with --tokenizer the next of that
 tokenizer's single-token words (server/token_texts.py), cycled from a seeded start. Output length
 is the admitted output tokens.
+Each admitted prompt's cached tokens come from a prefix cache over its token ids (prefix_cache.py),
+reported in the usage; a hit takes no less time.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ from collections.abc import AsyncGenerator, Iterator
 
 from perfkit.workloads.serving.server.engine import Admitted, EngineLoad, Token
 from perfkit.workloads.serving.server.options import SyntheticOptions
+from perfkit.workloads.serving.server.prefix_cache import PrefixCache
 from perfkit.workloads.serving.server.protocol import GenRequest
 from perfkit.workloads.serving.server.slot_pool import SlotPool
 from perfkit.workloads.serving.server.spec_decode import SpecDecodeCounters, accepted_tokens
+from perfkit.workloads.serving.server.tokenizer import token_ids
 
 TOKEN = Token(text=" tok", token_id=0, logprob=-0.125)
+CACHE_VOCAB = 1 << 31  # a text prompt's ids for the prefix cache (a large vocabulary: few collisions)
 
 
 async def sleep_until(deadline: float) -> None:
@@ -45,9 +50,12 @@ class SyntheticEngine:
         self.spec_counters = spec_counters
         self.pool = SlotPool(options.max_concurrency)
         self._requests = 0
+        self.cache = PrefixCache()
 
     def admit(self, request: GenRequest, output_tokens: int) -> Admitted:
-        return Admitted(request, request.prompt_tokens, output_tokens)
+        ids = request.prompt_ids if request.prompt_ids is not None else token_ids(request.prompt_text or "",
+                                                                                  CACHE_VOCAB)
+        return Admitted(request, len(ids), output_tokens, cached_tokens=self.cache.admit(ids))
 
     def load(self) -> EngineLoad:
         size = self.pool.size
