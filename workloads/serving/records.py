@@ -52,6 +52,8 @@ class RequestRecord:
     # the generated text of each chunk in chunk_times_s, kept only while its tokens wait to be
     # counted by the tokenizer after the stage (client/token_count.py); () once counted, never stored
     chunk_texts: tuple[str, ...] = ()
+    # the LoRA adapter the request named (serve-bench --lora; client/lora.py); None: the base model
+    adapter: str | None = None
 
     @property
     def ok(self) -> bool:

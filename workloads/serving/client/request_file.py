@@ -35,7 +35,7 @@ def _row(r: RequestRecord) -> dict[str, Any]:
         | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None}
 
 
-_OPTIONAL = ("session_id", "turn", "cached_tokens")  # written only when set (plain stages: as before)
+_OPTIONAL = ("session_id", "turn", "cached_tokens", "adapter")  # written only when set (plain stages: as before)
 
 
 def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
@@ -48,6 +48,7 @@ MAX_TEXT_BYTES = 1 << 30  # decompressed: a file that inflates past this is refu
 _FIX = "re-run the stage (perfkit writes this file; it was damaged after)"
 
 Tokens = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]
+AdapterName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class _Row:
     session_id: Count | None = None
     turn: Count | None = None
     cached_tokens: Tokens | None = None
+    adapter: AdapterName | None = None
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -122,4 +124,4 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
         expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
-        cached_tokens=row.cached_tokens)
+        cached_tokens=row.cached_tokens, adapter=row.adapter)
