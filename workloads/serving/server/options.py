@@ -29,6 +29,8 @@ class SyntheticOptions:
     # the text of each token, cycled (--tokenizer: single tokens of a real tokenizer, so the text
     # re-tokenizes to exactly the tokens sent); () : every token is " tok"
     token_texts: tuple[str, ...] = ()
+    # (adapter, seconds) added to every token gap of that LoRA adapter's requests (--lora-extra-ms)
+    lora_extra_s: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ServeOptions:
     served_model_name: str | None = None  # the `model` /v1/models lists (default: mode's own)
     fault: FaultOptions | None = None
     usage: bool = True  # False (--no-usage): stream no usage whatever stream_options asks
+    lora_modules: tuple[str, ...] = ()  # LoRA adapters served by name (server/lora.py)
 
     @property
     def model_name(self) -> str:

@@ -10,7 +10,8 @@ cycled) and a chunk is written when its last token is due. With simulated specul
 each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
 Every token is the text " tok" with logprob -0.125, or with --tokenizer the next of that
 tokenizer's single-token words (server/token_texts.py), cycled from a seeded start. Output length
-is the admitted output tokens.
+is the admitted output tokens. A request naming a LoRA adapter with --lora-extra-ms gets that much
+more on every token gap after the first token (its TTFT is the base model's).
 Each admitted prompt's cached tokens come from a prefix cache over its token ids (prefix_cache.py),
 reported in the usage; a hit takes no less time.
 """
@@ -73,14 +74,15 @@ class SyntheticEngine:
         await self.pool.acquire()
         try:
             due = time.monotonic() + self._gap(rng, self.options.ttft_s)
+            itl = self.options.itl_s + dict(self.options.lora_extra_s).get(admitted.adapter or "", 0.0)
             spec = self.options.spec is not None  # a step's tokens are all due at once
             texts = self._texts(rng) if self.options.token_texts else None
             for size in self._chunk_sizes(rng, admitted.output_tokens):
                 for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
-                    due += self._gap(rng, self.options.itl_s)
+                    due += self._gap(rng, itl)
                 await sleep_until(due)
                 yield [next(texts) for _ in range(size)] if texts else [TOKEN] * size
-                due += self._gap(rng, self.options.itl_s)
+                due += self._gap(rng, itl)
         finally:
             self.pool.release()
 
