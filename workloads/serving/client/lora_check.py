@@ -67,15 +67,11 @@ def lora_format(base_url: str, names: Sequence[str], asked: str, headers: Mappin
     if kind == SGLANG:
         known += [n for n in sglang_adapters(server_json(base_url, "/get_server_info", headers)) if n not in known]
     form = choose_format(asked, names, listed, kind)
-    if form is None:
-        absent = missing(names, listed)
-        raise SpecError(f"--lora {terminal_safe(absent[0][:80])}: {where} lists no such adapter (its LoRA "
-                        f"adapters in /v1/models: {_shown(listed)}) and is not SGLang; start the server with "
-                        "the adapter (vLLM: --lora-modules NAME=PATH) or name one it serves")
-    absent = missing(names, known if form == SGLANG else listed)
-    if absent:
-        fix = ("SGLang: --lora-paths NAME=PATH" if form == SGLANG else "vLLM: --enable-lora --lora-modules NAME=PATH")
+    shown = known if form == SGLANG else listed
+    absent = missing(names, shown)
+    if absent or form is None:  # auto and not every adapter listed (form None): some is absent
+        fix = {SGLANG: "SGLang: --lora-paths NAME=PATH", VLLM: "vLLM: --enable-lora --lora-modules NAME=PATH"}.get(
+            form or (VLLM if kind in ("vllm", "perfkit") else ""), "vLLM: --enable-lora --lora-modules NAME=PATH; SGLang: --lora-paths NAME=PATH")
         raise SpecError(f"--lora {terminal_safe(absent[0][:80])}: {where} does not serve this adapter (it lists: "
-                        f"{_shown(known if form == SGLANG else listed)}); start the server with it ({fix}) "
-                        "or name one it serves")
+                        f"{_shown(shown)}); start the server with it ({fix}) or name one it serves")
     return form

@@ -68,7 +68,8 @@ def test_an_adapter_the_server_does_not_serve_is_refused_with_what_it_lists() ->
     assert msg.startswith("--lora zz: ") and "a, b" in msg and "--lora-modules" in msg
     msg = _refused(_perfkit("a"), ["zz"], "vllm")
     assert msg.startswith("--lora zz: ") and "(it lists: a)" in msg
-    assert "lists no such adapter" in _refused(_perfkit(), ["a"])
+    msg = _refused(_perfkit(), ["a"])  # auto, nothing listed, not SGLang: both fixes named
+    assert "(it lists: none)" in msg and "--lora-modules" in msg and "--lora-paths" in msg
 
 
 def test_a_server_that_cannot_be_asked_is_refused() -> None:
