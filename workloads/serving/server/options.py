@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from perfkit.core.errors import SpecError
 
 SYNTHETIC_MODEL_NAME = "perfkit-synthetic"
+# the delta field a reasoning model's thinking streams in: vLLM's older and SGLang's
+# `reasoning_content`, vLLM's newer `reasoning`
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,10 @@ class SyntheticOptions:
     jitter_s: float = 0.0  # standard deviation of gaussian noise on each gap (clipped >= 0)
     max_concurrency: int = 0  # server-side slots (0: unlimited); more requests wait in a queue
     spec: SpecDecodeOptions | None = None
+    # the first reasoning_tokens output tokens of a request are reasoning (chat: streamed in
+    # `delta.<reasoning_field>`, counted in usage.completion_tokens_details.reasoning_tokens)
+    reasoning_tokens: int = 0
+    reasoning_field: str = REASONING_FIELDS[0]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ The first token is a chunk of its own; after it, chunks carry `tokens_per_chunk`
 cycled) and a chunk is written when its last token is due. With simulated speculative decoding
 each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
 Every token is the text " tok" with logprob -0.125. Output length is the admitted output tokens.
+With `reasoning_tokens` N the first min(N, output length) tokens are reasoning tokens (text
+" think"; they count in the output length, as vLLM's max_tokens counts them), then the answer;
+the answer's first token is a chunk of its own as the first token is, so it is due at exactly
+ttft + N x itl (no jitter) whatever the chunk sizes, and no chunk mixes reasoning and answer.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from perfkit.workloads.serving.server.slot_pool import SlotPool
 from perfkit.workloads.serving.server.spec_decode import SpecDecodeCounters, accepted_tokens
 
 TOKEN = Token(text=" tok", token_id=0, logprob=-0.125)
+REASONING_TOKEN = Token(text=" think", token_id=1, logprob=-0.125, reasoning=True)
 
 
 async def sleep_until(deadline: float) -> None:
@@ -64,11 +69,11 @@ class SyntheticEngine:
         try:
             due = time.monotonic() + self._gap(rng, self.options.ttft_s)
             spec = self.options.spec is not None  # a step's tokens are all due at once
-            for size in self._chunk_sizes(rng, admitted.output_tokens):
+            for token, size in self._chunks(rng, admitted.output_tokens):
                 for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
                     due += self._gap(rng, self.options.itl_s)
                 await sleep_until(due)
-                yield [TOKEN] * size
+                yield [token] * size
                 due += self._gap(rng, self.options.itl_s)
         finally:
             self.pool.release()
@@ -77,6 +82,13 @@ class SyntheticEngine:
         if self.options.jitter_s <= 0:
             return mean_s
         return max(0.0, rng.gauss(mean_s, self.options.jitter_s))
+
+    def _chunks(self, rng: random.Random, total: int) -> Iterator[tuple[Token, int]]:
+        """(token, size) of each chunk: the reasoning tokens' chunks, then the answer's."""
+        reasoning = min(self.options.reasoning_tokens, total)
+        for token, count in ((REASONING_TOKEN, reasoning), (TOKEN, total - reasoning)):
+            for size in self._chunk_sizes(rng, count):
+                yield token, size
 
     def _chunk_sizes(self, rng: random.Random, total: int) -> Iterator[int]:
         """Tokens per chunk: 1 first, then the configured sizes (or spec-decode steps) up to total."""
