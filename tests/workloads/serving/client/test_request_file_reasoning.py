@@ -11,7 +11,11 @@ import pytest
 
 from perfkit.core.errors import StoreError
 from perfkit.workloads.serving.client.request_file import read_requests, write_requests
-from perfkit.workloads.serving.records import REASONING_FROM_DETAILS, TOKENS_FROM_USAGE, RequestRecord
+from perfkit.workloads.serving.records import (
+    REASONING_FROM_DETAILS,
+    TOKENS_FROM_USAGE,
+    RequestRecord,
+)
 
 REASONED = RequestRecord(index=0, scheduled_s=0.0, sent_s=0.001, token_times_s=(0.05, 0.06, 0.07),
                          chunk_times_s=(0.05, 0.06, 0.07), chunk_tokens=(1, 1, 1), end_s=0.08, input_tokens=4,

@@ -22,7 +22,11 @@ from perfkit.workloads.serving.client.send import ClientOptions, Prompt
 from perfkit.workloads.serving.client.stage import StagePlan, StageResult, run_stage
 from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
 from perfkit.workloads.serving.measurements.latency import pooled, token_itls_s
-from perfkit.workloads.serving.records import REASONING_FROM_CHUNKS, REASONING_FROM_DETAILS, RequestRecord
+from perfkit.workloads.serving.records import (
+    REASONING_FROM_CHUNKS,
+    REASONING_FROM_DETAILS,
+    RequestRecord,
+)
 from tests.helpers.serving_server import running_server
 
 pytestmark = pytest.mark.slow  # real servers in other processes

@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from perfkit.core.metric_defs import metric_def
 from perfkit.core.direction import LOWER
+from perfkit.core.metric_defs import metric_def
 from perfkit.core.record import PointResult
 from perfkit.reports.serving.stage_table import stage_table
 from perfkit.workloads.serving.measurements.summary import summarize
