@@ -63,25 +63,40 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve_run(tmp: Path, tag: str, slow: str | None) -> Path:
+def _wait_ready(port: int, server: subprocess.Popen[bytes], timeout_s: float = 120.0) -> None:
+    import urllib.request
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if server.poll() is not None:
+            raise RuntimeError(f"perfkit serve exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("perfkit serve did not answer /v1/models")
+
+
+def _serve_run(tmp: Path, tag: str, slow: str | None, load: list[str]) -> Path:
     port = _port()
     cmd = [sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", str(port),
            "--profile-dir", str(tmp / f"traces-{tag}")] + (["--slow-op", slow] if slow else [])
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(5)
+        _wait_ready(port, server)
         out = tmp / f"runs-{tag}"
-        subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}",
-                        "--concurrency", "4", "--requests", "48", "--profile", "32", "--no-store", "--out", str(out)],
-                       check=True, timeout=600)
+        subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}", *load,
+                        "--no-store", "--out", str(out)], check=True, timeout=600,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return next(out.glob("*/run.json")).parent
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def _serve_pair(tmp: Path, i: int, slow: str | None) -> dict[str, Any]:
-    base, cand = _serve_run(tmp, f"b{i}", None), _serve_run(tmp, f"c{i}", slow)
+def _serve_pair(tmp: Path, i: int, slow: str | None, load: list[str]) -> dict[str, Any]:
+    base, cand = _serve_run(tmp, f"b{i}", None, load), _serve_run(tmp, f"c{i}", slow, load)
     p = subprocess.run([sys.executable, "-m", "perfkit", "compare", str(base), str(cand), "--format", "json"],
                        capture_output=True, text=True, timeout=600)
     why = json.loads(p.stdout).get("serving_why", [])
@@ -93,6 +108,8 @@ def main() -> int:
     ap.add_argument("--mode", choices=("traces", "serve"), default="traces")
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--slow-op", default="attention=3")
+    ap.add_argument("--load", default="--concurrency 4 --requests 24 --input-len 32 --output-len 32 --profile 16",
+                    help="serve-bench options of each side (--mode serve)")
     ap.add_argument("--smoke", action="store_true", help="one pair of generated traces; checks the script, judges nothing")
     a = ap.parse_args()
     if a.smoke:
@@ -108,7 +125,7 @@ def main() -> int:
             if a.mode == "traces":
                 changed, same = _traces_pair(tmp, i, {cls: int(k)}), _traces_pair(tmp, 100 + i, {})
             else:
-                changed, same = _serve_pair(tmp, i, a.slow_op), _serve_pair(tmp, 100 + i, None)
+                changed, same = _serve_pair(tmp, i, a.slow_op, a.load.split()), _serve_pair(tmp, 100 + i, None, a.load.split())
             first, state = _first(changed)
             hits += first == want and state == "moved"
             moved = [c["name"] for s in same.get("step_types", []) for c in s["classes"] if c["state"] == "moved"]

@@ -149,6 +149,23 @@ def _serving() -> tuple[MetricDef, ...]:
            "/ drafted tokens during the stage", gated=False, shown_as=FRACTION),
         _m("server_spec_mean_accepted_length", "mean accepted length", "", HIGHER, "speculative decoding: "
            "1 + accepted tokens / drafts (tokens per target step)", gated=False),
+        # multi-turn sessions and the server's prompt cache (measurements/sessions.py)
+        _m("sessions", "sessions", "", HIGHER, "multi-turn sessions that sent at least one turn", gated=False),
+        _m("session_turns_mean", "turns per session", "", HIGHER, "turns completed (succeeded) per session, "
+           "mean over the sessions", gated=False),
+        _m("session_duration_p50_s", "session duration p50", "s", LOWER, "a session's first send to its last "
+           "turn's end (think times included); median over the sessions"),
+        _m("session_duration_mean_s", "session duration mean", "s", LOWER, "a session's first send to its last "
+           "turn's end (think times included); mean over the sessions", gated=False),
+        _m("session_ttft_mean_p50_s", "session mean TTFT p50", "s", LOWER, "each session's mean TTFT over its "
+           "succeeded turns; median over the sessions"),
+        _m("prompt_cache_share", "prompt cache share", "", HIGHER, "cached prompt tokens / prompt tokens over the "
+           "succeeded requests whose server said usage.prompt_tokens_details.cached_tokens", gated=False,
+           shown_as=FRACTION),
+        _m("prompt_cache_reported", "requests with cached tokens", "", HIGHER, "succeeded requests whose server "
+           "said usage.prompt_tokens_details.cached_tokens", gated=False),
+        _m("prompt_cached_tokens", "cached prompt tokens", "", HIGHER, "sum of the cached prompt tokens the "
+           "server said (usage.prompt_tokens_details.cached_tokens)", gated=False),
     )
 
 

@@ -109,6 +109,7 @@ SMOKE: dict[str, Smoke] = {
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
     "serving_why_kernels": Smoke(("--smoke",), (r"pair 0: changed -> ", r"slowed class named first: \d/1"), slow=True),
+    "serving_profile_window": Smoke(("--smoke",), (r"round 0: ttft_p50_s [\d.]+", r"tpot_p50_s +[\d.]+ +-"), slow=True),
     "short_kernels": Smoke(("--device", "cuda", "--out", "{tmp}/short.json"),
                            (r"numel +\d+: timer +[\d.]+ us +kernel", r"no CUDA device: the CPU part ran|inflation")),
     "gpu_validate_serve": Smoke(

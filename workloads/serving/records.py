@@ -47,6 +47,13 @@ class RequestRecord:
     # the output length the request demanded: max_tokens when it sent ignore_eos, else min_tokens
     # when it sent one; None when the server may stop early (measurements/validity.py checks it)
     expected_output_tokens: int | None = None
+    # multi-turn sessions (client/sessions.py): the session and the turn (0 first) of the request;
+    # None for a request of a plain stage
+    session_id: int | None = None
+    turn: int | None = None
+    # prompt tokens the server said it served from its cache (usage.prompt_tokens_details
+    # .cached_tokens); None when it did not say (never 0 for "not said")
+    cached_tokens: int | None = None
     # reasoning models (client/chunks.py): arrival of the first chunk with answer text (chat
     # `delta.content`, completions `text`, tool calls; not `delta.reasoning_content` /
     # `delta.reasoning`); the reasoning tokens among output_tokens, and where that count came from

@@ -106,6 +106,14 @@ def read_chunk(payload: dict[str, Any], previous_completion: int | None) -> Chun
     return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)
 
 
+def cached_tokens(payload: dict[str, Any]) -> int | None:
+    """`usage.prompt_tokens_details.cached_tokens` of a chunk (vLLM, SGLang, OpenAI); None when
+    the chunk does not say."""
+    usage = payload.get("usage")
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    return _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+
+
 REASONING_KEYS = ("reasoning_content", "reasoning")  # the delta fields a model's thinking streams in
 
 

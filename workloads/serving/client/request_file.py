@@ -34,7 +34,11 @@ def _row(r: RequestRecord) -> dict[str, Any]:
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "token_source": r.token_source,
             "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {}) \
         | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {}) \
+        | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None} \
         | _reasoning_row(r)
+
+
+_OPTIONAL = ("session_id", "turn", "cached_tokens")  # written only when set (plain stages: as before)
 
 
 def _reasoning_row(r: RequestRecord) -> dict[str, Any]:
@@ -73,6 +77,9 @@ class _Row:
     server: dict[str, Any] = field(default_factory=dict)
     in_profile_window: bool = False
     expected_output_tokens: Tokens | None = None
+    session_id: Count | None = None
+    turn: Count | None = None
+    cached_tokens: Tokens | None = None
     first_answer_s: Finite | None = None
     reasoning_tokens: Tokens = 0
     reasoning_source: str | None = None
@@ -130,5 +137,6 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
-        expected_output_tokens=row.expected_output_tokens, first_answer_s=row.first_answer_s,
+        expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
+        cached_tokens=row.cached_tokens, first_answer_s=row.first_answer_s,
         reasoning_tokens=row.reasoning_tokens, reasoning_source=row.reasoning_source)

@@ -26,7 +26,7 @@ from perfkit.workloads.serving.client.bounds import (
     over_limit,
     prompt_count,
 )
-from perfkit.workloads.serving.client.chunks import chunk_kinds, read_chunk
+from perfkit.workloads.serving.client.chunks import cached_tokens, chunk_kinds, read_chunk
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.records import (
@@ -75,6 +75,9 @@ class Prompt:
     text: str | list[int]  # a string, or token ids (completions only)
     input_tokens: int  # the client's count (the server's usage replaces it when given)
     output_tokens: int  # max_tokens asked for
+    # a session's earlier turns, (role, content) in order, sent before `text` (client/sessions.py):
+    # chat: as messages; completions: their contents and `text` joined by newlines
+    history: tuple[tuple[str, str], ...] = ()
 
 
 def expected_output(body: dict[str, Any]) -> int | None:
@@ -91,11 +94,14 @@ def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
     body: dict[str, Any] = {"model": opts.model, "max_tokens": prompt.output_tokens, "stream": True}
     if opts.api == "chat":
         text = prompt.text if isinstance(prompt.text, str) else " ".join(map(str, prompt.text))
-        body["messages"] = [{"role": "user", "content": text}]
+        body["messages"] = [*({"role": r, "content": c} for r, c in prompt.history),
+                            {"role": "user", "content": text}]
         if opts.logprobs:
             body["logprobs"] = True
     else:
         body["prompt"] = prompt.text
+        if prompt.history and isinstance(prompt.text, str):
+            body["prompt"] = "\n".join([*(c for _, c in prompt.history), prompt.text])
         if opts.logprobs:
             body["logprobs"] = 1
     if opts.ignore_eos:
@@ -145,6 +151,8 @@ class _Recorder:
         self.limit = output_limit(prompt.output_tokens)
         self.text_chunks = 0  # chunks that carried generated text
         self.dropped: list[str] = []  # server numbers left out, with the reason (client.bounds)
+        self.cached: int | None = None  # usage.prompt_tokens_details.cached_tokens, when said
+        self.answer: list[str] | None = None  # the generated text, collected when asked (sessions)
         self.first_answer: float | None = None  # the first chunk with answer text (reasoning models)
         self.reasoned = False  # some chunk carried reasoning text
         self.reasoning_counted = 0  # tokens of the chunks that carried reasoning text only
@@ -166,6 +174,11 @@ class _Recorder:
             self.prompt_tokens = kept if kept is not None else self.prompt_tokens
             if why:
                 self.dropped.append(why)
+        cached = cached_tokens(payload)
+        if cached is not None:
+            self.cached = cached
+        if self.answer is not None:
+            self.answer.append(answer_text(payload))
         if info.stamps:
             kept_stamps, dropped = clean_stamps(info.stamps)
             self.dropped.extend(dropped)
@@ -217,6 +230,7 @@ class _Recorder:
             error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
+        cached = self._cached()
         reasoning, reasoning_source = self._reasoning(out_tokens)
         return RequestRecord(
             index=self.index, scheduled_s=self.scheduled_s, sent_s=self.sent_s,
@@ -224,23 +238,42 @@ class _Recorder:
             chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
-            dropped=tuple(self.dropped), expected_output_tokens=self.expected,
+            dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
             first_answer_s=self.first_answer, reasoning_tokens=reasoning, reasoning_source=reasoning_source)
+
+    def _cached(self) -> int | None:
+        """The server's cached prompt tokens, when said and not above its prompt count."""
+        if self.cached is None or self.prompt_tokens is None or self.cached <= self.prompt_tokens:
+            return self.cached
+        self.dropped.append("usage.prompt_tokens_details.cached_tokens above usage.prompt_tokens")
+        return None
+
+
+def answer_text(payload: dict[str, Any]) -> str:
+    """The answer text a chunk carried (completions: `text`; chat: `delta.content`)."""
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = choice.get("delta")
+    text = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+    return text if isinstance(text, str) else ""
 
 
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
-               prompt: Prompt, t0: float) -> RequestRecord:
+               prompt: Prompt, t0: float, answer: list[str] | None = None) -> RequestRecord:
     """Send one request; every failure is the record's error (the load test goes on).
 
     A pooled keep-alive connection the server closed meanwhile (llama.cpp's server closes them
     after its keep-alive timeout or request count) fails before the request reaches the server:
     such a request is sent again (at most UNSENT_RETRIES times: the next pooled connection may be
-    closed too), timed from its last send.
+    closed too), timed from its last send. `answer`, when given, receives the generated text.
     """
     fields = request_body(opts, prompt)
     body = json.dumps(fields).encode()
     for attempt in range(UNSENT_RETRIES + 1):
         rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields))
+        if answer is not None:
+            answer.clear()
+            rec.answer = answer
         error, unsent = await _attempt(session, opts, rec, body, t0)
         if not unsent or attempt == UNSENT_RETRIES:
             break

@@ -100,6 +100,17 @@ class StageNumbers:
     server_metrics: dict[str, float] | None = None
     serving_notes: tuple[str, ...] | None = None
     requests_file: str | None = None
+    # multi-turn sessions and the server's prompt cache (measurements/sessions.py); absent otherwise
+    sessions: float | None = None
+    session_turns_mean: float | None = None
+    session_duration_p50_s: float | None = None
+    session_duration_mean_s: float | None = None
+    session_ttft_mean_p50_s: float | None = None
+    turn_table: dict[str, list[float | None]] | None = None
+    session_table: dict[str, list[float | None]] | None = None
+    prompt_cache_share: float | None = None
+    prompt_cache_reported: float | None = None
+    prompt_cached_tokens: float | None = None
     # keys this record does not name, as they were
     extra: Mapping[str, Any] = field(default_factory=dict)
 

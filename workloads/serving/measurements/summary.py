@@ -32,6 +32,8 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
 - window_samples: samples of the run-level numbers (rates, cost, SLO attainment, TTFT and ITL
   p99) over windows of the stage or batches of its requests, scaled so that their median is the
   stored value (perfkit.workloads.serving.measurements.run_samples).
+- sessions, session_*, turn_table, session_table (a stage that ran multi-turn sessions) and
+  prompt_cache_* (requests whose server said its cached tokens): .sessions; absent otherwise.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from perfkit.workloads.serving.measurements.latency import (
     ttft_sched_s,
 )
 from perfkit.workloads.serving.measurements.run_samples import window_samples
+from perfkit.workloads.serving.measurements.sessions import cache_metrics, session_metrics
 from perfkit.workloads.serving.measurements.stage_numbers import StageNumbers
 from perfkit.workloads.serving.measurements.steady import (
     in_flight,
@@ -156,6 +159,7 @@ def stage_numbers(records: Sequence[RequestRecord], duration_s: float, slo: Slo 
     out["failures"] = failure_reasons(records)
     out["request_samples"] = _samples(gated)
     out["window_samples"] = window_samples(out, records, duration_s, slo, price)
+    out.update(session_metrics(records) | cache_metrics(records))
     return StageNumbers(**out)  # type: ignore[arg-type]  # the keys are its fields, checked here
 
 

@@ -128,6 +128,9 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
     if fault == HTTP_500:
         return error_response("injected fault http-500 (perfkit serve --fault)", 500)
     state.metrics.prompt_tokens += admitted.prompt_tokens
+    if admitted.cached_tokens is not None:
+        state.metrics.prefix_cache_queries += admitted.prompt_tokens
+        state.metrics.prefix_cache_hits += admitted.cached_tokens
     response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs,
                             reasoning_field(state.options))
     times = TokenTimes(state.metrics, received_s)

@@ -30,10 +30,14 @@ def sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
-def usage(prompt_tokens: int, completion_tokens: int, reasoning_tokens: int | None = None) -> dict[str, Any]:
-    """OpenAI's usage object; `reasoning_tokens` given: with completion_tokens_details."""
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = None,
+          reasoning_tokens: int | None = None) -> dict[str, Any]:
+    """OpenAI's usage object; `cached_tokens` given: with prompt_tokens_details; `reasoning_tokens`
+    given: with completion_tokens_details."""
     out: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                            "total_tokens": prompt_tokens + completion_tokens}
+    if cached_tokens is not None:  # as vLLM, SGLang and OpenAI say it
+        out["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
     if reasoning_tokens is not None:
         out["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return out
@@ -61,9 +65,11 @@ class Response:
         field = reasoning_field if kind == CHAT else None  # a completions stream has no such field
         return cls(kind, model, logprobs, f"{prefix}-{uuid.uuid4().hex}", int(time.time()), field)
 
-    def usage(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int) -> dict[str, Any]:
+    def usage(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int,
+              cached_tokens: int | None = None) -> dict[str, Any]:
         """The usage object (with the reasoning tokens when this is a reasoning response)."""
-        return usage(prompt_tokens, completion_tokens, reasoning_tokens if self.reasoning_field else None)
+        return usage(prompt_tokens, completion_tokens, cached_tokens,
+                     reasoning_tokens if self.reasoning_field else None)
 
     def _message(self, tokens: list[Token]) -> dict[str, str]:
         """A chat delta's (or message's) text: the reasoning in its field, the answer in `content`."""
@@ -96,11 +102,12 @@ class Response:
         choice["finish_reason"] = FINISH_REASON if last else None
         return {**self.head(False), "choices": [choice]}
 
-    def usage_chunk(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int = 0) -> dict[str, Any]:
+    def usage_chunk(self, prompt_tokens: int, completion_tokens: int, cached: int | None = None,
+                    reasoning_tokens: int = 0) -> dict[str, Any]:
         return {**self.head(False), "choices": [],
-                "usage": self.usage(prompt_tokens, completion_tokens, reasoning_tokens)}
+                "usage": self.usage(prompt_tokens, completion_tokens, reasoning_tokens, cached)}
 
-    def whole(self, tokens: list[Token], prompt_tokens: int) -> dict[str, Any]:
+    def whole(self, tokens: list[Token], prompt_tokens: int, cached: int | None = None) -> dict[str, Any]:
         text = "".join(t.text for t in tokens)
         choice: dict[str, Any] = {"index": 0}
         if self.kind == CHAT:
@@ -110,7 +117,8 @@ class Response:
         choice["logprobs"] = self._logprobs(tokens, 0)
         choice["finish_reason"] = FINISH_REASON
         reasoning = sum(t.reasoning for t in tokens)
-        return {**self.head(True), "choices": [choice], "usage": self.usage(prompt_tokens, len(tokens), reasoning)}
+        return {**self.head(True), "choices": [choice],
+                "usage": self.usage(prompt_tokens, len(tokens), reasoning, cached)}
 
     def _logprobs(self, tokens: list[Token], text_offset: int) -> dict[str, Any] | None:
         if self.logprobs is None:

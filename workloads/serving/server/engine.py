@@ -31,6 +31,7 @@ class Admitted:
     prompt_tokens: int
     output_tokens: int
     prompt_ids: tuple[int, ...] = ()  # the prompt as the engine's token ids (model mode)
+    cached_tokens: int | None = None  # prompt tokens served from the prefix cache (None: not said)
 
 
 @dataclass(frozen=True)

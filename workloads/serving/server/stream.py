@@ -70,7 +70,7 @@ class ChunkWriter:
         self.reasoning_tokens += reasoning
         if self.admitted.request.continuous_usage and "usage" not in payload:
             payload["usage"] = self.response.usage(self.admitted.prompt_tokens, self.completion_tokens,
-                                                   self.reasoning_tokens)
+                                                   self.reasoning_tokens, self.admitted.cached_tokens)
         now = time.monotonic()
         stamps: dict[str, Any] = {"sent_s": now, "tokens": k}
         if self.first:
@@ -107,7 +107,8 @@ async def stream(request: web.Request, response: Response, admitted: Admitted,
                 if written == len(tokens):  # after the first content chunk
                     await _mid_stream_fault(out, response, fault)
         if admitted.request.include_usage:
-            await out.send(response.usage_chunk(admitted.prompt_tokens, written, out.reasoning_tokens), 0)
+            await out.send(response.usage_chunk(admitted.prompt_tokens, written, admitted.cached_tokens,
+                                                out.reasoning_tokens), 0)
         times.metrics.request_success += 1
         if fault == NEVER_END:
             await _hang(request)
@@ -160,7 +161,7 @@ async def whole(request: web.Request, response: Response, admitted: Admitted,
                 times.written(time.monotonic(), len(step))
     except RuntimeError as exc:
         return web.json_response(error_body(str(exc), 500), status=500)
-    body = response.whole(tokens, admitted.prompt_tokens)
+    body = response.whole(tokens, admitted.prompt_tokens, admitted.cached_tokens)
     body["perfkit"] = {"sent_s": time.monotonic(), "received_s": times.received_s, "tokens": len(tokens)}
     if fault == CLOSE_MID_STREAM:
         return _close(request, web.StreamResponse())
