@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
-                  "spec_accept_rate", "spec_k", "reasoning_tokens", "reasoning_field")
+                  "spec_accept_rate", "spec_k", "tokenizer", "reasoning_tokens", "reasoning_field")
 MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
@@ -70,6 +70,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fault", choices=FAULTS, default=None, help="inject this fault (for client tests)")
     p.add_argument("--fault-every", type=positive_int, default=1, metavar="N",
                    help="the fault hits every Nth generation request (default 1: all)")
+    p.add_argument("--no-usage", action="store_true",
+                   help="stream no usage whatever stream_options asks (as servers that ignore it; tests "
+                        "a client's own token counting)")
     s = p.add_argument_group("synthetic mode")
     s.add_argument("--ttft-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="time to first token (default 50)")
     s.add_argument("--itl-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="inter-token latency (default 10)")
@@ -83,6 +86,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="simulate speculative decoding: each draft position accepted with P (0..1)")
     s.add_argument("--spec-k", type=at_most(positive_int, MAX_SPEC_K), default=None, metavar="K",
                    help=f"draft tokens per step (at most {MAX_SPEC_K})")
+    s.add_argument("--tokenizer", default=None, metavar="PATH",
+                   help="tokens are this tokenizer's single-token words (a folder with tokenizer.json, or the "
+                        "file): the text re-tokenizes to exactly the tokens sent (default: every token ' tok')")
     s.add_argument("--reasoning-tokens", type=at_most(non_negative_int, MAX_REASONING_TOKENS), default=None,
                    metavar="N", help="chat: the first N output tokens of each request are reasoning, streamed in "
                    "delta.reasoning_content (see --reasoning-field) and counted in usage."
@@ -166,7 +172,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     fault = FaultOptions(args.fault, args.fault_every) if args.fault else None
     return ServeOptions(mode=mode, host=args.host, port=args.port, seed=args.seed,
                         output_tokens=args.output_tokens, max_tokens_cap=args.max_tokens_cap,
-                        served_model_name=args.served_model_name, fault=fault)
+                        served_model_name=args.served_model_name, fault=fault, usage=not args.no_usage)
 
 
 def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
@@ -176,6 +182,7 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         SyntheticOptions,
         chunk_sizes,
     )
+    from perfkit.workloads.serving.server.token_texts import token_texts
 
     spec = None
     if (args.spec_accept_rate is None) != (args.spec_k is None):
@@ -195,6 +202,7 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         jitter_s=(args.jitter_ms or 0.0) * ms,
         max_concurrency=args.max_concurrency or 0,
         spec=spec,
+        token_texts=token_texts(args.tokenizer) if args.tokenizer is not None else (),
         reasoning_tokens=args.reasoning_tokens or 0,
         reasoning_field=args.reasoning_field or REASONING_FIELDS[0],
     )

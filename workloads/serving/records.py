@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 TOKENS_FROM_USAGE = "usage"  # stream_options.continuous_usage_stats: completion_tokens per chunk
 TOKENS_FROM_LOGPROBS = "logprobs"  # one logprob entry per token
 TOKENS_FROM_IDS = "token_ids"  # the server's token ids per chunk
+TOKENS_FROM_TOKENIZER = "tokenizer:"  # + its name: the client tokenized the streamed text (--tokenizer)
 TOKENS_FROM_CHUNKS = "chunks"  # nothing said: one token per content chunk (gaps are chunk gaps)
 TOKEN_SOURCES = (TOKENS_FROM_USAGE, TOKENS_FROM_LOGPROBS, TOKENS_FROM_IDS, TOKENS_FROM_CHUNKS)
 
@@ -54,6 +55,9 @@ class RequestRecord:
     # prompt tokens the server said it served from its cache (usage.prompt_tokens_details
     # .cached_tokens); None when it did not say (never 0 for "not said")
     cached_tokens: int | None = None
+    # the generated text of each chunk in chunk_times_s, kept only while its tokens wait to be
+    # counted by the tokenizer after the stage (client/token_count.py); () once counted, never stored
+    chunk_texts: tuple[str, ...] = ()
     # reasoning models (client/chunks.py): arrival of the first chunk with answer text (chat
     # `delta.content`, completions `text`, tool calls; not `delta.reasoning_content` /
     # `delta.reasoning`); the reasoning tokens among output_tokens, and where that count came from

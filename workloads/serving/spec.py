@@ -309,6 +309,11 @@ class ClientSpec(FrozenModel):
         "--request-timeout-s", help="longest request (600)")] = Field(600.0, gt=0, le=86400)
     usage: Annotated[bool, CliOption("--no-usage", invert=True, help="do not ask for stream_options usage")] = True
     logprobs: Annotated[bool, CliOption("--logprobs", help="ask for logprobs (token counts without usage)")] = False
+    tokenizer: Annotated[str | None, CliOption(
+        "--tokenizer", metavar="PATH_OR_NAME",
+        help="count output tokens from the streamed text with this tokenizer when the server sends no usage, "
+             "logprobs or token ids: a folder with tokenizer.json, or a model in the local Hugging Face cache "
+             "(never downloaded)")] = Field(None, min_length=1, max_length=4000)
     ignore_eos: Annotated[bool, CliOption(
         "--no-ignore-eos", invert=True, help="do not send ignore_eos: the server may stop early (outputs are "
                                              "then not checked against the length asked)")] = True

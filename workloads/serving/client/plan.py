@@ -26,6 +26,7 @@ from perfkit.workloads.serving.client.sessions import (
     total_turns,
 )
 from perfkit.workloads.serving.client.stage import StagePlan
+from perfkit.workloads.serving.client.tokenizer import tokenizer_for
 from perfkit.workloads.serving.measurements.cost import Price, load_prices
 from perfkit.workloads.serving.measurements.goodput import Slo
 from perfkit.workloads.serving.spec import LengthSpec, ServingSpec, ThinkSpec
@@ -159,11 +160,12 @@ def window_plan(spec: ServingSpec) -> WindowPlan | None:
 
 
 def preflight(spec: WorkloadSpec) -> None:
-    """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
+    """Read every file the spec names (prices, dataset, replay, tokenizer) before anything is measured: a bad
     one is a located one-line error now, not a failed stage later."""
     assert isinstance(spec, ServingSpec)
     auth_headers(spec)
     price_of(spec)
+    tokenizer_for(spec.client.tokenizer)  # on this machine, or a one-line error naming --tokenizer
     if spec.prompts.source == "sharegpt":
         prompts_for(spec, 1, 0)
     if spec.load.replay is not None:

@@ -60,6 +60,8 @@ class ClientOptions:
     headers: dict[str, str] = field(default_factory=dict)  # e.g. Authorization
     max_event_bytes: int = MAX_EVENT_BYTES
     follow_redirects: bool = False  # follow a redirect to another origin (same origin: always)
+    # count tokens from the text with this tokenizer when the server says nothing (client.tokenizer)
+    tokenizer: str | None = None
 
     @property
     def path(self) -> str:
@@ -135,9 +137,10 @@ class _Recorder:
     """What a request has received so far; `record` turns it into a RequestRecord."""
 
     def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float,
-                 expected: int | None = None) -> None:
+                 expected: int | None = None, keep_text: bool = False) -> None:
         self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
-        self.expected = expected
+        self.expected, self.keep_text = expected, keep_text
+        self.texts: list[str] = []  # each chunk's text, for the tokenizer (keep_text)
         self.sent_s: float | None = None
         self.end_s: float | None = None
         self.token_times: list[float] = []
@@ -195,6 +198,8 @@ class _Recorder:
             self.chunk_times.append(t)
             self.chunk_tokens.append(info.tokens)
             self.token_times.extend([t] * info.tokens)
+            if self.keep_text:
+                self.texts.append(info.content)
         self._kinds(payload, info.tokens, t)
         return None
 
@@ -230,6 +235,11 @@ class _Recorder:
             error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
+        # counted by chunks, texts kept: the tokenizer recounts them after the stage (token_count.py);
+        # until then the source says whether the total is the server's (its final usage)
+        texts = tuple(self.texts) if self.keep_text and self.sources == {TOKENS_FROM_CHUNKS} else ()
+        if texts and self.completion is not None:
+            source = TOKENS_FROM_USAGE
         cached = self._cached()
         reasoning, reasoning_source = self._reasoning(out_tokens)
         return RequestRecord(
@@ -239,7 +249,8 @@ class _Recorder:
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
             dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
-            first_answer_s=self.first_answer, reasoning_tokens=reasoning, reasoning_source=reasoning_source)
+            chunk_texts=texts, first_answer_s=self.first_answer, reasoning_tokens=reasoning,
+            reasoning_source=reasoning_source)
 
     def _cached(self) -> int | None:
         """The server's cached prompt tokens, when said and not above its prompt count."""
@@ -270,7 +281,7 @@ async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, 
     fields = request_body(opts, prompt)
     body = json.dumps(fields).encode()
     for attempt in range(UNSENT_RETRIES + 1):
-        rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields))
+        rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields), opts.tokenizer is not None)
         if answer is not None:
             answer.clear()
             rec.answer = answer

@@ -27,6 +27,8 @@ from perfkit.workloads.serving.client.profile_window import WindowPlan, WindowRe
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
 from perfkit.workloads.serving.client.session_loop import run_sessions
 from perfkit.workloads.serving.client.sessions import Session
+from perfkit.workloads.serving.client.token_count import recount
+from perfkit.workloads.serving.client.tokenizer import tokenizer_for
 from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 from perfkit.workloads.serving.telemetry.stage_series import MAX_SAMPLES, SAMPLE_INTERVAL_S
@@ -181,7 +183,7 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         await sampler
         window = await window_task if window_task is not None else None
         after = await scrape(session, plan.metrics_url, notes)
-    records.sort(key=lambda r: r.index)
+    records = recount(sorted(records, key=lambda r: r.index), tokenizer_for(opts.tokenizer))
     return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
                        window, samples, planned_requests(plan))
 

@@ -15,7 +15,8 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
 - steady_*: the steady window over every sent request (failed ones too while in flight); its
   token rate and TTFT / TPOT p50 from the succeeded requests (those sent and finished inside it
   for the p50s).
-- token_source: the token sources of the succeeded requests, best first, joined by '+'.
+- token_source: the token sources of the succeeded requests, best first, joined by '+' (usage,
+  logprobs, token_ids, tokenizer:NAME, chunks).
 - Reasoning models, only when some succeeded request had reasoning tokens (a stage without any
   has none of these keys): ttfa_p50_s / ttfa_p99_s (time to first answer token, latency.py; of
   the requests that got an answer, profile-window ones left out), reasoning_tok_per_req_mean /
@@ -96,7 +97,9 @@ def token_sources(records: Sequence[RequestRecord]) -> str:
     """The token sources seen, best first ('usage', 'usage+chunks'); '' for none."""
     seen = {r.token_source for r in records}
     known = [s for s in TOKEN_SOURCES if s in seen]
-    return "+".join(known + sorted(seen - set(known)))
+    # the client's tokenizer (tokenizer:NAME) ranks below the server's counts, above chunks
+    chunks = [s for s in known if s == TOKENS_FROM_CHUNKS]
+    return "+".join([s for s in known if s != TOKENS_FROM_CHUNKS] + sorted(seen - set(known)) + chunks)
 
 
 def _rate(count: float, duration_s: float) -> float | None:

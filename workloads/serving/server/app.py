@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
@@ -121,6 +121,8 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
         except asyncio.TimeoutError:
             raise RequestError(f"the request body did not arrive within {BODY_TIMEOUT_S:.0f} s", status=408) from None
         gen = parse_request(kind, body)
+        if not state.options.usage:  # --no-usage: as a server that ignores stream_options
+            gen = replace(gen, include_usage=False, continuous_usage=False)
         admitted = state.engine.admit(gen, output_tokens(gen, state.options))
     except RequestError as exc:
         return error_response(exc.message, exc.status, exc.param)
