@@ -26,7 +26,8 @@ def fill_store(url: str, n_runs: int = 6, prefix: str = "run") -> list[str]:
         points = [f.gemm_point(f.noisy(1e-3 * (1.2 if i == n_runs - 1 else 1.0), 12, 7 * i + len(prefix)))]
         if i % 2:
             points.append(f.failed_point())
-        run = f.make_run(f"{prefix}{i:02d}", points=points, commit=f"{prefix[:3]}{i:04d}",
+        run_id = f"{prefix.upper()}{i:02d}é" if i == 2 else f"{prefix}{i:02d}"  # orders apart by collation
+        run = f.make_run(run_id, points=points, commit=f"{prefix[:3]}{i:04d}",
                          created=f"2026-03-{i + 1:02d}T00:00:00+00:00")
         stored = from_run(run)
         kernels = (KernelRow(None, f"gemm_kernel_ünïcode_{i}", 10 + i, 1234.5 * (i + 1), {"grid": [i, 1]}),
