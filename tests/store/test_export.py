@@ -43,7 +43,9 @@ def test_export_writes_every_table_sorted_with_the_stores_sums(source: str, tmp_
     assert keys == sorted(keys) and len(rows) == sums["samples"][0]
     runs = pq.read_table(out / "runs.parquet").to_pylist()
     assert [r["run_id"] for r in runs] == sorted(r["run_id"] for r in runs)
-    assert [r["dirty"] for r in runs][:3] == [None, True, True]  # NULL and booleans kept as such
+    assert runs[0]["run_id"] == "RUN02é"  # code point order: upper case first
+    dirty = {r["run_id"]: r["dirty"] for r in runs}
+    assert (dirty["run00"], dirty["run01"], dirty["run03"]) == (None, True, False)  # NULL and booleans kept
     kernels = pq.read_table(out / "kernels.parquet").column("name").to_pylist()
     assert "gemm_kernel_ünïcode_0" in kernels
 
