@@ -21,37 +21,44 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 
 KINDS = ("int", "float", "bool", "string")
 PREFIX = "sha256:"
 
-
-def _int(value: object) -> bytes:
-    return b"i" + str(int(value)).encode() + b";"  # type: ignore[call-overload]
-
-
-def _float(value: object) -> bytes:
-    number = float(value)  # type: ignore[arg-type]
-    if number == 0.0:
-        number = 0.0  # -0.0: SQLite may hand it back as 0.0
-    return b"f" + number.hex().encode() + b";"
+# Each kind's encoder works on a whole column (a list comprehension per column is several times
+# faster than a call per field: a store's samples table has hundreds of millions of fields).
 
 
-def _bool(value: object) -> bytes:
-    return b"T" if value else b"F"
+def _ints(values: Sequence[object]) -> list[bytes]:
+    return [b"N" if v is None else b"i%d;" % v for v in values]  # type: ignore[str-bytes-safe]
+
+
+def _floats(values: Sequence[object]) -> list[bytes]:
+    # `+ 0.0` makes an int a float and -0.0 plain 0.0 (SQLite may hand -0.0 back as 0.0)
+    return [b"N" if v is None else b"f" + (v + 0.0).hex().encode() + b";" for v in values]  # type: ignore[operator]
+
+
+def _bools(values: Sequence[object]) -> list[bytes]:
+    return [b"N" if v is None else b"T" if v else b"F" for v in values]
 
 
 def _string(value: object) -> bytes:
     data = str(value).encode("utf-8")
-    return b"s" + str(len(data)).encode() + b":" + data
+    return b"s%d:" % len(data) + data
 
 
-ENCODERS: dict[str, Callable[[object], bytes]] = {"int": _int, "float": _float, "bool": _bool, "string": _string}
+def _strings(values: Sequence[object]) -> list[bytes]:
+    return [b"N" if v is None else _string(v) for v in values]
+
+
+ENCODERS: dict[str, Callable[[Sequence[object]], list[bytes]]] = {
+    "int": _ints, "float": _floats, "bool": _bools, "string": _strings}
 
 
 def encode_row(kinds: Sequence[str], row: Sequence[object]) -> bytes:
     """The canonical encoding of one row (see the module's docstring)."""
-    return b"".join(b"N" if v is None else ENCODERS[k](v) for k, v in zip(kinds, row, strict=True))
+    return b"".join(ENCODERS[k]([v])[0] for k, v in zip(kinds, row, strict=True))
 
 
 class TableChecksum:
@@ -66,12 +73,21 @@ class TableChecksum:
         self.rows = 0
 
     def update(self, rows: Iterable[Sequence[object]]) -> None:
-        encoders, update = self._encoders, self._hash.update
-        count = 0
-        for row in rows:
-            update(b"".join(b"N" if v is None else enc(v) for enc, v in zip(encoders, row, strict=True)))
-            count += 1
-        self.rows += count
+        """Add rows (tuples in column order)."""
+        rows = list(rows)
+        if rows:
+            self.update_columns([list(col) for col in zip(*rows, strict=True)])
+
+    def update_columns(self, columns: Sequence[Sequence[object]]) -> None:
+        """Add the rows given column by column (equal lengths, in column order)."""
+        if len(columns) != len(self._encoders):
+            raise ValueError(f"{len(columns)} columns given, the table has {len(self._encoders)}")
+        encoded = [enc(col) for enc, col in zip(self._encoders, columns, strict=True)]
+        lengths = {len(col) for col in encoded}
+        if len(lengths) > 1:
+            raise ValueError("columns of different lengths")
+        self._hash.update(b"".join(chain.from_iterable(zip(*encoded, strict=True))))
+        self.rows += lengths.pop() if lengths else 0
 
     def hexdigest(self) -> str:
         return PREFIX + self._hash.hexdigest()

@@ -26,7 +26,7 @@ from perfkit.store.engine import describe, describe_url, operational_error
 from perfkit.store.manifest import FILE_NAME, Manifest, TableEntry, to_json
 from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version
 from perfkit.store.ordered_rows import MAX_BATCH_BYTES, MAX_BATCH_ROWS, ordered_select, row_batches
-from perfkit.store.parquet_types import arrow_schema, record_batch
+from perfkit.store.parquet_types import arrow_schema, as_columns, record_batch
 from perfkit.store.read_only import open_read_only
 from perfkit.store.transfer_tables import TransferTable, transfer_tables
 from perfkit.store.url import normalize_db_url
@@ -113,9 +113,10 @@ def _write_table(conn: Connection, table: TransferTable, path: Path, max_rows: i
     acc = TableChecksum(table.kinds)
     sorting = [pq.SortingColumn(table.names.index(k)) for k in table.primary_key]
     with pq.ParquetWriter(path, schema, compression=COMPRESSION, sorting_columns=sorting) as writer:
-        for rows in row_batches(conn, ordered_select(conn, table), max_rows, max_bytes):
-            acc.update(rows)
-            writer.write_batch(record_batch(schema, rows))
+        for rows in row_batches(conn, table, ordered_select(conn, table), max_rows, max_bytes):
+            columns = as_columns(rows, len(table.columns))
+            acc.update_columns(columns)
+            writer.write_batch(record_batch(schema, columns))
     _fsync(path)
     return TableEntry(name=table.name, file=table.file, rows=acc.rows, checksum=acc.hexdigest(),
                       primary_key=table.primary_key, columns=table.columns)

@@ -17,7 +17,7 @@ from perfkit.core.table_file import reason
 from perfkit.store.checksum import TableChecksum
 from perfkit.store.manifest import FILE_NAME, REEXPORT, Manifest, TableEntry, read_manifest
 from perfkit.store.migrations import SCHEMA_VERSION
-from perfkit.store.parquet_types import ARROW_TYPES, batch_rows
+from perfkit.store.parquet_types import ARROW_TYPES
 from perfkit.store.transfer_tables import TransferTable, transfer_tables
 
 READ_BATCH_ROWS = 50_000
@@ -127,7 +127,7 @@ def _check_file(path: Path, table: TransferTable, entry: TableEntry) -> tuple[tu
                 if batch.column(name).null_count:
                     raise StoreError(f"{path}: column {name} holds NULL, which table {table.name} forbids; "
                                      + REEXPORT)
-            acc.update(batch_rows(batch))
+            acc.update_columns([batch.column(name).to_pylist() for name in table.names])
             if table.name == "runs":
                 ids.extend(batch.column("run_id").to_pylist())
             if table.id_column is not None and batch.num_rows:

@@ -28,17 +28,20 @@ def ordered_select(conn: Connection, table: TransferTable,
     return stmt.order_by(*order)
 
 
-def row_batches(conn: Connection, stmt: Select[Any], max_rows: int = MAX_BATCH_ROWS,
+def row_batches(conn: Connection, table: TransferTable, stmt: Select[Any], max_rows: int = MAX_BATCH_ROWS,
                 max_bytes: int = MAX_BATCH_BYTES) -> Iterator[list[tuple[Any, ...]]]:
-    """The rows of `stmt` as lists of tuples, each list at most `max_rows` rows and about
-    `max_bytes` (a server-side cursor on PostgreSQL: the table never sits in memory whole)."""
-    result = conn.execution_options(yield_per=FETCH_ROWS).execute(stmt)
+    """The rows of `stmt` (a select of `table`'s columns) as lists of tuples, each list at most
+    `max_rows` rows and about `max_bytes`: text as its length, 8 bytes for any other value (a
+    server-side cursor on PostgreSQL: the table never sits in memory whole)."""
+    text_at = [i for i, c in enumerate(table.columns) if c.kind == "string"]
+    fixed = 8 * (len(table.columns) - len(text_at))
+    step = max(1, min(FETCH_ROWS, max_rows))
+    result = conn.execution_options(yield_per=step).execute(stmt)
     batch: list[tuple[Any, ...]] = []
     size = 0
-    for row in result:
-        values = tuple(row)
-        batch.append(values)
-        size += sum(len(v) if isinstance(v, str) else 8 for v in values)
+    for part in result.partitions(step):
+        batch.extend(part)  # type: ignore[arg-type]  # Rows are tuples
+        size += fixed * len(part) + sum(len(row[i] or "") for row in part for i in text_at)
         if len(batch) >= max_rows or size >= max_bytes:
             yield batch
             batch, size = [], 0

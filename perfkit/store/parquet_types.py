@@ -18,11 +18,15 @@ def arrow_schema(columns: Sequence[TransferColumn]) -> pa.Schema:
     return pa.schema([pa.field(c.name, ARROW_TYPES[c.kind], nullable=c.nullable) for c in columns])
 
 
-def record_batch(schema: pa.Schema, rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
-    """`rows` (tuples in the schema's column order) as one Arrow record batch."""
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+def record_batch(schema: pa.Schema, columns: Sequence[Sequence[Any]]) -> pa.RecordBatch:
+    """Columns of Python values (in the schema's order) as one Arrow record batch."""
     return pa.RecordBatch.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)],
                                       schema=schema)
+
+
+def as_columns(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
+    """Rows (tuples of `width` values) as `width` columns."""
+    return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in range(width)]
 
 
 def batch_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:

@@ -48,7 +48,7 @@ def table_sums(url: str) -> Sums:
         with engine.connect() as conn:
             for table in transfer_tables():
                 acc = TableChecksum(table.kinds)
-                for rows in row_batches(conn, ordered_select(conn, table)):
+                for rows in row_batches(conn, table, ordered_select(conn, table)):
                     acc.update(rows)
                 sums[table.name] = (acc.rows, acc.hexdigest())
     finally:

@@ -112,7 +112,7 @@ def test_a_failed_import_into_a_new_file_leaves_no_file(exported: tuple[str, lis
                                                         tmp_path: Path) -> None:
     _source, _ids, out = exported
     (out / "samples.parquet").unlink()
-    with pytest.raises(StoreError, match="samples.parquet: missing"):
+    with pytest.raises(StoreError, match=r"samples\.parquet: missing"):
         import_store(out, f"sqlite:///{tmp_path / 'new.db'}")
     assert not (tmp_path / "new.db").exists()
 
