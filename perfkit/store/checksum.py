@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
+from typing import Any
 
 KINDS = ("int", "float", "bool", "string")
 PREFIX = "sha256:"
@@ -30,16 +31,16 @@ PREFIX = "sha256:"
 # faster than a call per field: a store's samples table has hundreds of millions of fields).
 
 
-def _ints(values: Sequence[object]) -> list[bytes]:
-    return [b"N" if v is None else b"i%d;" % v for v in values]  # type: ignore[str-bytes-safe]
+def _ints(values: Sequence[Any]) -> list[bytes]:
+    return [b"N" if v is None else b"i%d;" % v for v in values]
 
 
-def _floats(values: Sequence[object]) -> list[bytes]:
+def _floats(values: Sequence[Any]) -> list[bytes]:
     # `+ 0.0` makes an int a float and -0.0 plain 0.0 (SQLite may hand -0.0 back as 0.0)
-    return [b"N" if v is None else b"f" + (v + 0.0).hex().encode() + b";" for v in values]  # type: ignore[operator]
+    return [b"N" if v is None else b"f" + (v + 0.0).hex().encode() + b";" for v in values]
 
 
-def _bools(values: Sequence[object]) -> list[bytes]:
+def _bools(values: Sequence[Any]) -> list[bytes]:
     return [b"N" if v is None else b"T" if v else b"F" for v in values]
 
 
@@ -48,11 +49,11 @@ def _string(value: object) -> bytes:
     return b"s%d:" % len(data) + data
 
 
-def _strings(values: Sequence[object]) -> list[bytes]:
+def _strings(values: Sequence[Any]) -> list[bytes]:
     return [b"N" if v is None else _string(v) for v in values]
 
 
-ENCODERS: dict[str, Callable[[Sequence[object]], list[bytes]]] = {
+ENCODERS: dict[str, Callable[[Sequence[Any]], list[bytes]]] = {
     "int": _ints, "float": _floats, "bool": _bools, "string": _strings}
 
 

@@ -217,11 +217,11 @@ def _verify(conn: Connection, engine: Engine, checked: CheckedExport, plan: _Pla
         stmt = ordered_select(conn, table, _imported_filter(table, plan))
         for rows in row_batches(conn, table, stmt):
             acc.update(_unshifted(table, rows, plan, imported))
-        rows, digest = expected[table.name]
-        if acc.rows != rows or acc.hexdigest() != digest:
+        written, digest = expected[table.name]
+        if acc.rows != written or acc.hexdigest() != digest:
             raise StoreError(
                 f"{describe(engine)}: table {table.name} read back {acc.rows} rows ({acc.hexdigest()[:19]}…), "
-                f"{rows} were written ({digest[:19]}…); nothing was imported (rolled back), "
+                f"{written} were written ({digest[:19]}…); nothing was imported (rolled back), "
                 "check the target server and retry")
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from sqlalchemy import create_engine
 
 from perfkit.core.errors import StoreError
+from perfkit.store.engine import open_engine
 from perfkit.store.export import export_store
 from perfkit.store.migrations import SCHEMA_VERSION, migrate
 from perfkit.store.transfer_tables import transfer_tables
@@ -66,7 +66,7 @@ def test_an_existing_non_empty_folder_is_refused(source: str, tmp_path: Path) ->
 
 def test_a_store_at_an_older_schema_is_refused_read_only(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    engine = create_engine(f"sqlite:///{path}")
+    engine = open_engine(str(path))
     migrate(engine, target=1)
     engine.dispose()
     before = path.read_bytes()

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from perfkit.core.errors import StoreError
 from perfkit.store.api import open_existing_store, open_store, store_run
@@ -73,7 +72,7 @@ def test_runs_already_there_are_refused_or_skipped(exported: tuple[str, list[str
     import_store(out, part)
     engine = open_store(part)  # keep runs 00 and 01 only, then export that as the "already there" part
     with engine.begin() as conn:
-        conn.execute(text("DELETE FROM runs WHERE run_id NOT IN ('run00', 'run01')"))
+        conn.exec_driver_sql("DELETE FROM runs WHERE run_id NOT IN ('run00', 'run01')")
     engine.dispose()
     export_store(part, partial)
     target = f"sqlite:///{tmp_path / 'target.db'}"
@@ -99,8 +98,8 @@ def test_a_read_back_that_disagrees_rolls_everything_back(exported: tuple[str, l
     fill_store(target, n_runs=2, prefix="own")
     engine = open_store(target)
     with engine.begin() as conn:  # a store altered by hand: every kernel row written is changed
-        conn.execute(text("CREATE TRIGGER bump AFTER INSERT ON kernels BEGIN "
-                          "UPDATE kernels SET calls = calls + 1 WHERE id = NEW.id; END"))
+        conn.exec_driver_sql("CREATE TRIGGER bump AFTER INSERT ON kernels BEGIN "
+                             "UPDATE kernels SET calls = calls + 1 WHERE id = NEW.id; END")
     engine.dispose()
     before = table_sums(target)
     with pytest.raises(StoreError, match=r"table kernels read back 12 rows .* nothing was imported \(rolled back\)"):
