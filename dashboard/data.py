@@ -239,6 +239,23 @@ def history(url: str, name: str, gpus: tuple[str, ...], branch: str | None, band
     return History(frames[0], frames[1], frames[2], unit=unit, direction=direction, spread=spread, trends=trends)
 
 
+REPUTATION_COLUMNS = ["metric", "gpu", "noisy_runs", "far_off_pct", "runs_scored", "last_far_commit", "last_far_run"]
+
+
+@st.cache_data(ttl=TTL_S, show_spinner="Scoring the stored runs ...")
+def noise_reputation(url: str, names: tuple[str, ...], gpus: tuple[str, ...], branch: str | None) -> pd.DataFrame:
+    """Per metric and GPU: the share of its stored runs at the current level far off the others,
+    worst first (perfkit.comparison.noise_reputation: the gate's `noisy runs`); REPUTATION_COLUMNS."""
+    from perfkit.comparison.noise_reputation import metric_reputations
+    from perfkit.regression.gate.reputation import noisy_runs_text
+
+    with _engine(url).connect() as conn:
+        reps = metric_reputations(conn, names, gpus, branch)
+    rows = [[r.name, r.gpu, noisy_runs_text(r.far, r.runs), round(100.0 * r.share), r.runs, r.last_far_commit[:10],
+             r.last_far_run] for r in reps]  # whole percent as an integer: sorts as a number, shows no bare float
+    return pd.DataFrame(rows, columns=REPUTATION_COLUMNS).astype({"far_off_pct": "int64", "runs_scored": "int64"})
+
+
 def history_between(h: History, lo_epoch: float, hi_epoch: float) -> History:
     """The part of a history made between two times (inclusive): the commit-range filter."""
     def cut(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,12 +1,15 @@
-"""History: a metric over commits per GPU, with noise bands and change points."""
+"""History: a metric over commits per GPU, with noise bands and change points; below, the noise
+reputation of every metric of the workload (the gate's `noisy runs`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from perfkit.comparison.gate_history import HISTORY_RUNS
 from perfkit.dashboard import data, display, figures, widgets
 from perfkit.dashboard.text import md
 from perfkit.regression.changepoint.options import ChangePointOptions
+from perfkit.regression.gate.reputation import BAD_REPUTATION, FAR_SCORE
 
 DEFAULT_COMMITS = 500  # shown at first on a long history (the slider widens it)
 MAX_LINKS = 5  # change points offered for Compare, newest first
@@ -32,6 +35,7 @@ workloads = sorted(cat["workload"].unique())
 workload = c1.selectbox("Workload", workloads, key="h_workload",
                         index=index_of(workloads, target["workload"] if target is not None else None))
 rows = cat[cat["workload"] == workload]
+workload_names = tuple(sorted(rows["name"]))  # the noise reputation table's metrics
 params = {k for p in rows["params"] for k in p}
 varying = sorted(k for k in params if len({p.get(k) for p in rows["params"]}) > 1)
 with c2:
@@ -116,3 +120,26 @@ sel = st.dataframe(display.history_runs_table(table, unit), hide_index=True, on_
                    column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
 if sel.selection.rows:
     widgets.open_run(str(table.iloc[sel.selection.rows[0]]["run_id"]))
+st.subheader("Noise reputation")
+reputation = data.noise_reputation(url, workload_names, tuple(chosen_gpus), None if branch == "(all)" else branch)
+st.caption(f"How often each metric of {md(workload)} landed far off without a code change: of its newest "
+           f"{HISTORY_RUNS} runs on the GPUs and branch above, those at its current level scored against the others "
+           f"(more than {FAR_SCORE:g} robust sigmas off), as `perfkit gate` counts its `noisy runs`. From "
+           f"{BAD_REPUTATION:.0%} the gate blames the benchmark in its reasons: fix the benchmark (more samples, "
+           "warm-up, locked clocks, a quieter runner) rather than rerun the pull request. Worst first; click a "
+           "column to sort.")
+if reputation.empty:
+    st.caption("No metric of this workload has enough stored runs at its current level to score yet.")
+else:
+    st.dataframe(reputation, hide_index=True, key="history_reputation",
+                 column_config={"metric": st.column_config.TextColumn("metric"),
+                                "gpu": st.column_config.TextColumn("GPU"),
+                                "noisy_runs": st.column_config.TextColumn(
+                                    "noisy runs", help="runs far off / runs scored"),
+                                "far_off_pct": st.column_config.NumberColumn(
+                                    "far off", format="%d%%", help="share of the scored runs far off"),
+                                "runs_scored": st.column_config.NumberColumn(
+                                    "runs scored", help="the runs at the metric's current level"),
+                                "last_far_commit": st.column_config.TextColumn(
+                                    "last far-off commit", help="the commit of the newest run far off"),
+                                "last_far_run": st.column_config.TextColumn("last far-off run")})

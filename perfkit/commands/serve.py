@@ -3,8 +3,8 @@ load-test against (POST /v1/completions, /v1/chat/completions; GET /v1/models, /
 
 --synthetic: no model; tokens come at the configured TTFT and ITL (absolute deadlines, optional
 gaussian jitter), k tokens per chunk, at most --max-concurrency requests at once (the rest wait
-in a server queue, and their TTFT includes the wait); optional simulated speculative decoding
-and injected faults. --model: perfkit's own decoder with seeded random weights, continuous
+in a server queue, and their TTFT includes the wait); optional simulated speculative decoding,
+reasoning tokens streamed before the answer (chat) and injected faults. --model: perfkit's own decoder with seeded random weights, continuous
 batching over --max-batch KV-cache rows, greedy tokens.
 Every streamed chunk carries "perfkit": {"sent_s": time.monotonic() at the write, "tokens": k}
 (the first also "received_s"). When listening, one line goes to stdout:
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._types import at_most, finite_at_least, non_negative_int, positive_int, seed
 from perfkit.workloads.serving.server.faults import FAULTS
+from perfkit.workloads.serving.server.options import REASONING_FIELDS
 
 if TYPE_CHECKING:
     from perfkit.workloads.serving.server.options import (
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
-                  "spec_accept_rate", "spec_k")
+                  "spec_accept_rate", "spec_k", "tokenizer", "reasoning_tokens", "reasoning_field")
 MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
@@ -69,6 +70,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fault", choices=FAULTS, default=None, help="inject this fault (for client tests)")
     p.add_argument("--fault-every", type=positive_int, default=1, metavar="N",
                    help="the fault hits every Nth generation request (default 1: all)")
+    p.add_argument("--no-usage", action="store_true",
+                   help="stream no usage whatever stream_options asks (as servers that ignore it; tests "
+                        "a client's own token counting)")
     s = p.add_argument_group("synthetic mode")
     s.add_argument("--ttft-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="time to first token (default 50)")
     s.add_argument("--itl-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="inter-token latency (default 10)")
@@ -82,6 +86,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="simulate speculative decoding: each draft position accepted with P (0..1)")
     s.add_argument("--spec-k", type=at_most(positive_int, MAX_SPEC_K), default=None, metavar="K",
                    help=f"draft tokens per step (at most {MAX_SPEC_K})")
+    s.add_argument("--tokenizer", default=None, metavar="PATH",
+                   help="tokens are this tokenizer's single-token words (a folder with tokenizer.json, or the "
+                        "file): the text re-tokenizes to exactly the tokens sent (default: every token ' tok')")
+    s.add_argument("--reasoning-tokens", type=at_most(non_negative_int, MAX_REASONING_TOKENS), default=None,
+                   metavar="N", help="chat: the first N output tokens of each request are reasoning, streamed in "
+                   "delta.reasoning_content (see --reasoning-field) and counted in usage."
+                   "completion_tokens_details.reasoning_tokens; the answer follows (default 0)")
+    s.add_argument("--reasoning-field", choices=REASONING_FIELDS, default=None,
+                   help="the delta field reasoning streams in: reasoning_content (SGLang, older vLLM; the "
+                        "default) or reasoning (newer vLLM)")
     m = p.add_argument_group("model mode")
     m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
     m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
@@ -103,6 +117,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 MAX_MS = 3_600_000.0  # a synthetic TTFT, ITL or jitter of more than an hour is a typo
 MAX_SLOTS = 1_000_000  # server-side slots
+MAX_REASONING_TOKENS = 1 << 20  # the client's bound on one request's output tokens
 MAX_SPEC_K = 1024  # draft positions (/metrics counts acceptances per position)
 MAX_BATCH = 4096  # KV-cache rows (each holds --cache-len positions of every layer)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -157,7 +172,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     fault = FaultOptions(args.fault, args.fault_every) if args.fault else None
     return ServeOptions(mode=mode, host=args.host, port=args.port, seed=args.seed,
                         output_tokens=args.output_tokens, max_tokens_cap=args.max_tokens_cap,
-                        served_model_name=args.served_model_name, fault=fault)
+                        served_model_name=args.served_model_name, fault=fault, usage=not args.no_usage)
 
 
 def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
@@ -167,6 +182,7 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         SyntheticOptions,
         chunk_sizes,
     )
+    from perfkit.workloads.serving.server.token_texts import token_texts
 
     spec = None
     if (args.spec_accept_rate is None) != (args.spec_k is None):
@@ -186,6 +202,9 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         jitter_s=(args.jitter_ms or 0.0) * ms,
         max_concurrency=args.max_concurrency or 0,
         spec=spec,
+        token_texts=token_texts(args.tokenizer) if args.tokenizer is not None else (),
+        reasoning_tokens=args.reasoning_tokens or 0,
+        reasoning_field=args.reasoning_field or REASONING_FIELDS[0],
     )
 
 

@@ -48,6 +48,9 @@ _SERVING_LATENCIES = (
     # prefix, label, what, gated percentiles, headline percentiles
     ("ttft", "TTFT", f"time to first token: first output token received, {_SENT}", ("p50", "p99"), ("p50",)),
     ("ttft_sched", "TTFT from schedule", f"time to first token {_SCHED}", ("p50",), ()),
+    ("ttfa", "TTFA", f"time to first answer token (reasoning models): first chunk with answer text "
+     f"(delta.content), not reasoning (delta.reasoning_content / delta.reasoning), received, {_SENT}; "
+     "only in stages with reasoning tokens", ("p50", "p99"), ()),
     ("tpot", "TPOT", "time per output token (vLLM): (E2E - TTFT) / (timed tokens - 1) per request "
      "with two or more timed tokens", ("p50",), ("p50",)),
     ("token_itl", "ITL", "per-token inter-token latency: a chunk of k tokens gives k gaps of (its time - "
@@ -80,6 +83,11 @@ def _serving() -> tuple[MetricDef, ...]:
            "requests / stage duration", gated=False),
         _m("interactivity_tok_per_s", "interactivity", "tok/s", HIGHER, "tokens per second per user: "
            "1 / TPOT p50", gated=False),
+        _m("reasoning_tok_per_req_mean", "reasoning tok/req", "", LOWER, "reasoning tokens per succeeded "
+           "request, mean (the server's usage.completion_tokens_details.reasoning_tokens, else counted "
+           "from the chunks with reasoning text); only in stages with reasoning tokens", gated=False),
+        _m("answer_tok_per_req_mean", "answer tok/req", "", LOWER, "output tokens that are not reasoning "
+           "tokens per succeeded request, mean; only in stages with reasoning tokens", gated=False),
         _m("goodput_req_per_s", "goodput", "1/s", HIGHER, "requests meeting every SLO threshold (TTFT, "
            "TPOT, E2E) / stage duration (vLLM goodput)"),
         _m("goodput_tok_per_s", "goodput tok/s", "tok/s", HIGHER, "output tokens of the requests meeting "
@@ -141,6 +149,23 @@ def _serving() -> tuple[MetricDef, ...]:
            "/ drafted tokens during the stage", gated=False, shown_as=FRACTION),
         _m("server_spec_mean_accepted_length", "mean accepted length", "", HIGHER, "speculative decoding: "
            "1 + accepted tokens / drafts (tokens per target step)", gated=False),
+        # multi-turn sessions and the server's prompt cache (measurements/sessions.py)
+        _m("sessions", "sessions", "", HIGHER, "multi-turn sessions that sent at least one turn", gated=False),
+        _m("session_turns_mean", "turns per session", "", HIGHER, "turns completed (succeeded) per session, "
+           "mean over the sessions", gated=False),
+        _m("session_duration_p50_s", "session duration p50", "s", LOWER, "a session's first send to its last "
+           "turn's end (think times included); median over the sessions"),
+        _m("session_duration_mean_s", "session duration mean", "s", LOWER, "a session's first send to its last "
+           "turn's end (think times included); mean over the sessions", gated=False),
+        _m("session_ttft_mean_p50_s", "session mean TTFT p50", "s", LOWER, "each session's mean TTFT over its "
+           "succeeded turns; median over the sessions"),
+        _m("prompt_cache_share", "prompt cache share", "", HIGHER, "cached prompt tokens / prompt tokens over the "
+           "succeeded requests whose server said usage.prompt_tokens_details.cached_tokens", gated=False,
+           shown_as=FRACTION),
+        _m("prompt_cache_reported", "requests with cached tokens", "", HIGHER, "succeeded requests whose server "
+           "said usage.prompt_tokens_details.cached_tokens", gated=False),
+        _m("prompt_cached_tokens", "cached prompt tokens", "", HIGHER, "sum of the cached prompt tokens the "
+           "server said (usage.prompt_tokens_details.cached_tokens)", gated=False),
     )
 
 

@@ -16,7 +16,7 @@ from perfkit.reports.gate.text import row_obj
 UNKNOWN = "-"  # how perfkit.core.units writes a number it does not know
 COLUMNS = ("label", "point", "metric", "also", "verdict", "unit", "baseline", "candidate", "baseline_text",
            "candidate_text", "change", "change_text", "test_interval_low", "test_interval_high", "test_interval_text",
-           "p_value", "reason")
+           "p_value", "reason", "noisy_runs", "noise_reputation")
 
 
 def render_csv(result: GateResult) -> str:

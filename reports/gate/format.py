@@ -13,6 +13,12 @@ from perfkit.regression.gate.compare import (
     GateResult,
 )
 from perfkit.regression.gate.groups import suffix
+from perfkit.regression.gate.reputation import (
+    FAR_SCORE,
+    MAX_LISTED,
+    bad_reputations,
+    noisy_runs_text,
+)
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.metric_rows import measure_text
 
@@ -154,3 +160,39 @@ def folded_text(folded: list[Comparison]) -> str:
     """'12 inconclusive measurements folded (--format json lists every row)'."""
     n = len(folded)
     return f"{n} inconclusive measurement{'s' if n != 1 else ''} folded (--format json lists every row)"
+
+
+# The noise reputation (perfkit.regression.gate.reputation): a column and a short list, every renderer alike.
+NOISY_RUNS_HEAD = "noisy runs"
+NOISY_RUNS_SHORT = "noisy"  # the terminal's head when "noisy runs" would not fit
+REPUTATION_TITLE = "noisy benchmarks: fix the benchmark, not the pull request"
+REPUTATION_NOTE_BODY = (f"of the metric's stored runs at its current level, those more than {FAR_SCORE:g} robust "
+                        "sigmas off the others, without a code change")
+REPUTATION_NOTE = f"{NOISY_RUNS_HEAD}: {REPUTATION_NOTE_BODY}"
+
+
+def noisy_runs_cell(c: Comparison) -> str:
+    """'3/12' of a row scored against its stored runs; '' without (no or too short a history)."""
+    return noisy_runs_text(c.reputation_far, c.reputation_runs)
+
+
+def has_reputation(rows: tuple[Comparison, ...] | list[Comparison]) -> bool:
+    """Whether any row was scored (the column is shown only then)."""
+    return any(c.reputation_runs > 0 for c in rows)
+
+
+def reputation_lines(result: GateResult) -> list[str]:
+    """The measurements of a bad noise reputation, worst first, at most MAX_LISTED (then a count):
+    'mm: 3 of its last 12 stored runs far off (25%), noisy now'."""
+    bad = bad_reputations(result.rows)
+    lines = [f"{row_name(c)}: {c.reputation_far} of its last {c.reputation_runs} stored runs far off "
+             f"({c.reputation:.0%}), {c.verdict.value} now" for c in bad[:MAX_LISTED]]
+    if len(bad) > MAX_LISTED:
+        lines.append(f"... and {len(bad) - MAX_LISTED} more (--format json lists them)")
+    return lines
+
+
+def reputation_advice() -> str:
+    """What to do about a metric of bad reputation (after the list)."""
+    return ("their noisy or suspect verdicts are the benchmark's own: give them more samples, a warm-up, locked "
+            "clocks or a quieter runner rather than rerunning the pull request")

@@ -5,6 +5,9 @@ terminal (perfkit.core.terminal: 80 columns when not a tty; long point labels ar
 the middle, the full key is in the JSON), shows every user string through the terminal's
 escaping rule (perfkit.core.terminal.terminal_safe), and puts the reason under every row that is
 not `unchanged`; a note shared by many rows (how the spread was obtained) is a numbered footnote.
+When rows were scored against stored runs, a `noisy runs` column shows each one's noise reputation
+("3/12", perfkit.regression.gate.reputation) when the table still fits with it (a line says how
+wide to make it otherwise), and the metrics of a bad one are listed, worst first.
 """
 
 from __future__ import annotations
@@ -17,8 +20,14 @@ from typing import Any
 from perfkit.core.terminal import shorten, terminal_safe, terminal_width
 from perfkit.regression.gate.compare import OUTCOME_PASSES, GateResult
 from perfkit.regression.gate.headline import headline
+from perfkit.regression.gate.reputation import bad_reputations
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
+    NOISY_RUNS_HEAD,
+    NOISY_RUNS_SHORT,
+    REPUTATION_NOTE,
+    REPUTATION_NOTE_BODY,
+    REPUTATION_TITLE,
     VALUES_NOTE,
     base_text,
     cand_text,
@@ -26,6 +35,10 @@ from perfkit.reports.gate.format import (
     fmt_change,
     fmt_interval,
     folded_text,
+    has_reputation,
+    noisy_runs_cell,
+    reputation_advice,
+    reputation_lines,
     row_main_reason,
     row_name,
     sort_key,
@@ -57,6 +70,7 @@ def to_json_obj(result: GateResult) -> dict[str, Any]:
         "only_in_baseline": list(result.only_base),
         "only_in_candidate": list(result.only_cand),
         "rows": [row_obj(c, result) for c in result.rows],
+        "noisy_benchmarks": [_reputation_obj(c) for c in bad_reputations(result.rows)],
         "metrics": [c.to_dict() for c in result.comparisons],
         "serving_why": [w.to_json() for w in result.why],
     }
@@ -72,7 +86,14 @@ def row_obj(c: Comparison, result: GateResult) -> dict[str, Any]:
             "baseline_text": base_text(c), "candidate_text": cand_text(c),
             "change": num(c.shown_ratio - 1.0), "test_change": num(c.ratio - 1.0),
             "test_interval": [num(c.ci_low - 1.0), num(c.ci_high - 1.0)],
-            "interval_of": c.interval_of or None, "reason": c.reason}
+            "interval_of": c.interval_of or None, "reason": c.reason,
+            "noisy_runs": noisy_runs_cell(c) or None, "noise_reputation": num(c.reputation)}
+
+
+def _reputation_obj(c: Comparison) -> dict[str, Any]:
+    """A measurement of a bad noise reputation: share of its stored runs far off, and the counts."""
+    return {"label": row_name(c), "point": c.point_key, "metric": c.metric, "verdict": c.verdict.value,
+            "noise_reputation": c.reputation, "runs_far_off": c.reputation_far, "runs_scored": c.reputation_runs}
 
 
 def _side(side: Any) -> dict[str, Any]:
@@ -84,15 +105,27 @@ def render_json(result: GateResult) -> str:
     return json.dumps(to_json_obj(result), indent=1, allow_nan=False)
 
 
-def _cells(c: Comparison) -> tuple[str, ...]:
-    return (c.verdict.value, terminal_safe(row_name(c)), base_text(c), cand_text(c), fmt_change(c), fmt_interval(c))
+def _cells(c: Comparison, reputation: bool = False) -> tuple[str, ...]:
+    cells = (c.verdict.value, terminal_safe(row_name(c)), base_text(c), cand_text(c), fmt_change(c), fmt_interval(c))
+    return (*cells, noisy_runs_cell(c)) if reputation else cells
+
+
+def _min_width(rows: list[tuple[str, ...]]) -> int:
+    """Columns a table needs with its point column at its narrowest (12, or its longest label)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return sum(w for i, w in enumerate(widths) if i != 1) + min(widths[1], 12) + 2 * (len(widths) - 1)
+
+
+def _fits(rows: list[tuple[str, ...]], width: int) -> bool:
+    return _min_width(rows) <= width
 
 
 def _table(rows: list[tuple[str, ...]], width: int) -> list[str]:
     """Rows aligned (numbers right) in `width` columns; a point label too long for its column
     gets a line of its own above the numbers. One string per row (with newlines)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
-    others = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(HEAD) - 1)
+    ncol = len(rows[0])
+    widths = [max(len(r[i]) for r in rows) for i in range(ncol)]
+    others = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (ncol - 1)
     widths[1] = max(min(widths[1], width - others), 12)
     lines = []
     for r in rows:
@@ -129,6 +162,17 @@ def answer_lines(result: GateResult, width: int) -> list[str]:
     return lines
 
 
+def _reputation_section(result: GateResult, width: int) -> list[str]:
+    """The metrics of a bad noise reputation, worst first (none: no lines)."""
+    listed = reputation_lines(result)
+    if not listed:
+        return []
+    lines = [REPUTATION_TITLE + ":"]
+    for line in listed:
+        lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
+    return lines + textwrap.wrap(reputation_advice(), width, initial_indent="  ", subsequent_indent="    ")
+
+
 def render_table(result: GateResult) -> str:
     ordered = sorted(result.rows, key=sort_key)
     folded = [c for c in ordered if c.verdict == Verdict.INCONCLUSIVE]
@@ -141,7 +185,12 @@ def render_table(result: GateResult) -> str:
         lines.append(WHY_TITLE + ":")
         for line in why_lines(result.why):
             lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
-    table = _table([HEAD, *(_cells(c) for c in ordered)], width)
+    scored = has_reputation(result.rows)
+    rows = [(*HEAD, NOISY_RUNS_HEAD), *(_cells(c, True) for c in ordered)] if scored else []
+    if rows and not _fits(rows, width):  # 80 columns: the short head ("noisy", the note says what)
+        rows[0] = (*HEAD, NOISY_RUNS_SHORT)
+    shown = bool(rows) and _fits(rows, width)
+    table = _table(rows if shown else [HEAD, *(_cells(c) for c in ordered)], width)
     lines.append(table[0])
     notes: dict[str, int] = {}
     for c, line in zip(ordered, table[1:], strict=True):
@@ -161,6 +210,15 @@ def render_table(result: GateResult) -> str:
         lines.append("gate " + status_text(result))
     for note, mark in notes.items():
         lines += textwrap.wrap(terminal_safe(f"[{mark}] {note}"), width, subsequent_indent="    ")
+    if shown:
+        short = rows[0][-1] == NOISY_RUNS_SHORT
+        note = f"{NOISY_RUNS_SHORT} ({NOISY_RUNS_HEAD}): {REPUTATION_NOTE_BODY}" if short else REPUTATION_NOTE
+        lines += textwrap.wrap(note, width, subsequent_indent="    ")
+    elif scored:
+        need = _min_width(rows)
+        lines += textwrap.wrap(f"noisy runs column left out: it needs {need} columns (COLUMNS={need}, or "
+                               "--format md / json)", width)
+    lines += _reputation_section(result, width)
     for word, names in (("baseline", result.only_base), ("candidate", result.only_cand)):
         if names:
             lines += textwrap.wrap(terminal_safe(f"only in {word} ({len(names)}): {', '.join(names[:5])}"

@@ -1,7 +1,8 @@
 """Markdown summary of a gate result, sized for a GitHub job summary or a PR comment:
 a one-line status (GateResult.outcome: "passes" only when every measurement is decisive), the
 counts, a table of what needs attention (one row per measurement), and every measurement folded
-away. Values are the runs' medians; the change and its interval are the test's. Every string
+away. When rows were scored against stored runs, a `noisy runs` column ("3/12") gives each one's noise
+reputation and the metrics of a bad one are listed, worst first. Values are the runs' medians; the change and its interval are the test's. Every string
 from the runs or the policy goes through the Markdown rule (perfkit.reports.markdown.text.md_text)."""
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from perfkit.regression.gate.headline import headline
 from perfkit.regression.gate.types import Comparison, Verdict
 from perfkit.reports.gate.format import (
     HEADLINE_SYMBOL,
+    NOISY_RUNS_HEAD,
+    REPUTATION_NOTE,
+    REPUTATION_TITLE,
     SYMBOL,
     VALUES_NOTE,
     base_text,
@@ -22,7 +26,11 @@ from perfkit.reports.gate.format import (
     fmt_change,
     fmt_interval,
     folded_text,
+    has_reputation,
+    noisy_runs_cell,
     not_compared_text,
+    reputation_advice,
+    reputation_lines,
     row_name,
     sort_key,
     status_text,
@@ -39,22 +47,42 @@ def _cell(text: str) -> str:
     return md_text(text)
 
 
-def _row(c: Comparison) -> str:
+def _row(c: Comparison, scored: bool) -> str:
     cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
-             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), c.reason]
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), *_rep(c, scored), c.reason]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
-def _full_row(c: Comparison) -> str:
+def _full_row(c: Comparison, scored: bool) -> str:
     cells = [f"{SYMBOL[c.verdict]} {c.verdict.value}", row_name(c), base_text(c),
-             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value)]
+             cand_text(c), fmt_change(c), fmt_interval(c), fmt_p(c.p_value), *_rep(c, scored)]
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
 
 
-_HEAD = ("| verdict | point | baseline | candidate | change | test interval | p | why |\n"
-         "|---|---|---:|---:|---:|---|---:|---|")
-_FULL_HEAD = ("| verdict | point | baseline | candidate | change | test interval | p |\n"
-              "|---|---|---:|---:|---:|---|---:|")
+def _rep(c: Comparison, scored: bool) -> list[str]:
+    """The noisy-runs cell, when the table has that column."""
+    return [noisy_runs_cell(c)] if scored else []
+
+
+def _head(scored: bool, why: bool) -> str:
+    names = ["verdict", "point", "baseline", "candidate", "change", "test interval", "p"]
+    align = ["---", "---", "---:", "---:", "---:", "---", "---:"]
+    if scored:
+        names.append(NOISY_RUNS_HEAD)
+        align.append("---:")
+    if why:
+        names.append("why")
+        align.append("---")
+    return f"| {' | '.join(names)} |\n|{'|'.join(align)}|"
+
+
+def _reputation(result: GateResult) -> list[str]:
+    """The section of metrics with a bad noise reputation (none: no lines)."""
+    listed = reputation_lines(result)
+    if not listed:
+        return []
+    return [f"**{REPUTATION_TITLE[0].upper()}{REPUTATION_TITLE[1:]}**", "", *(f"- {md_text(x)}" for x in listed),
+            "", f"{reputation_advice()[0].upper()}{reputation_advice()[1:]}.", ""]
 
 
 def _side(side: Any) -> str:
@@ -85,16 +113,20 @@ def render_markdown(result: GateResult, title: str = "perfkit gate") -> str:
     ordered = sorted(result.rows, key=sort_key)
     attention = [x for x in ordered if x.verdict not in (Verdict.UNCHANGED, Verdict.INCONCLUSIVE)]
     folded = [x for x in ordered if x.verdict == Verdict.INCONCLUSIVE]
+    scored = has_reputation(result.rows)
     if attention:
-        lines += [_HEAD, *(_row(x) for x in attention[:MAX_ROWS])]
+        lines += [_head(scored, why=True), *(_row(x, scored) for x in attention[:MAX_ROWS])]
         if len(attention) > MAX_ROWS:
             lines.append(f"\n… and {len(attention) - MAX_ROWS} more (see the JUnit report or `--format json`).")
         lines.append("")
     if folded:
         lines += [md_text(folded_text(folded)) + " (below, under every measurement).", ""]
     if ordered:
-        lines += ["<details><summary>Every measurement</summary>", "", _FULL_HEAD,
-                  *(_full_row(x) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
+        lines += ["<details><summary>Every measurement</summary>", "", _head(scored, why=False),
+                  *(_full_row(x, scored) for x in ordered[: MAX_ROWS * 4]), "", "</details>", ""]
+    lines += _reputation(result)
+    if scored:
+        lines += [f"{REPUTATION_NOTE[0].upper()}{REPUTATION_NOTE[1:]}.", ""]
     if result.only_base or result.only_cand:
         lines.append(not_compared_text(result))
     return "\n".join(lines).rstrip() + "\n"

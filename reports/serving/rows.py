@@ -56,7 +56,8 @@ def stage_notes(point: PointResult) -> tuple[str, ...]:
         notes.append(f"{failed:g} requests failed" + (f" ({why})" if why else ""))
     source = m.get("token_source")
     if isinstance(source, str) and "chunks" in source:
-        notes.append("no per-chunk token counts from the server: ITL is chunk gaps, not token gaps")
+        notes.append("tokens counted as chunks (the server sent no usage, logprobs or token ids): TPOT, ITL and "
+                     "tok/s count chunks, not tokens; pass --tokenizer to count the text's tokens")
     for n in m.get("serving_notes") or ():
         notes.append(str(n))
     if m.get("validity") == INVALID:  # its reasons not said above (client-bound, saturated are)

@@ -25,6 +25,7 @@ FLAGS = {
     "--prices", "--price-name", "--target-interactivity", "--metrics-url", "--read-timeout-s",
     "--request-timeout-s", "--connect-timeout-s", "--no-usage", "--logprobs", "--processes",
     "--follow-redirects", "--api-key-env", "--no-ignore-eos",  # added since
+    "--sessions", "--turns", "--think-time-s", "--session-file", "--tokenizer",
 }
 
 

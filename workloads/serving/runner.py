@@ -54,7 +54,8 @@ def client_options(spec: ServingSpec) -> ClientOptions:
     return ClientOptions(base_url=spec.endpoint, model=spec.model, api=spec.api,
                          connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
                          request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
-                         logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec))
+                         logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec),
+                         tokenizer=c.tokenizer)
 
 
 def _nothing() -> None:

@@ -11,6 +11,8 @@
       warmup: 4                           # requests before each stage, not recorded (default: one
                                           # per connection the stage keeps open, sent at once)
       prompts: {input_len: 128, output_len: 64}   # or {dist: uniform, min, max}; source: sharegpt | shared_prefix
+      sessions: {count: 16, turns: 4, think_time_s: 2}   # multi-turn chats, load.concurrency at once
+                                          # (think_time_s: {dist: exponential, mean: 2}; or file: FILE)
       slo: {ttft_s: 0.5, tpot_s: 0.05, quantile: 0.99}
       price: {usd_per_gpu_hour: 2.99, gpus: 1}    # or {file: prices.yaml, name: h100-ondemand}
       target_interactivity: [20, 50]      # tok/s per user: cost along the measured front
@@ -103,6 +105,78 @@ class PromptSpec(FrozenModel):
     def _path(self) -> PromptSpec:
         if self.source == "sharegpt" and not self.path:
             raise ValueError("source sharegpt needs path: FILE (a ShareGPT JSON or JSON-lines file)")
+        return self
+
+
+MAX_THINK_S = 86_400.0
+
+
+class ThinkSpec(FrozenModel):
+    """The pause between an answer and a session's next turn: seconds, or a distribution."""
+
+    dist: Literal["fixed", "exponential", "uniform"] = "fixed"
+    value: float | None = Field(None, ge=0, le=MAX_THINK_S)  # fixed
+    mean: float | None = Field(None, ge=0, le=MAX_THINK_S)  # exponential
+    min: float | None = Field(None, ge=0, le=MAX_THINK_S)  # uniform
+    max: float | None = Field(None, ge=0, le=MAX_THINK_S)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return {"dist": "fixed", "value": v}
+        return v
+
+    @model_validator(mode="after")
+    def _complete(self) -> ThinkSpec:
+        need = {"fixed": ("value",), "exponential": ("mean",), "uniform": ("min", "max")}[self.dist]
+        if any(getattr(self, k) is None for k in need):
+            raise ValueError(f"a {self.dist} think time needs {' and '.join(need)}; e.g. 2, "
+                             "{dist: exponential, mean: 2} or {dist: uniform, min: 1, max: 3}")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"think time min {self.min:g} is above max {self.max:g}; swap them")
+        return self
+
+
+def think_time(text: str, flag: str) -> dict[str, Any]:
+    """`--think-time-s 2` (fixed), `exp:2` (exponential, mean 2 s) or `uniform:1:3`."""
+    kind, _, rest = text.strip().partition(":")
+    try:
+        if not rest:
+            return {"dist": "fixed", "value": float(kind)}
+        if kind == "exp":
+            return {"dist": "exponential", "mean": float(rest)}
+        if kind == "uniform":
+            low, high = rest.split(":")
+            return {"dist": "uniform", "min": float(low), "max": float(high)}
+    except ValueError:
+        pass
+    raise SpecError(f"{flag} {text[:40]!r}: give seconds (2), exp:MEAN (exponential) or uniform:MIN:MAX")
+
+
+class SessionSpec(FrozenModel):
+    """Multi-turn sessions (docs/serving.md "Multi-turn sessions"): `count` synthetic ones of
+    `turns` turns, or the sessions of a file; load.concurrency of them run at once."""
+
+    count: Annotated[int | None, CliOption(
+        "--sessions", metavar="N", group="sessions",
+        help="multi-turn sessions per stage, --concurrency of them at once (each turn sends the history)")] = Field(
+        None, ge=1, le=1_000_000)
+    turns: Annotated[int, CliOption(
+        "--turns", help="turns per session (default 4)")] = Field(4, ge=1, le=10_000)
+    think_time_s: Annotated[ThinkSpec, CliOption(
+        "--think-time-s", metavar="S|exp:MEAN|uniform:MIN:MAX", parse=think_time,
+        help="pause between an answer and the session's next turn (default 0)")] = ThinkSpec(value=0.0)
+    file: Annotated[str | None, CliOption(
+        "--session-file", metavar="FILE", group="sessions",
+        help="sessions replayed from a JSON-lines file (docs/serving.md)")] = Field(None, min_length=1, max_length=4000)
+
+    @model_validator(mode="after")
+    def _one(self) -> SessionSpec:
+        if (self.count is None) == (self.file is None):
+            raise ValueError("sessions need count (synthetic) or file (a session file), one of the two")
+        if self.count is not None and self.count * self.turns > 10_000_000:
+            raise ValueError(f"{self.count} sessions x {self.turns} turns is over 10000000 requests; lower them")
         return self
 
 
@@ -235,6 +309,11 @@ class ClientSpec(FrozenModel):
         "--request-timeout-s", help="longest request (600)")] = Field(600.0, gt=0, le=86400)
     usage: Annotated[bool, CliOption("--no-usage", invert=True, help="do not ask for stream_options usage")] = True
     logprobs: Annotated[bool, CliOption("--logprobs", help="ask for logprobs (token counts without usage)")] = False
+    tokenizer: Annotated[str | None, CliOption(
+        "--tokenizer", metavar="PATH_OR_NAME",
+        help="count output tokens from the streamed text with this tokenizer when the server sends no usage, "
+             "logprobs or token ids: a folder with tokenizer.json, or a model in the local Hugging Face cache "
+             "(never downloaded)")] = Field(None, min_length=1, max_length=4000)
     ignore_eos: Annotated[bool, CliOption(
         "--no-ignore-eos", invert=True, help="do not send ignore_eos: the server may stop early (outputs are "
                                              "then not checked against the length asked)")] = True
@@ -321,6 +400,7 @@ class ServingSpec(WorkloadSpec):
     warmup: Annotated[int | None, CliOption(  # None: one per connection the stage opens
         "--warmup", help="warm-up requests before each stage (default 1)")] = Field(None, ge=0, le=100_000)
     prompts: PromptSpec = PromptSpec()
+    sessions: SessionSpec | None = None  # multi-turn sessions instead of independent requests
     slo: Annotated[SloSpec | None, CliOption(
         "--slo", metavar="ttft=S,tpot=S,e2e=S", parse=slo_seconds,
         help="SLO thresholds in seconds (goodput)")] = None
@@ -376,7 +456,23 @@ class ServingSpec(WorkloadSpec):
             raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
         if self.capacity is not None and self.slo is None:
             raise ValueError("capacity is searched at an SLO: add slo: {ttft_s: ..., tpot_s: ..., quantile: ...}")
+        if self.sessions is not None:
+            self._sessions_fit()
         return self
+
+    def _sessions_fit(self) -> None:
+        """Sessions run as a closed loop of synthetic or given prompts, in one client process."""
+        what = "sessions (--sessions / --session-file)"
+        if self.load.concurrency is None or (self.capacity is not None and self.capacity.over != "concurrency"):
+            raise ValueError(f"{what} run as a closed loop: give --concurrency (load.concurrency: sessions at "
+                             "once), not --rate, --replay or stages")
+        if self.requests is not None:
+            raise ValueError(f"{what} send their turns as the requests: drop --requests (requests)")
+        if self.prompts.source != "synthetic" or self.prompts.token_ids:
+            raise ValueError(f"{what} send text prompts: drop --token-ids / --dataset / --shared-prefix "
+                             "(prompts.token_ids, prompts.source)")
+        if self.client.processes > 1:
+            raise ValueError(f"{what} run in one client process: drop --processes (client.processes)")
 
     @model_validator(mode="after")
     def _size(self) -> ServingSpec:

@@ -4,9 +4,16 @@ Best source first (perfkit.workloads.serving.records): the cumulative `usage.com
 of `stream_options.continuous_usage_stats` (its increase is the chunk's token count); else one
 entry per token in `logprobs` (completions: `logprobs.tokens`; chat: `logprobs.content`); else
 the server's token ids (`token_ids`, llama.cpp's `tokens`); else one token for a chunk with any
-generated text (content, reasoning or tool-call arguments), labelled as a chunk count. A chunk
+generated text (content, reasoning or tool-call arguments), labelled as a chunk count, with that
+text (`content`: with --tokenizer the stage counts its tokens afterwards, client/token_count.py). A chunk
 with no generated text and no token increase (a role-only opening chunk, an empty delta, the
 final usage-only chunk) carries no token.
+
+Reasoning models (`chunk_kinds`): a chunk's text is answer text (chat `delta.content`,
+completions `text`, `delta.tool_calls`) or reasoning text (`delta.reasoning_content`: SGLang,
+older vLLM; `delta.reasoning`: newer vLLM); a chunk may carry both (vLLM's chunk where the
+thinking ends). `usage.completion_tokens_details.reasoning_tokens` (OpenAI's spelling) is the
+server's count of the reasoning tokens among completion_tokens.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ class ChunkInfo:
     error: str | None = None  # an error object the server streamed
     stamps: dict[str, Any] | None = None  # perfkit serve's "perfkit" stamps; llama.cpp `timings`
     text: bool = False  # the chunk carried generated text (so at least one token)
+    content: str = ""  # that text (answer, reasoning, tool-call arguments): a tokenizer counts it
 
 
 def _int(value: Any) -> int | None:
@@ -49,6 +57,22 @@ def _has_text(choice: dict[str, Any]) -> bool:
         if isinstance(delta.get(key), str) and delta[key]:
             return True
     return bool(delta.get("tool_calls"))
+
+
+def chunk_text(choice: dict[str, Any]) -> str:
+    """The generated text of a chunk's choice: what a tokenizer counts when the server says nothing."""
+    if isinstance(choice.get("text"), str):
+        return str(choice["text"])
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        return ""
+    parts = [delta[key] for key in ("reasoning_content", "reasoning", "content") if isinstance(delta.get(key), str)]
+    calls = delta.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            parts.append(fn["arguments"])
+    return "".join(parts)
 
 
 def _logprob_count(choice: dict[str, Any]) -> int | None:
@@ -96,5 +120,41 @@ def read_chunk(payload: dict[str, Any], previous_completion: int | None) -> Chun
         if n is not None:
             return ChunkInfo(n, TOKENS_FROM_IDS, completion, prompt, error, stamps, text)
         if text:
-            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)
+            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text, chunk_text(choice))
     return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)
+
+
+def cached_tokens(payload: dict[str, Any]) -> int | None:
+    """`usage.prompt_tokens_details.cached_tokens` of a chunk (vLLM, SGLang, OpenAI); None when
+    the chunk does not say."""
+    usage = payload.get("usage")
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    return _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+
+
+REASONING_KEYS = ("reasoning_content", "reasoning")  # the delta fields a model's thinking streams in
+
+
+@dataclass(frozen=True)
+class ChunkKinds:
+    answer: bool  # the chunk carried answer text (content, completions text, tool calls)
+    reasoning: bool  # ... reasoning text (delta.reasoning_content or delta.reasoning)
+    reasoning_tokens: int | None  # usage.completion_tokens_details.reasoning_tokens (cumulative)
+
+
+def _filled(holder: dict[str, Any], key: str) -> bool:
+    return isinstance(holder.get(key), str) and bool(holder[key])
+
+
+def chunk_kinds(payload: dict[str, Any]) -> ChunkKinds:
+    """What kind of text one parsed chunk carried, and the server's reasoning count if it gave one."""
+    usage = payload.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    count = _int(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        return ChunkKinds(_filled(choice, "text"), False, count)
+    answer = _filled(choice, "text") or _filled(delta, "content") or bool(delta.get("tool_calls"))
+    return ChunkKinds(answer, any(_filled(delta, key) for key in REASONING_KEYS), count)

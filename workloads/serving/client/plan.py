@@ -18,10 +18,18 @@ from perfkit.workloads.serving.client.prompts import (
     synthetic,
 )
 from perfkit.workloads.serving.client.send import Prompt
+from perfkit.workloads.serving.client.session_file import read_sessions
+from perfkit.workloads.serving.client.sessions import (
+    Session,
+    ThinkTime,
+    synthetic_sessions,
+    total_turns,
+)
 from perfkit.workloads.serving.client.stage import StagePlan
+from perfkit.workloads.serving.client.tokenizer import tokenizer_for
 from perfkit.workloads.serving.measurements.cost import Price, load_prices
 from perfkit.workloads.serving.measurements.goodput import Slo
-from perfkit.workloads.serving.spec import LengthSpec, ServingSpec
+from perfkit.workloads.serving.spec import LengthSpec, ServingSpec, ThinkSpec
 
 DEFAULT_OUTPUT_LEN = 128
 MAX_OPEN_LOOP_REQUESTS = 1_000_000
@@ -47,6 +55,25 @@ def prompts_for(spec: ServingSpec, n: int, seed: int) -> list[Prompt]:
     return synthetic(n, lengths(p.input_len, 128), out_len, seed, p.token_ids, p.vocab_size)
 
 
+def think_of(t: ThinkSpec) -> ThinkTime:
+    if t.dist == "exponential":
+        return ThinkTime("exponential", t.mean or 0.0)
+    if t.dist == "uniform":
+        return ThinkTime("uniform", low_s=t.min or 0.0, high_s=t.max or 0.0)
+    return ThinkTime("fixed", t.value or 0.0)
+
+
+def sessions_of(spec: ServingSpec, seed: int) -> list[Session]:
+    """The spec's multi-turn sessions: read from its session file, or synthetic."""
+    s = spec.sessions
+    assert s is not None
+    out_len, think = lengths(spec.prompts.output_len, DEFAULT_OUTPUT_LEN), think_of(s.think_time_s)
+    if s.file is not None:
+        return read_sessions(s.file, out_len, think, seed)
+    assert s.count is not None
+    return synthetic_sessions(s.count, s.turns, lengths(spec.prompts.input_len, 128), out_len, think, seed)
+
+
 def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePlan:
     requests = params.get("requests", spec.requests)
     duration = params.get("duration_s", spec.duration_s)
@@ -58,6 +85,12 @@ def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePla
     warmup = spec.warmup if spec.warmup is not None else min(width, 64)
     common: dict[str, Any] = {"warmup": warmup, "metrics_url": metrics_url, "duration_s": duration,
                               "window": window_plan(spec)}
+    if spec.sessions is not None:
+        sessions = sessions_of(spec, seed)
+        warm = synthetic(max(warmup, 1), lengths(spec.prompts.input_len, 128),  # not the sessions' words
+                         lengths(spec.prompts.output_len, DEFAULT_OUTPUT_LEN), seed + 1)
+        return StagePlan(prompt_for=lambda i: warm[i % len(warm)], concurrency=int(params["concurrency"]),
+                         requests=total_turns(sessions), sessions=tuple(sessions), **common)
     if "replay" in params:
         arrivals = read_replay(params["replay"])
         base = prompts_for(spec, len(arrivals), seed)
@@ -127,12 +160,15 @@ def window_plan(spec: ServingSpec) -> WindowPlan | None:
 
 
 def preflight(spec: WorkloadSpec) -> None:
-    """Read every file the spec names (prices, dataset, replay) before anything is measured: a bad
+    """Read every file the spec names (prices, dataset, replay, tokenizer) before anything is measured: a bad
     one is a located one-line error now, not a failed stage later."""
     assert isinstance(spec, ServingSpec)
     auth_headers(spec)
     price_of(spec)
+    tokenizer_for(spec.client.tokenizer)  # on this machine, or a one-line error naming --tokenizer
     if spec.prompts.source == "sharegpt":
         prompts_for(spec, 1, 0)
     if spec.load.replay is not None:
         read_replay(spec.load.replay)
+    if spec.sessions is not None and spec.sessions.file is not None:
+        sessions_of(spec, 0)

@@ -30,6 +30,8 @@ from perfkit.workloads.serving.client.stage import (
     scrape,
     warm_up,
 )
+from perfkit.workloads.serving.client.token_count import recount
+from perfkit.workloads.serving.client.tokenizer import tokenizer_for
 from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 
@@ -130,7 +132,8 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
     failed = [err for _, res, err in got if err]
     if failed:
         raise PerfkitError(f"{redact_urls(opts.base_url)}: a client process failed ({failed[0]})")
-    records = sorted((r for _, res, _ in got if res for r in res[0]), key=lambda r: r.index)
+    records = recount(sorted((r for _, res, _ in got if res for r in res[0]), key=lambda r: r.index),
+                      tokenizer_for(opts.tokenizer))
     lag = [x for _, res, _ in got if res for x in res[1]]
     lateness = [x for _, res, _ in got if res for x in res[2]]
     after = asyncio.run(_scrape_once(opts, plan.metrics_url, notes))

@@ -26,10 +26,12 @@ from perfkit.workloads.serving.client.bounds import (
     over_limit,
     prompt_count,
 )
-from perfkit.workloads.serving.client.chunks import read_chunk
+from perfkit.workloads.serving.client.chunks import cached_tokens, chunk_kinds, read_chunk
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.records import (
+    REASONING_FROM_CHUNKS,
+    REASONING_FROM_DETAILS,
     TOKEN_SOURCES,
     TOKENS_FROM_CHUNKS,
     TOKENS_FROM_USAGE,
@@ -58,6 +60,8 @@ class ClientOptions:
     headers: dict[str, str] = field(default_factory=dict)  # e.g. Authorization
     max_event_bytes: int = MAX_EVENT_BYTES
     follow_redirects: bool = False  # follow a redirect to another origin (same origin: always)
+    # count tokens from the text with this tokenizer when the server says nothing (client.tokenizer)
+    tokenizer: str | None = None
 
     @property
     def path(self) -> str:
@@ -73,6 +77,9 @@ class Prompt:
     text: str | list[int]  # a string, or token ids (completions only)
     input_tokens: int  # the client's count (the server's usage replaces it when given)
     output_tokens: int  # max_tokens asked for
+    # a session's earlier turns, (role, content) in order, sent before `text` (client/sessions.py):
+    # chat: as messages; completions: their contents and `text` joined by newlines
+    history: tuple[tuple[str, str], ...] = ()
 
 
 def expected_output(body: dict[str, Any]) -> int | None:
@@ -89,11 +96,14 @@ def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
     body: dict[str, Any] = {"model": opts.model, "max_tokens": prompt.output_tokens, "stream": True}
     if opts.api == "chat":
         text = prompt.text if isinstance(prompt.text, str) else " ".join(map(str, prompt.text))
-        body["messages"] = [{"role": "user", "content": text}]
+        body["messages"] = [*({"role": r, "content": c} for r, c in prompt.history),
+                            {"role": "user", "content": text}]
         if opts.logprobs:
             body["logprobs"] = True
     else:
         body["prompt"] = prompt.text
+        if prompt.history and isinstance(prompt.text, str):
+            body["prompt"] = "\n".join([*(c for _, c in prompt.history), prompt.text])
         if opts.logprobs:
             body["logprobs"] = 1
     if opts.ignore_eos:
@@ -127,9 +137,10 @@ class _Recorder:
     """What a request has received so far; `record` turns it into a RequestRecord."""
 
     def __init__(self, index: int, scheduled_s: float, prompt: Prompt, t0: float,
-                 expected: int | None = None) -> None:
+                 expected: int | None = None, keep_text: bool = False) -> None:
         self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
-        self.expected = expected
+        self.expected, self.keep_text = expected, keep_text
+        self.texts: list[str] = []  # each chunk's text, for the tokenizer (keep_text)
         self.sent_s: float | None = None
         self.end_s: float | None = None
         self.token_times: list[float] = []
@@ -143,6 +154,12 @@ class _Recorder:
         self.limit = output_limit(prompt.output_tokens)
         self.text_chunks = 0  # chunks that carried generated text
         self.dropped: list[str] = []  # server numbers left out, with the reason (client.bounds)
+        self.cached: int | None = None  # usage.prompt_tokens_details.cached_tokens, when said
+        self.answer: list[str] | None = None  # the generated text, collected when asked (sessions)
+        self.first_answer: float | None = None  # the first chunk with answer text (reasoning models)
+        self.reasoned = False  # some chunk carried reasoning text
+        self.reasoning_counted = 0  # tokens of the chunks that carried reasoning text only
+        self.reasoning_details: int | None = None  # the server's usage...reasoning_tokens
 
     def chunk(self, payload: Any, t: float) -> str | None:
         """Apply one chunk; the request's failure when the chunk cannot be believed (client.bounds)."""
@@ -160,6 +177,11 @@ class _Recorder:
             self.prompt_tokens = kept if kept is not None else self.prompt_tokens
             if why:
                 self.dropped.append(why)
+        cached = cached_tokens(payload)
+        if cached is not None:
+            self.cached = cached
+        if self.answer is not None:
+            self.answer.append(answer_text(payload))
         if info.stamps:
             kept_stamps, dropped = clean_stamps(info.stamps)
             self.dropped.extend(dropped)
@@ -176,7 +198,30 @@ class _Recorder:
             self.chunk_times.append(t)
             self.chunk_tokens.append(info.tokens)
             self.token_times.extend([t] * info.tokens)
+            if self.keep_text:
+                self.texts.append(info.content)
+        self._kinds(payload, info.tokens, t)
         return None
+
+    def _kinds(self, payload: dict[str, Any], tokens: int, t: float) -> None:
+        """Answer or reasoning: the first answer's time, the reasoning tokens (client.chunks)."""
+        kinds = chunk_kinds(payload)
+        if kinds.reasoning_tokens is not None:
+            self.reasoning_details = max(kinds.reasoning_tokens, self.reasoning_details or 0)
+        if kinds.answer:  # a chunk with both (the thinking's end) is the answer's start
+            self.first_answer = t if self.first_answer is None else self.first_answer
+        elif kinds.reasoning:
+            self.reasoning_counted += tokens
+        self.reasoned = self.reasoned or kinds.reasoning
+
+    def _reasoning(self, out_tokens: int) -> tuple[int, str | None]:
+        """(reasoning tokens, their source): the server's usage details when they fit within the
+        output tokens, else the per-chunk count when any chunk carried reasoning."""
+        if self.reasoning_details is not None:
+            if self.reasoning_details <= out_tokens:
+                return self.reasoning_details, REASONING_FROM_DETAILS
+            self.dropped.append("usage.completion_tokens_details.reasoning_tokens over completion_tokens")
+        return self.reasoning_counted, REASONING_FROM_CHUNKS if self.reasoned else None
 
     def record(self, error: str | None) -> RequestRecord:
         if error is None and not self.token_times:
@@ -190,28 +235,56 @@ class _Recorder:
             error = terminal_safe(redact_urls(" ".join(error.split())))[:400]
         source = next((s for s in reversed(TOKEN_SOURCES) if s in self.sources), TOKENS_FROM_CHUNKS)
         out_tokens = self.completion if self.completion is not None else len(self.token_times)
+        # counted by chunks, texts kept: the tokenizer recounts them after the stage (token_count.py);
+        # until then the source says whether the total is the server's (its final usage)
+        texts = tuple(self.texts) if self.keep_text and self.sources == {TOKENS_FROM_CHUNKS} else ()
+        if texts and self.completion is not None:
+            source = TOKENS_FROM_USAGE
+        cached = self._cached()
+        reasoning, reasoning_source = self._reasoning(out_tokens)
         return RequestRecord(
             index=self.index, scheduled_s=self.scheduled_s, sent_s=self.sent_s,
             token_times_s=tuple(self.token_times), chunk_times_s=tuple(self.chunk_times),
             chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
-            dropped=tuple(self.dropped), expected_output_tokens=self.expected)
+            dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
+            chunk_texts=texts, first_answer_s=self.first_answer, reasoning_tokens=reasoning,
+            reasoning_source=reasoning_source)
+
+    def _cached(self) -> int | None:
+        """The server's cached prompt tokens, when said and not above its prompt count."""
+        if self.cached is None or self.prompt_tokens is None or self.cached <= self.prompt_tokens:
+            return self.cached
+        self.dropped.append("usage.prompt_tokens_details.cached_tokens above usage.prompt_tokens")
+        return None
+
+
+def answer_text(payload: dict[str, Any]) -> str:
+    """The answer text a chunk carried (completions: `text`; chat: `delta.content`)."""
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = choice.get("delta")
+    text = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+    return text if isinstance(text, str) else ""
 
 
 async def send(session: aiohttp.ClientSession, opts: ClientOptions, index: int, scheduled_s: float,
-               prompt: Prompt, t0: float) -> RequestRecord:
+               prompt: Prompt, t0: float, answer: list[str] | None = None) -> RequestRecord:
     """Send one request; every failure is the record's error (the load test goes on).
 
     A pooled keep-alive connection the server closed meanwhile (llama.cpp's server closes them
     after its keep-alive timeout or request count) fails before the request reaches the server:
     such a request is sent again (at most UNSENT_RETRIES times: the next pooled connection may be
-    closed too), timed from its last send.
+    closed too), timed from its last send. `answer`, when given, receives the generated text.
     """
     fields = request_body(opts, prompt)
     body = json.dumps(fields).encode()
     for attempt in range(UNSENT_RETRIES + 1):
-        rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields))
+        rec = _Recorder(index, scheduled_s, prompt, t0, expected_output(fields), opts.tokenizer is not None)
+        if answer is not None:
+            answer.clear()
+            rec.answer = answer
         error, unsent = await _attempt(session, opts, rec, body, t0)
         if not unsent or attempt == UNSENT_RETRIES:
             break

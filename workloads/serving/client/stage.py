@@ -9,6 +9,8 @@ lateness (open loop): when the scheduler woke for an arrival minus the arrival t
 With a profiling `window`, the server's profiler is opened once the stage's load is steady (a
 quarter of its requests sent, and at least as many as it keeps in flight; or a quarter of its
 duration) and closed after the window's steps or seconds (profile_window.py).
+Sessions (`sessions`, with `concurrency` sessions at once): multi-turn conversations, each turn
+sent a think time after the previous answer (session_loop.py); `requests` is their turns.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ import aiohttp
 from perfkit.workloads.serving.client.lag import loop_lag
 from perfkit.workloads.serving.client.profile_window import WindowPlan, WindowResult, run_window
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt, open_session, send
+from perfkit.workloads.serving.client.session_loop import run_sessions
+from perfkit.workloads.serving.client.sessions import Session
+from perfkit.workloads.serving.client.token_count import recount
+from perfkit.workloads.serving.client.tokenizer import tokenizer_for
 from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.records import RequestRecord
 from perfkit.workloads.serving.telemetry.stage_series import MAX_SAMPLES, SAMPLE_INTERVAL_S
@@ -42,6 +48,7 @@ class StagePlan:
     # the pool's connections, so no measured request pays for a TCP connect
     metrics_url: str | None = None  # Prometheus /metrics, scraped before and after
     window: WindowPlan | None = None  # a profiling window inside the stage
+    sessions: tuple[Session, ...] | None = None  # multi-turn sessions, `concurrency` at once
 
 
 @dataclass
@@ -164,7 +171,10 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
             if plan.window is not None:
                 window_task = asyncio.create_task(
                     run_window(session, opts.base_url, plan.window, t0, _steady(progress, plan), done))
-            if plan.arrivals_s is not None:
+            lateness: list[float] = []
+            if plan.sessions is not None:
+                records = await run_sessions(session, opts, plan.sessions, width, t0, plan.duration_s, progress.one)
+            elif plan.arrivals_s is not None:
                 records, lateness = await open_loop(session, opts, plan, t0, progress)
             else:
                 records, lateness = await closed_loop(session, opts, plan, t0, progress), []
@@ -173,7 +183,7 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         await sampler
         window = await window_task if window_task is not None else None
         after = await scrape(session, plan.metrics_url, notes)
-    records.sort(key=lambda r: r.index)
+    records = recount(sorted(records, key=lambda r: r.index), tokenizer_for(opts.tokenizer))
     return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
                        window, samples, planned_requests(plan))
 

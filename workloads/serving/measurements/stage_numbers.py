@@ -59,6 +59,12 @@ class StageNumbers:
     e2e_sched_p50_s: float | None = None
     e2e_sched_p99_s: float | None = None
     interactivity_tok_per_s: float | None = None
+    # reasoning models: only when a request had reasoning tokens
+    ttfa_p50_s: float | None = None
+    ttfa_p99_s: float | None = None
+    reasoning_tok_per_req_mean: float | None = None
+    answer_tok_per_req_mean: float | None = None
+    reasoning_token_source: str | None = None
     # goodput under the SLOs, cost under the price
     goodput_req_per_s: float | None = None
     goodput_tok_per_s: float | None = None
@@ -94,6 +100,17 @@ class StageNumbers:
     server_metrics: dict[str, float] | None = None
     serving_notes: tuple[str, ...] | None = None
     requests_file: str | None = None
+    # multi-turn sessions and the server's prompt cache (measurements/sessions.py); absent otherwise
+    sessions: float | None = None
+    session_turns_mean: float | None = None
+    session_duration_p50_s: float | None = None
+    session_duration_mean_s: float | None = None
+    session_ttft_mean_p50_s: float | None = None
+    turn_table: dict[str, list[float | None]] | None = None
+    session_table: dict[str, list[float | None]] | None = None
+    prompt_cache_share: float | None = None
+    prompt_cache_reported: float | None = None
+    prompt_cached_tokens: float | None = None
     # keys this record does not name, as they were
     extra: Mapping[str, Any] = field(default_factory=dict)
 

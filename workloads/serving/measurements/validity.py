@@ -11,7 +11,8 @@ A stage is INVALID when any check fails; each failed check is one reason, with i
   (RequestRecord.expected_output_tokens); a completed request with fewer output tokens was cut
   short by the server, and the stage measured shorter requests than it claims. Requests whose
   tokens were counted by chunks (no usage, logprobs or ids) are not checked: a chunk may carry
-  several tokens.
+  several tokens; nor those the client's tokenizer counted (--tokenizer): re-tokenizing the text
+  may differ from the server's tokens by a few.
 - steady state: the per-request TPOT (in send order) and the output token rate in windows show
   no level shift or drift (measurements/drift.py: first third vs last third, rank test with a
   minimum effect). The first and the last `peak in flight` requests sent are left out (the
@@ -33,7 +34,11 @@ from perfkit.workloads.serving.measurements.drift import MIN_PER_THIRD, Drift, d
 from perfkit.workloads.serving.measurements.latency import tpot_s
 from perfkit.workloads.serving.measurements.steady import in_flight, peak
 from perfkit.workloads.serving.measurements.summary import failure_reasons
-from perfkit.workloads.serving.records import TOKENS_FROM_CHUNKS, RequestRecord
+from perfkit.workloads.serving.records import (
+    TOKENS_FROM_CHUNKS,
+    TOKENS_FROM_TOKENIZER,
+    RequestRecord,
+)
 
 RATE_WINDOWS = 3 * (MIN_PER_THIRD + 1)  # windows of the steady span for the token-rate test
 MIN_TOKENS_PER_WINDOW = 10  # expected tokens per window; fewer: the rate test is not made
@@ -62,7 +67,8 @@ def population_reason(records: Sequence[RequestRecord], planned: int | None) -> 
 
 def length_reason(records: Sequence[RequestRecord]) -> str | None:
     """Why completed requests returned fewer tokens than they demanded (None when none did)."""
-    checked = [r for r in records if r.ok and r.expected_output_tokens and r.token_source != TOKENS_FROM_CHUNKS]
+    checked = [r for r in records if r.ok and r.expected_output_tokens and r.token_source != TOKENS_FROM_CHUNKS
+               and not r.token_source.startswith(TOKENS_FROM_TOKENIZER)]
     short = [r for r in checked if r.output_tokens < (r.expected_output_tokens or 0)]
     if not short:
         return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
@@ -26,7 +26,7 @@ from perfkit.workloads.serving.server.chunks import Response, error_body
 from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
 from perfkit.workloads.serving.server.metrics import ServerMetrics, render
-from perfkit.workloads.serving.server.options import ServeOptions
+from perfkit.workloads.serving.server.options import ServeOptions, SyntheticOptions
 from perfkit.workloads.serving.server.profile_routes import add_profile_routes
 from perfkit.workloads.serving.server.protocol import (
     CHAT,
@@ -72,6 +72,12 @@ def output_tokens(request: GenRequest, options: ServeOptions) -> int:
     return min(n, options.max_tokens_cap) if options.max_tokens_cap is not None else n
 
 
+def reasoning_field(options: ServeOptions) -> str | None:
+    """The delta field reasoning tokens stream in; None when the server streams none."""
+    mode = options.mode
+    return mode.reasoning_field if isinstance(mode, SyntheticOptions) and mode.reasoning_tokens > 0 else None
+
+
 def error_response(message: str, status: int, param: str | None = None) -> web.Response:
     return web.json_response(error_body(message, status, param), status=status)
 
@@ -115,6 +121,8 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
         except asyncio.TimeoutError:
             raise RequestError(f"the request body did not arrive within {BODY_TIMEOUT_S:.0f} s", status=408) from None
         gen = parse_request(kind, body)
+        if not state.options.usage:  # --no-usage: as a server that ignores stream_options
+            gen = replace(gen, include_usage=False, continuous_usage=False)
         admitted = state.engine.admit(gen, output_tokens(gen, state.options))
     except RequestError as exc:
         return error_response(exc.message, exc.status, exc.param)
@@ -122,7 +130,11 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
     if fault == HTTP_500:
         return error_response("injected fault http-500 (perfkit serve --fault)", 500)
     state.metrics.prompt_tokens += admitted.prompt_tokens
-    response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs)
+    if admitted.cached_tokens is not None:
+        state.metrics.prefix_cache_queries += admitted.prompt_tokens
+        state.metrics.prefix_cache_hits += admitted.cached_tokens
+    response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs,
+                            reasoning_field(state.options))
     times = TokenTimes(state.metrics, received_s)
     steps = state.engine.generate(admitted)
     respond = stream if gen.stream else whole

@@ -20,6 +20,7 @@ class Token:
     text: str
     token_id: int
     logprob: float
+    reasoning: bool = False  # a reasoning (thinking) token, not part of the answer
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Admitted:
     prompt_tokens: int
     output_tokens: int
     prompt_ids: tuple[int, ...] = ()  # the prompt as the engine's token ids (model mode)
+    cached_tokens: int | None = None  # prompt tokens served from the prefix cache (None: not said)
 
 
 @dataclass(frozen=True)

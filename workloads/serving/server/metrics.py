@@ -53,6 +53,8 @@ class ServerMetrics:
     ttft: Histogram = field(default_factory=lambda: Histogram(TTFT_BUCKETS))
     itl: Histogram = field(default_factory=lambda: Histogram(ITL_BUCKETS))
     spec: SpecDecodeCounters | None = None
+    prefix_cache_queries: int = 0  # prompt tokens of requests whose cached tokens the engine said
+    prefix_cache_hits: int = 0  # ... and of those, the cached ones
 
 
 def _number(value: float) -> str:
@@ -107,6 +109,9 @@ def render(metrics: ServerMetrics, load: EngineLoad) -> str:
     w.counter("request_success", metrics.request_success, "Requests finished.", finished_reason="length")
     w.histogram("time_to_first_token_seconds", metrics.ttft, "Request arrival to first token written.")
     w.histogram("inter_token_latency_seconds", metrics.itl, "Gap between tokens (a chunk's gap shared by its tokens).")
+    if metrics.prefix_cache_queries:
+        w.counter("prefix_cache_queries", metrics.prefix_cache_queries, "Prompt tokens looked up in the prefix cache.")
+        w.counter("prefix_cache_hits", metrics.prefix_cache_hits, "Prompt tokens found in the prefix cache.")
     if metrics.spec is not None:
         spec = metrics.spec
         w.counter("spec_decode_num_drafts", spec.drafts, "Speculative decoding draft steps.")

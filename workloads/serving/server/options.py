@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from perfkit.core.errors import SpecError
 
 SYNTHETIC_MODEL_NAME = "perfkit-synthetic"
+# the delta field a reasoning model's thinking streams in: vLLM's older and SGLang's
+# `reasoning_content`, vLLM's newer `reasoning`
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,13 @@ class SyntheticOptions:
     jitter_s: float = 0.0  # standard deviation of gaussian noise on each gap (clipped >= 0)
     max_concurrency: int = 0  # server-side slots (0: unlimited); more requests wait in a queue
     spec: SpecDecodeOptions | None = None
+    # the text of each token, cycled (--tokenizer: single tokens of a real tokenizer, so the text
+    # re-tokenizes to exactly the tokens sent); () : every token is " tok"
+    token_texts: tuple[str, ...] = ()
+    # the first reasoning_tokens output tokens of a request are reasoning (chat: streamed in
+    # `delta.<reasoning_field>`, counted in usage.completion_tokens_details.reasoning_tokens)
+    reasoning_tokens: int = 0
+    reasoning_field: str = REASONING_FIELDS[0]
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class ServeOptions:
     max_tokens_cap: int | None = None  # no request gets more output tokens than this
     served_model_name: str | None = None  # the `model` /v1/models lists (default: mode's own)
     fault: FaultOptions | None = None
+    usage: bool = True  # False (--no-usage): stream no usage whatever stream_options asks
 
     @property
     def model_name(self) -> str:

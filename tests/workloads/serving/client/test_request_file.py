@@ -90,3 +90,19 @@ def test_a_wrong_field_is_named_with_its_line(tmp_path: Path, edit: Any, says: s
     edit(rows[0])
     msg = _refused(_gz(tmp_path, "\n".join(json.dumps(r) for r in rows) + "\n"))
     assert msg.startswith(f"{tmp_path / 'damaged.jsonl.gz'}:1: ") and says in msg, msg
+
+
+def test_session_and_cache_fields_round_trip_and_older_files_load(tmp_path: Path) -> None:
+    import dataclasses
+
+    turns = [dataclasses.replace(RECORDS[0], session_id=2, turn=1, cached_tokens=0),
+             dataclasses.replace(RECORDS[0], index=5, session_id=0, turn=0)]
+    path = tmp_path / "sessions.jsonl.gz"
+    write_requests(path, turns)
+    back = read_requests(path)
+    assert back == turns and (back[0].cached_tokens, back[1].cached_tokens) == (0, None)  # 0 is said, None not
+    # a plain stage's lines are as before (no new keys), and such a file reads with the defaults
+    rows = _lines(tmp_path)
+    assert not any(k in row for row in rows for k in ("session_id", "turn", "cached_tokens"))
+    assert all(r.session_id is None and r.turn is None and r.cached_tokens is None
+               for r in read_requests(_written(tmp_path)))

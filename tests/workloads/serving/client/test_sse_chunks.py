@@ -77,3 +77,14 @@ def test_logprobs_ids_and_bare_chunks() -> None:
 def test_a_streamed_error_object_is_reported() -> None:
     info = read_chunk({"error": {"message": "out of KV cache"}}, None)
     assert info.error == "out of KV cache"
+
+
+def test_cached_tokens_are_read_when_the_server_says_them() -> None:
+    from perfkit.workloads.serving.client.chunks import cached_tokens
+
+    said = {"usage": {"prompt_tokens": 9, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 0}}}
+    assert cached_tokens(said) == 0  # zero said is zero
+    assert cached_tokens({"usage": {"prompt_tokens": 9}}) is None  # not said is None, never 0
+    assert cached_tokens({"usage": {"prompt_tokens_details": None}}) is None
+    assert cached_tokens({"usage": {"prompt_tokens_details": {"cached_tokens": -3}}}) is None
+    assert cached_tokens({"choices": []}) is None

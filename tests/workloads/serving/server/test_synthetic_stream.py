@@ -56,7 +56,8 @@ def test_completion_stream_chunks_usage_done_and_stamps() -> None:
     assert [c["choices"][0]["finish_reason"] for c in content] == [None] * 5 + ["length"]
     assert all("usage" not in c for c in content) and all(c["object"] == "text_completion" for c in content)
     assert last["choices"] == [] and last["usage"] == {
-        "prompt_tokens": count_tokens(PROMPT), "completion_tokens": 6, "total_tokens": count_tokens(PROMPT) + 6}
+        "prompt_tokens": count_tokens(PROMPT), "completion_tokens": 6, "total_tokens": count_tokens(PROMPT) + 6,
+        "prompt_tokens_details": {"cached_tokens": 0}}  # a fresh server: nothing cached yet
     stamps = [c["perfkit"] for c in chunks]
     assert [s["tokens"] for s in stamps] == [1] * 6 + [0]
     assert "received_s" in stamps[0] and all("received_s" not in s for s in stamps[1:])

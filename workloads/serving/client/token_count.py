@@ -1,0 +1,41 @@
+"""Output tokens counted from the streamed text, after the stage (`--tokenizer`).
+
+When the server says nothing per chunk (no usage, logprobs or token ids), a request keeps the
+text of each chunk (RequestRecord.chunk_texts); once the stage has ended (nothing is timed any
+more, so the tokenizer costs the measurement nothing) `recount` splits each answer's tokens over
+its chunks (TokenCounter.split): a chunk carrying k tokens gives k equal token times, a chunk
+that completed no token (its characters belong to a token finished later) is no token arrival.
+The total is the server's final usage when it sent one (precedence: the server's count), else the
+tokenizer's; token_source becomes `tokenizer:NAME`. Records without kept text are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from perfkit.workloads.serving.client.bounds import MAX_REQUEST_TOKENS, UNTRUSTED
+from perfkit.workloads.serving.client.tokenizer import TokenCounter
+from perfkit.workloads.serving.records import TOKENS_FROM_USAGE, RequestRecord
+
+
+def recount(records: Sequence[RequestRecord], counter: TokenCounter | None) -> list[RequestRecord]:
+    """The records with their tokens counted by `counter` where they kept chunk texts."""
+    if counter is None:
+        return list(records)
+    return [recount_one(r, counter) if r.chunk_texts else r for r in records]
+
+
+def recount_one(r: RequestRecord, counter: TokenCounter) -> RequestRecord:
+    counts = counter.split(r.chunk_texts)
+    chunks = [(t, k) for t, k in zip(r.chunk_times_s, counts, strict=True) if k > 0]
+    token_times = tuple(t for t, k in chunks for _ in range(k))
+    error = r.error
+    if error is None and len(token_times) > MAX_REQUEST_TOKENS:
+        error = f"{UNTRUSTED}: the streamed text holds {len(token_times)} tokens, more than {MAX_REQUEST_TOKENS}"
+    if error is None and not token_times:
+        error = "no output tokens: the tokenizer found no token in the streamed text"
+    total = r.output_tokens if r.token_source == TOKENS_FROM_USAGE else len(token_times)
+    return replace(r, token_times_s=token_times, chunk_times_s=tuple(t for t, _ in chunks),
+                   chunk_tokens=tuple(k for _, k in chunks), output_tokens=total,
+                   token_source=counter.source, error=error, chunk_texts=())
