@@ -9,6 +9,7 @@ written into a temp folder beside OUT_DIR, synced, and the folder renamed into p
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -123,8 +124,6 @@ def _write_table(conn: Connection, table: TransferTable, path: Path, max_rows: i
 
 
 def _write_manifest(path: Path, manifest: Manifest) -> None:
-    import json
-
     path.write_text(json.dumps(to_json(manifest), indent=1) + "\n", encoding="utf-8")
     _fsync(path)
 
