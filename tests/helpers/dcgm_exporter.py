@@ -38,7 +38,7 @@ def exporter(page: Callable[[int], str | bytes], status: int = 200) -> Iterator[
     count = [0]
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        def do_GET(self) -> None:
             n = count[0]
             count[0] += 1
             body = page(n)
