@@ -37,7 +37,7 @@ def block_tokens(hash_ids: Sequence[int], n_tokens: int, block_size: int, seed: 
     """The first `n_tokens` token values (0 .. vocab - 1) of the blocks of `hash_ids`."""
     pos = np.arange(n_tokens, dtype=np.uint64)
     ids = np.asarray(hash_ids, dtype=np.uint64)[(pos // np.uint64(block_size)).astype(np.int64)]
-    offset = np.uint64(seed & 0xFFFFFFFF)
+    offset = np.array([seed & 0xFFFFFFFF], dtype=np.uint64)  # arrays wrap silently, scalars warn
     key = _mix(ids * np.uint64(0x9E3779B97F4A7C15) + _mix(offset + np.uint64(1)))
     values = _mix(key ^ (pos % np.uint64(block_size)) * np.uint64(0xD1B54A32D192ED03)) % np.uint64(vocab)
     starts = pos % np.uint64(block_size) == 0  # a block's first token: distinct ids, distinct tokens
