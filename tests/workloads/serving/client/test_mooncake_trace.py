@@ -12,7 +12,11 @@ import pytest
 
 from perfkit.core.errors import SpecError
 from perfkit.workloads.serving.client.arrivals import Arrival, order_note, read_replay
-from perfkit.workloads.serving.client.hash_prompts import asked_reuse_tokens, hash_prompt, warmup_prompt
+from perfkit.workloads.serving.client.hash_prompts import (
+    asked_reuse_tokens,
+    hash_prompt,
+    warmup_prompt,
+)
 
 SAMPLE = Path(__file__).resolve().parents[3] / "data" / "serving" / "mooncake" / "conversation_trace_head40.jsonl"
 
