@@ -211,6 +211,12 @@ class LoadSpec(FrozenModel):
     stages: tuple[StageSpec, ...] | None = None
     replay: Annotated[str | None, CliOption(  # file of arrival times
         "--replay", metavar="FILE", group="load", help="open loop at the arrival times of FILE")] = None
+    replay_block_size: Annotated[int, CliOption(  # prompt tokens per hash id of a Mooncake trace
+        "--replay-block-size", help="prompt tokens per hash id in a Mooncake trace (default 512)")] = Field(
+        512, ge=1, le=1_000_000)
+    replay_speed: Annotated[float, CliOption(  # arrival times of --replay divided by this
+        "--replay-speed", help="replay this many times faster (arrival times / X; default 1)")] = Field(
+        1.0, gt=0, le=1_000_000)
 
     @field_validator("concurrency", "rate", mode="before")
     @classmethod
