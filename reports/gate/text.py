@@ -181,7 +181,9 @@ def render_table(result: GateResult) -> str:
     lines = answer_lines(result, width) + _header(result, width)
     if result.run_reasons:
         lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
-    if len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why):
+    # one stage whose why is the headline's: shown again only for its kernel level
+    if (len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why)
+            or any(w.kernels is not None for w in result.why)):
         lines.append(WHY_TITLE + ":")
         for line in why_lines(result.why):
             lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")
