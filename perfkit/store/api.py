@@ -51,6 +51,28 @@ def _refuse_damaged_sqlite(db_url: str | None) -> None:
         engine.dispose()
 
 
+def schema_version_of(engine: Engine) -> int:
+    """The store's schema version, its tables checked when it is this perfkit's. Unless it is, the
+    engine is disposed; a newer store, an unreadable one or damaged tables: one-line StoreError."""
+    try:
+        with engine.connect() as conn:
+            version = current_version(conn)
+            if version == SCHEMA_VERSION:
+                check_tables(conn)
+    except DBAPIError as exc:
+        engine.dispose()
+        raise operational_error(engine, exc, "reading the store") from None
+    except StoreError:
+        engine.dispose()
+        raise
+    if version != SCHEMA_VERSION:
+        engine.dispose()
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this perfkit "
+                         f"reads ({SCHEMA_VERSION}); upgrade perfkit")
+    return version
+
+
 def open_existing_store(db_url: str | None = None) -> Engine | None:
     """The store at db_url opened for reading, or None when there is no store there (a SQLite
     file that does not exist, or an empty database): read-only commands create nothing.
@@ -63,25 +85,11 @@ def open_existing_store(db_url: str | None = None) -> Engine | None:
     if path is not None and not path.exists():
         return None
     engine = open_engine(db_url, read_only=True)
-    try:
-        with engine.connect() as conn:
-            version = current_version(conn)
-            if version == SCHEMA_VERSION:
-                check_tables(conn)
-    except DBAPIError as exc:
-        engine.dispose()
-        raise operational_error(engine, exc, "reading the store") from None
-    except StoreError:
-        engine.dispose()
-        raise
+    version = schema_version_of(engine)
     if version == SCHEMA_VERSION:
         return engine
-    engine.dispose()
     if version == 0:
         return None
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this perfkit "
-                         f"reads ({SCHEMA_VERSION}); upgrade perfkit")
     try:
         return open_store(db_url)
     except StoreError as exc:
