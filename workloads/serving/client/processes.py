@@ -135,7 +135,7 @@ def crowded_reason(processes: int, available: int, local: bool) -> str | None:
     """Why `processes` client processes make the client slower here, or None. Each process is an
     event loop that wants a core while a stage runs; with the server on the same machine, more
     busy processes than cores means every one of them waits for a core in turn, so timestamps
-    are taken late (the error bounds grow) and the server itself is slowed."""
+    are taken late (their error grows) and the server itself is slowed."""
     busy = processes + (1 if local else 0)
     if processes < 2 or busy <= available:
         return None
