@@ -599,7 +599,7 @@ class ServingSpec(WorkloadSpec):
 
     @model_validator(mode="after")
     def _endpoint(self, info: Any) -> ServingSpec:
-        if self.server is not None and self.endpoint is not None:
+        if self.server is not None and self.endpoint is not None and self.server.launched is None:
             raise ValueError("the server block names the endpoint (http://HOST:PORT of server.host and its port); "
                              "drop endpoint")
         if self.endpoint is None and self.server is None and (getattr(info, "context", None) or {}).get("yaml") is not None:

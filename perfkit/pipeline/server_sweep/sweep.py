@@ -4,6 +4,7 @@ Then the front over every stage of every configuration (measurements/sweep_front
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from perfkit.pipeline.server_sweep.state import FINISHED, PENDING, load_state, n
 from perfkit.pipeline.signals import signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.serving.client.plan import price_of
-from perfkit.workloads.serving.launch.grid import Config, argv_of, configurations, endpoint_of
+from perfkit.workloads.serving.launch.grid import Config, argv_of, configurations, endpoint_of, env_of
 from perfkit.workloads.serving.measurements.sweep_front import SweepStage, sweep_front
 from perfkit.workloads.serving.spec import ServingSpec
 
@@ -38,15 +39,14 @@ def dry_run_lines(spec: RunSpec, where: str) -> list[str]:
     """The configurations and the commands they would start (a placeholder port when it is free)."""
     w = sweep_workload(spec, where)
     assert w.server is not None
-    port = w.server.port or 0
+    port: int | str = w.server.port or "{port}"
     lines = []
     for i, c in enumerate(configurations(w.server)):
-        from shlex import join
-
-        lines.append(f"{i + 1:3d}  {c.name}: {join(argv_of(w.server, c, port))}")
-    shown = "a free port per start" if w.server.port is None else str(port)
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in env_of(w.server, c, port).items())
+        lines.append(f"{i + 1:3d}  {c.name}: {env + ' ' if env else ''}{shlex.join(argv_of(w.server, c, port))}")
+    shown = " ({port}: a free port per start)" if w.server.port is None else ""
     lines.append(f"{len(lines)} configuration(s) x {w.server.repeats} repeat(s); endpoint "
-                 f"{endpoint_of(w.server, port)} ({'{port}'} = {shown}); nothing started")
+                 f"{endpoint_of(w.server, port)}{shown}; nothing started")
     return lines
 
 

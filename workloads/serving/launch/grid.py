@@ -33,19 +33,19 @@ def _text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def fill(text: str, params: dict[str, Any], host: str, port: int) -> str:
+def fill(text: str, params: dict[str, Any], host: str, port: int | str) -> str:
     return text.format_map({**{k: _text(v) for k, v in params.items()}, "host": host, "port": str(port)})
 
 
-def argv_of(server: ServerSpec, config: Config, port: int) -> list[str]:
+def argv_of(server: ServerSpec, config: Config, port: int | str) -> list[str]:
     return [fill(w, config.params, server.host, port) for w in split_command(server.command)]
 
 
-def env_of(server: ServerSpec, config: Config, port: int) -> dict[str, str]:
+def env_of(server: ServerSpec, config: Config, port: int | str) -> dict[str, str]:
     return {k: fill(v, config.params, server.host, port) for k, v in server.env.items()}
 
 
-def endpoint_of(server: ServerSpec, port: int) -> str:
+def endpoint_of(server: ServerSpec, port: int | str) -> str:
     host = f"[{server.host}]" if ":" in server.host else server.host
     return f"http://{host}:{port}"
 
