@@ -46,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from perfkit.core.terminal import terminal_safe, terminal_width
     from perfkit.pipeline.post_run import PostRunOptions
     from perfkit.pipeline.server_sweep.one import SweepInterrupted, SweepOptions
-    from perfkit.pipeline.server_sweep.sweep import dry_run_lines, run_sweep, sweep_dir_default, sweep_workload
+    from perfkit.pipeline.server_sweep.sweep import (
+        dry_run_lines,
+        run_sweep,
+        sweep_dir_default,
+        sweep_workload,
+    )
     from perfkit.pipeline.spec import load_spec
     from perfkit.pipeline.sweep import ProfileOptions
     from perfkit.reports.serving.sweep_html import sweep_html

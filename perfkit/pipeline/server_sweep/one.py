@@ -23,7 +23,13 @@ from perfkit.pipeline.sweep import ProfileOptions
 from perfkit.workloads.serving.client.models import served_models
 from perfkit.workloads.serving.launch import process
 from perfkit.workloads.serving.launch.grid import Config, argv_of, endpoint_of, env_of, url_on
-from perfkit.workloads.serving.launch.ready import DEFAULT_READY, StartFailed, reset_cache, server_version, wait_ready
+from perfkit.workloads.serving.launch.ready import (
+    DEFAULT_READY,
+    StartFailed,
+    reset_cache,
+    server_version,
+    wait_ready,
+)
 from perfkit.workloads.serving.spec import ServingSpec
 
 # the metrics of a stage the sweep keeps for its front and its table

@@ -11,11 +11,24 @@ from typing import Any
 
 from perfkit.core.errors import SpecError
 from perfkit.pipeline.server_sweep.one import SweepOptions, run_config
-from perfkit.pipeline.server_sweep.state import FINISHED, PENDING, load_state, new_state, save_state, state_path
+from perfkit.pipeline.server_sweep.state import (
+    FINISHED,
+    PENDING,
+    load_state,
+    new_state,
+    save_state,
+    state_path,
+)
 from perfkit.pipeline.signals import signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.serving.client.plan import price_of
-from perfkit.workloads.serving.launch.grid import Config, argv_of, configurations, endpoint_of, env_of
+from perfkit.workloads.serving.launch.grid import (
+    Config,
+    argv_of,
+    configurations,
+    endpoint_of,
+    env_of,
+)
 from perfkit.workloads.serving.measurements.sweep_front import SweepStage, sweep_front
 from perfkit.workloads.serving.spec import ServingSpec
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from perfkit.workloads.serving.launch.grid import argv_of, configurations, endpoint_of, env_of, url_on
+from perfkit.workloads.serving.launch.grid import (
+    argv_of,
+    configurations,
+    endpoint_of,
+    env_of,
+    url_on,
+)
 from perfkit.workloads.serving.launch.spec import ServerSpec
 
 
