@@ -24,6 +24,8 @@ def test_fresh_store_matches_current_schema(db_url: str) -> None:
 
 
 def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
+    if db_url.startswith("duckdb"):
+        pytest.skip("no DuckDB store was ever at v1: DuckDB stores are created at the current version")
     engine = open_engine(db_url)
     assert migrate(engine, target=1) == 0
     with engine.begin() as conn:
