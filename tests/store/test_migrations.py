@@ -75,7 +75,7 @@ def test_foreign_database_is_refused(sqlite_url: str) -> None:
 
 
 def test_bad_url_is_a_store_error() -> None:
-    with pytest.raises(StoreError, match="unknown database scheme 'nosuchdb'; perfkit stores runs in SQLite or"):
+    with pytest.raises(StoreError, match="unknown database scheme 'nosuchdb'; perfkit stores runs in SQLite, PostgreSQL or DuckDB"):
         open_store("nosuchdb://x/y")
     with pytest.raises(StoreError, match="folder does not exist"):
         open_store("/nonexistent-dir/perfkit.db")
