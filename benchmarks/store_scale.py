@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=2000, help="runs (x 50 metrics x 10 samples each)")
     ap.add_argument("--repeat", type=int, default=3, help="timings per query (the least is kept)")
     ap.add_argument("--dir", type=Path, default=None, help="where the stores are made (a temp folder)")
+    ap.add_argument("--reuse", action="store_true", help="query the stores already in --dir (no fill)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
     args = ap.parse_args(argv)
     folder = Path(args.dir or tempfile.mkdtemp(prefix="store_scale-"))
@@ -184,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for backend, fill, path in (("SQLite", fill_sqlite, folder / "store.db"),
                                 ("DuckDB", fill_duckdb, folder / "store.duckdb")):
-        path.unlink(missing_ok=True)
         t = time.perf_counter()
-        fill(path, args.runs, metrics, samples)
+        if not (args.reuse and path.exists()):
+            path.unlink(missing_ok=True)
+            fill(path, args.runs, metrics, samples)
         fill_s = time.perf_counter() - t
         url = f"{'sqlite' if backend == 'SQLite' else 'duckdb'}:///{path}"
         gate_s, made = timed(lambda u=url: gate_query(u), args.repeat)  # type: ignore[misc]

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, exists, func, select
 from perfkit.store import schema
 
 CHUNK = 400  # names per query
+ID_CHUNK = 5_000  # metric rows per samples query
 
 
 class RunValue(NamedTuple):
@@ -62,14 +63,15 @@ def metric_values(conn: Connection, names: Sequence[str], run_ids: Sequence[str]
                                           order_by=(r.c.created_epoch.desc(), r.c.run_id.desc()))
             ranked = rows.add_columns(rank.label("newest")).join(r, r.c.run_id == m.c.run_id).subquery()
             rows = select(ranked.c.id, ranked.c.name, ranked.c.run_id, ranked.c.value).where(ranked.c.newest <= newest)
-        picked = rows.subquery()
         found = {int(i): (str(name), str(run_id), float(value))
-                 for i, name, run_id, value in fetch_tuples(conn, select(picked))}
+                 for i, name, run_id, value in fetch_tuples(conn, rows)}
         values: dict[int, list[float]] = {i: [] for i in found}
-        q = (select(s.c.metric_id, s.c.value).join(picked, picked.c.id == s.c.metric_id)
-             .order_by(s.c.metric_id, s.c.idx))
-        for mid, v in fetch_tuples(conn, q):
-            values[int(mid)].append(float(v))
+        ids = sorted(found)
+        for at in range(0, len(ids), ID_CHUNK):  # by primary key: never a scan of the samples
+            q = (select(s.c.metric_id, s.c.value).where(s.c.metric_id.in_(ids[at : at + ID_CHUNK]))
+                 .order_by(s.c.metric_id, s.c.idx))
+            for mid, v in fetch_tuples(conn, q):
+                values[int(mid)].append(float(v))
         for mid, (name, run_id, value) in found.items():
             out.setdefault(name, []).append(RunValue(run_id, value, values[mid]))
     return out
