@@ -104,6 +104,9 @@ SMOKE: dict[str, Smoke] = {
     "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
     "serving_fuzz": Smoke(("--streams", "300"), (r"# serving_fuzz: 300 streams, 2 stages, 0 BAD",
                                                    r"\| honest \| (\d+) \| \1 \|"), slow=True),
+    # the peers are skipped unless $PERFKIT_AIPERF / $PERFKIT_GUIDELLM name them
+    "serving_peers": Smoke(("--smoke",), (r"4-per-chunk-no-usage perfkit c=1: ttft_p50 [\d.]+ ms .*tokens 9\.0",
+                                          r"(aiperf skipped: |4-per-chunk-no-usage aiperf c=1)"), slow=True),
     "serving_gate": Smoke(("--smoke",), (r"\| same server: failed \| 6 \|", r"\| \+20%: tpot_p50_s regressed \| 3 \|"),
                           slow=True),
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
@@ -128,6 +131,7 @@ SMOKE: dict[str, Smoke] = {
 # Modules that are no benchmark of their own: each is run by the smoke run of the one named.
 HELPERS = {
     "serving_gate_runs": "serving_gate",
+    "serving_peers_tools": "serving_peers",
     "hostile_fuzz_mutations": "hostile_fuzz",
     "hostile_fuzz_seeds": "hostile_fuzz",
     "hostile_fuzz_formats": "hostile_fuzz",
