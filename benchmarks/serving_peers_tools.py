@@ -1,7 +1,7 @@
 """The tools of benchmarks/serving_peers.py: how each is run for one stage and what it measured.
 
 One stage of a tool is one process: perfkit's `serve-bench` (this checkout), AIPerf's `aiperf
-profile`, GuideLLM's `guidellm benchmark run`, each at a fixed concurrency (closed loop), a
+profile`, GuideLLM's `guidellm run`, each at a fixed concurrency (closed loop), a
 fixed number of requests, a prompt of `input_len` tokens and `output_len` output tokens asked
 with ignore_eos, against the completions endpoint, the token counts from the same local
 tokenizer folder. The peers' result files are read by perfkit's own ingesters
@@ -85,7 +85,8 @@ def run_perfkit(load: StageLoad, work: Path, timeout_s: float) -> ToolStage:
         return _failed(log, proc.returncode, wall_s)
     doc = json.loads(proc.stdout)
     m = doc["stages"][0]["metrics"]
-    records = [json.loads(line) for line in gzip.open(Path(doc["run_dir"]) / m["requests_file"], "rt")]
+    with gzip.open(Path(doc["run_dir"]) / m["requests_file"], "rt") as f:
+        records = [json.loads(line) for line in f]
     ok = [r for r in records if r.get("error") is None]
     tokens = [float(r["output_tokens"]) for r in ok]
     return ToolStage(len(ok), len(records) - len(ok), m.get("ttft_p50_s"), m.get("tpot_p50_s"),
@@ -104,12 +105,14 @@ def aiperf_cmd(exe: str, load: StageLoad, out: Path) -> list[str]:
 
 
 def guidellm_cmd(exe: str, load: StageLoad, out: Path) -> list[str]:
-    data = f"prompt_tokens={load.input_len},output_tokens={load.output_len}"
-    return [exe, "benchmark", "run", "--target", load.url, "--model", load.model,
-            "--request-type", "text_completions", "--processor", str(load.tokenizer),
-            "--data", data, "--rate-type", "concurrent", "--rate", str(load.concurrency),
-            "--max-requests", str(load.requests), "--random-seed", "0",
-            "--output-path", str(out / "benchmarks.json"), "--disable-progress"]
+    """GuideLLM 0.8's `run` (its options are kind=...,key=value lists)."""
+    return [exe, "run",
+            "--backend", f"kind=openai_http,target={load.url},model={load.model},request_format=/v1/completions",
+            "--tokenizer", f"kind=hf_auto,model={load.tokenizer}",
+            "--data", f"kind=synthetic_text,prompt_tokens={load.input_len},output_tokens={load.output_len}",
+            "--profile", f"kind=concurrent,streams={load.concurrency}",
+            "--constraint", f"kind=max_requests,count={load.requests}",
+            "--output", f"kind=json,path={out / 'benchmarks.json'}", "--disable-console-interactive"]
 
 
 def _peer_stage(path: Path, wall_s: float) -> ToolStage:
@@ -140,5 +143,5 @@ def run_peer(tool: str, exe: str, load: StageLoad, work: Path, timeout_s: float)
         return _failed(log, rc, wall_s)
     try:
         return _peer_stage(found[-1], wall_s)
-    except Exception as exc:  # noqa: BLE001 - a peer's file perfkit cannot read is a finding, not a crash
+    except Exception as exc:  # a peer's file perfkit cannot read is a finding, not a crash
         return ToolStage(0, 0, None, None, None, wall_s, error=f"{found[-1].name}: {exc}")
