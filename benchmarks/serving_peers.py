@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks.* when run as a script
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.serving_peers_tools import TOOLS, StageLoad, ToolStage, run_peer, run_perfkit  # noqa: E402
+from benchmarks.serving_peers_tools import TOOLS, StageLoad, run_peer, run_perfkit  # noqa: E402
 
 DISTORTED = 0.10  # a p50 this far off the truth is the tool's own error
 SERVER_TTFT_TOL = 0.10
@@ -96,25 +96,23 @@ def _err(value: float | None, truth: float) -> float | None:
     return None if value is None else value / truth - 1.0
 
 
-def judge(tool: ToolStage, server: dict[str, float | None], a: argparse.Namespace) -> dict[str, Any]:
-    """The tool's errors against the truth, and whether the stage counts for its client capacity:
-    distorted when its TPOT p50 is more than 10% off, or its TTFT p50 more than 10% of the true
-    TTFT above the server's own mean TTFT (what the client added); server exact when the server's
-    mean gap is within 2% of the ITL and its mean TTFT within 10% of the TTFT."""
+def judge(row: dict[str, Any], a: argparse.Namespace) -> dict[str, Any]:
+    """A stage's errors: the tool's against the truth (the configured TTFT, ITL, output length) and
+    against the server's own view of the same requests (its mean TTFT and mean gap); distorted
+    (the tool's own error) when its TPOT p50 is more than 10% off the server's mean gap, or its
+    TTFT p50 more than 10% of the TTFT above the server's mean TTFT; server exact when the
+    server's mean gap is within 2% of the ITL and its mean TTFT within 10% of the TTFT."""
     ttft_s, itl_s = a.ttft_ms / 1e3, a.itl_ms / 1e3
-    s_ttft, s_itl = server["ttft_mean_s"], server["itl_mean_s"]
+    s_ttft, s_itl = row["server_ttft_mean_s"], row["server_itl_mean_s"]
     exact = (s_ttft is not None and s_itl is not None and abs(s_ttft / ttft_s - 1.0) <= SERVER_TTFT_TOL
              and abs(s_itl / itl_s - 1.0) <= SERVER_ITL_TOL)
-    errs = {"ttft_err": _err(tool.ttft_p50_s, ttft_s), "tpot_err": _err(tool.tpot_p50_s, itl_s),
-            "tokens_err": _err(tool.output_tokens_mean, a.output_len)}
-    added = None if tool.ttft_p50_s is None or s_ttft is None else tool.ttft_p50_s - s_ttft
-    off = (errs["tpot_err"] is None or abs(errs["tpot_err"]) > DISTORTED or added is None
-           or added > DISTORTED * ttft_s)
-    return {**errs, "ttft_added_s": added, "server_exact": exact, "distorted": off and tool.error is None}
-
-
-def truth_tok_per_s(c: int, a: argparse.Namespace) -> float:
-    return c * a.output_len / (a.ttft_ms / 1e3 + (a.output_len - 1) * a.itl_ms / 1e3)
+    ttft, tpot = row["ttft_p50_s"], row["tpot_p50_s"]
+    added = None if ttft is None or s_ttft is None else ttft - s_ttft
+    vs_server = None if tpot is None or not s_itl else tpot / s_itl - 1.0
+    off = vs_server is None or abs(vs_server) > DISTORTED or added is None or added > DISTORTED * ttft_s
+    return {"ttft_err": _err(ttft, ttft_s), "tpot_err": _err(tpot, itl_s),
+            "tokens_err": _err(row["output_tokens_mean"], a.output_len), "ttft_added_s": added,
+            "tpot_vs_server": vs_server, "server_exact": exact, "distorted": off and row["error"] is None}
 
 
 def run_case(case: Case, tools: dict[str, str], a: argparse.Namespace, tmp: Path, tok: Path) -> list[dict[str, Any]]:
@@ -137,9 +135,9 @@ def run_case(case: Case, tools: dict[str, str], a: argparse.Namespace, tmp: Path
                          else run_peer(tool, exe, load, work, a.timeout_s))
                 server_side = server_delta(before, server_view(url))
                 row = {"case": case.name, "tool": tool, "concurrency": c, "requests": load.requests,
-                       "truth_tok_per_s": truth_tok_per_s(c, a), "load_1min": max(load_before, os.getloadavg()[0]),
-                       **asdict(stage), **{f"server_{k}": v for k, v in server_side.items()},
-                       **judge(stage, server_side, a)}
+                       "load_1min": max(load_before, os.getloadavg()[0]),
+                       **asdict(stage), **{f"server_{k}": v for k, v in server_side.items()}}
+                row.update(judge(row, a))
                 rows.append(row)
                 print(line(row), flush=True)
     finally:
@@ -164,47 +162,60 @@ def line(r: dict[str, Any]) -> str:
             f"({_pct(r['tokens_err'])}); server exact {r['server_exact']}; {r['wall_s']:.0f} s")
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    out = ["| case | tool | concurrency | true tok/s | requests ok | TTFT p50 ms (err) | client adds ms "
-           "| TPOT p50 ms (err) | output tokens (err) | server TTFT / ITL ms | server exact | load | tool wall s |",
+def table(rows: list[dict[str, Any]], a: argparse.Namespace) -> str:
+    out = ["| case | tool | concurrency | served tok/s | requests ok | TTFT p50 ms (err) | client adds ms "
+           "| TPOT p50 ms (err; vs server) | output tokens (err) | server TTFT / ITL ms | server exact | load | tool wall s |",
            "|:--|:--|---:|---:|---:|--:|--:|--:|--:|--:|:--|--:|--:|"]
     for r in rows:
         if r["error"]:
-            out.append(f"| {r['case']} | {r['tool']} | {r['concurrency']} | {r['truth_tok_per_s']:.0f} | failed: "
+            out.append(f"| {r['case']} | {r['tool']} | {r['concurrency']} | {served_tok_per_s(r, a):.0f} | failed: "
                        f"{r['error'][:160].replace('|', '/')} | | | | | | | {r['load_1min']:.1f} | {r['wall_s']:.0f} |")
             continue
         toks = "-" if r["output_tokens_mean"] is None else f"{r['output_tokens_mean']:.1f}"
-        out.append(f"| {r['case']} | {r['tool']} | {r['concurrency']} | {r['truth_tok_per_s']:.0f} | "
+        out.append(f"| {r['case']} | {r['tool']} | {r['concurrency']} | {served_tok_per_s(r, a):.0f} | "
                    f"{r['completed']} of {r['requests']} | {_ms(r['ttft_p50_s'])} ({_pct(r['ttft_err'])}) | "
-                   f"{_ms(r['ttft_added_s'])} | {_ms(r['tpot_p50_s'])} ({_pct(r['tpot_err'])}) | {toks} ({_pct(r['tokens_err'])}) | "
+                   f"{_ms(r['ttft_added_s'])} | {_ms(r['tpot_p50_s'])} ({_pct(r['tpot_err'])}; {_pct(r['tpot_vs_server'])}) | "
+                   f"{toks} ({_pct(r['tokens_err'])}) | "
                    f"{_ms(r['server_ttft_mean_s'])} / {_ms(r['server_itl_mean_s'])} | {r['server_exact']} | "
                    f"{r['load_1min']:.1f} | {r['wall_s']:.0f} |")
     return "\n".join(out)
 
 
-def capacity(rows: list[dict[str, Any]]) -> list[str]:
-    """Per case and tool: the highest true token rate before the first stage it distorted (server exact)."""
+def served_tok_per_s(r: dict[str, Any], a: argparse.Namespace) -> float:
+    """Output tokens per second the stage's load asked of the server, at the server's own pace
+    (its mean TTFT and gap; the configured ones where it said nothing)."""
+    ttft = r["server_ttft_mean_s"] or a.ttft_ms / 1e3
+    itl = r["server_itl_mean_s"] or a.itl_ms / 1e3
+    return float(r["concurrency"] * a.output_len / (ttft + (a.output_len - 1) * itl))
+
+
+def capacity(rows: list[dict[str, Any]], a: argparse.Namespace) -> list[str]:
+    """Per case and tool: the highest served token rate of the stages below the first it distorted."""
     out = []
     for case in dict.fromkeys(r["case"] for r in rows):
         for tool in dict.fromkeys(r["tool"] for r in rows):
             mine = sorted((r for r in rows if r["case"] == case and r["tool"] == tool), key=lambda r: r["concurrency"])
-            if not mine or all(r["error"] for r in mine):
+            if not mine:
                 continue
-            good, verdict = None, "not reached"
+            good, verdict = None, "no distortion up to the highest load"
             for r in mine:
                 if r["error"]:
                     verdict = f"failed at concurrency {r['concurrency']}"
                     break
-                if r["distorted"] and r["server_exact"]:
-                    verdict = f"distorted at concurrency {r['concurrency']} ({r['truth_tok_per_s']:.0f} tok/s)"
-                    break
                 if r["distorted"]:
-                    verdict = f"server late at concurrency {r['concurrency']}: not judged above"
+                    late = "" if r["server_exact"] else " (the server was late there too)"
+                    verdict = f"distorted at concurrency {r['concurrency']} ({served_tok_per_s(r, a):.0f} tok/s){late}"
                     break
                 good = r
-            best = f"{good['truth_tok_per_s']:.0f} tok/s (concurrency {good['concurrency']})" if good else "none"
-            out.append(f"- {case}, {tool}: exact up to {best}; {verdict}")
+            best = f"{served_tok_per_s(good, a):.0f} tok/s (concurrency {good['concurrency']})" if good else "none"
+            out.append(f"- {case}, {tool}: within 10% up to {best}; {verdict}")
     return out
+
+
+def report(rows: list[dict[str, Any]], a: argparse.Namespace) -> str:
+    head = ("Client capacity (the tool's TPOT p50 more than 10% off the server's mean gap, or its TTFT p50 "
+            "more than 10% of the TTFT above the server's mean TTFT):")
+    return table(rows, a) + "\n\n" + head + "\n" + "\n".join(capacity(rows, a))
 
 
 def peers(a: argparse.Namespace) -> dict[str, str]:
@@ -235,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, default=600.0, help="per tool and stage")
     ap.add_argument("--out", type=Path, help="write FILE.md and FILE.json")
     ap.add_argument("--smoke", action="store_true", help="one case, concurrency 1, 4 requests")
+    ap.add_argument("--table-from", type=Path, metavar="FILE.json",
+                    help="judge and print the stages of an earlier --out FILE.json again (same truth options)")
     a = ap.parse_args(argv)
+    if a.table_from:
+        rows = [{**r, **judge(r, a)} for r in json.loads(a.table_from.read_text())]
+        print(report(rows, a))
+        return 0
     if a.smoke:
         a.cases, a.concurrency, a.min_requests, a.output_len = ["4-per-chunk-no-usage"], [1], 4, 9
     tools = {t: exe for t, exe in peers(a).items() if t in a.tools}
@@ -245,9 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         tok = tokenizer_folder(Path(d) / "tokenizer")
         for name in a.cases:
             rows += run_case(CASES[name], tools, a, Path(d), tok)
-    head = ("Client capacity (TPOT p50 > 10% off, or TTFT p50 > 10% of the TTFT above the server's own, "
-            "while the server kept time):")
-    text = table(rows) + "\n\n" + head + "\n" + "\n".join(capacity(rows))
+    text = report(rows, a)
     print(text)
     if a.out:
         head = (f"`python -m benchmarks.serving_peers {' '.join(sys.argv[1:] if argv is None else argv)}` on "
