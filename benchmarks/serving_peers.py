@@ -259,8 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="judge and print the stages of an earlier --out FILE.json again (same truth options)")
     a = ap.parse_args(argv)
     if a.table_from:
-        rows = [{**r, **judge(r, a)} for r in json.loads(a.table_from.read_text())]
-        print(report(rows, a))
+        print(report([{**r, **judge(r, a)} for r in json.loads(a.table_from.read_text())], a))
         return 0
     if a.smoke:
         a.cases, a.concurrency, a.min_requests, a.output_len = ["4-per-chunk-no-usage"], [1], 4, 9
