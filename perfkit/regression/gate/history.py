@@ -35,7 +35,7 @@ from scipy import special
 
 from perfkit.regression.gate.creep import MIN_REL_SD, creep_fit
 from perfkit.regression.gate.robust import biweight_midvariance
-from perfkit.regression.gate.trend import TREND_BIC, Trend, line_of, trend_of
+from perfkit.regression.gate.trend import TREND_BIC, Trend, continued_line, line_of, trend_of
 from perfkit.regression.gate.types import RunSummary
 
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
@@ -187,7 +187,9 @@ def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
     seg = x[fit.start : end]
     c = creep_fit(seg) if fit.segments > 1 else None
     if c is None or fit.df <= 1:
-        return replace(fit, trend=whole_trend or trend_of(seg, fit.ref_runs))
+        before = x[next((b for b in reversed(bounds) if b < fit.start), 0) : fit.start]
+        step_in = float(seg.mean() - before.mean()) if before.size else 0.0
+        return replace(fit, trend=whole_trend or trend_of(seg, fit.ref_runs) or continued_line(seg, step_in))
     ss_old = float(np.sum((seg - seg.mean()) ** 2))
     ss_new = float(np.sum(c.resid**2))
     df = fit.df - 1.0
