@@ -18,7 +18,7 @@ from perfkit.store.engine import describe, open_engine, operational_error
 from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
-from perfkit.store.url import normalize_db_url, sqlite_path
+from perfkit.store.url import file_path, normalize_db_url, sqlite_path
 from perfkit.store.write import write_run
 
 
@@ -81,7 +81,7 @@ def open_existing_store(db_url: str | None = None) -> Engine | None:
     perfkit's schema is never written; an older one is upgraded in place when it can be, else
     the error says why and what to do.
     """
-    path = sqlite_path(normalize_db_url(db_url))
+    path = file_path(normalize_db_url(db_url))
     if path is not None and not path.exists():
         return None
     engine = open_engine(db_url, read_only=True)

@@ -85,11 +85,16 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
                         measured=front_metrics(spec, ctx.earlier))
     if spec.endpoint is None:
+        if spec.server is not None:
+            raise PerfkitError(f"{point.key}: a serving workload with a server block runs under "
+                               "`perfkit serve-sweep SPEC`, which starts the server")
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
     if "capacity" in point.params:
         from perfkit.workloads.serving.capacity_point import capacity_metrics
 
         measured = capacity_metrics(spec, lambda params: _run(spec, params, ctx.seed))
+        if spec.server is not None and spec.server.launched:
+            measured["server_launch"] = dict(spec.server.launched)
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
     with gpu_telemetry(spec.endpoint) as gpus, _dcgm(spec) as dcgm:
         result = _run(spec, point.params, ctx.seed)
@@ -116,6 +121,8 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
                                          f"GPU energy not measured ({energy.source}): {top['energy_not_measured']}"]
     if server:
         measured["server_metrics"] = server
+    if spec.server is not None and spec.server.launched:  # the start that served this stage (serve-sweep)
+        measured["server_launch"] = dict(spec.server.launched)
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured,
                     artifacts=artifacts)
 
