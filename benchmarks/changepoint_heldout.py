@@ -44,7 +44,7 @@ def score(seed: int, model: str, series: int, commits: int) -> dict[str, Any]:
     missed: dict[str, int] = {}
     for i in range(series):
         y, truth, steps = series_with_steps(model, i, commits, seed)
-        hits = sorted({c.index for c in detect_change_points(y)})
+        hits = sorted({c.index for c in detect_change_points(y.tolist())})
         tp += match(truth, hits)
         found += len(hits)
         true += len(truth)
