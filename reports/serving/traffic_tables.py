@@ -84,7 +84,7 @@ def turn_rows(m: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ..
         return (), []
     columns: list[tuple[str, Callable[[Any], str]]] = [("requests", fmt_num), ("requests_ok", fmt_num),
                                                        ("ttft_p50_s", fmt_time), ("input_tokens_mean", fmt_num)]
-    headers = TURN_HEADERS
+    headers: tuple[str, ...] = TURN_HEADERS
     if "cached_tokens_mean" in t:
         columns.append(("cached_tokens_mean", fmt_num))
         headers = (*TURN_HEADERS, CACHED_HEADER)
