@@ -111,9 +111,10 @@ def _cells(c: Comparison, reputation: bool = False) -> tuple[str, ...]:
 
 
 def _min_width(rows: list[tuple[str, ...]]) -> int:
-    """Columns a table needs with its point column at its narrowest (12, or its longest label)."""
+    """Columns a table needs with its point column at its narrowest: 12 (_table pads a column of
+    short labels to 12 as well)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return sum(w for i, w in enumerate(widths) if i != 1) + min(widths[1], 12) + 2 * (len(widths) - 1)
+    return sum(w for i, w in enumerate(widths) if i != 1) + 12 + 2 * (len(widths) - 1)
 
 
 def _fits(rows: list[tuple[str, ...]], width: int) -> bool:

@@ -58,6 +58,7 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_gemm_sweep": Smoke(("--smoke",), (r"measured: 2 placed", r"% measured"), slow=True),
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
+    "changepoint_heldout": Smoke(("--smoke",), (r"\| pooled \| [\d.]+ \| ", r"Pooled F1 per seed: 12: [\d.]+"), slow=True),
     "changepoint_trend": Smoke(("--smoke",), (r"\| creep \| gaussian \| 3 \| [\d.]+ -> [\d.]+ \|",), slow=True),
     "categories_speed": Smoke(
         ("--smoke",), (r"Equal categories, old and new: (\d+) of \1 names|old side skipped",
