@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         hist_s, n_hist = timed(lambda u=url: history_query(u), args.repeat)  # type: ignore[misc]
         write_s = write_one(url)
         rows.append((backend, os.path.getsize(path) / 1e6, fill_s, gate_s, made, hist_s, n_hist, write_s))
-        print(f"{backend}: {rows[-1]}", flush=True)
+        print(f"{backend}: filled in {fill_s:.1f} s, gate {gate_s:.3f} s, History {hist_s:.3f} s", flush=True)
     n_samples = samples.num_rows
     lines = [f"# Store at scale: SQLite and DuckDB (`benchmarks/store_scale.py --runs {args.runs}`)", "",
              f"{args.runs:,} runs x {METRICS_PER_RUN} metrics x {SAMPLES} samples = {n_samples:,} sample rows "
