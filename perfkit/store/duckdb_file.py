@@ -9,6 +9,7 @@ never write); read-only only where the file or its folder cannot be written.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from sqlalchemy import Engine, event
 
 from perfkit.core.errors import StoreError
+from perfkit.store.store_file import check_store_file
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of a DuckDB database file
 LOCK_POLL_S = 0.05
@@ -23,18 +25,7 @@ LOCK_POLL_S = 0.05
 
 def check_duckdb_file(path: Path) -> None:
     """Refuse a path that exists but is not a DuckDB database (a directory, a SQLite file, text)."""
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise StoreError(f"{path}: is a directory, not a store; pass a file path as --db")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(12)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the store ({exc.strerror}); check its permissions") from None
-    if head and head[8:12] != DUCKDB_MAGIC:
-        raise StoreError(f"{path}: not a DuckDB database (the file starts with {head[:8]!r}); "
-                         "pass another --db or move the file aside")
+    check_store_file(path, "DuckDB", 12, lambda head: head[8:12] == DUCKDB_MAGIC)
 
 
 def wait_for_lock(engine: Engine, path: Path, busy_s: float) -> None:
@@ -59,6 +50,4 @@ def wait_for_lock(engine: Engine, path: Path, busy_s: float) -> None:
 
 def duckdb_writable(path: Path) -> bool:
     """Whether the file (or, while it does not exist, its folder) can be written."""
-    import os
-
     return os.access(path, os.W_OK) if path.exists() else os.access(path.parent, os.W_OK)

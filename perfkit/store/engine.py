@@ -29,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, Operati
 
 from perfkit.core.errors import StoreError, shorten
 from perfkit.store.duckdb_file import check_duckdb_file, duckdb_writable, wait_for_lock
+from perfkit.store.store_file import check_store_file
 from perfkit.store.url import (
     check_persistent,
     duckdb_path,
@@ -147,18 +148,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def check_sqlite_file(path: Path) -> None:
     """Refuse a path that exists but is not a SQLite database (a directory, text, a truncated file)."""
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise StoreError(f"{path}: is a directory, not a store; pass a file path as --db")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the store ({exc.strerror}); check its permissions") from None
-    if head and head != SQLITE_MAGIC:
-        raise StoreError(f"{path}: not a SQLite database (the file starts with {head[:8]!r}); "
-                         "pass another --db or move the file aside")
+    check_store_file(path, "SQLite", len(SQLITE_MAGIC), lambda head: head == SQLITE_MAGIC)
 
 
 def _postgres_args(full: str) -> dict[str, Any]:
