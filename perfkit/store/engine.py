@@ -70,9 +70,8 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
     try:
         if full.startswith("sqlite"):
             path = sqlite_path(full)
-            if path is not None and not path.parent.is_dir():
-                raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
             if path is not None:
+                check_folder(path, "sqlite")
                 check_sqlite_file(path)
             busy_s = timeout_s(BUSY_TIMEOUT_ENV)
             if read_only and path is not None:
@@ -104,12 +103,22 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
     return engine
 
 
+def check_folder(path: Path, scheme: str) -> None:
+    """Refuse a store file whose folder does not exist, saying so when the user most likely meant an
+    absolute path: after `scheme:///` a path is relative (SQLAlchemy's rule); `scheme:////` is absolute."""
+    if path.parent.is_dir():
+        return
+    hint = ""
+    if not path.is_absolute() and (Path("/") / path).parent.is_dir():
+        hint = f" (relative to {Path.cwd()}: an absolute path takes four slashes, {scheme}:////{path})"
+    raise StoreError(f"{path}: folder does not exist{hint}; create it or pass another --db")
+
+
 def _duckdb_engine(full: str, read_only: bool) -> Engine:
     """A DuckDB file: read-write unless it cannot be written (see perfkit.store.duckdb_file)."""
     path = duckdb_path(full)
     assert path is not None  # check_persistent refused an in-memory URL
-    if not path.parent.is_dir():
-        raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
+    check_folder(path, "duckdb")
     check_duckdb_file(path)
     writable = duckdb_writable(path)
     if not writable and not read_only:

@@ -73,3 +73,19 @@ def test_a_lock_held_past_the_busy_timeout_is_one_line(tmp_path: Path, monkeypat
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("scheme", ["sqlite", "duckdb"])
+def test_three_slashes_before_an_absolute_looking_path_say_four_are_needed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:
+    """`duckdb:///tmp/x/s.duckdb` is `tmp/x/s.duckdb` under the working directory (SQLAlchemy's rule):
+    where that folder is missing but /tmp/x exists, the line names the four-slash form."""
+    monkeypatch.chdir(tmp_path)
+    absolute = tmp_path / "there"
+    absolute.mkdir()
+    relative = str(absolute / "s.db").lstrip("/")
+    with pytest.raises(StoreError, match=rf"folder does not exist \(relative to .*: an absolute path takes "
+                                         rf"four slashes, {scheme}:////{relative}\)"):
+        open_store(f"{scheme}:///{relative}")
+    with pytest.raises(StoreError, match=r"folder does not exist; create it"):  # no such folder anywhere
+        open_store(f"{scheme}:///nowhere-{scheme}/s.db")
