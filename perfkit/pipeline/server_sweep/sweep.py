@@ -23,7 +23,6 @@ from perfkit.pipeline.signals import signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
 from perfkit.workloads.serving.client.plan import price_of
 from perfkit.workloads.serving.launch.grid import (
-    Config,
     argv_of,
     configurations,
     endpoint_of,
@@ -82,7 +81,7 @@ def run_sweep(spec: RunSpec, opts: SweepOptions, resume: bool) -> SweepResult:
                 result.kept.append(c.name)
                 continue
             opts.say(f"configuration {i + 1}/{len(configs)}: {c.name}")
-            state["configs"][i] = {**run_config(spec, i, Config(c.name, c.params), opts)}
+            state["configs"][i] = run_config(spec, i, c, opts)
             put_front(state, w)
             save_state(opts.sweep_dir, state)
     put_front(state, w)
@@ -92,12 +91,13 @@ def run_sweep(spec: RunSpec, opts: SweepOptions, resume: bool) -> SweepResult:
 
 def put_front(state: dict[str, Any], w: ServingSpec) -> None:
     price = price_of(w)
+    gpus = price.gpus if price is not None else 1
     stages = [SweepStage(s["config"], s["stage"], s.get("metrics") or {}, bool(s.get("ok")))
               for c in state["configs"] for s in c.get("stages") or ()]
-    rows, notes = sweep_front(stages, price.gpus if price is not None else 1)
+    rows, notes = sweep_front(stages, gpus)
     state["front"] = [r.as_dict() for r in rows]
     state["front_notes"] = notes
-    state["front_gpus"] = price.gpus if price is not None else 1
+    state["front_gpus"] = gpus
 
 
 def pending(state: dict[str, Any]) -> int:
