@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perfkit.commands._run_labels import add_labels, labels
+from perfkit.commands._run_labels import add_labels, add_recording, labels
 from perfkit.core.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
 
@@ -31,9 +31,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep in --out: run the configurations not finished, keep the others")
     p.add_argument("--dry-run", action="store_true", help="print the configurations and their commands; start nothing")
-    p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
-    p.add_argument("--no-store", action="store_true", help="do not store the runs")
-    p.add_argument("--repo", type=Path, default=Path("."), help="git repository whose commit is recorded")
+    add_recording(p, "the runs")
     p.add_argument("--format", choices=("text", "json"), default="text", help="json: the sweep's state on stdout")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--wide", action="store_true", help="print every column")
