@@ -4,7 +4,7 @@ every SQLAlchemy Core query of perfkit.store runs on it unchanged (through duckd
 
 Live files: per partition folder, the newest compacted folder and every per-run folder it does
 not cover (perfkit.store.lake_layout). Each connection lists them anew (no pool), so a run
-written or a compaction done is seen by the next connection, whole. `metric_lists` is the
+written or a compaction done is seen by the next connection, whole. `lake.metric_lists` is the
 metrics view with each row's samples as one list (the fast path of the gate and History).
 """
 
@@ -13,7 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Column, Double, Engine, Integer, MetaData, Table, Text, create_engine, event
+from sqlalchemy import (
+    Column,
+    Connection,
+    Double,
+    Engine,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    create_engine,
+    event,
+)
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import ARRAY
 
@@ -32,7 +43,7 @@ from perfkit.store.schema import SCHEMA_VERSION
 metric_lists = Table(
     "metric_lists", MetaData(),
     Column("id", Integer, primary_key=True), Column("run_id", Text), Column("name", Text),
-    Column("value", Double), Column("samples", ARRAY(Double)),
+    Column("value", Double), Column("samples", ARRAY(Double)), schema="lake",
 )
 
 
@@ -47,6 +58,11 @@ def lake_engine(folder: Path) -> Engine:
             dbapi_conn.execute(sql)
 
     return engine
+
+
+def is_lake_conn(conn: Connection) -> bool:
+    """Whether `conn` reads a Parquet lake (its engine made by lake_engine)."""
+    return conn.engine.get_execution_options().get(LAKE_OPTION) is not None
 
 
 def live_folders(folder: Path) -> list[Path]:
@@ -73,20 +89,20 @@ def _quote(text: str) -> str:
 def view_sql(folder: Path) -> list[str]:
     """CREATE VIEW statements for the lake's tables over its live files."""
     dirs = live_folders(folder)
-    sql = [f"CREATE VIEW perfkit_schema AS SELECT 1::INTEGER AS id, {SCHEMA_VERSION}::INTEGER AS version"]
+    sql = ["CREATE SCHEMA lake", f"CREATE VIEW perfkit_schema AS SELECT 1::INTEGER AS id, {SCHEMA_VERSION}::INTEGER AS version"]
     for table in TABLES:
         fields = list(arrow_schema(table))
         files = [str(d / f"{table}.parquet") for d in dirs]
         cols = ", ".join(f'"{f.name}"' for f in fields)
         if files:
-            source = f"SELECT {cols} FROM read_parquet([{', '.join(map(_quote, files))}])"
+            source = f"SELECT {cols} FROM read_parquet([{', '.join(map(_quote, files))}], hive_partitioning = false)"
         else:  # an empty lake: typed, empty
             typed = ", ".join(f'CAST(NULL AS {duckdb_type(f)}) AS "{f.name}"' for f in fields)
             source = f"SELECT {typed} WHERE false"
-        sql.append(f"CREATE VIEW lake_{table} AS {source}")
+        sql.append(f"CREATE VIEW lake.{table} AS {source}")
         keep = ", ".join(f'"{c}"' for c in store_columns(table))
-        sql.append(f"CREATE VIEW {table} AS SELECT {keep} FROM lake_{table}")
-    sql.append("CREATE VIEW metric_lists AS SELECT id, run_id, name, value, samples FROM lake_metrics")
+        sql.append(f"CREATE VIEW {table} AS SELECT {keep} FROM lake.{table}")
+    sql.append("CREATE VIEW lake.metric_lists AS SELECT id, run_id, name, value, samples FROM lake.metrics")
     sql.append("CREATE VIEW samples AS SELECT id AS metric_id, unnest(range(len(samples))) AS idx, "
-               "unnest(samples) AS value FROM lake_metrics")
+               "unnest(samples) AS value FROM lake.metrics")
     return sql

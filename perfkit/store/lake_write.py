@@ -35,11 +35,21 @@ def write_lake_runs(engine: Engine, folder: Path, runs: Sequence[StoredRun]) -> 
     """Write each run not yet in the lake (per run, False if its id was there)."""
     for run in runs:
         check_finite(run)
+        check_unique(run)
     ids = [r.run_id for r in runs]
     with engine.connect() as conn:
         stored = {str(x) for x in conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id.in_(ids))
                                                ).scalars()}
     return [run.run_id not in stored and write_lake_run(folder, run) for run in runs]
+
+
+def check_unique(run: StoredRun) -> None:
+    """The lake keeps the store's unique keys: one point per key, one metric per name in a run."""
+    for what, keys in (("point key", [p.key for p in run.points]), ("metric name", [m.name for m in run.metrics])):
+        if len(set(keys)) != len(keys):
+            twice = next(k for k in keys if keys.count(k) > 1)
+            raise StoreError(f"run {run.run_id}: rejected by the store ({what} {twice!r} twice); nothing was "
+                             "written. Two points with one key or two metrics with one name? Fix the run record")
 
 
 def run_tables(run: StoredRun) -> dict[str, pa.Table]:
