@@ -17,9 +17,9 @@ ARRAY_BACKENDS = ("duckdb", "postgresql")
 
 
 def sample_lists(conn: Connection, ids: Sequence[int], arrays: bool | None = None) -> dict[int, list[float]]:
-    """metric id -> its samples in order (every id in `ids`, [] when it has none). `arrays`: force
-    the array (True) or the row (False) path; None: arrays where the backend has them."""
-    use_arrays = conn.dialect.name in ARRAY_BACKENDS if arrays is None else arrays
+    """metric id -> its samples in order (every id in `ids`, [] when it has none): as arrays where
+    the backend has them, unless `arrays` is False (one row per sample: the path they are compared with)."""
+    use_arrays = conn.dialect.name in ARRAY_BACKENDS and arrays is not False
     s = schema.samples
     out: dict[int, list[float]] = {int(i): [] for i in ids}
     order = sorted(out)
