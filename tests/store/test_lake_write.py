@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from sqlalchemy import text
 
 from perfkit.store.api import load_stored_run, store_run
 from perfkit.store.lake_layout import STAGING, id_base, partition, run_folder
 from perfkit.store.lake_write import write_lake_run
+from perfkit.store.read_only import open_read_only
 from perfkit.store.records import from_run
 from tests.store.factory import H100, gemm_point, make_run
 from tests.store.store_contents import fill_store, table_sums
@@ -20,9 +22,6 @@ pytest.importorskip("duckdb_engine", reason="the Parquet lake needs pip install 
 
 
 def _runs(url: str) -> list[str]:
-    from perfkit.store.read_only import open_read_only
-    from sqlalchemy import text
-
     engine = open_read_only(url)
     assert engine is not None
     with engine.connect() as conn:
@@ -81,9 +80,6 @@ def test_two_writers_lakes_merge_without_an_id_in_common(tmp_path: Path) -> None
     assert len(_runs(url)) == 6
     sums = table_sums(url)
     assert sums["runs"][0] == 6 and sums["metrics"][0] == 2 * table_sums(f"lake:///{two}")["metrics"][0]
-    from perfkit.store.read_only import open_read_only
-    from sqlalchemy import text
-
     engine = open_read_only(url)
     assert engine is not None
     with engine.connect() as conn:
