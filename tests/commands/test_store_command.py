@@ -157,4 +157,6 @@ def test_compact_merges_a_lakes_runs_and_refuses_other_stores(tmp_path: Path,
     assert main(["store", "compact", "--db", str(tmp_path / "perfkit.db")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a Parquet lake" in err[0]
-    assert main(["store", "compact", "--db", url, "--grace-s", "-1"]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["store", "compact", "--db", url, "--grace-s", "-1"])
+    assert exit_info.value.code == 2 and "--grace-s: -1 is not a finite number >= 0" in capsys.readouterr().err
