@@ -131,10 +131,11 @@ def fill_duckdb(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Table) -
 
 def fill_lake(folder: Path, n_runs: int) -> None:
     """The lake as `perfkit store compact` leaves it: per spec, one compacted folder whose metric
-    rows (with their samples as lists) are sorted by name, GPU, time, commit; made by DuckDB from
+    rows (with their samples as lists) are sorted by recency tier, name, GPU, time, commit; made by DuckDB from
     generate_series (samples log-normal, 2% spread, as _tables; the stored value their median)."""
     import duckdb
 
+    from perfkit.store.lake_compact import ROW_GROUP_ROWS, tier_sql
     from perfkit.store.lake_layout import (
         COMPACT_PREFIX,
         COVERS_FILE,
@@ -161,6 +162,7 @@ def fill_lake(folder: Path, n_runs: int) -> None:
             con.execute(f"COPY (SELECT * FROM empty_in) TO '{out}/{table}.parquet' (FORMAT parquet)")
             con.unregister("empty_in")
         base = id_base(f"fill{spec}", "metrics")
+        newest = spec + SPECS * ((n_runs - 1 - spec) // SPECS)  # the partition's newest run
         con.execute(f"""COPY (
             WITH m AS (
                 SELECT r.i AS i, j.j AS j, r.i * {METRICS_PER_RUN} + j.j AS k,
@@ -172,8 +174,8 @@ def fill_lake(folder: Path, n_runs: int) -> None:
                    's' AS unit, 'lower' AS direction, {SAMPLES}::BIGINT AS n, samples, '{GPU}' AS gpu,
                    {T0} + 60.0 * i AS created_epoch, printf('%040x', i) AS "commit",
                    'perfkit; record schema 1' AS methodology
-            FROM m ORDER BY name, gpu, created_epoch, "commit"
-        ) TO '{out}/metrics.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)""")
+            FROM m ORDER BY {tier_sql(f"(({newest} - i) // {SPECS}) + 1")} DESC, name, gpu, created_epoch, "commit"
+        ) TO '{out}/metrics.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})""")
     con.close()
 
 

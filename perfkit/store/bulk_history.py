@@ -10,10 +10,11 @@ from typing import NamedTuple
 from sqlalchemy import Connection, exists, func, select
 
 from perfkit.store import schema
-from perfkit.store.lake_read import is_lake_conn, metric_lists
+from perfkit.store.lake_read import is_lake_conn, metric_lists, one_of
 from perfkit.store.sample_arrays import fetch_tuples, sample_lists
 
 CHUNK = 400  # names per query
+LAKE_CHUNK = 5_000  # in a lake: each query is a pass over the files, so few of them
 
 
 class RunValue(NamedTuple):
@@ -59,18 +60,34 @@ def metric_values(conn: Connection, names: Sequence[str], run_ids: Sequence[str]
     if not run_ids:
         return out
     runs = list(run_ids)
-    for start in range(0, len(names), CHUNK):
-        chunk = list(names[start : start + CHUNK])
+    since = _oldest(conn, runs) if lake else None
+    step = LAKE_CHUNK if lake else CHUNK
+    for start in range(0, len(names), step):
+        chunk = list(names[start : start + step])
         cols = [m.c.id, m.c.name, m.c.run_id, m.c.value] + ([m.c.samples] if lake else [])
-        rows = select(*cols).where(m.c.run_id.in_(runs), m.c.name.in_(chunk))
+        rows = (select(*cols).where(one_of(m.c.run_id, runs), one_of(m.c.name, chunk)) if lake
+                else select(*cols).where(m.c.run_id.in_(runs), m.c.name.in_(chunk)))
+        if since is not None:  # the lake's rows carry their run's time: no join, older row groups skipped
+            rows = rows.where(m.c.created_epoch >= since)
         if newest is not None:
-            rank = func.row_number().over(partition_by=m.c.name,
-                                          order_by=(r.c.created_epoch.desc(), r.c.run_id.desc()))
-            ranked = rows.add_columns(rank.label("newest")).join(r, r.c.run_id == m.c.run_id).subquery()
-            rows = select(*(ranked.c[c.name] for c in cols)).where(ranked.c.newest <= newest)
+            order = ((m.c.created_epoch.desc(), m.c.run_id.desc()) if lake
+                     else (r.c.created_epoch.desc(), r.c.run_id.desc()))
+            rank = func.row_number().over(partition_by=m.c.name, order_by=order)
+            ranked = rows.add_columns(rank.label("newest"))
+            if not lake:
+                ranked = ranked.join(r, r.c.run_id == m.c.run_id)
+            sub = ranked.subquery()
+            rows = select(*(sub.c[c.name] for c in cols)).where(sub.c.newest <= newest)
         found = fetch_tuples(conn, rows)
         values = ({int(row[0]): [float(v) for v in row[4]] for row in found} if lake
                   else sample_lists(conn, [int(row[0]) for row in found], arrays))
         for mid, name, run_id, value, *_ in found:
             out.setdefault(str(name), []).append(RunValue(str(run_id), float(value), values[int(mid)]))
     return out
+
+
+def _oldest(conn: Connection, run_ids: Sequence[str]) -> float | None:
+    """The earliest time of the runs `run_ids` (None when none is stored)."""
+    r = schema.runs
+    found = conn.execute(select(func.min(r.c.created_epoch)).where(r.c.run_id.in_(list(run_ids)))).scalar()
+    return None if found is None else float(found)

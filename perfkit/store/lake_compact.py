@@ -2,6 +2,11 @@
 per-run folders it does not cover merged into one new compacted folder (one sorted Parquet file
 per table), so a lake of 200,000 runs is read from a few files, not 800,000.
 
+Metric rows are sorted by name, GPU, time and commit within recency tiers (a partition's newest
+256 runs last, the 3,840 before them ahead of those, the rest first), in row groups of 2,048
+rows: a read of one name (the History page) skips the row groups of other names, a read of the
+newest runs (the gate) the row groups of older tiers, by the files' min/max statistics.
+
 Atomic for readers: the new folder is written under DIR/.staging and renamed into its partition
 in one step, with `runs.txt` naming every per-run folder it covers; a reader takes a partition's
 newest compacted folder and the per-run folders it does not cover (perfkit.store.lake_read), so
@@ -36,7 +41,16 @@ LOCK_FILE = ".compact.lock"
 GRACE_S = 600.0
 ORDER = {"runs": '"created_epoch", "run_id"', "points": '"run_id", "position"',
          "metrics": '"name", "gpu", "created_epoch", "commit", "run_id"', "kernels": '"run_id", "id"'}
-ROW_GROUP_ROWS = 100_000
+ROW_GROUP_ROWS = 2_048  # small: the sorted time column lets a read skip all but the newest groups of a name
+
+
+TIER_RUNS = (256, 4096)  # a partition's newest runs, then the next ones: row groups of their own
+
+
+def tier_sql(age: str) -> str:
+    """The recency tier (0: the newest TIER_RUNS[0] runs, ...) of a run whose rank from the newest is `age` (1..)."""
+    cases = " ".join(f"WHEN {age} <= {n} THEN {i}" for i, n in enumerate(TIER_RUNS))
+    return f"CASE {cases} ELSE {len(TIER_RUNS)} END"
 
 
 @dataclass(frozen=True)
@@ -84,12 +98,20 @@ def _compact_partition(con: Any, folder: Path, part: Path) -> int:
     staging = folder / STAGING / f"compact-{secrets.token_hex(6)}"
     staging.mkdir(parents=True)
     try:
+        def files(table: str) -> str:
+            return "[" + ", ".join("'" + str(s / f"{table}.parquet").replace("'", "''") + "'" for s in sources) + "]"
+
         for table in TABLES:
-            files = ", ".join("'" + str(s / f"{table}.parquet").replace("'", "''") + "'" for s in sources)
             cols = ", ".join(f'"{f.name}"' for f in arrow_schema(table))
+            rows = f"SELECT {cols} FROM read_parquet({files(table)}, hive_partitioning = false)"
+            order = ORDER[table]
+            if table == "metrics":  # oldest tier first, then by name, GPU, time, commit within a tier
+                ages = (f"SELECT run_id AS age_run, row_number() OVER (ORDER BY created_epoch DESC, run_id DESC) "
+                        f"AS age FROM read_parquet({files('runs')}, hive_partitioning = false)")
+                rows = f"SELECT {cols}, {tier_sql('age')} AS tier FROM ({rows}) JOIN ({ages}) ON run_id = age_run"
+                rows, order = f"SELECT {cols} FROM ({rows}) ORDER BY tier DESC, {order}", ""
             out = str(staging / f"{table}.parquet").replace("'", "''")
-            con.execute(f"COPY (SELECT {cols} FROM read_parquet([{files}], hive_partitioning = false) "
-                        f"ORDER BY {ORDER[table]}) TO '{out}' "
+            con.execute(f"COPY ({rows}{f' ORDER BY {order}' if order else ''}) TO '{out}' "
                         f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         (staging / COVERS_FILE).write_text("".join(f"{n}\n" for n in sorted(covered | {r.name for r in runs})),
                                            encoding="utf-8")
