@@ -5,7 +5,7 @@ newest runs picked in the database (the same SQL on SQLite, PostgreSQL and DuckD
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, exists, func, select
 
@@ -42,9 +42,32 @@ def recent_runs_with(
         q = q.where(r.c.created_epoch <= until_epoch)
     if branch is not None:
         q = q.where(r.c.branch == branch)
-    q = q.where(exists().where(m.c.run_id == r.c.run_id, m.c.name.in_(list(probe))))
-    q = q.order_by(r.c.created_epoch.desc(), r.c.run_id.desc()).limit(limit)
+    q = q.order_by(r.c.created_epoch.desc(), r.c.run_id.desc())
+    if is_lake_conn(conn):
+        return _recent_in_lake(conn, q, probe, limit)
+    q = q.where(exists().where(m.c.run_id == r.c.run_id, m.c.name.in_(list(probe)))).limit(limit)
     return {str(row.run_id): float(row.created_epoch) for row in conn.execute(q)}
+
+
+def _recent_in_lake(conn: Connection, newest_first: Any, probe: Sequence[str], limit: int) -> dict[str, float]:
+    """recent_runs_with in a lake, the same runs: the newest candidates (2 x limit, then 8 x, ...)
+    are checked for the names with a read bounded by their time (the newest row groups only),
+    until `limit` hold them or no older run is left. Exact: every run newer than the last one
+    kept was a candidate and was checked."""
+    m = metric_lists
+    want = max(1, 2 * limit)
+    while True:
+        candidates = [(str(a), float(b)) for a, b in conn.execute(newest_first.limit(want))]
+        if not candidates:
+            return {}
+        held = {str(x) for (x,) in conn.execute(
+            select(m.c.run_id).distinct().where(m.c.created_epoch >= candidates[-1][1],
+                                                one_of(m.c.run_id, [c[0] for c in candidates]),
+                                                one_of(m.c.name, list(probe))))}
+        kept = [c for c in candidates if c[0] in held][:limit]
+        if len(kept) == limit or len(candidates) < want:
+            return dict(kept)
+        want *= 4
 
 
 def metric_values(conn: Connection, names: Sequence[str], run_ids: Sequence[str],

@@ -3,7 +3,7 @@ per-run folders it does not cover merged into one new compacted folder (one sort
 per table), so a lake of 200,000 runs is read from a few files, not 800,000.
 
 Metric rows are sorted by name, GPU, time and commit within recency tiers (a partition's newest
-256 runs last, the 3,840 before them ahead of those, the rest first), in row groups of 2,048
+256 runs last, the 3,840 before them ahead of those, the rest first), in row groups of 16,384
 rows: a read of one name (the History page) skips the row groups of other names, a read of the
 newest runs (the gate) the row groups of older tiers, by the files' min/max statistics.
 
@@ -41,7 +41,7 @@ LOCK_FILE = ".compact.lock"
 GRACE_S = 600.0
 ORDER = {"runs": '"created_epoch", "run_id"', "points": '"run_id", "position"',
          "metrics": '"name", "gpu", "created_epoch", "commit", "run_id"', "kernels": '"run_id", "id"'}
-ROW_GROUP_ROWS = 2_048  # small: the sorted time column lets a read skip all but the newest groups of a name
+ROW_GROUP_ROWS = 16_384  # a tier's rows in few groups: small footers, and reads skip the other tiers
 
 
 TIER_RUNS = (256, 4096)  # a partition's newest runs, then the next ones: row groups of their own
