@@ -191,15 +191,16 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None:
         args.model = model_of_server(args.url, getattr(args, "api_key_env", None))
     spec = build_spec(args)
-    from perfkit.workloads.serving.client.plan_check import window_shortfalls
+    from perfkit.workloads.serving.client.plan_check import processes_warning, window_shortfalls
 
     shortfalls = window_shortfalls(spec.workloads[0])
+    crowded = processes_warning(spec.workloads[0])
     show = not args.quiet and args.format == "text"
     options = ProfileOptions(out_dir=args.out, device="cpu", quick=False, repo=args.repo, labels=labels(args))
     post = PostRunOptions(analyze=False, store=not args.no_store, db_url=args.db)
     def started(run: Any, run_dir: Path, n_points: int) -> None:
         """Once the inputs were checked (bad input stays one line), before anything is sent."""
-        for line in shortfalls:
+        for line in [*shortfalls, *crowded]:
             print(f"perfkit: warning: {line}", file=sys.stderr)
         if show:
             _started(run, run_dir, n_points)

@@ -3,11 +3,13 @@ lives about N / c request lifetimes, and its throughput, goodput and cost are te
 at least one request lifetime long (measurements/run_samples.py): fewer than MIN_SAMPLES windows
 and the gate cannot decide them (inconclusive). Said when the bench is planned, with the count
 that would do. Stages bounded by time or open-loop rates depend on the server's latency, which
-is not known before: not checked."""
+is not known before: not checked. Client processes that crowd the cores (client/processes.py)
+are said too."""
 
 from __future__ import annotations
 
 from perfkit.workloads.serving.client.plan import DEFAULT_REQUESTS
+from perfkit.workloads.serving.client.processes import cores, crowded_reason, local_server
 from perfkit.workloads.serving.measurements.run_samples import MIN_SAMPLES, WINDOWS
 from perfkit.workloads.serving.spec import ServingSpec
 
@@ -26,3 +28,11 @@ def window_shortfalls(spec: ServingSpec) -> list[str]:
                        f"test throughput, goodput and cost (else inconclusive): use --requests {MIN_SAMPLES * c} "
                        f"or more ({WINDOWS * c} for {WINDOWS} windows)")
     return out
+
+
+def processes_warning(spec: ServingSpec) -> list[str]:
+    """One line when the bench's client processes (with a server on this machine) crowd its cores."""
+    if spec.endpoint is None:
+        return []
+    reason = crowded_reason(spec.client.processes, cores(), local_server(spec.endpoint))
+    return [reason] if reason else []

@@ -5,17 +5,24 @@ plan: in a closed loop with its share of the concurrency, in an open loop at the
 requests. Every process opens its connections and sends its warm-up requests, then waits; the
 parent sets one start time t0 on the machine's monotonic clock (system-wide on Linux, so every
 process's times are on the same axis) and each process measures its own lag and lateness. The
-records come back merged in request order, with the pooled lag samples.
+records come back merged in request order, with the pooled lag samples; the stage's duration
+ends with the last request of any process.
+
+More processes help only where one event loop is the bottleneck AND cores are free for them:
+with the server on the same machine, client processes plus the server beyond the cores make
+every process wait for a core in turn (`crowded_reason`: a stage note and a serve-bench warning).
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
+import os
 import queue
 import time
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from perfkit.core.errors import PerfkitError
 from perfkit.workloads.serving.client.lag import loop_lag
@@ -74,7 +81,7 @@ def shares(opts: ClientOptions, plan: StagePlan, processes: int, total: int) -> 
 
 
 async def _send_share(share: Share, ready: Any, start: Any,
-                      t0_value: Any) -> tuple[list[RequestRecord], list[float], list[float]]:
+                      t0_value: Any) -> tuple[list[RequestRecord], list[float], list[float], float]:
     plan = StagePlan(prompt_for=lambda k: share.prompts[k % len(share.prompts)], concurrency=share.concurrency,
                      arrivals_s=share.arrivals_s, max_concurrency=share.max_concurrency, requests=share.requests,
                      duration_s=share.duration_s)
@@ -91,7 +98,8 @@ async def _send_share(share: Share, ready: Any, start: Any,
                 records, lateness = await open_loop(session, share.opts, plan, t0)
             else:
                 records, lateness = await closed_loop(session, share.opts, plan, t0), []
-    return [replace(r, index=share.j + share.n * r.index) for r in records], list(lag), lateness
+            ended = time.monotonic()  # before the session closes and the results travel
+    return [replace(r, index=share.j + share.n * r.index) for r in records], list(lag), lateness, ended
 
 
 def _process(share: Share, ready: Any, start: Any, t0_value: Any, results: Any) -> None:
@@ -100,6 +108,34 @@ def _process(share: Share, ready: Any, start: Any, t0_value: Any, results: Any) 
     except BaseException as exc:  # the parent reports it; never a silent hang
         ready.put(share.j)
         results.put((share.j, None, f"{type(exc).__name__}: {exc}"[:300]))
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def local_server(url: str) -> bool:
+    """The server runs on this machine (a loopback host): it needs a core of its own too."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
+def crowded_reason(processes: int, available: int, local: bool) -> str | None:
+    """Why `processes` client processes make the client slower here, or None. Each process is an
+    event loop that wants a core while a stage runs; with the server on the same machine, more
+    busy processes than cores means every one of them waits for a core in turn, so timestamps
+    are taken late (the error bounds grow) and the server itself is slowed."""
+    busy = processes + (1 if local else 0)
+    if processes < 2 or busy <= available:
+        return None
+    who = f"{processes} client processes" + (" and the server" if local else "")
+    return (f"{who} share {available} cores: each waits for a core, which delays its timestamps and "
+            f"slows the server; use --processes {max(available - (1 if local else 0), 1)} or a client "
+            "machine with more cores")
 
 
 def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, total: int) -> StageResult:
@@ -128,7 +164,6 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
-    duration = time.monotonic() - t0
     failed = [err for _, res, err in got if err]
     if failed:
         raise PerfkitError(f"{redact_urls(opts.base_url)}: a client process failed ({failed[0]})")
@@ -136,8 +171,14 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
                       tokenizer_for(opts.tokenizer))
     lag = [x for _, res, _ in got if res for x in res[1]]
     lateness = [x for _, res, _ in got if res for x in res[2]]
+    # the stage ends when its last process's last request did, as in one process (stage.py); the
+    # time the processes took to close their sessions and send their records back is not in it
+    duration = max(res[3] for _, res, _ in got if res) - t0
     after = asyncio.run(_scrape_once(opts, plan.metrics_url, notes))
     notes.append(f"sent from {len(procs)} client processes")
+    crowded = crowded_reason(len(procs), cores(), local_server(opts.base_url))
+    if crowded:
+        notes.append(crowded)
     return StageResult(records, duration, lag, lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
                        planned=planned_requests(plan))
 
