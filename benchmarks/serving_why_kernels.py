@@ -3,10 +3,11 @@
 Two modes:
 
 - `--mode serve` (the issue's check; needs `perfkit serve --slow-op` / `--profile-dir` and
-  `serve-bench --profile`): per pair, a baseline `perfkit serve --model tiny` and a candidate (with
-  `--slow-op CLASS=K`, or the same server for an unchanged pair), each measured by
-  `perfkit serve-bench --profile` into a run directory; then `perfkit compare BASE CAND --format json`
-  and the first class of the decode steps' kernel level is read from `serving_why[].kernels`.
+  `serve-bench --profile`): per pair, three `perfkit serve --model tiny` processes, each measured
+  once by `perfkit serve-bench --profile` into a run directory: a baseline, a candidate with
+  `--slow-op CLASS=K` (the changed pair) and a second baseline (the unchanged pair); then
+  `perfkit compare BASE CAND --format json` and the first class of the decode steps' kernel level
+  is read from `serving_why[].kernels`. A run that fails counts as a miss in both.
 - `--mode traces` (runs anywhere): the same statistics on traces of perfkit's decoder written in
   process (tests/data/traces/perfkit/make_traces.py; the class made K x slower by running it K times).
 
@@ -87,20 +88,25 @@ def _serve_run(tmp: Path, tag: str, slow: str | None, load: list[str]) -> Path:
         _wait_ready(port, server)
         out = tmp / f"runs-{tag}"
         subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}", *load,
-                        "--no-store", "--out", str(out)], check=True, timeout=600,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        "--no-store", "--out", str(out)], check=True, timeout=600, capture_output=True, text=True)
         return next(out.glob("*/run.json")).parent
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def _serve_pair(tmp: Path, i: int, slow: str | None, load: list[str]) -> dict[str, Any]:
-    base, cand = _serve_run(tmp, f"b{i}", None, load), _serve_run(tmp, f"c{i}", slow, load)
+def _kernels(base: Path, cand: Path) -> dict[str, Any]:
     p = subprocess.run([sys.executable, "-m", "perfkit", "compare", str(base), str(cand), "--format", "json"],
                        capture_output=True, text=True, timeout=600)
     why = json.loads(p.stdout).get("serving_why", [])
     return next((w["kernels"] for w in why if "kernels" in w), {})
+
+
+def _serve_pairs(tmp: Path, i: int, slow: str, load: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(changed, unchanged) kernel whys of pair i: one baseline server's run against a slowed
+    server's and against a second baseline server's (three server processes, one run each)."""
+    base = _serve_run(tmp, f"b{i}", None, load)
+    return _kernels(base, _serve_run(tmp, f"c{i}", slow, load)), _kernels(base, _serve_run(tmp, f"s{i}", None, load))
 
 
 def main() -> int:
@@ -125,7 +131,12 @@ def main() -> int:
             if a.mode == "traces":
                 changed, same = _traces_pair(tmp, i, {cls: int(k)}), _traces_pair(tmp, 100 + i, {})
             else:
-                changed, same = _serve_pair(tmp, i, a.slow_op, a.load.split()), _serve_pair(tmp, 100 + i, None, a.load.split())
+                try:
+                    changed, same = _serve_pairs(tmp, i, a.slow_op, a.load.split())
+                except subprocess.CalledProcessError as exc:  # a run that failed counts against both
+                    tail = " | ".join(str(exc.stderr or "").strip().splitlines()[-3:])
+                    print(f"pair {i}: a run failed (exit {exc.returncode}): {tail}", flush=True)
+                    continue
             first, state = _first(changed)
             hits += first == want and state == "moved"
             moved = [c["name"] for s in same.get("step_types", []) for c in s["classes"] if c["state"] == "moved"]

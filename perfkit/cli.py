@@ -40,6 +40,7 @@ COMMANDS: tuple[str, ...] = (
     "gate",
     "history",
     "runs",
+    "store",
     "ab",
     "doctor",
 )

@@ -3,8 +3,8 @@ load-test against (POST /v1/completions, /v1/chat/completions; GET /v1/models, /
 
 --synthetic: no model; tokens come at the configured TTFT and ITL (absolute deadlines, optional
 gaussian jitter), k tokens per chunk, at most --max-concurrency requests at once (the rest wait
-in a server queue, and their TTFT includes the wait); optional simulated speculative decoding
-and injected faults. --model: perfkit's own decoder with seeded random weights, continuous
+in a server queue, and their TTFT includes the wait); optional simulated speculative decoding,
+reasoning tokens streamed before the answer (chat) and injected faults. --model: perfkit's own decoder with seeded random weights, continuous
 batching over --max-batch KV-cache rows, greedy tokens.
 Every streamed chunk carries "perfkit": {"sent_s": time.monotonic() at the write, "tokens": k}
 (the first also "received_s"). When listening, one line goes to stdout:
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfkit.commands._types import at_most, finite_at_least, non_negative_int, positive_int, seed
 from perfkit.workloads.serving.server.faults import FAULTS
+from perfkit.workloads.serving.server.options import REASONING_FIELDS
 
 if TYPE_CHECKING:
     from perfkit.workloads.serving.server.options import (
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
-                  "spec_accept_rate", "spec_k", "tokenizer")
+                  "spec_accept_rate", "spec_k", "tokenizer", "reasoning_tokens", "reasoning_field")
 MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
@@ -88,6 +89,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--tokenizer", default=None, metavar="PATH",
                    help="tokens are this tokenizer's single-token words (a folder with tokenizer.json, or the "
                         "file): the text re-tokenizes to exactly the tokens sent (default: every token ' tok')")
+    s.add_argument("--reasoning-tokens", type=at_most(non_negative_int, MAX_REASONING_TOKENS), default=None,
+                   metavar="N", help="chat: the first N output tokens of each request are reasoning, streamed in "
+                   "delta.reasoning_content (see --reasoning-field) and counted in usage."
+                   "completion_tokens_details.reasoning_tokens; the answer follows (default 0)")
+    s.add_argument("--reasoning-field", choices=REASONING_FIELDS, default=None,
+                   help="the delta field reasoning streams in: reasoning_content (SGLang, older vLLM; the "
+                        "default) or reasoning (newer vLLM)")
     m = p.add_argument_group("model mode")
     m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
     m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
@@ -109,6 +117,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 MAX_MS = 3_600_000.0  # a synthetic TTFT, ITL or jitter of more than an hour is a typo
 MAX_SLOTS = 1_000_000  # server-side slots
+MAX_REASONING_TOKENS = 1 << 20  # the client's bound on one request's output tokens
 MAX_SPEC_K = 1024  # draft positions (/metrics counts acceptances per position)
 MAX_BATCH = 4096  # KV-cache rows (each holds --cache-len positions of every layer)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -194,6 +203,8 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         max_concurrency=args.max_concurrency or 0,
         spec=spec,
         token_texts=token_texts(args.tokenizer) if args.tokenizer is not None else (),
+        reasoning_tokens=args.reasoning_tokens or 0,
+        reasoning_field=args.reasoning_field or REASONING_FIELDS[0],
     )
 
 

@@ -48,6 +48,9 @@ _SERVING_LATENCIES = (
     # prefix, label, what, gated percentiles, headline percentiles
     ("ttft", "TTFT", f"time to first token: first output token received, {_SENT}", ("p50", "p99"), ("p50",)),
     ("ttft_sched", "TTFT from schedule", f"time to first token {_SCHED}", ("p50",), ()),
+    ("ttfa", "TTFA", f"time to first answer token (reasoning models): first chunk with answer text "
+     f"(delta.content), not reasoning (delta.reasoning_content / delta.reasoning), received, {_SENT}; "
+     "only in stages with reasoning tokens", ("p50", "p99"), ()),
     ("tpot", "TPOT", "time per output token (vLLM): (E2E - TTFT) / (timed tokens - 1) per request "
      "with two or more timed tokens", ("p50",), ("p50",)),
     ("token_itl", "ITL", "per-token inter-token latency: a chunk of k tokens gives k gaps of (its time - "
@@ -80,6 +83,11 @@ def _serving() -> tuple[MetricDef, ...]:
            "requests / stage duration", gated=False),
         _m("interactivity_tok_per_s", "interactivity", "tok/s", HIGHER, "tokens per second per user: "
            "1 / TPOT p50", gated=False),
+        _m("reasoning_tok_per_req_mean", "reasoning tok/req", "", LOWER, "reasoning tokens per succeeded "
+           "request, mean (the server's usage.completion_tokens_details.reasoning_tokens, else counted "
+           "from the chunks with reasoning text); only in stages with reasoning tokens", gated=False),
+        _m("answer_tok_per_req_mean", "answer tok/req", "", LOWER, "output tokens that are not reasoning "
+           "tokens per succeeded request, mean; only in stages with reasoning tokens", gated=False),
         _m("goodput_req_per_s", "goodput", "1/s", HIGHER, "requests meeting every SLO threshold (TTFT, "
            "TPOT, E2E) / stage duration (vLLM goodput)"),
         _m("goodput_tok_per_s", "goodput tok/s", "tok/s", HIGHER, "output tokens of the requests meeting "

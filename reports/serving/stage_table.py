@@ -46,6 +46,7 @@ class StageColumn:
 # the columns of the stage table, most important first: one line each
 STAGE_COLUMNS: tuple[StageColumn, ...] = (
     StageColumn("ttft_p50_s"),
+    StageColumn("ttfa_p50_s"),  # reasoning models only (absent elsewhere, so not shown)
     StageColumn("tpot_p50_s"),
     StageColumn("token_itl_p99_s"),
     StageColumn("chunk_gap_p99_s"),
@@ -57,6 +58,7 @@ STAGE_COLUMNS: tuple[StageColumn, ...] = (
     StageColumn("e2e_p50_s"),
     StageColumn("ttft_sched_p50_s"),
     StageColumn("request_per_s"),
+    StageColumn("reasoning_tok_per_req_mean"),  # reasoning models only
 )
 STAGE_KEYS: tuple[str, ...] = tuple(c.key for c in STAGE_COLUMNS)
 VALIDITY = "validity"  # the header of the validity column

@@ -148,7 +148,7 @@ def test_markdown_serving_section_is_text_only() -> None:
     serving = html.split("Serving: chat")[1].split("Points")[0]
     stage_rows = [r for r in serving.split("<tr>")[1:] if "<td>concurrency=" in r]
     assert len(stage_rows) == 3 and {r.count("<td") for r in stage_rows} == {14}  # no cell split by the `|`s
-    assert "2 requests failed (HTTP 503 x2)" in html and "ITL is chunk gaps" in html
+    assert "2 requests failed (HTTP 503 x2)" in html and "tokens counted as chunks" in html
     assert "| 20 | 1.5 USD | 350 tok/s |" in text  # the cost at each target interactivity
 
 

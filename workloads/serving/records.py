@@ -18,6 +18,12 @@ TOKENS_FROM_TOKENIZER = "tokenizer:"  # + its name: the client tokenized the str
 TOKENS_FROM_CHUNKS = "chunks"  # nothing said: one token per content chunk (gaps are chunk gaps)
 TOKEN_SOURCES = (TOKENS_FROM_USAGE, TOKENS_FROM_LOGPROBS, TOKENS_FROM_IDS, TOKENS_FROM_CHUNKS)
 
+# Where a request's reasoning token count came from: the server's
+# usage.completion_tokens_details.reasoning_tokens, else the per-chunk counts (of `token_source`)
+# of the chunks that carried reasoning text only
+REASONING_FROM_DETAILS = "completion_tokens_details"
+REASONING_FROM_CHUNKS = "per_chunk"
+
 
 @dataclass(frozen=True)
 class RequestRecord:
@@ -52,6 +58,13 @@ class RequestRecord:
     # the generated text of each chunk in chunk_times_s, kept only while its tokens wait to be
     # counted by the tokenizer after the stage (client/token_count.py); () once counted, never stored
     chunk_texts: tuple[str, ...] = ()
+    # reasoning models (client/chunks.py): arrival of the first chunk with answer text (chat
+    # `delta.content`, completions `text`, tool calls; not `delta.reasoning_content` /
+    # `delta.reasoning`); the reasoning tokens among output_tokens, and where that count came from
+    # (REASONING_FROM_*; None: the stream said nothing of reasoning)
+    first_answer_s: float | None = None
+    reasoning_tokens: int = 0
+    reasoning_source: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -70,3 +83,16 @@ class RequestRecord:
         if not self.ok or self.sent_s is None:
             return None
         return self.token_times_s[-1] - self.sent_s
+
+    @property
+    def ttfa_s(self) -> float | None:
+        """First answer token minus send (time to first answer token; TTFT when nothing reasoned);
+        None when the request failed or no answer came (the reasoning took every token)."""
+        if not self.ok or self.sent_s is None or self.first_answer_s is None:
+            return None
+        return self.first_answer_s - self.sent_s
+
+    @property
+    def answer_tokens(self) -> int:
+        """Output tokens that are not reasoning tokens."""
+        return max(self.output_tokens - self.reasoning_tokens, 0)

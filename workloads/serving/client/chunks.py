@@ -8,6 +8,12 @@ generated text (content, reasoning or tool-call arguments), labelled as a chunk 
 text (`content`: with --tokenizer the stage counts its tokens afterwards, client/token_count.py). A chunk
 with no generated text and no token increase (a role-only opening chunk, an empty delta, the
 final usage-only chunk) carries no token.
+
+Reasoning models (`chunk_kinds`): a chunk's text is answer text (chat `delta.content`,
+completions `text`, `delta.tool_calls`) or reasoning text (`delta.reasoning_content`: SGLang,
+older vLLM; `delta.reasoning`: newer vLLM); a chunk may carry both (vLLM's chunk where the
+thinking ends). `usage.completion_tokens_details.reasoning_tokens` (OpenAI's spelling) is the
+server's count of the reasoning tokens among completion_tokens.
 """
 
 from __future__ import annotations
@@ -124,3 +130,31 @@ def cached_tokens(payload: dict[str, Any]) -> int | None:
     usage = payload.get("usage")
     details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
     return _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+
+
+REASONING_KEYS = ("reasoning_content", "reasoning")  # the delta fields a model's thinking streams in
+
+
+@dataclass(frozen=True)
+class ChunkKinds:
+    answer: bool  # the chunk carried answer text (content, completions text, tool calls)
+    reasoning: bool  # ... reasoning text (delta.reasoning_content or delta.reasoning)
+    reasoning_tokens: int | None  # usage.completion_tokens_details.reasoning_tokens (cumulative)
+
+
+def _filled(holder: dict[str, Any], key: str) -> bool:
+    return isinstance(holder.get(key), str) and bool(holder[key])
+
+
+def chunk_kinds(payload: dict[str, Any]) -> ChunkKinds:
+    """What kind of text one parsed chunk carried, and the server's reasoning count if it gave one."""
+    usage = payload.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    count = _int(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = choice.get("delta")
+    if not isinstance(delta, dict):
+        return ChunkKinds(_filled(choice, "text"), False, count)
+    answer = _filled(choice, "text") or _filled(delta, "content") or bool(delta.get("tool_calls"))
+    return ChunkKinds(answer, any(_filled(delta, key) for key in REASONING_KEYS), count)

@@ -1,6 +1,8 @@
 """The per-request file of a serving stage: one JSON object per request, gzip, written atomically.
 
 Fields are RequestRecord's with the token times given per chunk (chunk_times_s, chunk_tokens);
+fields at their default are left out (a file from before a field was added reads as its default:
+no `reasoning_source`, no reasoning);
 `read_requests` gives the records back (token times rebuilt: a chunk of k tokens gives k times),
 checking each line's types and ranges: a damaged file is one located line, never a traceback.
 """
@@ -32,10 +34,18 @@ def _row(r: RequestRecord) -> dict[str, Any]:
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "token_source": r.token_source,
             "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {}) \
         | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {}) \
-        | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None}
+        | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None} \
+        | _reasoning_row(r)
 
 
 _OPTIONAL = ("session_id", "turn", "cached_tokens")  # written only when set (plain stages: as before)
+
+
+def _reasoning_row(r: RequestRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {} if r.first_answer_s is None else {"first_answer_s": r.first_answer_s}
+    if r.reasoning_source is not None:
+        out |= {"reasoning_tokens": r.reasoning_tokens, "reasoning_source": r.reasoning_source}
+    return out
 
 
 def write_requests(path: Path, records: Sequence[RequestRecord]) -> None:
@@ -70,6 +80,9 @@ class _Row:
     session_id: Count | None = None
     turn: Count | None = None
     cached_tokens: Tokens | None = None
+    first_answer_s: Finite | None = None
+    reasoning_tokens: Tokens = 0
+    reasoning_source: str | None = None
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -115,6 +128,9 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
                          f"chunk_tokens; {_FIX}")
     if sum(row.chunk_tokens) > MAX_REQUEST_TOKENS:
         raise StoreError(f"{path}:{line}: chunk_tokens add up to over {MAX_REQUEST_TOKENS}; {_FIX}")
+    if row.reasoning_tokens > row.output_tokens:
+        raise StoreError(f"{path}:{line}: reasoning_tokens {row.reasoning_tokens} over output_tokens "
+                         f"{row.output_tokens}; {_FIX}")
     times = tuple(t for t, k in zip(row.chunk_times_s, row.chunk_tokens, strict=True) for _ in range(k))
     return RequestRecord(
         index=row.index, scheduled_s=row.scheduled_s, sent_s=row.sent_s, token_times_s=times,
@@ -122,4 +138,5 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
         expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
-        cached_tokens=row.cached_tokens)
+        cached_tokens=row.cached_tokens, first_answer_s=row.first_answer_s,
+        reasoning_tokens=row.reasoning_tokens, reasoning_source=row.reasoning_source)

@@ -26,10 +26,12 @@ from perfkit.workloads.serving.client.bounds import (
     over_limit,
     prompt_count,
 )
-from perfkit.workloads.serving.client.chunks import cached_tokens, read_chunk
+from perfkit.workloads.serving.client.chunks import cached_tokens, chunk_kinds, read_chunk
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.records import (
+    REASONING_FROM_CHUNKS,
+    REASONING_FROM_DETAILS,
     TOKEN_SOURCES,
     TOKENS_FROM_CHUNKS,
     TOKENS_FROM_USAGE,
@@ -154,6 +156,10 @@ class _Recorder:
         self.dropped: list[str] = []  # server numbers left out, with the reason (client.bounds)
         self.cached: int | None = None  # usage.prompt_tokens_details.cached_tokens, when said
         self.answer: list[str] | None = None  # the generated text, collected when asked (sessions)
+        self.first_answer: float | None = None  # the first chunk with answer text (reasoning models)
+        self.reasoned = False  # some chunk carried reasoning text
+        self.reasoning_counted = 0  # tokens of the chunks that carried reasoning text only
+        self.reasoning_details: int | None = None  # the server's usage...reasoning_tokens
 
     def chunk(self, payload: Any, t: float) -> str | None:
         """Apply one chunk; the request's failure when the chunk cannot be believed (client.bounds)."""
@@ -194,7 +200,28 @@ class _Recorder:
             self.token_times.extend([t] * info.tokens)
             if self.keep_text:
                 self.texts.append(info.content)
+        self._kinds(payload, info.tokens, t)
         return None
+
+    def _kinds(self, payload: dict[str, Any], tokens: int, t: float) -> None:
+        """Answer or reasoning: the first answer's time, the reasoning tokens (client.chunks)."""
+        kinds = chunk_kinds(payload)
+        if kinds.reasoning_tokens is not None:
+            self.reasoning_details = max(kinds.reasoning_tokens, self.reasoning_details or 0)
+        if kinds.answer:  # a chunk with both (the thinking's end) is the answer's start
+            self.first_answer = t if self.first_answer is None else self.first_answer
+        elif kinds.reasoning:
+            self.reasoning_counted += tokens
+        self.reasoned = self.reasoned or kinds.reasoning
+
+    def _reasoning(self, out_tokens: int) -> tuple[int, str | None]:
+        """(reasoning tokens, their source): the server's usage details when they fit within the
+        output tokens, else the per-chunk count when any chunk carried reasoning."""
+        if self.reasoning_details is not None:
+            if self.reasoning_details <= out_tokens:
+                return self.reasoning_details, REASONING_FROM_DETAILS
+            self.dropped.append("usage.completion_tokens_details.reasoning_tokens over completion_tokens")
+        return self.reasoning_counted, REASONING_FROM_CHUNKS if self.reasoned else None
 
     def record(self, error: str | None) -> RequestRecord:
         if error is None and not self.token_times:
@@ -214,6 +241,7 @@ class _Recorder:
         if texts and self.completion is not None:
             source = TOKENS_FROM_USAGE
         cached = self._cached()
+        reasoning, reasoning_source = self._reasoning(out_tokens)
         return RequestRecord(
             index=self.index, scheduled_s=self.scheduled_s, sent_s=self.sent_s,
             token_times_s=tuple(self.token_times), chunk_times_s=tuple(self.chunk_times),
@@ -221,7 +249,8 @@ class _Recorder:
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
             dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
-            chunk_texts=texts)
+            chunk_texts=texts, first_answer_s=self.first_answer, reasoning_tokens=reasoning,
+            reasoning_source=reasoning_source)
 
     def _cached(self) -> int | None:
         """The server's cached prompt tokens, when said and not above its prompt count."""

@@ -3,6 +3,9 @@
 Definitions (vLLM's, REFERENCE.md "Serving metrics"); times are seconds on the client's clock:
 
 - TTFT = first output token received - request sent.
+- TTFA (reasoning models) = first answer token received - request sent: the first chunk with
+  answer text (`delta.content`), not reasoning (`delta.reasoning_content` / `delta.reasoning`);
+  TTFT still counts a token of any kind. No TTFA for a request whose reasoning took every token.
 - E2E = last output token received - request sent (not the stream's end: a trailing usage chunk
   or [DONE] adds no token).
 - "From schedule" variants (`ttft_sched_s`, `e2e_sched_s`) start at the scheduled arrival
@@ -81,6 +84,11 @@ def ttft_s(r: RequestRecord) -> float | None:
 def e2e_s(r: RequestRecord) -> float | None:
     """Last output token - send; None for a request that did not succeed."""
     return r.e2e_s
+
+
+def ttfa_s(r: RequestRecord) -> float | None:
+    """First answer token - send; None for a request that did not succeed or got no answer."""
+    return r.ttfa_s
 
 
 def ttft_sched_s(r: RequestRecord) -> float | None:

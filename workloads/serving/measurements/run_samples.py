@@ -15,7 +15,7 @@ stage. Two kinds of batch means (docs/serving.md "Samples of run-level numbers")
   good request by the share of its tokens produced in the window. The windows' mean is the
   stage's rate (every token is produced inside the stage). USD / 1M tokens of a window is the
   price over its rate.
-- Request shares and percentiles (SLO attainment, TTFT p99, ITL p99): the requests in schedule
+- Request shares and percentiles (SLO attainment, TTFT p99, ITL p99, TTFA p99): the requests in schedule
   order are cut into k = min(WINDOWS, n // 2) consecutive batches; a batch's value is the share
   meeting the SLO (every request, failed ones too) or the p99 of its requests' values (ITL:
   pooled). A batch's p99 scatters more than the whole stage's, so the test is conservative.
@@ -40,6 +40,7 @@ from perfkit.workloads.serving.measurements.latency import (
     pooled,
     quantile,
     token_itls_s,
+    ttfa_s,
     ttft_s,
 )
 from perfkit.workloads.serving.records import RequestRecord
@@ -144,6 +145,7 @@ def _batched(out: dict[str, list[float]], metrics: Mapping[str, object], records
     per_batch: dict[str, tuple[Sequence[RequestRecord], Callable[[Sequence[RequestRecord]], float]]] = {
         "ttft_p99_s": (ok, _p99(lambda b: per_request(b, ttft_s))),
         "token_itl_p99_s": (ok, _p99(lambda b: pooled(b, token_itls_s))),
+        "ttfa_p99_s": (ok, _p99(lambda b: per_request(b, ttfa_s))),  # only when the stage has it
     }
     if slo is not None:
         per_batch["slo_attainment"] = (records, lambda b: sum(meets(r, slo) for r in b) / len(b))

@@ -59,6 +59,12 @@ class StageNumbers:
     e2e_sched_p50_s: float | None = None
     e2e_sched_p99_s: float | None = None
     interactivity_tok_per_s: float | None = None
+    # reasoning models: only when a request had reasoning tokens
+    ttfa_p50_s: float | None = None
+    ttfa_p99_s: float | None = None
+    reasoning_tok_per_req_mean: float | None = None
+    answer_tok_per_req_mean: float | None = None
+    reasoning_token_source: str | None = None
     # goodput under the SLOs, cost under the price
     goodput_req_per_s: float | None = None
     goodput_tok_per_s: float | None = None

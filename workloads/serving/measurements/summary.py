@@ -17,8 +17,13 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
   for the p50s).
 - token_source: the token sources of the succeeded requests, best first, joined by '+' (usage,
   logprobs, token_ids, tokenizer:NAME, chunks).
+- Reasoning models, only when some succeeded request had reasoning tokens (a stage without any
+  has none of these keys): ttfa_p50_s / ttfa_p99_s (time to first answer token, latency.py; of
+  the requests that got an answer, profile-window ones left out), reasoning_tok_per_req_mean /
+  answer_tok_per_req_mean (per succeeded request), reasoning_token_source (where the reasoning
+  counts came from: completion_tokens_details and / or per_chunk, joined by '+').
 - failures: reason -> count, the reason being an error's text up to its first ':'.
-- request_samples: per-request TTFT / TTFT from schedule / TPOT / E2E of the succeeded
+- request_samples: per-request TTFT / TTFT from schedule / TPOT / E2E (and TTFA) of the succeeded
   requests, under the key of the p50 they give back (numpy median), so a statistical gate tests
   the requests themselves.
 - Requests flagged `in_profile_window` (in flight while the server's profiler ran) are left out
@@ -49,6 +54,7 @@ from perfkit.workloads.serving.measurements.latency import (
     stats,
     token_itls_s,
     tpot_s,
+    ttfa_s,
     ttft_s,
     ttft_sched_s,
 )
@@ -62,7 +68,13 @@ from perfkit.workloads.serving.measurements.steady import (
     steady_window,
     token_rate,
 )
-from perfkit.workloads.serving.records import TOKEN_SOURCES, TOKENS_FROM_CHUNKS, RequestRecord
+from perfkit.workloads.serving.records import (
+    REASONING_FROM_CHUNKS,
+    REASONING_FROM_DETAILS,
+    TOKEN_SOURCES,
+    TOKENS_FROM_CHUNKS,
+    RequestRecord,
+)
 
 NOT_SENT = "not sent"  # the reason of a record with no error that never left the client
 NO_TOKENS = "no output tokens"  # ... that was sent but got no token
@@ -128,6 +140,7 @@ def stage_numbers(records: Sequence[RequestRecord], duration_s: float, slo: Slo 
     _put(out, "total_tok_per_s", _rate(out_tokens + in_tokens, duration_s))
     gated = [r for r in ok if not r.in_profile_window]
     _latencies(out, gated)
+    _reasoning(out, ok, gated)
     tpot_p50 = out.get("tpot_p50_s")
     if isinstance(tpot_p50, float) and tpot_p50 > 0:
         out["interactivity_tok_per_s"] = 1.0 / tpot_p50
@@ -165,6 +178,17 @@ def _latencies(out: dict[str, object], ok: Sequence[RequestRecord]) -> None:
     _put_stats(out, "e2e_sched", stats(per_request(ok, e2e_sched_s)), ("p50", "p99"))
 
 
+def _reasoning(out: dict[str, object], ok: Sequence[RequestRecord], gated: Sequence[RequestRecord]) -> None:
+    """The reasoning-model numbers, only when a succeeded request had reasoning tokens."""
+    if not any(r.reasoning_tokens > 0 for r in ok):
+        return
+    _put_stats(out, "ttfa", stats(per_request(gated, ttfa_s)), ("p50", "p99"))
+    out["reasoning_tok_per_req_mean"] = sum(r.reasoning_tokens for r in ok) / len(ok)
+    out["answer_tok_per_req_mean"] = sum(r.answer_tokens for r in ok) / len(ok)
+    seen = {r.reasoning_source for r in ok if r.reasoning_source is not None}
+    out["reasoning_token_source"] = "+".join(s for s in (REASONING_FROM_DETAILS, REASONING_FROM_CHUNKS) if s in seen)
+
+
 def _steady(out: dict[str, object], records: Sequence[RequestRecord],
             ok: Sequence[RequestRecord], gated: Sequence[RequestRecord]) -> None:
     curve = in_flight(records)
@@ -184,4 +208,6 @@ def _samples(ok: Sequence[RequestRecord]) -> dict[str, list[float]]:
     lists = {"ttft_p50_s": per_request(ok, ttft_s), "ttft_sched_p50_s": per_request(ok, ttft_sched_s),
              "tpot_p50_s": per_request(ok, tpot_s),
              "e2e_p50_s": per_request(ok, e2e_s)}
+    if any(r.reasoning_tokens > 0 for r in ok):
+        lists["ttfa_p50_s"] = per_request(ok, ttfa_s)
     return {k: [float(v) for v in vs] for k, vs in lists.items() if vs}

@@ -26,7 +26,7 @@ from perfkit.workloads.serving.server.chunks import Response, error_body
 from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
 from perfkit.workloads.serving.server.metrics import ServerMetrics, render
-from perfkit.workloads.serving.server.options import ServeOptions
+from perfkit.workloads.serving.server.options import ServeOptions, SyntheticOptions
 from perfkit.workloads.serving.server.profile_routes import add_profile_routes
 from perfkit.workloads.serving.server.protocol import (
     CHAT,
@@ -70,6 +70,12 @@ def make_app(state: ServerState, middlewares: Sequence[Any] = ()) -> web.Applica
 def output_tokens(request: GenRequest, options: ServeOptions) -> int:
     n = request.max_tokens if request.max_tokens is not None else options.output_tokens
     return min(n, options.max_tokens_cap) if options.max_tokens_cap is not None else n
+
+
+def reasoning_field(options: ServeOptions) -> str | None:
+    """The delta field reasoning tokens stream in; None when the server streams none."""
+    mode = options.mode
+    return mode.reasoning_field if isinstance(mode, SyntheticOptions) and mode.reasoning_tokens > 0 else None
 
 
 def error_response(message: str, status: int, param: str | None = None) -> web.Response:
@@ -127,7 +133,8 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
     if admitted.cached_tokens is not None:
         state.metrics.prefix_cache_queries += admitted.prompt_tokens
         state.metrics.prefix_cache_hits += admitted.cached_tokens
-    response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs)
+    response = Response.new(kind, gen.model or state.options.model_name, gen.logprobs,
+                            reasoning_field(state.options))
     times = TokenTimes(state.metrics, received_s)
     steps = state.engine.generate(admitted)
     respond = stream if gen.stream else whole

@@ -20,6 +20,7 @@ class Token:
     text: str
     token_id: int
     logprob: float
+    reasoning: bool = False  # a reasoning (thinking) token, not part of the answer
 
 
 @dataclass(frozen=True)

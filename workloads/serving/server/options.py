@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from perfkit.core.errors import SpecError
 
 SYNTHETIC_MODEL_NAME = "perfkit-synthetic"
+# the delta field a reasoning model's thinking streams in: vLLM's older and SGLang's
+# `reasoning_content`, vLLM's newer `reasoning`
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,10 @@ class SyntheticOptions:
     # the text of each token, cycled (--tokenizer: single tokens of a real tokenizer, so the text
     # re-tokenizes to exactly the tokens sent); () : every token is " tok"
     token_texts: tuple[str, ...] = ()
+    # the first reasoning_tokens output tokens of a request are reasoning (chat: streamed in
+    # `delta.<reasoning_field>`, counted in usage.completion_tokens_details.reasoning_tokens)
+    reasoning_tokens: int = 0
+    reasoning_field: str = REASONING_FIELDS[0]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from perfkit.workloads.serving.server.chunks import DONE, Response, error_body, sse, usage
+from perfkit.workloads.serving.server.chunks import DONE, Response, error_body, sse
 from perfkit.workloads.serving.server.engine import Admitted, Token
 from perfkit.workloads.serving.server.faults import (
     CLOSE_MID_STREAM,
@@ -58,16 +58,19 @@ class TokenTimes:
 class ChunkWriter:
     """Writes SSE chunks with the perfkit stamps (and the running usage when asked)."""
 
-    def __init__(self, resp: web.StreamResponse, admitted: Admitted, times: TokenTimes) -> None:
-        self.resp, self.admitted, self.times = resp, admitted, times
+    def __init__(self, resp: web.StreamResponse, admitted: Admitted, times: TokenTimes,
+                 response: Response) -> None:
+        self.resp, self.admitted, self.times, self.response = resp, admitted, times, response
         self.completion_tokens = 0
+        self.reasoning_tokens = 0
         self.first = True
 
-    async def send(self, payload: dict[str, Any], k: int) -> None:
+    async def send(self, payload: dict[str, Any], k: int, reasoning: int = 0) -> None:
         self.completion_tokens += k
+        self.reasoning_tokens += reasoning
         if self.admitted.request.continuous_usage and "usage" not in payload:
-            payload["usage"] = usage(self.admitted.prompt_tokens, self.completion_tokens,
-                                     self.admitted.cached_tokens)
+            payload["usage"] = self.response.usage(self.admitted.prompt_tokens, self.completion_tokens,
+                                                   self.reasoning_tokens, self.admitted.cached_tokens)
         now = time.monotonic()
         stamps: dict[str, Any] = {"sent_s": now, "tokens": k}
         if self.first:
@@ -86,7 +89,7 @@ async def stream(request: web.Request, response: Response, admitted: Admitted,
                  ) -> web.StreamResponse:
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await resp.prepare(request)
-    out = ChunkWriter(resp, admitted, times)
+    out = ChunkWriter(resp, admitted, times, response)
     total = admitted.output_tokens
     close_after = max(1, math.ceil(total / 2))
     try:
@@ -96,14 +99,16 @@ async def stream(request: web.Request, response: Response, admitted: Admitted,
         async with contextlib.aclosing(steps):
             async for tokens in steps:
                 written += len(tokens)
-                await out.send(response.chunk(tokens, written >= total, offset), len(tokens))
+                await out.send(response.chunk(tokens, written >= total, offset), len(tokens),
+                               sum(t.reasoning for t in tokens))
                 offset += sum(len(t.text) for t in tokens)
                 if fault == CLOSE_MID_STREAM and written >= close_after:
                     return _close(request, resp)
                 if written == len(tokens):  # after the first content chunk
                     await _mid_stream_fault(out, response, fault)
         if admitted.request.include_usage:
-            await out.send(response.usage_chunk(admitted.prompt_tokens, written, admitted.cached_tokens), 0)
+            await out.send(response.usage_chunk(admitted.prompt_tokens, written, admitted.cached_tokens,
+                                                out.reasoning_tokens), 0)
         times.metrics.request_success += 1
         if fault == NEVER_END:
             await _hang(request)

@@ -11,6 +11,10 @@ each decode step (one itl) emits accepted + 1 tokens as one chunk instead.
 Every token is the text " tok" with logprob -0.125, or with --tokenizer the next of that
 tokenizer's single-token words (server/token_texts.py), cycled from a seeded start. Output length
 is the admitted output tokens.
+With `reasoning_tokens` N the first min(N, output length) tokens are reasoning tokens (text
+" think", or --tokenizer's next words; they count in the output length, as vLLM's max_tokens counts them), then the answer;
+the answer's first token is a chunk of its own as the first token is, so it is due at exactly
+ttft + N x itl (no jitter) whatever the chunk sizes, and no chunk mixes reasoning and answer.
 Each admitted prompt's cached tokens come from a prefix cache over its token ids (prefix_cache.py),
 reported in the usage; a hit takes no less time.
 """
@@ -22,6 +26,7 @@ import itertools
 import random
 import time
 from collections.abc import AsyncGenerator, Iterator
+from dataclasses import replace
 
 from perfkit.workloads.serving.server.engine import Admitted, EngineLoad, Token
 from perfkit.workloads.serving.server.options import SyntheticOptions
@@ -32,7 +37,16 @@ from perfkit.workloads.serving.server.spec_decode import SpecDecodeCounters, acc
 from perfkit.workloads.serving.server.tokenizer import token_ids
 
 TOKEN = Token(text=" tok", token_id=0, logprob=-0.125)
+REASONING_TOKEN = Token(text=" think", token_id=1, logprob=-0.125, reasoning=True)
 CACHE_VOCAB = 1 << 31  # a text prompt's ids for the prefix cache (a large vocabulary: few collisions)
+
+
+def _step(token: Token, size: int, texts: Iterator[Token] | None) -> list[Token]:
+    """One chunk's tokens: `size` of `token`, or the next texts (marked reasoning like `token`)."""
+    if texts is None:
+        return [token] * size
+    step = [next(texts) for _ in range(size)]
+    return [replace(t, reasoning=True) for t in step] if token.reasoning else step
 
 
 async def sleep_until(deadline: float) -> None:
@@ -75,11 +89,11 @@ class SyntheticEngine:
             due = time.monotonic() + self._gap(rng, self.options.ttft_s)
             spec = self.options.spec is not None  # a step's tokens are all due at once
             texts = self._texts(rng) if self.options.token_texts else None
-            for size in self._chunk_sizes(rng, admitted.output_tokens):
+            for token, size in self._chunks(rng, admitted.output_tokens):
                 for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
                     due += self._gap(rng, self.options.itl_s)
                 await sleep_until(due)
-                yield [next(texts) for _ in range(size)] if texts else [TOKEN] * size
+                yield _step(token, size, texts)
                 due += self._gap(rng, self.options.itl_s)
         finally:
             self.pool.release()
@@ -96,6 +110,13 @@ class SyntheticEngine:
         if self.options.jitter_s <= 0:
             return mean_s
         return max(0.0, rng.gauss(mean_s, self.options.jitter_s))
+
+    def _chunks(self, rng: random.Random, total: int) -> Iterator[tuple[Token, int]]:
+        """(token, size) of each chunk: the reasoning tokens' chunks, then the answer's."""
+        reasoning = min(self.options.reasoning_tokens, total)
+        for token, count in ((REASONING_TOKEN, reasoning), (TOKEN, total - reasoning)):
+            for size in self._chunk_sizes(rng, count):
+                yield token, size
 
     def _chunk_sizes(self, rng: random.Random, total: int) -> Iterator[int]:
         """Tokens per chunk: 1 first, then the configured sizes (or spec-decode steps) up to total."""
