@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(repeats):
             for c in concurrencies:
                 for burn in (False, True):
-                    requests = 4 if args.smoke else max(4 * c, 16)
+                    requests = 4 if args.smoke else max(8 * c, 32)
                     stages.append(judge(run_one(url, c, requests, 8 if args.smoke else 16, burn), c, burn))
                     print(f"stage: concurrency {c}, {'burn' if burn else 'idle'}: flagged {stages[-1].flagged}",
                           flush=True)

@@ -23,11 +23,11 @@ def test_no_lag_sample_bounds_nothing_and_no_values_is_refused() -> None:
 
 def test_equal_values_pay_the_best_lag_quantile() -> None:
     """Values without spread: every split costs only its lag quantile, so the bound is the lag's
-    quantile at the largest split: Q_L(1 - 0.1 / 2) = Q_L(0.95)."""
+    quantile at the largest split: Q_L(1 - 0.3 / 2) = Q_L(0.85)."""
     lag = [i * 1e-4 for i in range(1001)]  # 0 .. 100 ms in steps of 0.1 ms: Q_L(p) = 0.1 p s
     values = [0.04] * 200
-    assert quantile_error_bound(values, 0.5, lag) == pytest.approx(0.095)
-    assert quantile_error_bound(values, 0.99, lag) == pytest.approx(0.095)
+    assert quantile_error_bound(values, 0.5, lag) == pytest.approx(0.085)
+    assert quantile_error_bound(values, 0.99, lag) == pytest.approx(0.085)
 
 
 def test_a_constant_lag_is_the_bound_whatever_the_values() -> None:
