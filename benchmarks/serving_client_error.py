@@ -107,7 +107,7 @@ def judge(result: StageResult, concurrency: int, burn: bool) -> Stage:
     served = as_served(ok, result.t0_monotonic_s)
     by_index = {r.index: r for r in ok}
     read_side = [replace(r, sent_s=by_index[r.index].sent_s) for r in served]
-    intake = [s.sent_s - by_index[s.index].sent_s for s in served if s.sent_s is not None]
+    intake = [s.sent_s - sent for s in served if s.sent_s is not None and (sent := by_index[s.index].sent_s) is not None]
     bounds, reason = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s)
     actual, client = {}, {}
     for b in bounds:
