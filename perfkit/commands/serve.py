@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 8000
 SYNTHETIC_ONLY = ("ttft_ms", "itl_ms", "tokens_per_chunk", "jitter_ms", "max_concurrency",
-                  "spec_accept_rate", "spec_k", "tokenizer", "reasoning_tokens", "reasoning_field")
+                  "spec_accept_rate", "spec_k", "tokenizer", "reasoning_tokens", "reasoning_field", "lora_extra_ms")
 MODEL_ONLY = ("dtype", "device", "max_batch", "cache_len", "extra_step_ms", "profile_dir", "slow_op")
 
 
@@ -73,6 +73,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-usage", action="store_true",
                    help="stream no usage whatever stream_options asks (as servers that ignore it; tests "
                         "a client's own token counting)")
+    p.add_argument("--lora-modules", nargs="+", default=None, metavar="NAME[,NAME...]",
+                   help="serve these LoRA adapters by name as vLLM does (listed in /v1/models with parent = the "
+                        "base model; a request's model: NAME or BASE:NAME); then an unknown model is answered 404")
     s = p.add_argument_group("synthetic mode")
     s.add_argument("--ttft-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="time to first token (default 50)")
     s.add_argument("--itl-ms", type=at_most(finite_at_least(0), MAX_MS), default=None, help="inter-token latency (default 10)")
@@ -96,6 +99,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--reasoning-field", choices=REASONING_FIELDS, default=None,
                    help="the delta field reasoning streams in: reasoning_content (SGLang, older vLLM; the "
                         "default) or reasoning (newer vLLM)")
+    s.add_argument("--lora-extra-ms", action="append", default=None, metavar="NAME=MS",
+                   help="requests naming adapter NAME (--lora-modules) get MS more on every token gap (repeatable)")
     m = p.add_argument_group("model mode")
     m.add_argument("--dtype", default=None, help="weights' dtype (default fp32)")
     m.add_argument("--device", default=None, help="cpu or cuda[:N] (default cpu)")
@@ -168,15 +173,19 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     if given:
         raise SpecError(f"{', '.join(given)}: not an option of {'--synthetic' if args.synthetic else '--model'}; "
                         "drop it or switch mode")
+    from perfkit.workloads.serving.server.lora import lora_modules
+
     mode = _synthetic(args) if args.synthetic else _model(args)
     fault = FaultOptions(args.fault, args.fault_every) if args.fault else None
     return ServeOptions(mode=mode, host=args.host, port=args.port, seed=args.seed,
                         output_tokens=args.output_tokens, max_tokens_cap=args.max_tokens_cap,
-                        served_model_name=args.served_model_name, fault=fault, usage=not args.no_usage)
+                        served_model_name=args.served_model_name, fault=fault, usage=not args.no_usage,
+                        lora_modules=lora_modules(args.lora_modules))
 
 
 def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
     from perfkit.core.errors import SpecError
+    from perfkit.workloads.serving.server.lora import lora_extra, lora_modules
     from perfkit.workloads.serving.server.options import (
         SpecDecodeOptions,
         SyntheticOptions,
@@ -205,6 +214,7 @@ def _synthetic(args: argparse.Namespace) -> SyntheticOptions:
         token_texts=token_texts(args.tokenizer) if args.tokenizer is not None else (),
         reasoning_tokens=args.reasoning_tokens or 0,
         reasoning_field=args.reasoning_field or REASONING_FIELDS[0],
+        lora_extra_s=lora_extra(args.lora_extra_ms, lora_modules(args.lora_modules)),
     )
 
 

@@ -214,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
         print(stages_json(final, outcome.run_dir))
     elif not args.quiet:
         from perfkit.core.terminal import terminal_width
+        from perfkit.reports.serving.adapter_text import adapter_lines
         from perfkit.reports.serving.capacity_text import capacity_lines
         from perfkit.reports.serving.session_text import session_lines
         from perfkit.reports.serving.text import serving_table
@@ -222,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         found = capacity_lines(final)
         print("\n".join(found) if found else serving_table(final, None if args.wide else terminal_width()))
         for line in [*window_lines(final), *session_lines(final)]:
+            print(line)
+        for line in adapter_lines(final):
             print(line)
         for message in outcome.messages:
             print(f"perfkit: {terminal_safe(message)}")

@@ -65,6 +65,8 @@ class RequestRecord:
     first_answer_s: float | None = None
     reasoning_tokens: int = 0
     reasoning_source: str | None = None
+    # the LoRA adapter the request named (serve-bench --lora; client/lora.py); None: the base model
+    adapter: str | None = None
 
     @property
     def ok(self) -> bool:

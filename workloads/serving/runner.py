@@ -21,6 +21,7 @@ from perfkit.core.run_layout import serving_requests_name
 from perfkit.core.terminal import terminal_safe
 from perfkit.workloads.base import Point, Prepared, RunContext
 from perfkit.workloads.serving.client.bounds import dropped_notes
+from perfkit.workloads.serving.client.lora_check import lora_format
 from perfkit.workloads.serving.client.plan import (
     DURATION_PROMPTS,
     auth_headers,
@@ -55,7 +56,15 @@ def client_options(spec: ServingSpec) -> ClientOptions:
                          connect_timeout_s=c.connect_timeout_s, read_timeout_s=c.read_timeout_s,
                          request_timeout_s=c.request_timeout_s, ignore_eos=c.ignore_eos, usage=c.usage,
                          logprobs=c.logprobs, follow_redirects=c.follow_redirects, headers=auth_headers(spec),
-                         tokenizer=c.tokenizer)
+                         tokenizer=c.tokenizer, lora_format=_lora_format(spec))
+
+
+def _lora_format(spec: ServingSpec) -> str:
+    """How requests name their LoRA adapter: the one asked, or (auto) what the server says (lora_check)."""
+    if spec.lora is None or spec.lora.format != "auto":
+        return spec.lora.format if spec.lora is not None else "vllm"
+    assert spec.endpoint is not None
+    return lora_format(spec.endpoint, spec.lora.adapters, spec.lora.format, auth_headers(spec))
 
 
 def _nothing() -> None:

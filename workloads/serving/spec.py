@@ -20,6 +20,8 @@
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
       profile: {server_trace: {steps: 16, server: auto, trace_dir: /shared/traces}}
+      lora: {adapters: [sql, python], weights: [3, 1], format: auto}   # an adapter per request
+                                          # (or [sql, python], or {sql: 3, python: 1})
                                           # a profiling window of the server inside each stage
                                           # (or seconds: 2); traces copied into the run
 
@@ -32,6 +34,7 @@ a profiled run's gated numbers leave the window's requests out, so it compares w
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -381,6 +384,69 @@ class ServingProfileSpec(FrozenModel):
     server_trace: ServerTraceSpec
 
 
+ADAPTER_NAME = r"[\w.@+/-]{1,200}"  # no ':' (the sglang form's separator, a weight's), ',' or space
+
+
+def lora_adapters(text: str, flag: str) -> dict[str, Any]:
+    """`--lora sql,python` (uniform) or `sql:3,python:1` (weights) -> the lora block's adapters."""
+    names: list[str] = []
+    weights: list[float] = []
+    for part in (p.strip() for p in text.split(",")):
+        name, colon, weight = part.partition(":")
+        try:
+            w = float(weight) if colon else 1.0
+        except ValueError:
+            w = -1.0
+        if not name or not w > 0 or not math.isfinite(w):
+            raise SpecError(f"{flag} {part[:60]!r}: write NAME or NAME:WEIGHT (a weight above 0), comma-separated; "
+                            "e.g. sql,python or sql:3,python:1")
+        names.append(name)
+        weights.append(w)
+    return {"adapters": names} | ({"weights": weights} if any(w != 1.0 for w in weights) else {})
+
+
+class LoraSpec(FrozenModel):
+    """A LoRA adapter per request (docs/serving.md "LoRA adapters"): each request names one of
+    `adapters`, drawn from the run's seed (equal odds, or `weights`)."""
+
+    adapters: tuple[str, ...] = Field((), max_length=1000)
+    weights: tuple[float, ...] | None = None  # one per adapter, above 0 (relative odds)
+    format: Annotated[Literal["auto", "vllm", "sglang"], CliOption(
+        "--lora-format", help="how a request names its adapter: vllm (model: ADAPTER), sglang "
+                              "(model: BASE:ADAPTER) or auto (default: asks the server)")] = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, data: Any) -> Any:
+        """`lora: [sql, python]` or `lora: {sql: 3, python: 1}` in a spec."""
+        if isinstance(data, (list, tuple)):
+            return {"adapters": list(data)}
+        if isinstance(data, dict) and data and "adapters" not in data and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()):
+            return {"adapters": list(data), "weights": list(data.values())}
+        return data
+
+    @field_validator("adapters")
+    @classmethod
+    def _names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = next((n for n in v if not re.fullmatch(ADAPTER_NAME, n)), None)
+        if bad is not None:
+            raise ValueError(f"adapter {bad[:60]!r}: a name of letters, digits and . _ - / @ + (no ':', ',' "
+                             "or spaces), at most 200 characters")
+        return v
+
+    @model_validator(mode="after")
+    def _fits(self) -> LoraSpec:
+        if not self.adapters:
+            raise ValueError("no adapters: name them, e.g. --lora sql,python (lora: {adapters: [sql, python]})")
+        if len(set(self.adapters)) != len(self.adapters):
+            raise ValueError("an adapter is named twice; name each once (give it a weight for more requests)")
+        if self.weights is not None and (len(self.weights) != len(self.adapters)
+                                         or any(not (w > 0 and math.isfinite(w)) for w in self.weights)):
+            raise ValueError("weights: one number above 0 per adapter, e.g. --lora sql:3,python:1")
+        return self
+
+
 class ServingSpec(WorkloadSpec):
     kind: Literal["serving"]
     endpoint: Annotated[str | None, CliOption(
@@ -414,6 +480,10 @@ class ServingSpec(WorkloadSpec):
         "--metrics-url", help="Prometheus endpoint (default URL/metrics; none: skip)")] = Field(
         "auto", min_length=1, max_length=2000)
     profile: ServingProfileSpec | None = None
+    lora: Annotated[LoraSpec | None, CliOption(
+        "--lora", metavar="NAME[:W][,NAME[:W]...]", parse=lora_adapters,
+        help="each request names one of these LoRA adapters, drawn from --seed (equal odds, or the weights "
+             "W); the stage shows TTFT / TPOT per adapter")] = None
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"

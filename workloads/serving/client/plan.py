@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from perfkit.core.errors import SpecError
 from perfkit.workloads.base import WorkloadSpec
 from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.lora import Assigner
+from perfkit.workloads.serving.client.lora_check import lora_format
 from perfkit.workloads.serving.client.plan_size import DEFAULT_REQUESTS, DURATION_PROMPTS
 from perfkit.workloads.serving.client.profile_window import WindowPlan
 from perfkit.workloads.serving.client.prompts import (
@@ -75,6 +79,22 @@ def sessions_of(spec: ServingSpec, seed: int) -> list[Session]:
 
 
 def stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePlan:
+    """What the load client does in the stage `params` names; with `lora`, each request (each
+    session) names its adapter (client/lora.py)."""
+    plan = _stage_plan(spec, params, seed)
+    return plan if spec.lora is None else with_adapters(plan, Assigner(spec.lora.adapters, spec.lora.weights, seed))
+
+
+def with_adapters(plan: StagePlan, adapter_of: Callable[[int], str]) -> StagePlan:
+    """`plan` with request i's prompt (session i's turns) naming adapter_of(i)."""
+    base = plan.prompt_for
+    sessions = None if plan.sessions is None else tuple(
+        dataclasses.replace(s, adapter=adapter_of(i)) for i, s in enumerate(plan.sessions))
+    return dataclasses.replace(plan, prompt_for=lambda i: dataclasses.replace(base(i), adapter=adapter_of(i)),
+                               sessions=sessions)
+
+
+def _stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePlan:
     requests = params.get("requests", spec.requests)
     duration = params.get("duration_s", spec.duration_s)
     if requests is None and duration is None:
@@ -161,7 +181,8 @@ def window_plan(spec: ServingSpec) -> WindowPlan | None:
 
 def preflight(spec: WorkloadSpec) -> None:
     """Read every file the spec names (prices, dataset, replay, tokenizer) before anything is measured: a bad
-    one is a located one-line error now, not a failed stage later."""
+    one is a located one-line error now, not a failed stage later. With `lora`, ask the server
+    whether it serves each adapter (client/lora_check.py): one it does not is refused now."""
     assert isinstance(spec, ServingSpec)
     auth_headers(spec)
     price_of(spec)
@@ -172,3 +193,5 @@ def preflight(spec: WorkloadSpec) -> None:
         read_replay(spec.load.replay)
     if spec.sessions is not None and spec.sessions.file is not None:
         sessions_of(spec, 0)
+    if spec.lora is not None and spec.endpoint is not None:  # the server serves every adapter asked
+        lora_format(spec.endpoint, spec.lora.adapters, spec.lora.format, auth_headers(spec))

@@ -38,7 +38,7 @@ def _row(r: RequestRecord) -> dict[str, Any]:
         | _reasoning_row(r)
 
 
-_OPTIONAL = ("session_id", "turn", "cached_tokens")  # written only when set (plain stages: as before)
+_OPTIONAL = ("session_id", "turn", "cached_tokens", "adapter")  # written only when set (plain stages: as before)
 
 
 def _reasoning_row(r: RequestRecord) -> dict[str, Any]:
@@ -58,6 +58,7 @@ MAX_TEXT_BYTES = 1 << 30  # decompressed: a file that inflates past this is refu
 _FIX = "re-run the stage (perfkit writes this file; it was damaged after)"
 
 Tokens = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]
+AdapterName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class _Row:
     first_answer_s: Finite | None = None
     reasoning_tokens: Tokens = 0
     reasoning_source: str | None = None
+    adapter: AdapterName | None = None
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -139,4 +141,4 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
         expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
         cached_tokens=row.cached_tokens, first_answer_s=row.first_answer_s,
-        reasoning_tokens=row.reasoning_tokens, reasoning_source=row.reasoning_source)
+        reasoning_tokens=row.reasoning_tokens, reasoning_source=row.reasoning_source, adapter=row.adapter)

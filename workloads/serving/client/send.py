@@ -27,6 +27,7 @@ from perfkit.workloads.serving.client.bounds import (
     prompt_count,
 )
 from perfkit.workloads.serving.client.chunks import cached_tokens, chunk_kinds, read_chunk
+from perfkit.workloads.serving.client.lora import wire_model
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.records import (
@@ -62,6 +63,7 @@ class ClientOptions:
     follow_redirects: bool = False  # follow a redirect to another origin (same origin: always)
     # count tokens from the text with this tokenizer when the server says nothing (client.tokenizer)
     tokenizer: str | None = None
+    lora_format: str = "vllm"  # how a prompt's adapter is named in `model` (client/lora.py)
 
     @property
     def path(self) -> str:
@@ -80,6 +82,7 @@ class Prompt:
     # a session's earlier turns, (role, content) in order, sent before `text` (client/sessions.py):
     # chat: as messages; completions: their contents and `text` joined by newlines
     history: tuple[tuple[str, str], ...] = ()
+    adapter: str | None = None  # the LoRA adapter the request names (client/lora.py); None: the base model
 
 
 def expected_output(body: dict[str, Any]) -> int | None:
@@ -110,6 +113,8 @@ def request_body(opts: ClientOptions, prompt: Prompt) -> dict[str, Any]:
         body["ignore_eos"] = True
     if opts.usage:
         body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+    if prompt.adapter is not None:
+        body["model"] = wire_model(opts.model, prompt.adapter, opts.lora_format)
     body.update(opts.extra_body)
     return body
 
@@ -250,7 +255,7 @@ class _Recorder:
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
             dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
             chunk_texts=texts, first_answer_s=self.first_answer, reasoning_tokens=reasoning,
-            reasoning_source=reasoning_source)
+            reasoning_source=reasoning_source, adapter=self.prompt.adapter)
 
     def _cached(self) -> int | None:
         """The server's cached prompt tokens, when said and not above its prompt count."""

@@ -44,7 +44,7 @@ async def run_sessions(session: aiohttp.ClientSession, opts: ClientOptions, sess
             if on_send is not None:
                 on_send()
             answer: list[str] = []
-            prompt = Prompt(turn.text, turn.input_tokens, turn.output_tokens, history)
+            prompt = Prompt(turn.text, turn.input_tokens, turn.output_tokens, history, sessions[sid].adapter)
             rec = await send(session, opts, next(order), due, prompt, t0, answer)
             out.append(dataclasses.replace(rec, session_id=sid, turn=k))
             if not rec.ok:

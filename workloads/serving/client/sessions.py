@@ -45,6 +45,7 @@ class Turn:
 @dataclass(frozen=True)
 class Session:
     turns: tuple[Turn, ...]
+    adapter: str | None = None  # the LoRA adapter its every turn names (client/lora.py)
 
 
 def synthetic_sessions(n: int, turns: int, inputs: Lengths, outputs: Lengths, think: ThinkTime,

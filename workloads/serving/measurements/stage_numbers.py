@@ -113,6 +113,8 @@ class StageNumbers:
     prompt_cache_share: float | None = None
     prompt_cache_reported: float | None = None
     prompt_cached_tokens: float | None = None
+    # per LoRA adapter (serve-bench --lora; measurements/adapters.py); absent otherwise
+    adapter_table: dict[str, list[Any]] | None = None
     # keys this record does not name, as they were
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -35,6 +35,7 @@ ITL, chunk gaps, E2E, percentiles), .steady (in flight, steady window), .goodput
   stored value (perfkit.workloads.serving.measurements.run_samples).
 - sessions, session_*, turn_table, session_table (a stage that ran multi-turn sessions) and
   prompt_cache_* (requests whose server said its cached tokens): .sessions; absent otherwise.
+- adapter_table (a stage whose requests named LoRA adapters): .adapters; absent otherwise.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from perfkit.workloads.serving.measurements.adapters import adapter_metrics
 from perfkit.workloads.serving.measurements.cost import Price, usd_per_1m_tokens
 from perfkit.workloads.serving.measurements.goodput import Slo, goodput
 from perfkit.workloads.serving.measurements.latency import (
@@ -163,6 +165,7 @@ def stage_numbers(records: Sequence[RequestRecord], duration_s: float, slo: Slo 
     out["request_samples"] = _samples(gated)
     out["window_samples"] = window_samples(out, records, duration_s, slo, price)
     out.update(session_metrics(records) | cache_metrics(records))
+    out.update(adapter_metrics(records))
     return StageNumbers(**out)  # type: ignore[arg-type]  # the keys are its fields, checked here
 
 

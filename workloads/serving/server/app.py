@@ -1,13 +1,14 @@
 """The aiohttp application: OpenAI-compatible routes over one engine, plus /metrics and /health.
 
-- GET  /v1/models            the one served model
+- GET  /v1/models            the served model, and its LoRA adapters (--lora-modules; lora.py)
 - POST /v1/completions       prompt -> text (stream: true gives SSE)
 - POST /v1/chat/completions  messages -> assistant message (stream: true gives SSE)
 - GET  /metrics              Prometheus text exposition (metrics.py)
 - GET  /health               200, empty body (as vLLM)
 - POST /start_profile, /stop_profile, GET /profile_info   model mode: torch.profiler windows
                              around the engine's steps (profile_routes.py)
-A body that is not JSON or misses a field is answered 400 with an OpenAI-style error body.
+A body that is not JSON or misses a field is answered 400 with an OpenAI-style error body; with
+--lora-modules, a model the server does not serve 404 (lora.py).
 Output length: max_tokens (chat: max_completion_tokens first), else the server's
 --output-tokens, capped at --max-tokens-cap when given.
 """
@@ -25,6 +26,7 @@ from aiohttp import web
 from perfkit.workloads.serving.server.chunks import Response, error_body
 from perfkit.workloads.serving.server.engine import Engine
 from perfkit.workloads.serving.server.faults import HTTP_500, FaultPicker
+from perfkit.workloads.serving.server.lora import adapter_cards, requested_adapter
 from perfkit.workloads.serving.server.metrics import ServerMetrics, render
 from perfkit.workloads.serving.server.options import ServeOptions, SyntheticOptions
 from perfkit.workloads.serving.server.profile_routes import add_profile_routes
@@ -86,7 +88,7 @@ async def models(request: web.Request) -> web.Response:
     state = request.app[STATE]
     card = {"id": state.options.model_name, "object": "model", "created": state.started,
             "owned_by": "perfkit"}
-    return web.json_response({"object": "list", "data": [card]})
+    return web.json_response({"object": "list", "data": [card, *adapter_cards(state.options, state.started)]})
 
 
 async def health(request: web.Request) -> web.Response:
@@ -123,7 +125,8 @@ async def _generate(request: web.Request, kind: str) -> web.StreamResponse:
         gen = parse_request(kind, body)
         if not state.options.usage:  # --no-usage: as a server that ignores stream_options
             gen = replace(gen, include_usage=False, continuous_usage=False)
-        admitted = state.engine.admit(gen, output_tokens(gen, state.options))
+        adapter = requested_adapter(state.options, gen.model)
+        admitted = replace(state.engine.admit(gen, output_tokens(gen, state.options)), adapter=adapter)
     except RequestError as exc:
         return error_response(exc.message, exc.status, exc.param)
     fault = state.faults.next()

@@ -44,7 +44,7 @@ def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None 
 
 
 def error_body(message: str, status: int, param: str | None = None) -> dict[str, Any]:
-    kind = "invalid_request_error" if status < 500 else "server_error"
+    kind = "NotFoundError" if status == 404 else "invalid_request_error" if status < 500 else "server_error"
     return {"error": {"message": message, "type": kind, "param": param, "code": status}}
 
 

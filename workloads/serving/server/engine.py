@@ -32,6 +32,7 @@ class Admitted:
     output_tokens: int
     prompt_ids: tuple[int, ...] = ()  # the prompt as the engine's token ids (model mode)
     cached_tokens: int | None = None  # prompt tokens served from the prefix cache (None: not said)
+    adapter: str | None = None  # the LoRA adapter the request named (server/lora.py); None: the base
 
 
 @dataclass(frozen=True)

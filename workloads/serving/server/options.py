@@ -36,6 +36,8 @@ class SyntheticOptions:
     # `delta.<reasoning_field>`, counted in usage.completion_tokens_details.reasoning_tokens)
     reasoning_tokens: int = 0
     reasoning_field: str = REASONING_FIELDS[0]
+    # (adapter, seconds) added to every token gap of that LoRA adapter's requests (--lora-extra-ms)
+    lora_extra_s: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class ServeOptions:
     served_model_name: str | None = None  # the `model` /v1/models lists (default: mode's own)
     fault: FaultOptions | None = None
     usage: bool = True  # False (--no-usage): stream no usage whatever stream_options asks
+    lora_modules: tuple[str, ...] = ()  # LoRA adapters served by name (server/lora.py)
 
     @property
     def model_name(self) -> str:

@@ -15,6 +15,8 @@ With `reasoning_tokens` N the first min(N, output length) tokens are reasoning t
 " think", or --tokenizer's next words; they count in the output length, as vLLM's max_tokens counts them), then the answer;
 the answer's first token is a chunk of its own as the first token is, so it is due at exactly
 ttft + N x itl (no jitter) whatever the chunk sizes, and no chunk mixes reasoning and answer.
+A request naming a LoRA adapter with --lora-extra-ms gets that much more on every token gap after
+the first token (its TTFT is the base model's).
 Each admitted prompt's cached tokens come from a prefix cache over its token ids (prefix_cache.py),
 reported in the usage; a hit takes no less time.
 """
@@ -87,14 +89,15 @@ class SyntheticEngine:
         await self.pool.acquire()
         try:
             due = time.monotonic() + self._gap(rng, self.options.ttft_s)
+            itl = self.options.itl_s + dict(self.options.lora_extra_s).get(admitted.adapter or "", 0.0)
             spec = self.options.spec is not None  # a step's tokens are all due at once
             texts = self._texts(rng) if self.options.token_texts else None
             for token, size in self._chunks(rng, admitted.output_tokens):
                 for _ in range(0 if spec else size - 1):  # the chunk is due with its last token
-                    due += self._gap(rng, self.options.itl_s)
+                    due += self._gap(rng, itl)
                 await sleep_until(due)
                 yield _step(token, size, texts)
-                due += self._gap(rng, self.options.itl_s)
+                due += self._gap(rng, itl)
         finally:
             self.pool.release()
 

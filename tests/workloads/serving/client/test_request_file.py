@@ -106,3 +106,16 @@ def test_session_and_cache_fields_round_trip_and_older_files_load(tmp_path: Path
     assert not any(k in row for row in rows for k in ("session_id", "turn", "cached_tokens"))
     assert all(r.session_id is None and r.turn is None and r.cached_tokens is None
                for r in read_requests(_written(tmp_path)))
+
+
+def test_the_adapter_round_trips_and_older_files_load(tmp_path: Path) -> None:
+    import dataclasses
+
+    named = [dataclasses.replace(RECORDS[0], adapter="sql"), dataclasses.replace(RECORDS[1], adapter="org/py-v2")]
+    path = tmp_path / "lora.jsonl.gz"
+    write_requests(path, named)
+    assert read_requests(path) == named
+    # a stage without adapters writes no key, and such (older) files read as the base model
+    assert not any("adapter" in row for row in _lines(tmp_path))
+    assert all(r.adapter is None for r in read_requests(_written(tmp_path)))
+    assert "adapter" in _refused(_gz(tmp_path, json.dumps(_lines(tmp_path)[0] | {"adapter": ""})))
