@@ -7,7 +7,10 @@ lag can cause (measurements/client_error.py: a stated bound per number) and call
 client-bound when either
 - a bound is material: larger than `MATERIAL_SHARE` of its number AND larger than `FLOOR_S`
   (below the floor the client's error is under what the network and the server's own intake
-  already add on loopback, measured in benchmarks/results/serving_client_error-vm.md), or
+  already add on loopback, measured in benchmarks/results/serving_client_error-vm.md) AND larger
+  than the number's own sampling uncertainty (ErrorBound.noise_s: the half-width of its 95%
+  interval from its samples; an error inside it cannot change what the stage's sample says, a
+  TTFT p99 of 16 requests being the largest of them), or
 - in an open-loop (rate) stage, send lateness p99 > `LATE_SHARE` x the mean inter-arrival time
   (lateness: when the request left the client minus when it was due): the offered load was not
   the one asked for, which no latency bound covers.
@@ -40,8 +43,9 @@ def _ms(x: float) -> str:
 
 
 def material(b: ErrorBound) -> bool:
-    """The bound could move its number by more than the share and the floor."""
-    return b.bound_s > FLOOR_S and b.bound_s > MATERIAL_SHARE * abs(b.value_s)
+    """The bound could move its number by more than the share, the floor and the number's own
+    sampling uncertainty."""
+    return b.bound_s > max(FLOOR_S, MATERIAL_SHARE * abs(b.value_s), b.noise_s)
 
 
 def bounds_note(bounds: Sequence[ErrorBound]) -> str | None:
@@ -55,7 +59,8 @@ def client_bound_reason(bounds: Sequence[ErrorBound], lateness_s: Sequence[float
                         mean_interarrival_s: float | None) -> str | None:
     """Why the stage measured the client (one line), or None when it did not."""
     reasons = [f"the client's delays can move {_NAMES.get(b.metric, b.metric)} {_ms(b.value_s)} ms by up to "
-               f"{_ms(b.bound_s)} ms (> {MATERIAL_SHARE:.0%} and > {_ms(FLOOR_S)} ms)" for b in bounds if material(b)]
+               f"{_ms(b.bound_s)} ms (> {MATERIAL_SHARE:.0%}, > {_ms(FLOOR_S)} ms and > its sampling uncertainty "
+               f"{_ms(b.noise_s)} ms)" for b in bounds if material(b)]
     late = p99(lateness_s)
     if late is not None and mean_interarrival_s and mean_interarrival_s > 0 and late > LATE_SHARE * mean_interarrival_s:
         reasons.append(f"sends late by {_ms(late)} ms (p99) > {LATE_SHARE:.0%} of the mean inter-arrival "

@@ -57,6 +57,7 @@ from perfkit.workloads.serving.records import RequestRecord
 
 SPLITS = (0.0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)  # e: the share of samples let go
 Z = 3.0  # standard errors of the share of samples past the lag quantile (sample_share)
+Z_NOISE = 1.96  # a 95% interval for the sampling half-width
 STAMPS = 2  # stamps per latency (two ends): P(|D| > b) <= 2 P(L > b)
 
 # the numbers bounded: metric key -> quantile of its samples
@@ -71,12 +72,24 @@ class ErrorBound:
     metric: str  # its metric key (ttft_p50_s, ...)
     value_s: float  # the number as measured
     bound_s: float
+    # the half-width of the number's own 95% distribution-free interval from its samples
+    # (sampling_half_width): what the stage's sample size leaves uncertain anyway
+    noise_s: float = 0.0
 
 
 def sample_share(e: float, n: int) -> float:
     """The share of n samples whose shift may pass b when each does with probability e: e plus
     Z standard errors of a binomial share (so few samples pay a wider rank margin)."""
     return e + Z * math.sqrt(e * (1.0 - e) / n)
+
+
+def sampling_half_width(values: Sequence[float], q: float) -> float:
+    """How far the q-quantile of these samples may be from the population's by sampling alone:
+    max(Q(q) - Q(q - h), Q(q + h) - Q(q)), h = Z_NOISE sqrt(q (1 - q) / n) (the normal
+    approximation of the binomial rank interval, distribution-free), q +- h clipped to [0, 1]."""
+    h = Z_NOISE * math.sqrt(q * (1.0 - q) / len(values))
+    here = quantile(values, q)
+    return max(here - quantile(values, max(q - h, 0.0)), quantile(values, min(q + h, 1.0)) - here)
 
 
 def quantile_error_bound(values: Sequence[float], q: float, lag_s: Sequence[float], scale: float = 1.0) -> float:
@@ -108,5 +121,6 @@ def error_bounds(records: Sequence[RequestRecord], lag_s: Sequence[float]) -> li
         if not values:
             continue
         scale = 1.0 / min(timed) if key.startswith("tpot") and timed else 1.0
-        out.append(ErrorBound(key, quantile(values, q), quantile_error_bound(values, q, lag_s, scale)))
+        out.append(ErrorBound(key, quantile(values, q), quantile_error_bound(values, q, lag_s, scale),
+                              sampling_half_width(values, q)))
     return out

@@ -33,9 +33,17 @@ def test_lag_that_moves_no_number_materially_is_not_client_bound() -> None:
 
 
 def test_a_material_bound_says_which_number_and_by_how_much() -> None:
-    reason = client_bound_reason([ErrorBound("token_itl_p99_s", 0.025, 0.0042)], [], None)
-    assert reason == ("client-bound: the client's delays can move ITL p99 25 ms by up to 4.2 ms (> 2% and > 1 ms): "
-                      "use fewer concurrent requests per client process or a faster client machine")
+    reason = client_bound_reason([ErrorBound("token_itl_p99_s", 0.025, 0.0042, 0.0015)], [], None)
+    assert reason == ("client-bound: the client's delays can move ITL p99 25 ms by up to 4.2 ms (> 2%, > 1 ms and > "
+                      "its sampling uncertainty 1.5 ms): use fewer concurrent requests per client process or a faster "
+                      "client machine")
+
+
+def test_a_bound_inside_the_numbers_own_sampling_uncertainty_is_not_material() -> None:
+    """A TTFT p99 of a few requests is uncertain by milliseconds from its sample alone: a client error
+    bound inside that cannot change what the stage says."""
+    assert not material(ErrorBound("ttft_p99_s", 0.068, 0.0054, noise_s=0.006))
+    assert material(ErrorBound("ttft_p99_s", 0.068, 0.0054, noise_s=0.005))
 
 
 def test_late_sends_in_an_open_loop_stay_a_reason_of_their_own() -> None:

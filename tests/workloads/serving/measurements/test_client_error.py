@@ -11,6 +11,7 @@ from perfkit.workloads.serving.measurements.client_error import (
     error_bounds,
     quantile_error_bound,
     sample_share,
+    sampling_half_width,
 )
 from perfkit.workloads.serving.records import RequestRecord
 
@@ -68,7 +69,7 @@ def test_error_bounds_of_a_stage_name_each_number_and_scale_tpot_by_its_tokens()
     bounds = error_bounds(records, [0.001] * 50)
     assert [b.metric for b in bounds] == list(BOUNDED)
     by = {b.metric: b for b in bounds}
-    assert by["ttft_p50_s"] == ErrorBound("ttft_p50_s", pytest.approx(0.04), pytest.approx(0.001))  # type: ignore[arg-type]
+    assert by["ttft_p50_s"] == ErrorBound("ttft_p50_s", pytest.approx(0.04), pytest.approx(0.001), pytest.approx(0.0))  # type: ignore[arg-type]
     assert by["tpot_p50_s"].bound_s == pytest.approx(1e-4) and by["tpot_p50_s"].value_s == pytest.approx(0.01)
     assert by["token_itl_p99_s"].bound_s == pytest.approx(0.001)
     assert by["e2e_p50_s"].value_s == pytest.approx(0.14) and by["e2e_p50_s"].bound_s == pytest.approx(0.001)
@@ -82,3 +83,13 @@ def test_failed_and_profiled_requests_are_left_out_and_one_token_gives_no_tpot()
     assert {b.metric for b in bounds} == {"ttft_p50_s", "ttft_p99_s", "e2e_p50_s"}
     assert all(b.value_s == pytest.approx(0.05) for b in bounds)
     assert error_bounds([failed], [0.001]) == []
+
+
+def test_the_sampling_half_width_is_the_rank_interval_of_the_quantile() -> None:
+    """Values 0 .. 100 (Q(q) = 100 q), n = 101: the p50 is uncertain by 100 x 1.96 sqrt(0.25 / 101);
+    the p99's upper side is clipped at the maximum; equal values are certain."""
+    values = [float(i) for i in range(101)]
+    assert sampling_half_width(values, 0.5) == pytest.approx(100 * 1.96 * (0.25 / 101) ** 0.5)
+    h99 = 1.96 * (0.99 * 0.01 / 101) ** 0.5
+    assert sampling_half_width(values, 0.99) == pytest.approx(100 * max(h99, 0.01))
+    assert sampling_half_width([0.02] * 50, 0.99) == 0.0
