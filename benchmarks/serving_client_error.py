@@ -151,7 +151,8 @@ def summary(stages: list[Stage]) -> list[str]:
     good = [s for s in stages if s.good]
     exceeded = [s for s in stages if s.exceeded]
     missed = [s for s in exceeded if not s.flagged]
-    return [f"rule: flagged when a bound > {MATERIAL_SHARE:.0%} of its number and > {FLOOR_S * 1e3:g} ms",
+    return [f"rule: flagged when a bound > {MATERIAL_SHARE:.0%} of its number, > {FLOOR_S * 1e3:g} ms and > its sampling "
+            "uncertainty",
             f"good stages (every number within {GOOD_S * 1e3:g} ms of the stamps): {len(good)}, flagged "
             f"{sum(s.flagged for s in good)} (target <= 1 in 10)",
             f"stages whose actual error exceeded the stated bound: {len(exceeded)}, not flagged {len(missed)} (target 0)",
