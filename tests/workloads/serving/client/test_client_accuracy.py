@@ -73,7 +73,9 @@ def _deviation(server: str, concurrency: int) -> tuple[float, float, str | None]
     served = _as_served(result)
     client_ttft = [r.ttft_s for r in result.records if r.ttft_s is not None]
     server_ttft = [r.ttft_s for r in served if r.ttft_s is not None]
-    assert abs(_p50(client_itl) - 20e-3) < 2e-3 and abs(_p50(client_ttft) - 40e-3) < 5e-3
+    # the server keeps its timings (by its own stamps: a loaded machine's intake delay before the
+    # handler is in the client's TTFT, not in the server's)
+    assert abs(_p50(client_itl) - 20e-3) < 2e-3 and abs(_p50(server_ttft) - 40e-3) < 5e-3
     bounds, reason = _verdict(result)
     itl_dev = abs(_p50(client_itl) - _p50(pooled(served, token_itls_s)))
     assert itl_dev <= {b.metric: b.bound_s for b in bounds}["token_itl_p50_s"], (itl_dev, bounds)
