@@ -98,6 +98,9 @@ def _serving() -> tuple[MetricDef, ...]:
            "output tok/s x 1e6", headline=True),
         _m("usd_per_1m_input_tok", "USD/1M input tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
            "input tok/s x 1e6", gated=False),
+        _m("usd_energy_per_1m_output_tok", "energy USD/1M output tok", "USD", LOWER, "GPU energy J / output "
+           "tokens x 1e6 / 3.6e6 x USD per kWh (--price-per-kwh; energy from NVML or a DCGM exporter)",
+           gated=False),
         _m("usd_per_1m_total_tok", "USD/1M total tok", "USD", LOWER, "(USD per GPU-hour x GPUs / 3600) / "
            "total tok/s x 1e6", gated=False),
         _m("usd_per_1m_output_tok_at_slo", "USD/1M output tok at SLO", "USD", LOWER, "(USD per GPU-hour x "

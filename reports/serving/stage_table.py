@@ -52,6 +52,7 @@ STAGE_COLUMNS: tuple[StageColumn, ...] = (
     StageColumn("chunk_gap_p99_s"),
     StageColumn("output_tok_per_s"),
     StageColumn("usd_per_1m_output_tok"),
+    StageColumn("usd_energy_per_1m_output_tok"),  # with --price-per-kwh and a measured energy
     StageColumn("goodput_tok_per_s"),
     StageColumn("slo_attainment"),
     StageColumn("ttft_p99_s"),

@@ -26,7 +26,7 @@ FLAGS = {
     "--request-timeout-s", "--connect-timeout-s", "--no-usage", "--logprobs", "--processes",
     "--follow-redirects", "--api-key-env", "--no-ignore-eos",  # added since
     "--sessions", "--turns", "--think-time-s", "--session-file", "--tokenizer",
-    "--lora", "--lora-format",
+    "--lora", "--lora-format", "--gpu-metrics", "--gpu-metrics-gpus", "--price-per-kwh",
 }
 
 

@@ -10,6 +10,7 @@ throughput-vs-interactivity front of the stages measured before it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 from dataclasses import replace
@@ -36,11 +37,14 @@ from perfkit.workloads.serving.client.send import ClientOptions
 from perfkit.workloads.serving.client.stage import StageResult, run_stage
 from perfkit.workloads.serving.client.url import redact_urls
 from perfkit.workloads.serving.measurements.client_bound import bounds_note, p99, stage_verdict
+from perfkit.workloads.serving.measurements.energy import energy_metrics
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
 from perfkit.workloads.serving.measurements.validity import stage_validity
 from perfkit.workloads.serving.spec import ServingSpec
-from perfkit.workloads.serving.telemetry.gpu_telemetry import energy_per_token_j, gpu_telemetry
+from perfkit.workloads.serving.telemetry.dcgm import StageEnergy
+from perfkit.workloads.serving.telemetry.dcgm_sampler import DcgmStage, dcgm_energy
+from perfkit.workloads.serving.telemetry.gpu_telemetry import gpu_telemetry, stage_energy
 from perfkit.workloads.serving.telemetry.plausible import keep_plausible
 from perfkit.workloads.serving.telemetry.server_metrics import server_metrics
 from perfkit.workloads.serving.telemetry.stage_series import stage_series
@@ -86,7 +90,7 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
 
         measured = capacity_metrics(spec, lambda params: _run(spec, params, ctx.seed))
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
-    with gpu_telemetry(spec.endpoint) as gpus:
+    with gpu_telemetry(spec.endpoint) as gpus, _dcgm(spec) as dcgm:
         result = _run(spec, point.params, ctx.seed)
     artifacts = None
     plan = window_plan(spec)
@@ -95,14 +99,36 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         result = replace(result, records=records)
     measured = stage_metrics(spec, point.key, result, ctx, point.params)
     server = {**measured.get("server_metrics", {}), **gpus.metrics()}
-    per_tok = energy_per_token_j(gpus.energy_j, float(measured.get("output_tok_per_s") or 0.0)
-                                 * float(measured.get("duration_s") or 0.0))
-    if per_tok is not None:
-        server["server_gpu_energy_per_output_tok_j"] = per_tok
+    server.pop("server_gpu_energy_j", None)  # stage_energy's, from its one source
+    energy = stage_energy(gpus, dcgm.result if dcgm is not None else None)
+    if energy is not None or (spec.price is not None and spec.price.usd_per_kwh is not None):
+        energy = energy or StageEnergy(None, "none", "no energy source: give --gpu-metrics URL (a DCGM exporter) "
+                                                    "or run the server on this host (NVML)")
+        energy_server, top = energy_metrics(energy.energy_j, energy.source, terminal_safe(redact_urls(energy.reason)),
+                                            *_tokens(measured), spec.price.usd_per_kwh if spec.price else None)
+        if energy_server and energy.window_s is not None:
+            energy_server["server_gpu_energy_window_s"] = energy.window_s  # scrape to scrape (warm-up included)
+        server.update(energy_server)
+        measured.update(top)
+        if "energy_not_measured" in top:
+            measured["serving_notes"] = [*(measured.get("serving_notes") or ()),
+                                         f"GPU energy not measured ({energy.source}): {top['energy_not_measured']}"]
     if server:
         measured["server_metrics"] = server
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured,
                     artifacts=artifacts)
+
+
+def _dcgm(spec: ServingSpec) -> contextlib.AbstractContextManager[DcgmStage | None]:
+    g = spec.gpu_metrics
+    return dcgm_energy(g.url, g.gpus) if g is not None else contextlib.nullcontext()
+
+
+def _tokens(measured: dict[str, Any]) -> tuple[float, float]:
+    """(output, total) tokens of the stage, from its rates and duration."""
+    duration = float(measured.get("duration_s") or 0.0)
+    out = float(measured.get("output_tok_per_s") or 0.0) * duration
+    return out, out + float(measured.get("input_tok_per_s") or 0.0) * duration
 
 
 def _run(spec: ServingSpec, params: dict[str, Any], seed: int) -> StageResult:

@@ -19,6 +19,7 @@
       capacity: {over: concurrency}       # or: search the load for the highest one the SLO holds at
       client: {read_timeout_s: 60, usage: true}
       metrics_url: auto                   # auto (ENDPOINT/metrics) | none | a URL
+      gpu_metrics: {url: http://gpu-host:9400/metrics, gpus: ["0", "1"]}   # a DCGM exporter: energy
       profile: {server_trace: {steps: 16, server: auto, trace_dir: /shared/traces}}
       lora: {adapters: [sql, python], weights: [3, 1], format: auto}   # an adapter per request
                                           # (or [sql, python], or {sql: 3, python: 1})
@@ -293,14 +294,39 @@ class PriceSpec(FrozenModel):
     name: Annotated[str | None, CliOption(  # the entry of that file
         "--price-name", help="the entry of --prices to use")] = None
     source: str = ""  # where the price comes from (shown beside the cost)
+    usd_per_kwh: Annotated[float | None, CliOption(  # the energy's price (docs/serving.md, Energy)
+        "--price-per-kwh", metavar="USD", help="electricity price: the GPUs' measured energy as USD per 1M "
+                                               "output tokens, beside the GPU-hour cost")] = Field(None, gt=0, le=1e6)
 
     @model_validator(mode="after")
     def _one(self) -> PriceSpec:
+        if self.usd_per_gpu_hour is None and self.file is None and self.usd_per_kwh is not None:
+            return self  # an energy price only
         if (self.usd_per_gpu_hour is None) == (self.file is None):
             raise ValueError("a price needs usd_per_gpu_hour, or file and name")
         if self.file is not None and not self.name:
             raise ValueError("a prices file needs name: the entry to use")
         return self
+
+
+def gpu_list(text: str, flag: str) -> list[str]:
+    """`0,1` or `GPU-<uuid>,...` (the --gpu-metrics-gpus option)."""
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    if not names or any(not re.fullmatch(r"[A-Za-z0-9_.:-]{1,100}", n) for n in names):
+        raise SpecError(f"{flag} {text[:80]!r}: not a comma-separated list of GPU indices or UUIDs; e.g. 0,1")
+    return names
+
+
+class GpuMetricsSpec(FrozenModel):
+    """A DCGM exporter's Prometheus endpoint: the server's GPU energy over each stage."""
+
+    url: Annotated[str, CliOption(
+        "--gpu-metrics", metavar="URL", help="a DCGM exporter's /metrics (e.g. http://HOST:9400/metrics): the "
+                                             "server's GPU energy per stage")] = Field(
+        min_length=1, max_length=2000, pattern=r"^https?://")
+    gpus: Annotated[tuple[str, ...], CliOption(
+        "--gpu-metrics-gpus", metavar="GPU[,GPU...]", parse=gpu_list,
+        help="the exporter's GPUs the server uses, by index (label gpu) or UUID (default: all it serves)")] = ()
 
 
 class ClientSpec(FrozenModel):
@@ -480,6 +506,7 @@ class ServingSpec(WorkloadSpec):
         "--metrics-url", help="Prometheus endpoint (default URL/metrics; none: skip)")] = Field(
         "auto", min_length=1, max_length=2000)
     profile: ServingProfileSpec | None = None
+    gpu_metrics: GpuMetricsSpec | None = None  # a DCGM exporter: the server's GPU energy (not in the hash)
     lora: Annotated[LoraSpec | None, CliOption(
         "--lora", metavar="NAME[:W][,NAME[:W]...]", parse=lora_adapters,
         help="each request names one of these LoRA adapters, drawn from --seed (equal odds, or the weights "
@@ -520,7 +547,8 @@ class ServingSpec(WorkloadSpec):
     def _checks(self) -> ServingSpec:
         if self.prompts.token_ids and self.api == "chat":
             raise ValueError("prompts.token_ids works with api: completions only")
-        if self.target_interactivity and self.price is None:
+        if self.target_interactivity and (self.price is None or (self.price.usd_per_gpu_hour is None
+                                                                 and self.price.file is None)):
             raise ValueError("target_interactivity gives a cost: add a price block")
         if self.profile is not None and self.client.processes > 1:
             raise ValueError("profile.server_trace works with client.processes: 1 (one window per stage)")
@@ -570,6 +598,7 @@ class ServingSpec(WorkloadSpec):
         if isinstance(data, dict) and (info.context or {}).get(RECORD):
             data.pop("endpoint", None)
             data.pop("profile", None)
+            data.pop("gpu_metrics", None)
         return data
 
     def stages(self) -> list[dict[str, Any]]:

@@ -144,7 +144,7 @@ def slo_of(spec: ServingSpec) -> Slo | None:
 
 def price_of(spec: ServingSpec) -> Price | None:
     p = spec.price
-    if p is None:
+    if p is None or (p.usd_per_gpu_hour is None and p.file is None):  # none, or an energy price only
         return None
     if p.file is not None:
         prices = load_prices(p.file)

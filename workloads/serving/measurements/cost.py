@@ -133,3 +133,14 @@ def _entry(i: int, entry: Any, fail: _Fail) -> tuple[str, Price]:
     if type(gpus) is not int or not 1 <= gpus <= MAX_GPUS:
         raise fail([*loc, "gpus"], f"{what}: gpus must be a whole number 1 to {MAX_GPUS:,}, not {shown(gpus)}; fix it")
     return name, Price(usd, gpus, source)
+
+
+J_PER_KWH = 3.6e6
+
+
+def usd_energy_per_1m_tokens(energy_j: float | None, tokens: float, usd_per_kwh: float) -> float | None:
+    """What the GPUs' energy costs per million tokens: energy_j / tokens x 1e6 / 3.6e6 x USD/kWh;
+    None (not measured, never 0) without energy or tokens."""
+    if energy_j is None or not (math.isfinite(energy_j) and energy_j > 0) or not (math.isfinite(tokens) and tokens > 0):
+        return None
+    return energy_j / tokens * 1e6 / J_PER_KWH * usd_per_kwh

@@ -73,6 +73,7 @@ class StageNumbers:
     usd_per_1m_input_tok: float | None = None
     usd_per_1m_total_tok: float | None = None
     usd_per_1m_output_tok_at_slo: float | None = None
+    usd_energy_per_1m_output_tok: float | None = None  # GPU energy at --price-per-kwh (measurements/energy.py)
     # the steady window
     steady_start_s: float | None = None
     steady_end_s: float | None = None

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from perfkit.workloads.serving.telemetry.dcgm import StageEnergy
+
 INTERVAL_S = 0.1
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
@@ -123,3 +125,14 @@ def gpu_telemetry(endpoint: str, interval_s: float = INTERVAL_S) -> Iterator[Tel
     finally:
         with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
+
+
+def stage_energy(local: Telemetry, remote: StageEnergy | None) -> StageEnergy | None:
+    """The stage's one energy: the DCGM exporter's when one was given, else NVML's when it sampled
+    GPUs on this host; None when there is no source."""
+    if remote is not None:
+        return remote
+    if not local.gpus:
+        return None
+    why = "" if local.energy_j is not None else "NVML gave no energy counter, or a counter went back (a GPU reset?)"
+    return StageEnergy(local.energy_j, "nvml", why, local.gpus)
