@@ -33,8 +33,14 @@ def start_server(args: argparse.Namespace, log: Path) -> tuple[subprocess.Popen[
     cmd = _perfkit("serve", "--model", args.model, "--device", args.device, "--dtype", args.dtype,
                    "--max-batch", str(max(args.concurrency)), "--cache-len", str(args.input_len + args.output_len + 8),
                    "--port", "0")
+    return launch(cmd, log, args.start_timeout_s)
+
+
+def launch(cmd: list[str], log: Path, timeout_s: float) -> tuple[subprocess.Popen[str], str]:
+    """Start `perfkit serve ... --port 0` (stderr to `log`); (the process, its URL) once it prints
+    its listening line."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
-    deadline = time.monotonic() + args.start_timeout_s
+    deadline = time.monotonic() + timeout_s
     assert proc.stdout is not None
     while time.monotonic() < deadline:
         line = proc.stdout.readline()

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.serving_why_kernels import _port, _wait_ready  # noqa: E402
+from benchmarks.gpu_validate_serve import launch  # noqa: E402
 
 LATENCY = ("ttft_p50_s", "tpot_p50_s", "token_itl_p50_s", "e2e_p50_s")
 RATES = ("output_tok_per_s", "request_per_s")
@@ -54,13 +54,9 @@ def main() -> int:
     prof: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        port = _port()
-        server = subprocess.Popen([sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", str(port),
-                                   "--profile-dir", str(tmp / "traces")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server, url = launch([sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", "0",
+                              "--profile-dir", str(tmp / "traces")], tmp / "serve.log", 120.0)
         try:
-            _wait_ready(port, server)
-            url = f"http://127.0.0.1:{port}"
             _bench(url, tmp / "warm", load, None)
             for i in range(a.rounds):
                 order = [None, a.profile] if i % 2 == 0 else [a.profile, None]

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "data" / "traces" / "perfkit"))
+if str(ROOT) not in sys.path:  # benchmarks.gpu_validate_serve when run as a script
+    sys.path.insert(0, str(ROOT))
 
 
 def _first(kernels: dict[str, Any]) -> tuple[str, str]:
@@ -58,36 +58,15 @@ def _traces_pair(tmp: Path, i: int, slow: dict[str, int]) -> dict[str, Any]:
     return kernel_why(f"pair{i}", [str(b)], [str(c)]).to_json()
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(port: int, server: subprocess.Popen[bytes], timeout_s: float = 120.0) -> None:
-    import urllib.request
-
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if server.poll() is not None:
-            raise RuntimeError(f"perfkit serve exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError("perfkit serve did not answer /v1/models")
-
-
 def _serve_run(tmp: Path, tag: str, slow: str | None, load: list[str]) -> Path:
-    port = _port()
-    cmd = [sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", str(port),
+    from benchmarks.gpu_validate_serve import launch
+
+    cmd = [sys.executable, "-m", "perfkit", "serve", "--model", "tiny", "--port", "0",
            "--profile-dir", str(tmp / f"traces-{tag}")] + (["--slow-op", slow] if slow else [])
-    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, url = launch(cmd, tmp / f"serve-{tag}.log", 120.0)
     try:
-        _wait_ready(port, server)
         out = tmp / f"runs-{tag}"
-        subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", f"http://127.0.0.1:{port}", *load,
+        subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", url, *load,
                         "--no-store", "--out", str(out)], check=True, timeout=600, capture_output=True, text=True)
         return next(out.glob("*/run.json")).parent
     finally:

@@ -481,6 +481,16 @@ def serving_curves(url: str, workload: str, run_ids: list[str]) -> list[Any]:
 
 
 @dataclass(frozen=True)
+class TrafficFrame:
+    """One traffic table (reports.serving.traffic_tables: reasoning, sessions, turns, prompt cache,
+    adapters) as the Serving page shows it."""
+
+    title: str  # the run's text (a stage label): the page escapes it
+    frame: pd.DataFrame  # the reports' cells, as text
+    note: str | None  # rows left out past the cap
+
+
+@dataclass(frozen=True)
 class ServingTables:
     """A serving workload of one run as the dashboard shows it: text cells (reports.serving_rows)."""
 
@@ -491,6 +501,7 @@ class ServingTables:
     front: pd.DataFrame  # reports.serving_rows.FRONT_HEADERS
     server: pd.DataFrame  # metric, then one column per stage
     endpoints: list[str]
+    traffic: list[TrafficFrame] = field(default_factory=list)  # in the reports' order
 
 
 def serving_tables(run: Run, workload: str) -> ServingTables:
@@ -505,6 +516,7 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
         stage_points,
     )
     from perfkit.reports.serving.stage_table import VALIDITY, VALIDITY_HELP, stage_table
+    from perfkit.reports.serving.traffic_tables import traffic_tables
 
     name = point_workload(workload)
     stages = stage_points(run.points, name)
@@ -522,7 +534,9 @@ def serving_tables(run: Run, workload: str) -> ServingTables:
                           for c in front_rows(p)], columns=list(FRONT_HEADERS))
     names, metrics = server_metric_table(stages)
     server = pd.DataFrame(metrics, columns=["metric", *names])
-    return ServingTables(table, rest, helps, notes, front, server, endpoints(stages))
+    traffic = [TrafficFrame(t.title, pd.DataFrame(t.rows, columns=list(t.headers)), t.note)
+               for t in traffic_tables(stages)]
+    return ServingTables(table, rest, helps, notes, front, server, endpoints(stages), traffic)
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -27,6 +27,7 @@ OUTPUT_OPTIONS = frozenset({"out", "html", "json", "junit", "markdown", "demo_di
 COMMANDS: tuple[str, ...] = (
     "profile",
     "serve-bench",
+    "serve-sweep",
     "serve",
     "calibrate",
     "roofline",

@@ -1,8 +1,9 @@
 """Serving: one serving workload across runs (latency vs throughput, cost vs interactivity; one
 curve per run, by default the latest run of each commit) and the stage table of one run (every
 metric of its stages, the most important first, the rest under "more columns"; each column's
-definition as its tooltip) with its notes, the cost at each target interactivity and the server's
-metrics."""
+definition as its tooltip) with its notes, the cost at each target interactivity, the traffic
+tables (reasoning, sessions by stage / turn / session, prompt cache, LoRA adapters: the reports'
+cells) and the server's metrics."""
 
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ for note in tables.notes:
 if not tables.front.empty:
     st.subheader("Cost at target interactivity")
     st.dataframe(tables.front, hide_index=True, key="srv_front")
+for i, traffic in enumerate(tables.traffic):
+    st.subheader(md(traffic.title))
+    st.dataframe(traffic.frame, hide_index=True, key=f"srv_traffic_{i}")
+    if traffic.note:
+        st.caption(md(traffic.note))
 if not tables.server.empty:
     with st.expander("Server metrics (difference over each stage)"):
         st.dataframe(tables.server, hide_index=True, key="srv_server")

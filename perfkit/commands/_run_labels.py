@@ -1,10 +1,12 @@
 """`--gpu`, `--branch`, `--commit`, `--label` for every command that makes or ingests a run
-(perfkit.core.run_labels: the environment variables that stand in for them)."""
+(perfkit.core.run_labels: the environment variables that stand in for them), and `--repo`, `--db`,
+`--no-store` for the commands that make one (profile, serve-bench, serve-sweep)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the help stays light: no record types imported to build a parser
@@ -12,6 +14,14 @@ if TYPE_CHECKING:  # the help stays light: no record types imported to build a p
 
 # perfkit.core.run_labels.ENV_VARS (tests/core/test_run_labels.py keeps the two equal)
 ENV_VARS = {"gpu": "PERFKIT_GPU", "branch": "PERFKIT_BRANCH", "commit": "PERFKIT_COMMIT", "label": "PERFKIT_LABEL"}
+
+
+def add_recording(p: argparse.ArgumentParser, runs: str = "the run") -> None:
+    """Where a made run is recorded: the repository whose commit it carries and the store."""
+    p.add_argument("--repo", type=Path, default=Path("."),
+                   help="git repository whose commit is recorded (default: the working directory)")
+    p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
+    p.add_argument("--no-store", action="store_true", help=f"do not store {runs} in the results store")
 
 
 def add_labels(p: argparse.ArgumentParser, gpu_help: str = "the GPU the run ran on") -> None:

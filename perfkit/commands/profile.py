@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfkit.commands._run_labels import add_labels, labels
+from perfkit.commands._run_labels import add_labels, add_recording, labels
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
 
 if TYPE_CHECKING:
@@ -28,11 +28,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="5x shorter warmup and budgets, CI target >= ±3%%, one profiled iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    p.add_argument("--repo", type=Path, default=Path("."),
-                   help="git repository whose commit is recorded (default: the working directory)")
-    p.add_argument("--db", default=None,
-                   help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
-    p.add_argument("--no-store", action="store_true", help="do not store the run in the results store")
+    add_recording(p)
     add_labels(p, "the GPU label to record instead of the GPU seen")
     p.add_argument("--no-analyze", action="store_true", help="do not run the trace analyzers after the sweep")
     p.add_argument("--ncu", action="store_true",

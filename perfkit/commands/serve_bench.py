@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfkit.commands._run_labels import add_labels, labels
+from perfkit.commands._run_labels import add_labels, add_recording, labels
 from perfkit.commands._types import positive_int, seed
 from perfkit.commands.spec_options import add_options_on_first_parse, option_at, spec_dict
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_POINTS_FAILED
@@ -52,9 +52,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "default: perfkit serve's own directory when it runs on this host)")
     p.add_argument("--seed", type=seed, default=0, help="seed of arrivals and prompts (default 0)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs/)")
-    p.add_argument("--db", default=None, help="results store URL (default: $PERFKIT_DB, else sqlite:///perfkit.db)")
-    p.add_argument("--no-store", action="store_true", help="do not store the run")
-    p.add_argument("--repo", type=Path, default=Path("."), help="git repository whose commit is recorded")
+    add_recording(p)
     p.add_argument("--format", choices=("text", "json"), default="text", help="json: the stages on stdout")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--wide", action="store_true", help="print every column of the stage table")

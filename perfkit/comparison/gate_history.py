@@ -52,7 +52,7 @@ class HistoryLookup:
         with self.engine.connect() as conn:
             runs = recent_runs_with(conn, self.gpu, probe, self.exclude, self.limit * 2,
                                     until_epoch=self.until, branch=self.branch)
-            rows = metric_values(conn, list(names), list(runs))
+            rows = metric_values(conn, list(names), list(runs), newest=self.limit)
         for name in names:
             self.cache[name] = summaries(rows.get(name, []), runs, self.limit)
 

@@ -23,12 +23,17 @@ def server_traces_of(points: Sequence[Any], run_dir: str | Path | None) -> dict[
 
 
 def window_tpot_of(points: Sequence[Any]) -> dict[str, float]:
-    """point key -> TPOT p50 of the requests inside its profiled window: the requests whose steps
-    the trace holds (the profiler slows them, so the whole stage's TPOT is not their measure)."""
+    """point key -> the client's time per token inside its profiled window: the p50 of the token
+    gaps whose both tokens arrived inside the window (one engine step apart each), else the TPOT
+    p50 of the requests inside it (the profiler slows them, and closing the window pauses the
+    engine, so the whole stage's TPOT, or a TPOT spanning the pause, is not their measure)."""
     out = {}
     for p in points:
         window = getattr(getattr(p, "artifacts", None), "profile_window", None)
-        tpot = getattr(getattr(window, "overhead", None), "tpot_p50_inside_s", None)
-        if isinstance(tpot, (int, float)) and math.isfinite(tpot) and tpot > 0:
-            out[str(p.key)] = float(tpot)
+        overhead = getattr(window, "overhead", None)
+        for name in ("itl_p50_inside_s", "tpot_p50_inside_s"):
+            value = getattr(overhead, name, None)
+            if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+                out[str(p.key)] = float(value)
+                break
     return out

@@ -169,6 +169,9 @@ def _serving() -> tuple[MetricDef, ...]:
            "said usage.prompt_tokens_details.cached_tokens", gated=False),
         _m("prompt_cached_tokens", "cached prompt tokens", "", HIGHER, "sum of the cached prompt tokens the "
            "server said (usage.prompt_tokens_details.cached_tokens)", gated=False),
+        _m("replay_prefix_reuse_asked", "prefix reuse asked", "", HIGHER, "a Mooncake trace's prompt tokens an "
+           "earlier request shares (leading hash ids) / prompt tokens, over the requests prompt_cache_share counts",
+           gated=False, shown_as=FRACTION),
     )
 
 

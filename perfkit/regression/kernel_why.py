@@ -64,7 +64,8 @@ class ClientCheck:
     """Do the steps explain the client? decode-step time x decode steps per request vs TPOT."""
 
     step_s: float  # mean step period of the trace (its span / its steps)
-    tpot_p50_s: float  # the client's TPOT p50 (of the requests inside the profiled window when known)
+    tpot_p50_s: float  # the client's time per token p50: inside the profiled window when known (ITL p50 of the
+    # tokens inside it, else TPOT p50 of its requests), else the stage's TPOT p50
     inside_window: bool = False  # tpot_p50_s is of the requests the trace saw
 
     @property

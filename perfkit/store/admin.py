@@ -4,23 +4,23 @@ server (a throwaway database per test, a fresh store on a shared server)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, create_engine, inspect, make_url
+from sqlalchemy import Connection, create_engine, make_url
 
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
+from perfkit.store.catalog import column_names, index_names, table_names
 
 Columns = dict[str, frozenset[str]]  # table name -> its column names
 
 
 def live_columns(conn: Connection) -> Columns:
     """Every table of the connected database with its column names, read from the database."""
-    insp = inspect(conn)
-    return {name: frozenset(c["name"] for c in insp.get_columns(name)) for name in insp.get_table_names()}
+    return {name: frozenset(column_names(conn, name)) for name in table_names(conn)}
 
 
 def live_indexes(conn: Connection, table: str) -> frozenset[str]:
     """The names of the indexes on `table` in the connected database."""
-    return frozenset(str(i["name"]) for i in inspect(conn).get_indexes(table))
+    return frozenset(index_names(conn, table))
 
 
 def declared_columns() -> Columns:

@@ -18,7 +18,7 @@ from perfkit.store.engine import describe, open_engine, operational_error
 from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
-from perfkit.store.url import normalize_db_url, sqlite_path
+from perfkit.store.url import file_path, normalize_db_url, sqlite_path
 from perfkit.store.write import write_run
 
 
@@ -51,18 +51,9 @@ def _refuse_damaged_sqlite(db_url: str | None) -> None:
         engine.dispose()
 
 
-def open_existing_store(db_url: str | None = None) -> Engine | None:
-    """The store at db_url opened for reading, or None when there is no store there (a SQLite
-    file that does not exist, or an empty database): read-only commands create nothing.
-
-    A SQLite file is opened read-only (works on a read-only filesystem). A store at this
-    perfkit's schema is never written; an older one is upgraded in place when it can be, else
-    the error says why and what to do.
-    """
-    path = sqlite_path(normalize_db_url(db_url))
-    if path is not None and not path.exists():
-        return None
-    engine = open_engine(db_url, read_only=True)
+def schema_version_of(engine: Engine) -> int:
+    """The store's schema version, its tables checked when it is this perfkit's. Unless it is, the
+    engine is disposed; a newer store, an unreadable one or damaged tables: one-line StoreError."""
     try:
         with engine.connect() as conn:
             version = current_version(conn)
@@ -74,14 +65,31 @@ def open_existing_store(db_url: str | None = None) -> Engine | None:
     except StoreError:
         engine.dispose()
         raise
-    if version == SCHEMA_VERSION:
-        return engine
-    engine.dispose()
-    if version == 0:
-        return None
+    if version != SCHEMA_VERSION:
+        engine.dispose()
     if version > SCHEMA_VERSION:
         raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this perfkit "
                          f"reads ({SCHEMA_VERSION}); upgrade perfkit")
+    return version
+
+
+def open_existing_store(db_url: str | None = None) -> Engine | None:
+    """The store at db_url opened for reading, or None when there is no store there (a SQLite
+    file that does not exist, or an empty database): read-only commands create nothing.
+
+    A SQLite file is opened read-only (works on a read-only filesystem). A store at this
+    perfkit's schema is never written; an older one is upgraded in place when it can be, else
+    the error says why and what to do.
+    """
+    path = file_path(normalize_db_url(db_url))
+    if path is not None and not path.exists():
+        return None
+    engine = open_engine(db_url, read_only=True)
+    version = schema_version_of(engine)
+    if version == SCHEMA_VERSION:
+        return engine
+    if version == 0:
+        return None
     try:
         return open_store(db_url)
     except StoreError as exc:

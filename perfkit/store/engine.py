@@ -1,5 +1,6 @@
 """Opening the store: SQLite in WAL mode with a busy timeout (safe with concurrent writers),
-or PostgreSQL through psycopg 3 with a connect and a statement timeout. Every write is one
+PostgreSQL through psycopg 3 with a connect and a statement timeout, or a DuckDB file
+(perfkit.store.duckdb_file: one process at a time, others wait up to the busy timeout). Every write is one
 transaction (`write_tx`).
 
 A writer's connection puts a SQLite file in WAL mode and, when it closes as the last one, back in
@@ -9,7 +10,7 @@ finds none to create and leaves nothing beside the file.
 Timeouts (seconds; environment variables, for every command):
   PERFKIT_DB_CONNECT_TIMEOUT_S    PostgreSQL: connecting, the server's first answer included (10)
   PERFKIT_DB_STATEMENT_TIMEOUT_S  PostgreSQL: one statement, waiting for a lock included (300)
-  PERFKIT_DB_BUSY_TIMEOUT_S       SQLite: waiting for another process's write lock (60)
+  PERFKIT_DB_BUSY_TIMEOUT_S       SQLite, DuckDB: waiting for another process's lock (60)
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from perfkit.core.errors import StoreError, shorten
-from perfkit.store.url import check_persistent, normalize_db_url, sqlite_path
+from perfkit.store.duckdb_file import check_duckdb_file, duckdb_writable, wait_for_lock
+from perfkit.store.store_file import check_store_file
+from perfkit.store.url import (
+    check_persistent,
+    duckdb_path,
+    is_duckdb,
+    normalize_db_url,
+    sqlite_path,
+)
 
 CONNECT_TIMEOUT_ENV = "PERFKIT_DB_CONNECT_TIMEOUT_S"
 STATEMENT_TIMEOUT_ENV = "PERFKIT_DB_STATEMENT_TIMEOUT_S"
@@ -61,9 +70,8 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
     try:
         if full.startswith("sqlite"):
             path = sqlite_path(full)
-            if path is not None and not path.parent.is_dir():
-                raise StoreError(f"{path}: folder does not exist; create it or pass another --db")
             if path is not None:
+                check_folder(path, "sqlite")
                 check_sqlite_file(path)
             busy_s = timeout_s(BUSY_TIMEOUT_ENV)
             if read_only and path is not None:
@@ -71,13 +79,15 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
             else:
                 engine = create_engine(full, connect_args={"timeout": busy_s, "check_same_thread": False})
             _sqlite_events(engine, busy_s, read_only=read_only)
+        elif is_duckdb(full):
+            engine = _duckdb_engine(full, read_only)
         else:
             engine = create_engine(full, pool_pre_ping=True, connect_args=_postgres_args(full))
     except NoSuchModuleError:  # a scheme SQLAlchemy has no dialect for: mongodb://, mysql+foo://
         scheme = full.split("://", 1)[0] if "://" in full else full.split(":", 1)[0]
         raise StoreError(
             f"{_given(url, full)}: unknown database scheme {shorten(repr(scheme), 40)}; perfkit stores runs in "
-            "SQLite or PostgreSQL: pass a file path, sqlite:///FILE or postgresql://USER@HOST/DB"
+            "SQLite, PostgreSQL or DuckDB: pass a file path, sqlite:///FILE, postgresql://USER@HOST/DB or duckdb:///FILE"
         ) from None
     except ArgumentError as exc:
         raise StoreError(
@@ -85,10 +95,36 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
             "sqlite:///FILE or postgresql://USER@HOST/DB"
         ) from None
     except ImportError as exc:
+        extra = "duckdb" if is_duckdb(full) else "postgres"
         raise StoreError(
-            f"{_given(url, full)}: database driver missing ({exc}); pip install 'perfkit[postgres]'"
+            f"{_given(url, full)}: database driver missing ({exc}); pip install 'perfkit[{extra}]'"
         ) from None
     _one_line_errors(engine)
+    return engine
+
+
+def check_folder(path: Path, scheme: str) -> None:
+    """Refuse a store file whose folder does not exist, saying so when the user most likely meant an
+    absolute path: after `scheme:///` a path is relative (SQLAlchemy's rule); `scheme:////` is absolute."""
+    if path.parent.is_dir():
+        return
+    hint = ""
+    if not path.is_absolute() and (Path("/") / path).parent.is_dir():
+        hint = f" (relative to {Path.cwd()}: an absolute path takes four slashes, {scheme}:////{path})"
+    raise StoreError(f"{path}: folder does not exist{hint}; create it or pass another --db")
+
+
+def _duckdb_engine(full: str, read_only: bool) -> Engine:
+    """A DuckDB file: read-write unless it cannot be written (see perfkit.store.duckdb_file)."""
+    path = duckdb_path(full)
+    assert path is not None  # check_persistent refused an in-memory URL
+    check_folder(path, "duckdb")
+    check_duckdb_file(path)
+    writable = duckdb_writable(path)
+    if not writable and not read_only:
+        raise StoreError(f"{path}: cannot write the store (permissions); pass a writable --db")
+    engine = create_engine(full, connect_args={"read_only": not writable})
+    wait_for_lock(engine, path, timeout_s(BUSY_TIMEOUT_ENV))
     return engine
 
 
@@ -121,18 +157,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def check_sqlite_file(path: Path) -> None:
     """Refuse a path that exists but is not a SQLite database (a directory, text, a truncated file)."""
-    if not path.exists():
-        return
-    if path.is_dir():
-        raise StoreError(f"{path}: is a directory, not a store; pass a file path as --db")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read the store ({exc.strerror}); check its permissions") from None
-    if head and head != SQLITE_MAGIC:
-        raise StoreError(f"{path}: not a SQLite database (the file starts with {head[:8]!r}); "
-                         "pass another --db or move the file aside")
+    check_store_file(path, "SQLite", len(SQLITE_MAGIC), lambda head: head == SQLITE_MAGIC)
 
 
 def _postgres_args(full: str) -> dict[str, Any]:

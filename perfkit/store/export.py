@@ -22,10 +22,11 @@ from sqlalchemy.exc import DBAPIError
 
 from perfkit.core.errors import StoreError
 from perfkit.core.version import __version__
+from perfkit.store.api import schema_version_of
 from perfkit.store.checksum import TableChecksum
 from perfkit.store.engine import describe, describe_url, operational_error
 from perfkit.store.manifest import FILE_NAME, Manifest, TableEntry, to_json
-from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version
+from perfkit.store.migrations import SCHEMA_VERSION
 from perfkit.store.ordered_rows import MAX_BATCH_BYTES, MAX_BATCH_ROWS, ordered_select, row_batches
 from perfkit.store.parquet_types import arrow_schema, as_columns, record_batch
 from perfkit.store.read_only import open_read_only
@@ -50,25 +51,11 @@ def open_source(url: str | None) -> Engine:
     engine = open_read_only(normalize_db_url(url))
     if engine is None:
         raise StoreError(f"{describe_url(url)}: no store there; pass --db or set PERFKIT_DB")
-    try:
-        with engine.connect() as conn:
-            version = current_version(conn)
-            if version == SCHEMA_VERSION:
-                check_tables(conn)
-    except DBAPIError as exc:
-        engine.dispose()
-        raise operational_error(engine, exc, "reading the store") from None
-    except StoreError:
-        engine.dispose()
-        raise
+    version = schema_version_of(engine)
     if version == SCHEMA_VERSION:
         return engine
-    engine.dispose()
     if version == 0:
         raise StoreError(f"{describe(engine)}: an empty database, no perfkit store; pass the store's --db")
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this perfkit "
-                         f"reads ({SCHEMA_VERSION}); upgrade perfkit")
     raise StoreError(f"{describe(engine)}: the store is at schema version {version}, this perfkit exports "
                      f"{SCHEMA_VERSION}; run any perfkit command on it once where the store is writable "
                      "(e.g. `perfkit runs --db URL`: it upgrades the store), then export again")

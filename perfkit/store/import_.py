@@ -35,7 +35,7 @@ from perfkit.store.export_check import CheckedExport, check_export
 from perfkit.store.ordered_rows import ordered_select, row_batches
 from perfkit.store.parquet_types import batch_rows
 from perfkit.store.transfer_tables import SCHEMA_TABLE, TransferTable, sql_table, transfer_tables
-from perfkit.store.url import normalize_db_url, sqlite_path
+from perfkit.store.url import file_path, normalize_db_url
 
 INSERT_ROWS = 5_000
 SHOWN_RUNS = 3
@@ -59,7 +59,7 @@ class _Plan:
 
 def import_store(in_dir: Path, url: str | None, skip_existing: bool = False) -> ImportResult:
     checked = check_export(Path(in_dir))
-    path = sqlite_path(normalize_db_url(url))
+    path = file_path(normalize_db_url(url))
     created = path is not None and not path.exists()
     try:
         engine = open_store(url)
@@ -69,7 +69,8 @@ def import_store(in_dir: Path, url: str | None, skip_existing: bool = False) -> 
             engine.dispose()
     except BaseException:
         if created and path is not None:  # a store file this import made holds nothing: remove it
-            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
+                             path.with_name(path.name + ".wal")):
                 with contextlib.suppress(OSError):
                     leftover.unlink()
         raise
@@ -195,7 +196,17 @@ def _shifted(table: TransferTable, rows: list[tuple[Any, ...]], plan: _Plan) -> 
 
 
 def _reset_sequences(conn: Connection) -> None:
-    """PostgreSQL: each id sequence continues after the largest id (explicit ids do not move it)."""
+    """PostgreSQL, DuckDB: each id sequence continues after the largest id (explicit ids do not
+    move it). DuckDB has no setval: its sequence is advanced by drawing the missing values."""
+    if conn.dialect.name == "duckdb":
+        for table in transfer_tables():
+            if table.id_column is not None:
+                seq = f"{table.name}_{table.id_column}_seq"  # perfkit.store.duckdb_schema
+                conn.execute(text(
+                    f"SELECT count(nextval('{seq}')) FROM range(greatest(0, "
+                    f"(SELECT coalesce(max({table.id_column}), 0) FROM {table.name}) - "
+                    f"(SELECT coalesce(max(last_value), 0) FROM duckdb_sequences() WHERE sequence_name = '{seq}')))"))
+        return
     if conn.dialect.name != "postgresql":
         return
     for table in transfer_tables():

@@ -2,7 +2,8 @@
 
 Each step is frozen: it creates exactly what that version added, so a store made by any older
 perfkit is brought to SCHEMA_VERSION in order, inside one transaction (SQLite and PostgreSQL
-both have transactional DDL). Concurrent openers serialise on the write lock (SQLite) or an
+both have transactional DDL); a new DuckDB store is created at the current version in one step
+(perfkit.store.duckdb_schema). Concurrent openers serialise on the write lock (SQLite) or an
 advisory lock (PostgreSQL) and re-read the version inside it.
 """
 
@@ -23,7 +24,6 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    inspect,
     select,
     text,
 )
@@ -31,6 +31,8 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
+from perfkit.store.catalog import column_names, table_names
+from perfkit.store.duckdb_schema import create_current
 from perfkit.store.engine import describe, operational_error, write_tx
 
 SCHEMA_VERSION = 2
@@ -99,7 +101,7 @@ STEPS: tuple[tuple[int, Callable[[Connection], None]], ...] = ((1, _v1), (2, _v2
 
 def current_version(conn: Connection) -> int:
     """0 for an empty database; raises StoreError for a database that is not a perfkit store."""
-    names = {n for n in inspect(conn).get_table_names() if not n.startswith("sqlite_")}
+    names = {n for n in table_names(conn) if not n.startswith("sqlite_")}
     if "perfkit_schema" not in names:
         if names:  # another application's database: perfkit's tables are never added to it
             shown = ", ".join(sorted(names)[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
@@ -116,13 +118,12 @@ def current_version(conn: Connection) -> int:
 def check_tables(conn: Connection, tables: Sequence[Table] | None = None) -> None:
     """StoreError naming the first table or column of this perfkit's schema (or of `tables`) the
     store lacks (a store damaged or altered by hand): one line before any query fails on it."""
-    inspector = inspect(conn)
-    present = set(inspector.get_table_names())
+    present = set(table_names(conn))
     for table in schema.metadata.sorted_tables if tables is None else tables:
         if table.name not in present:
             raise StoreError(f"{describe(conn.engine)}: table {table.name} is missing; the store is damaged, "
                              "restore it from a backup or pass another --db")
-        columns = {c["name"] for c in inspector.get_columns(table.name)}
+        columns = set(column_names(conn, table.name))
         lacking = [c.name for c in table.columns if c.name not in columns]
         if lacking:
             raise StoreError(f"{describe(conn.engine)}: table {table.name} has no column {lacking[0]}; the store "
@@ -141,8 +142,14 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
                     f"{describe(engine)}: store schema version {before} is newer than this "
                     f"perfkit reads ({SCHEMA_VERSION}); upgrade perfkit"
                 )
+            if before == 0 and engine.dialect.name == "duckdb" and target == SCHEMA_VERSION:
+                create_current(conn)  # DuckDB cannot take the steps' ALTER TABLE (duckdb_schema)
+                _set_version(conn, SCHEMA_VERSION)
+                before_steps = SCHEMA_VERSION
+            else:
+                before_steps = before
             for version, step in STEPS:
-                if before < version <= target:
+                if before_steps < version <= target:
                     step(conn)
                     _set_version(conn, version)
             if target == SCHEMA_VERSION:

@@ -8,16 +8,17 @@ from typing import Any
 from sqlalchemy import Engine, event
 
 from perfkit.store.engine import open_engine
-from perfkit.store.url import normalize_db_url, sqlite_path
+from perfkit.store.url import file_path, normalize_db_url
 
 _READ_ONLY_SQL = {"sqlite": "PRAGMA query_only = ON",
                   "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"}
 
 
 def open_read_only(url: str) -> Engine | None:
-    """A read-only engine on the store at `url`, or None when the SQLite file does not exist."""
+    """A read-only engine on the store at `url`, or None when the SQLite or DuckDB file does not exist.
+    A DuckDB file is opened read-write when it can be (perfkit.store.duckdb_file); nothing here writes it."""
     full = normalize_db_url(url)
-    path = sqlite_path(full)
+    path = file_path(full)
     if path is not None and not path.exists():
         return None
     eng = open_engine(full, read_only=True)

@@ -1,5 +1,9 @@
 """Where the store lives: `--db`, then PERFKIT_DB, then ./perfkit.db (SQLite).
 
+Backends by URL scheme: a plain path or `sqlite:///FILE` (the embedded default),
+`postgresql://USER@HOST/DB` (a team's server), `duckdb:///FILE` (an embedded column store for
+large histories).
+
 A SQLite URL with no file (`sqlite://`, `sqlite:///:memory:`, `mode=memory`) names a store that
 is gone when perfkit exits: refused by every command (`check_persistent`), by the writers because
 what they store would be lost, by the readers because such a store is always empty.
@@ -54,9 +58,22 @@ def _sqlite_parts(url: str) -> tuple[str, dict[str, list[str]]]:
     return database, params
 
 
+def is_duckdb(url: str) -> bool:
+    return url.startswith("duckdb:")
+
+
+def _duckdb_database(url: str) -> str:
+    """The database part of a DuckDB URL (after `duckdb:///`), its query left out."""
+    rest = url.split("://", 1)[1] if "://" in url else ""
+    rest = rest.partition("?")[0]
+    return rest[1:] if rest.startswith("/") else rest
+
+
 def in_memory(url: str) -> bool:
-    """True for a SQLite URL whose database lives in memory only (no file, `:memory:`,
+    """True for a SQLite or DuckDB URL whose database lives in memory only (no file, `:memory:`,
     `mode=memory`): nothing stored there outlives the process."""
+    if is_duckdb(url):
+        return _duckdb_database(url) in ("", ":memory:") or _duckdb_database(url).startswith(":memory:")
     if not url.startswith("sqlite"):
         return False
     database, params = _sqlite_parts(url)
@@ -70,15 +87,27 @@ def sqlite_path(url: str) -> Path | None:
     return Path(_sqlite_parts(url)[0])
 
 
+def duckdb_path(url: str) -> Path | None:
+    """The file of a file-backed DuckDB URL, else None."""
+    if not is_duckdb(url) or in_memory(url):
+        return None
+    return Path(_duckdb_database(url))
+
+
+def file_path(url: str) -> Path | None:
+    """The file of an embedded store (SQLite or DuckDB), else None (a server, or in memory)."""
+    return sqlite_path(url) or duckdb_path(url)
+
+
 def check_persistent(value: str | None, writing: bool = True) -> str:
     """The full URL of --db `value` (None: the default), refused (StoreError, exit 2) when it
-    names an in-memory SQLite store: a writer would lose what it stores, a reader finds it empty."""
+    names an in-memory SQLite or DuckDB store: a writer would lose what it stores, a reader finds it empty."""
     full = normalize_db_url(value)
     if not in_memory(full):
         return full
     given = shorten(value) if value is not None and str(value).strip() else f"{ENV_VAR}={shorten(full)}"
     if writing:
-        raise StoreError(f"{given}: an in-memory SQLite store keeps nothing after perfkit exits; "
-                         "pass a file (--db runs.db, sqlite:///PATH) or postgresql://USER@HOST/DB")
-    raise StoreError(f"{given}: an in-memory SQLite store is always empty; pass the store's file "
-                     "(--db runs.db, sqlite:///PATH) or postgresql://USER@HOST/DB")
+        raise StoreError(f"{given}: an in-memory store keeps nothing after perfkit exits; "
+                         "pass a file (--db runs.db, sqlite:///PATH, duckdb:///PATH) or postgresql://USER@HOST/DB")
+    raise StoreError(f"{given}: an in-memory store is always empty; pass the store's file "
+                     "(--db runs.db, sqlite:///PATH, duckdb:///PATH) or postgresql://USER@HOST/DB")

@@ -111,9 +111,10 @@ def _cells(c: Comparison, reputation: bool = False) -> tuple[str, ...]:
 
 
 def _min_width(rows: list[tuple[str, ...]]) -> int:
-    """Columns a table needs with its point column at its narrowest (12, or its longest label)."""
+    """Columns a table needs with its point column at its narrowest: 12 (_table pads a column of
+    short labels to 12 as well)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return sum(w for i, w in enumerate(widths) if i != 1) + min(widths[1], 12) + 2 * (len(widths) - 1)
+    return sum(w for i, w in enumerate(widths) if i != 1) + 12 + 2 * (len(widths) - 1)
 
 
 def _fits(rows: list[tuple[str, ...]], width: int) -> bool:
@@ -181,7 +182,9 @@ def render_table(result: GateResult) -> str:
     lines = answer_lines(result, width) + _header(result, width)
     if result.run_reasons:
         lines += textwrap.wrap(terminal_safe("not comparable: " + "; ".join(result.run_reasons)), width)
-    if len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why):
+    # one stage whose why is the headline's: shown again only for its kernel level
+    if (len(result.why) > 1 or (result.why and result.why[0].text != headline(result).why)
+            or any(w.kernels is not None for w in result.why)):
         lines.append(WHY_TITLE + ":")
         for line in why_lines(result.why):
             lines += textwrap.wrap(terminal_safe(line), width, initial_indent="  ", subsequent_indent="    ")

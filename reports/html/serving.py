@@ -1,13 +1,15 @@
 """The Serving section of a run's HTML report: per serving workload the endpoint, the stage
 table and its notes (reports/serving/rows.py: the numbers and notes every view shows), the
-front point's costs and the server's /metrics differences; above them the latency-vs-throughput
-and cost-vs-interactivity figures of the run. Every string from the run is escaped."""
+front point's costs, the traffic tables (reports/serving/traffic_tables.py: reasoning, sessions
+by stage / turn / session, prompt cache, LoRA adapters) and the server's /metrics differences;
+above them the latency-vs-throughput and cost-vs-interactivity figures of the run. Every string
+from the run is escaped."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfkit.core.record import Run
+from perfkit.core.record import PointResult, Run
 from perfkit.regression.serving_why import ServingWhy
 from perfkit.reports.html.markup import Html, figure_div, section, table
 from perfkit.reports.html.text import esc
@@ -23,6 +25,7 @@ from perfkit.reports.serving.rows import (
     stage_points,
 )
 from perfkit.reports.serving.stage_table import stage_table
+from perfkit.reports.serving.traffic_tables import traffic_tables
 from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
 from perfkit.reports.serving.why_lines import why_lines
 
@@ -37,6 +40,16 @@ def _notes(lines: list[str]) -> Html:
     if not lines:
         return Html("")
     return Html('<ul class="note">' + "".join(f"<li>{esc(n)}</li>" for n in lines) + "</ul>")
+
+
+def traffic_blocks(stages: Sequence[PointResult]) -> list[str]:
+    """A heading, the table and its note (rows left out) per traffic table of the stages."""
+    out: list[str] = []
+    for t in traffic_tables(stages):
+        out.append(f"<h4>{esc(t.title)}</h4>")
+        out.append(f'<div class="scroll">{table(t.headers, t.rows, numeric=t.numeric)}</div>')
+        out.append(_notes([t.note] if t.note else []))
+    return out
 
 
 def workload_block(run: Run, workload: str) -> Html:
@@ -60,6 +73,7 @@ def workload_block(run: Run, workload: str) -> Html:
             body.append(table(FRONT_HEADERS, [[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu]
                                               for c in costs], numeric=(0, 1, 2)))
         body.append(_notes(list(stage_notes(p))))
+    body += traffic_blocks(stages)
     names, metrics = server_metric_table(stages)
     if metrics:
         body.append("<h4>Server metrics (difference over each stage)</h4>")

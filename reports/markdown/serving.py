@@ -1,7 +1,8 @@
 """The Serving part of a run's Markdown summary: per serving workload the endpoint, the stage
 table and its notes (reports/serving/rows.py: the numbers and notes every view shows), the
-front point's costs and, folded away, the server's /metrics differences. Every string from the
-run goes through `md_text`."""
+front point's costs, the traffic tables (reports/serving/traffic_tables.py: reasoning, sessions by
+stage / turn / session, prompt cache, LoRA adapters) and, folded away, the server's /metrics
+differences. Every string from the run goes through `md_text`."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from perfkit.reports.serving.rows import (
     stage_points,
 )
 from perfkit.reports.serving.stage_table import stage_table
+from perfkit.reports.serving.traffic_tables import traffic_tables
 from perfkit.reports.serving.why_lines import TITLE as WHY_TITLE
 from perfkit.reports.serving.why_lines import why_lines
 
@@ -46,6 +48,9 @@ def workload_lines(run: Run, workload: str) -> list[str]:
                     md_table(FRONT_HEADERS, [[c.target, c.usd_per_1m_output_tok, c.throughput_per_gpu] for c in costs],
                              right=(0, 1, 2)), ""]
         out += _notes(list(stage_notes(p)))
+    for traffic in traffic_tables(stages):
+        out += [f"{md_text(traffic.title)}:", "", md_table(traffic.headers, traffic.rows, right=traffic.numeric), ""]
+        out += _notes([traffic.note] if traffic.note else [])
     names, metrics = server_metric_table(stages)
     if metrics:
         out += ["<details><summary>Server metrics (difference over each stage)</summary>", "",

@@ -108,8 +108,8 @@ def kernel_lines(k: KernelWhy) -> list[str]:
                      f"{k.matched_share:.0%} of the time matched")
     lines.append(f"({unit}; steps from {k.method_base}" + (f" / {k.method_cand}" if k.method_cand != k.method_base else "") + ")")
     for side, c in k.client:
-        whose = "of the requests inside the window" if c.inside_window else "of the stage"
-        lines.append(f"{side}: step period {fmt_time(c.step_s)} per step vs client TPOT p50 {whose} "
+        whose = "client time per token p50 inside the window" if c.inside_window else "client TPOT p50 of the stage"
+        lines.append(f"{side}: step period {fmt_time(c.step_s)} per step vs {whose} "
                      f"{fmt_time(c.tpot_p50_s)} (x{c.ratio:.2f})")
     rep = k.reproduce or reproduce_line(k)
     if rep:

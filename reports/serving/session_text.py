@@ -1,6 +1,7 @@
 """Terminal lines of a stage that ran multi-turn sessions or whose server said its cached prompt
 tokens: per-session and per-turn numbers, and the stage's prompt-cache share (nothing for a plain
-stage)."""
+stage); the cells are the traffic tables' (traffic_tables.py), as the reports and the dashboard
+show them."""
 
 from __future__ import annotations
 
@@ -9,42 +10,44 @@ from typing import Any
 
 from perfkit.core.record import Run
 from perfkit.core.terminal import terminal_safe
-from perfkit.core.units import fmt_num, fmt_percent, fmt_time
+from perfkit.reports.serving.traffic_tables import (
+    CACHED_HEADER,
+    cache_cells,
+    session_summary_cells,
+    turn_rows,
+)
 
 MAX_TURNS_SHOWN = 8  # turns listed on a line; more are summarised as "..."
 
 
-def _column(table: Mapping[str, Any], key: str, fmt: Any) -> str:
-    values = table.get(key)
-    if not isinstance(values, Sequence) or not values:
-        return "-"
-    shown = [fmt(v) for v in values[:MAX_TURNS_SHOWN]]
-    return ", ".join(shown) + (", ..." if len(values) > MAX_TURNS_SHOWN else "")
+def _column(headers: Sequence[str], rows: Sequence[Sequence[str]], header: str) -> str:
+    at = headers.index(header)
+    shown = [row[at] for row in rows[:MAX_TURNS_SHOWN]]
+    return ", ".join(shown) + (", ..." if len(rows) > MAX_TURNS_SHOWN else "") if shown else "-"
 
 
 def session_line(key: str, m: Mapping[str, Any]) -> str | None:
-    if not isinstance(m.get("sessions"), (int, float)):
+    cells = session_summary_cells(m)
+    if cells is None:
         return None
-    text = (f"{key}: {fmt_num(m['sessions'])} sessions, {fmt_num(m.get('session_turns_mean'))} turns completed "
-            f"per session (mean), session duration p50 {fmt_time(m.get('session_duration_p50_s'))}, "
-            f"session mean TTFT p50 {fmt_time(m.get('session_ttft_mean_p50_s'))}")
-    table = m.get("turn_table")
-    if isinstance(table, Mapping):
-        text += (f"; by turn: TTFT p50 {_column(table, 'ttft_p50_s', fmt_time)}; prompt tokens (mean) "
-                 f"{_column(table, 'input_tokens_mean', fmt_num)}")
-        if "cached_tokens_mean" in table:
-            text += f"; cached tokens (mean) {_column(table, 'cached_tokens_mean', fmt_num)}"
+    sessions, turns, duration, ttft = cells
+    text = (f"{key}: {sessions} sessions, {turns} turns completed per session (mean), session duration p50 "
+            f"{duration}, session mean TTFT p50 {ttft}")
+    headers, rows = turn_rows(m)
+    if headers:
+        text += (f"; by turn: TTFT p50 {_column(headers, rows, 'TTFT p50')}; prompt tokens (mean) "
+                 f"{_column(headers, rows, 'prompt tokens (mean)')}")
+        if CACHED_HEADER in headers:
+            text += f"; cached tokens (mean) {_column(headers, rows, CACHED_HEADER)}"
     return terminal_safe(text)
 
 
 def cache_line(key: str, m: Mapping[str, Any]) -> str | None:
-    told = m.get("prompt_cache_reported")
-    if not isinstance(told, (int, float)):
+    cells = cache_cells(m)
+    if cells is None:
         return None
-    total = m.get("requests_ok")
-    of = f" of {fmt_num(total)}" if isinstance(total, (int, float)) else ""
-    return terminal_safe(f"{key}: prompt cache: {fmt_percent(m.get('prompt_cache_share'))} of prompt tokens "
-                         f"cached ({fmt_num(m.get('prompt_cached_tokens'))} tokens; {fmt_num(told)}{of} "
+    share, tokens, said = cells
+    return terminal_safe(f"{key}: prompt cache: {share} of prompt tokens cached ({tokens} tokens; {said} "
                          f"requests said)")
 
 

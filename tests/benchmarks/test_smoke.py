@@ -58,6 +58,7 @@ SMOKE: dict[str, Smoke] = {
     "calibrate_gemm_sweep": Smoke(("--smoke",), (r"measured: 2 placed", r"% measured"), slow=True),
     "calibrate_repeat": Smoke(
         ("--smoke",), (r"gemm\.fp32 .*GFLOP/s .*GFLOP/s", r"targets \(each run < 60 s, spread <= 10%\)"), slow=True),
+    "changepoint_heldout": Smoke(("--smoke",), (r"\| pooled \| [\d.]+ \| ", r"Pooled F1 per seed: 12: [\d.]+"), slow=True),
     "changepoint_trend": Smoke(("--smoke",), (r"\| creep \| gaussian \| 3 \| [\d.]+ -> [\d.]+ \|",), slow=True),
     "categories_speed": Smoke(
         ("--smoke",), (r"Equal categories, old and new: (\d+) of \1 names|old side skipped",
@@ -106,10 +107,16 @@ SMOKE: dict[str, Smoke] = {
                                                     r"the stated bound: \d+, not flagged \d+"), slow=True),
     "serving_fuzz": Smoke(("--streams", "300"), (r"# serving_fuzz: 300 streams, 2 stages, 0 BAD",
                                                    r"\| honest \| (\d+) \| \1 \|"), slow=True),
+    # the peers are skipped unless $PERFKIT_AIPERF / $PERFKIT_GUIDELLM name them
+    "serving_peers": Smoke(("--smoke",), (r"4-per-chunk-no-usage perfkit c=1: ttft_p50 [\d.]+ ms .*tokens 9\.0",
+                                          r"(aiperf skipped: |4-per-chunk-no-usage aiperf c=1)"), slow=True),
     "serving_gate": Smoke(("--smoke",), (r"\| same server: failed \| 6 \|", r"\| \+20%: tpot_p50_s regressed \| 3 \|"),
                           slow=True),
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
+    "store_scale": Smoke(("--runs", "20", "--repeat", "1", "--dir", "{tmp}/stores"),
+                         (r"\| SQLite \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|", r"\| DuckDB \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|"),
+                         slow=True),
     "serving_why_kernels": Smoke(("--smoke",), (r"pair 0: changed -> ", r"slowed class named first: \d/1"), slow=True),
     "serving_profile_window": Smoke(("--smoke",), (r"round 0: ttft_p50_s [\d.]+", r"tpot_p50_s +[\d.]+ +-"), slow=True),
     "short_kernels": Smoke(("--device", "cuda", "--out", "{tmp}/short.json"),
@@ -127,6 +134,7 @@ SMOKE: dict[str, Smoke] = {
 # Modules that are no benchmark of their own: each is run by the smoke run of the one named.
 HELPERS = {
     "serving_gate_runs": "serving_gate",
+    "serving_peers_tools": "serving_peers",
     "hostile_fuzz_mutations": "hostile_fuzz",
     "hostile_fuzz_seeds": "hostile_fuzz",
     "hostile_fuzz_formats": "hostile_fuzz",

@@ -60,3 +60,21 @@ def test_a_tokenizer_not_on_this_machine_is_one_line_exit_2(tmp_path: Path, caps
     assert code == EXIT_BAD_INPUT and len(err.splitlines()) == 1, err
     assert "--tokenizer acme/never-downloaded: " in err and "never downloads" in err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@pytest.mark.slow
+def test_reasoning_tokens_are_counted_from_the_text_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No usage, 4 tokens per chunk, 10 reasoning tokens: the tokenizer counts the reasoning text
+    as it counts the output, so reasoning + answer = output (per chunk it would count 4 chunks)."""
+    reasoning = 10
+    folder = tiny_tokenizer(tmp_path / "tiny-bpe")
+    with running_server("--synthetic", "--no-usage", "--tokens-per-chunk", str(PER_CHUNK), "--itl-ms", "5",
+                        "--ttft-ms", "5", "--tokenizer", str(folder), "--reasoning-tokens", str(reasoning)) as url:
+        counted, run_dir = bench(url, tmp_path / "a", capsys, "--tokenizer", str(folder), "--api", "chat")
+    assert counted["token_source"] == "tokenizer:tiny-bpe" and counted["reasoning_token_source"] == "per_chunk"
+    assert counted["reasoning_tok_per_req_mean"] == reasoning
+    assert counted["answer_tok_per_req_mean"] == OUTPUT - reasoning
+    records = read_requests(run_dir / counted["requests_file"])
+    assert len(records) == REQUESTS and max(k for r in records for k in r.chunk_tokens) == PER_CHUNK
+    assert [(r.output_tokens, r.reasoning_tokens, r.answer_tokens) for r in records] == \
+        [(OUTPUT, reasoning, OUTPUT - reasoning)] * REQUESTS

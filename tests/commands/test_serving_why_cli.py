@@ -90,3 +90,24 @@ def test_compare_gate_and_report_say_what_moved_a_serving_stage(tmp_path: Path, 
         pytest.skip(f"verdicts not checked: {bound[0]}")
     assert _verdicts(itl, "output_tok_per_s") == ["regressed"], [r["reason"] for r in itl["rows"]]
     assert _verdicts(itl, "usd_per_1m_output_tok") == ["regressed"]
+
+
+@pytest.mark.slow
+def test_one_stage_compare_prints_its_kernel_level_under_the_headline(tmp_path: Path, db: str,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A single stage whose why is the headline's still shows its kernel level in the terminal."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "traces" / "perfkit"))
+    from make_traces import profile_decoder  # type: ignore[import-not-found]
+
+    (base,) = _bench(BASE, tmp_path, db)
+    (cand,) = _bench(("--ttft-ms", "40", "--itl-ms", "70", "--max-tokens-cap", "8"), tmp_path, db)
+    for run, slow in ((base, {}), (cand, {"attention": 8})):
+        trace = profile_decoder(tmp_path / f"{run.name}.pt.trace.json.gz", steps=12, slow=slow)
+        assert main(["serve-bench", "attach", str(run), str(trace)]) == 0
+    capsys.readouterr()
+    main(["compare", str(base), str(cand), "--db", db, "--history", "0"])
+    out = capsys.readouterr().out
+    assert "why (serving stages):" in out, out
+    assert "decode steps" in out and "perfkit_attention +" in out, out

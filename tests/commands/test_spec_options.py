@@ -27,6 +27,7 @@ FLAGS = {
     "--follow-redirects", "--api-key-env", "--no-ignore-eos",  # added since
     "--sessions", "--turns", "--think-time-s", "--session-file", "--tokenizer",
     "--lora", "--lora-format", "--gpu-metrics", "--gpu-metrics-gpus", "--price-per-kwh",
+    "--replay-block-size", "--replay-speed",
 }
 
 

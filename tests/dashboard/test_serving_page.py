@@ -114,3 +114,34 @@ def test_serving_tables_show_each_stages_validity_and_an_invalid_ones_reasons() 
     assert list(tables.stages["validity"]) == ["VALID", "INVALID"]
     assert tables.column_help["validity"].startswith("VALID: ")
     assert "concurrency=4: INVALID: no steady state: per-request TPOT moved" in tables.notes
+
+
+@pytest.mark.slow
+def test_serving_page_shows_the_traffic_tables_with_user_strings_as_text(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from perfkit.reports.serving.traffic_tables import traffic_tables
+    from tests.reports.serving.test_traffic_tables import EVIL_ADAPTER, EVIL_SESSION, traffic_point
+
+    run = serving_run("srv1")
+    evil_stage = replace(traffic_point(), params={"concurrency": 2, "tag": "<b>x</b> [l](http://evil)"})
+    run = run.with_points((*run.points, evil_stage))
+    db = f"sqlite:///{tmp_path / 'traffic.db'}"
+    store_run(run, db)
+    monkeypatch.setenv("PERFKIT_DB", db)
+    monkeypatch.setenv("PERFKIT_RUNS", str(tmp_path / "runs"))
+    at = app("views/serving.py", workload="serving/chat")
+    expected = traffic_tables(stage_points(run.points))
+    titles = [s.value for s in at.subheader if s.value not in ("Stages", "Cost at target interactivity")]
+    assert len(titles) == len(expected) == 6 and titles[0] == "Reasoning"
+    for title in titles:  # Markdown-escaped: no tag, no link
+        assert "<b>" not in title and "](http" not in title
+    assert any("&lt;b&gt;x&lt;/b&gt;" in t and t.startswith("By adapter: ") for t in titles)
+    shown = {tuple(df.value.columns): df.value for df in at.dataframe}
+    for t in expected:  # the reports' cells, as text
+        assert shown[t.headers].values.tolist() == [list(r) for r in t.rows]
+    adapters = shown[("adapter", "requests", "ok", "TTFT p50", "TPOT p50")]
+    assert adapters["adapter"].tolist()[1].startswith(EVIL_ADAPTER[:40])
+    sessions = shown[("session", "turns completed", "session duration", "mean TTFT")]
+    assert sessions["session"].tolist()[0] == EVIL_SESSION

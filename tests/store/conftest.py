@@ -1,4 +1,5 @@
-"""Fixtures of the store tests: a fresh SQLite URL, a throwaway PostgreSQL cluster."""
+"""Fixtures of the store tests: a fresh store URL of each backend (SQLite, PostgreSQL in a
+throwaway cluster, DuckDB), so one suite runs against every backend."""
 
 from __future__ import annotations
 
@@ -24,11 +25,18 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'perfkit.db'}"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+BACKENDS = ["sqlite", "postgresql", "duckdb"]
+
+
+@pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Each store test runs on SQLite and on PostgreSQL (a fresh database each time)."""
+    """Each store test runs on SQLite, PostgreSQL and DuckDB (a fresh database each time)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'perfkit.db'}"
+        return
+    if request.param == "duckdb":
+        pytest.importorskip("duckdb_engine", reason="the DuckDB backend needs pip install 'perfkit[duckdb]'")
+        yield f"duckdb:///{tmp_path / 'perfkit.duckdb'}"
         return
     base = request.getfixturevalue("postgres_url")
     yield from factory.fresh_pg_database(base, tmp_path.name)

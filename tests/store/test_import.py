@@ -39,9 +39,9 @@ def exported(tmp_path: Path) -> tuple[str, list[str], Path]:
     return url, ids, out
 
 
-def test_round_trip_into_a_new_sqlite_store(exported: tuple[str, list[str], Path], tmp_path: Path) -> None:
+def test_round_trip_into_a_new_store(exported: tuple[str, list[str], Path], db_url: str) -> None:
     source, ids, out = exported
-    target = f"sqlite:///{tmp_path / 'copy.db'}"
+    target = db_url  # a new store of each backend
     result = import_store(out, target)
     assert result.runs_imported == len(ids) and result.runs_skipped == 0 and not result.shifted
     assert table_sums(target) == table_sums(source)  # ids kept as exported: identical tables
@@ -49,9 +49,9 @@ def test_round_trip_into_a_new_sqlite_store(exported: tuple[str, list[str], Path
     store_run(f.make_run("after", [1e-3] * 5), target)  # the id sequences go on past the imported ids
 
 
-def test_merge_renumbers_ids_and_keeps_every_link(exported: tuple[str, list[str], Path], tmp_path: Path) -> None:
+def test_merge_renumbers_ids_and_keeps_every_link(exported: tuple[str, list[str], Path], db_url: str) -> None:
     source, ids, out = exported
-    target = f"sqlite:///{tmp_path / 'team.db'}"
+    target = db_url
     own = fill_store(target, n_runs=3, prefix="own")
     own_before, own_sums = _runs(target, own), table_sums(target)
     result = import_store(out, target)
@@ -61,6 +61,17 @@ def test_merge_renumbers_ids_and_keeps_every_link(exported: tuple[str, list[str]
     counts, merged = table_sums(source), table_sums(target)
     for table in ("runs", "points", "metrics", "samples", "kernels"):
         assert merged[table][0] == counts[table][0] + own_sums[table][0]
+
+
+def test_every_backend_exports_what_an_import_gives_back(db_url: str, tmp_path: Path) -> None:
+    ids = fill_store(db_url)
+    out = tmp_path / "from-backend"
+    manifest = export_store(db_url, out)
+    assert {t.name: (t.rows, t.checksum) for t in manifest.tables} == table_sums(db_url)
+    back = f"sqlite:///{tmp_path / 'back.db'}"
+    import_store(out, back)
+    assert table_sums(back) == table_sums(db_url)
+    assert _runs(back, ids) == _runs(db_url, ids)
 
 
 def test_runs_already_there_are_refused_or_skipped(exported: tuple[str, list[str], Path], tmp_path: Path) -> None:

@@ -162,6 +162,10 @@ def test_bulk_history_recent_runs_and_values(store: Engine) -> None:
         assert sorted(values[TIME]) == [RunValue("r1", 2.0, [1.0, 2.0, 3.0]), RunValue("r3", 8.5, [7.0, 8.0, 9.0, 10.0])]
         assert values[TOKS] == [RunValue("r1", 50.0, [50.0])]  # a point metric: its one value
         assert metric_values(conn, names, []) == {}
+        newest = metric_values(conn, names, ["r1", "r2", "r3"], newest=1)  # picked in SQL: r3 is the newest
+        assert newest[TIME] == [RunValue("r3", 8.5, [7.0, 8.0, 9.0, 10.0])] and newest[TOKS][0].run_id == "r1"
+        two = metric_values(conn, names, ["r1", "r2", "r3"], newest=2)
+        assert sorted(v.run_id for v in two[TIME]) == ["r2", "r3"]
     store.dispose()
 
 

@@ -58,6 +58,9 @@ class RequestRecord:
     # the generated text of each chunk in chunk_times_s, kept only while its tokens wait to be
     # counted by the tokenizer after the stage (client/token_count.py); () once counted, never stored
     chunk_texts: tuple[str, ...] = ()
+    # of each of those texts, how many leading characters are reasoning text (delta.reasoning_content /
+    # delta.reasoning), so the tokenizer counts the reasoning tokens too; () with chunk_texts
+    chunk_reasoning_chars: tuple[int, ...] = ()
     # reasoning models (client/chunks.py): arrival of the first chunk with answer text (chat
     # `delta.content`, completions `text`, tool calls; not `delta.reasoning_content` /
     # `delta.reasoning`); the reasoning tokens among output_tokens, and where that count came from

@@ -41,6 +41,7 @@ from perfkit.workloads.serving.measurements.energy import energy_metrics
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
 from perfkit.workloads.serving.measurements.validity import stage_validity
+from perfkit.workloads.serving.replay_reuse import replay_reuse
 from perfkit.workloads.serving.spec import ServingSpec
 from perfkit.workloads.serving.telemetry.dcgm import StageEnergy
 from perfkit.workloads.serving.telemetry.dcgm_sampler import DcgmStage, dcgm_energy
@@ -84,11 +85,16 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT,
                         measured=front_metrics(spec, ctx.earlier))
     if spec.endpoint is None:
+        if spec.server is not None:
+            raise PerfkitError(f"{point.key}: a serving workload with a server block runs under "
+                               "`perfkit serve-sweep SPEC`, which starts the server")
         raise PerfkitError(f"{point.key}: no endpoint; give the server's URL (endpoint: http://HOST:PORT)")
     if "capacity" in point.params:
         from perfkit.workloads.serving.capacity_point import capacity_metrics
 
         measured = capacity_metrics(spec, lambda params: _run(spec, params, ctx.seed))
+        if spec.server is not None and spec.server.launched:
+            measured["server_launch"] = dict(spec.server.launched)
         return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured)
     with gpu_telemetry(spec.endpoint) as gpus, _dcgm(spec) as dcgm:
         result = _run(spec, point.params, ctx.seed)
@@ -115,6 +121,8 @@ def prepare(point: Point, ctx: RunContext) -> Prepared:
                                          f"GPU energy not measured ({energy.source}): {top['energy_not_measured']}"]
     if server:
         measured["server_metrics"] = server
+    if spec.server is not None and spec.server.launched:  # the start that served this stage (serve-sweep)
+        measured["server_launch"] = dict(spec.server.launched)
     return Prepared(fn=_nothing, cost=Cost(0.0, 0.0), skip_timing=MEASURED_BY_CLIENT, measured=measured,
                     artifacts=artifacts)
 
@@ -152,7 +160,8 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     rate = params.get("rate")
     saturated = (saturation_reason(result.records, float(rate))
                  if isinstance(rate, (int, float)) and math.isfinite(rate) else None)
-    notes = [*result.notes, *dropped_notes(r.dropped for r in result.records)]
+    asked, reuse_notes = replay_reuse(spec, params, result.records, numbers.prompt_cache_share)
+    notes = [*result.notes, *dropped_notes(r.dropped for r in result.records), *reuse_notes]
     name = None
     if ctx.out_dir is not None:
         name = serving_requests_name(key)
@@ -175,6 +184,7 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
         requests_planned=float(result.planned) if result.planned is not None else None,
         endpoint=redact_urls(spec.endpoint or "") or None,
         server_metrics=server or None,
-        serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name)
+        serving_notes=tuple(terminal_safe(redact_urls(n)) for n in notes) or None, requests_file=name,
+        replay_prefix_reuse_asked=asked)
     metrics = numbers.as_metrics()
     return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}

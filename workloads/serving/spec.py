@@ -25,6 +25,9 @@
                                           # (or [sql, python], or {sql: 3, python: 1})
                                           # a profiling window of the server inside each stage
                                           # (or seconds: 2); traces copied into the run
+      server: {command: [vllm, serve, M, --port, "{port}"], grid: {max_num_seqs: [8, 16]}}
+                                          # perfkit starts the server per configuration
+                                          # (`perfkit serve-sweep`; launch/spec.py; no endpoint then)
 
 Each stage (load level) is a point: `serving/chat/concurrency=4`, `serving/chat/rate=2`. The
 endpoint is kept in each point's metrics, not in the spec's hash: a run against yesterday's
@@ -52,6 +55,7 @@ from perfkit.core.errors import SpecError
 from perfkit.workloads.base import RECORD, FrozenModel, WorkloadSpec
 from perfkit.workloads.serving.client.plan_size import plan_problem
 from perfkit.workloads.serving.client.url import parse_endpoint
+from perfkit.workloads.serving.launch.spec import ServerSpec
 from perfkit.workloads.serving.slo_presets import PREFIX as PRESET_PREFIX
 from perfkit.workloads.serving.slo_presets import PRESETS, preset_slo
 
@@ -211,6 +215,12 @@ class LoadSpec(FrozenModel):
     stages: tuple[StageSpec, ...] | None = None
     replay: Annotated[str | None, CliOption(  # file of arrival times
         "--replay", metavar="FILE", group="load", help="open loop at the arrival times of FILE")] = None
+    replay_block_size: Annotated[int, CliOption(  # prompt tokens per hash id of a Mooncake trace
+        "--replay-block-size", help="prompt tokens per hash id in a Mooncake trace (default 512)")] = Field(
+        512, ge=1, le=1_000_000)
+    replay_speed: Annotated[float, CliOption(  # arrival times of --replay divided by this
+        "--replay-speed", help="replay this many times faster (arrival times / X; default 1)")] = Field(
+        1.0, gt=0, le=1_000_000)
 
     @field_validator("concurrency", "rate", mode="before")
     @classmethod
@@ -511,6 +521,7 @@ class ServingSpec(WorkloadSpec):
         "--lora", metavar="NAME[:W][,NAME[:W]...]", parse=lora_adapters,
         help="each request names one of these LoRA adapters, drawn from --seed (equal odds, or the weights "
              "W); the stage shows TTFT / TPOT per adapter")] = None
+    server: ServerSpec | None = None  # perfkit serve-sweep starts the server per configuration
 
     runner: ClassVar[str] = "perfkit.workloads.serving.runner:prepare"
     preflight: ClassVar[str] = "perfkit.workloads.serving.client.plan:preflight"
@@ -588,7 +599,10 @@ class ServingSpec(WorkloadSpec):
 
     @model_validator(mode="after")
     def _endpoint(self, info: Any) -> ServingSpec:
-        if self.endpoint is None and (getattr(info, "context", None) or {}).get("yaml") is not None:
+        if self.server is not None and self.endpoint is not None and self.server.launched is None:
+            raise ValueError("the server block names the endpoint (http://HOST:PORT of server.host and its port); "
+                             "drop endpoint")
+        if self.endpoint is None and self.server is None and (getattr(info, "context", None) or {}).get("yaml") is not None:
             raise ValueError("a serving workload needs endpoint: http://HOST:PORT (the server to load-test)")
         return self
 
@@ -599,6 +613,8 @@ class ServingSpec(WorkloadSpec):
             data.pop("endpoint", None)
             data.pop("profile", None)
             data.pop("gpu_metrics", None)
+            if isinstance(data.get("server"), dict):
+                data["server"].pop("launched", None)
         return data
 
     def stages(self) -> list[dict[str, Any]]:

@@ -64,7 +64,7 @@ class RunSide:
     point_metrics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # point key -> its metrics
     spec_doc: Mapping[str, object] = field(default_factory=dict)  # the spec as recorded ({} when not at hand)
     server_traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # point key -> trace files (absolute)
-    window_tpot_s: Mapping[str, float] = field(default_factory=dict)  # point key -> TPOT p50 inside the profiled window
+    window_tpot_s: Mapping[str, float] = field(default_factory=dict)  # point key -> time per token p50 inside the profiled window
 
 
 @dataclass(frozen=True)

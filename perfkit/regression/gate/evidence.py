@@ -201,11 +201,17 @@ def _recent(x: np.ndarray, fits: Sequence[HistoryFit | None], at: int,
         if fit is not None:
             by_start.setdefault(fit.start, []).append(j)
     for start, rows in by_start.items():
-        r = recent_shift_rows(x[rows, start : at + 1])
+        # a creeping level (the fit's slope, creep.py): the step is looked for off the creep's line
+        # (the latest runs of a creep sit above the runs before them without any step), and its
+        # level carried along the line to the next run
+        slope = np.array([fits[j].slope for j in rows])[:, None]  # type: ignore[union-attr]
+        t = np.arange(at + 1 - start, dtype=np.float64)[None, :]
+        r = recent_shift_rows(x[rows, start : at + 1] - slope * t)
         for q, j in enumerate(rows):
             if r.runs[q] > 0:
                 first = runs[j][at + 1 - int(r.runs[q])].run_id
-                out[j] = Recent(int(r.runs[q]), float(r.level[q]), float(r.shift[q]), float(r.p[q]), first)
+                level = float(r.level[q] + slope[q, 0] * (at + 1 - start))
+                out[j] = Recent(int(r.runs[q]), level, float(r.shift[q]), float(r.p[q]), first)
     return out
 
 

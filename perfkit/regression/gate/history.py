@@ -35,13 +35,15 @@ from scipy import special
 
 from perfkit.regression.gate.creep import MIN_REL_SD, creep_fit
 from perfkit.regression.gate.robust import biweight_midvariance
-from perfkit.regression.gate.trend import TREND_BIC, Trend, line_of, trend_of
+from perfkit.regression.gate.trend import TREND_BIC, Trend, continued_line, line_of, trend_of
 from perfkit.regression.gate.types import RunSummary
+from perfkit.regression.gate.wander import ahead_errors, pooled, wander_scale
 
 MIN_HISTORY = 4  # runs (the baseline included) needed to measure the run-to-run spread
 REF_RUNS = 12  # latest runs of the baseline's segment that make its level
 SPLIT_P = 0.001  # a level shift inside the history (Bonferroni over positions)
 MIN_SEGMENT = 2  # runs on each side of a split (the latest run cannot stand alone)
+MIN_AHEAD_RUNS = 16  # runs a history needs before its one-run-ahead errors are checked (wander.py)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,22 @@ def fit_rows(x: np.ndarray, se2: np.ndarray, at: int) -> list[HistoryFit | None]
             out[i] = fit
     for i in np.flatnonzero(p <= SPLIT_P):
         out[i] = _segmented(x[i], se2[i], at)
-    return [_with_creep(x[i], f) if f is not None else None for i, f in enumerate(out)]
+    return [_with_wander(x[i], _with_creep(x[i], f)) if f is not None else None for i, f in enumerate(out)]
+
+
+def _with_wander(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
+    """The fit with s2 widened to the history's one-run-ahead errors where they are larger
+    (wander.py): within each segment, or along the creep's line in the line's segment."""
+    if x.size < MIN_AHEAD_RUNS:
+        return fit
+    bounds = [*segment_bounds(x), x.size] if fit.segments > 1 else [0, x.size]
+    if fit.slope != 0.0:
+        end = next(b for b in bounds if b > fit.start)
+        ahead = ahead_errors(x[fit.start : end], REF_RUNS, line=True)
+    else:
+        ahead = pooled([ahead_errors(x[lo:hi], REF_RUNS) for lo, hi in itertools.pairwise(bounds)])
+    f = wander_scale(fit.s2, ahead)
+    return fit if f <= 1.0 else replace(fit, s2=fit.s2 * f, df=min(fit.df, float(ahead.errors)))
 
 
 def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
@@ -187,7 +204,9 @@ def _with_creep(x: np.ndarray, fit: HistoryFit) -> HistoryFit:
     seg = x[fit.start : end]
     c = creep_fit(seg) if fit.segments > 1 else None
     if c is None or fit.df <= 1:
-        return replace(fit, trend=whole_trend or trend_of(seg, fit.ref_runs))
+        before = x[next((b for b in reversed(bounds) if b < fit.start), 0) : fit.start]
+        step_in = float(seg.mean() - before.mean()) if before.size else 0.0
+        return replace(fit, trend=whole_trend or trend_of(seg, fit.ref_runs) or continued_line(seg, step_in))
     ss_old = float(np.sum((seg - seg.mean()) ** 2))
     ss_new = float(np.sum(c.resid**2))
     df = fit.df - 1.0

@@ -13,7 +13,10 @@ creep.CREEP_P, which moves the level itself), or when the line costs little (its
 variance at most COST_MAX x that of the mean the level is: long histories, where testing against
 the line loses almost no recall; in 12 runs it would cost a third of the heavy-tailed cells'
 recall); and the whole history's line when the split rule cut a creep into steps (the line fits
-nearly as well as the segments: BIC within TREND_BIC). Pure functions.
+nearly as well as the segments: BIC within TREND_BIC), or the baseline's segment's line when the
+level shift cut before it continues its slope (continued_line: a creep cut into steps, where the
+segments' spread does not contain the lag; measured, benchmarks/gate_round3.py creep over 30 runs:
+those histories were tested against a segment mean the next run sits 1-2% past). Pure functions.
 """
 
 from __future__ import annotations
@@ -59,6 +62,15 @@ def trend_of(seg: np.ndarray, ref_runs: int) -> Trend | None:
         return None
     cheap = 1.0 + t.level_var <= COST_MAX * (1.0 + 1.0 / max(ref_runs, 1))
     return t if cheap or line_of(seg, TREND_P) is not None else None
+
+
+def continued_line(seg: np.ndarray, step_in: float) -> Trend | None:
+    """The segment's line when the level shift the split rule cut before the segment went the way
+    the segment's own slope goes (step_in: the segment's mean minus the previous segment's, log):
+    a creep cut into steps, whose segment mean lags the next run by half the segment times the
+    slope even where the segment alone is too short for its slope to be significant."""
+    t = line_of(seg)
+    return t if t is not None and step_in * t.slope > 0 else None
 
 
 def trend_note(t: Trend) -> str:

@@ -69,3 +69,53 @@ def test_which_lines_are_used() -> None:
     assert trend_of(flat12 - np.polyfit(np.arange(12), flat12, 1)[0] * np.arange(12), 12) is None
     steep = trend_of(flat12 + 0.003 * np.arange(12), 12)
     assert steep is not None and steep.slope == pytest.approx(0.003, abs=0.001) and steep.runs == 12
+
+
+def _staircase(rng: np.random.Generator, within_slope: float) -> np.ndarray:
+    """30 runs in three pieces 1% apart (the split rule cuts them), each moving by within_slope per
+    run: too little for the piece's own slope to be significant."""
+    t = np.arange(10)
+    return np.concatenate([0.01 * k + within_slope * t + 0.001 * rng.standard_normal(10) for k in range(3)])
+
+
+def test_a_creep_cut_into_steps_is_tested_against_its_last_piece_s_line() -> None:
+    from perfkit.regression.gate.history import fit_history
+
+    def fit(locs: np.ndarray) -> object:
+        hist = [RunSummary(float(v), 0.001, 3, f"r{i}") for i, v in enumerate(locs)]
+        return fit_history(hist, hist[-1])
+
+    up = _staircase(np.random.default_rng(15), 0.0002)
+    f = fit(up)
+    assert f is not None and f.segments == 3 and f.start == 20  # type: ignore[attr-defined]
+    assert f.trend is not None and f.trend.slope > 0  # type: ignore[attr-defined]
+    # the same pieces sloping against the steps: not a creep, no second test
+    down = _staircase(np.random.default_rng(15), -0.0002)
+    g = fit(down)
+    assert g is not None and g.segments == 3 and g.trend is None  # type: ignore[attr-defined]
+
+
+def test_continued_line() -> None:
+    from perfkit.regression.gate.trend import continued_line
+
+    rng = np.random.default_rng(16)
+    seg = 0.0002 * np.arange(10) + 0.001 * rng.standard_normal(10)
+    slope = line_of(seg)
+    assert slope is not None and slope.slope > 0
+    assert continued_line(seg, 0.01) == slope  # the step into the piece went its slope's way
+    assert continued_line(seg, -0.01) is None and continued_line(seg, 0.0) is None
+    assert continued_line(seg[:4], 0.01) is None  # too few runs for a line
+
+
+def test_a_creep_alone_is_not_main_s_step_but_a_step_on_the_creep_is() -> None:
+    rng = np.random.default_rng(17)
+    quiet = moved = 0
+    for _ in range(10):
+        locs = _creep(rng, 30, 0.002, 0.002)  # the latest runs sit above the earlier ones: no step
+        _, reason = _gate(locs, 0.002 * 30 + 0.002 * rng.standard_normal(), rng)
+        quiet += "baseline itself moved" not in reason
+        stepped = locs.copy()
+        stepped[-1] += math.log(1.03)  # main's +3% at the baseline, on top of the creep
+        _, reason = _gate(stepped, stepped[-1] + 0.002, rng)
+        moved += "baseline itself moved: +" in reason
+    assert quiet >= 9 and moved >= 7  # before: a creep alone read "baseline itself moved" in nearly every gate

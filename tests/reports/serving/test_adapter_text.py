@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from perfkit.reports.serving.adapter_text import MAX_ADAPTERS_SHOWN, adapter_lines_of
+from perfkit.reports.serving.adapter_text import adapter_lines_of
+from perfkit.reports.serving.traffic_tables import MAX_ADAPTERS_SHOWN
 
 
 def test_one_line_per_adapter() -> None:

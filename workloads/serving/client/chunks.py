@@ -28,6 +28,8 @@ from perfkit.workloads.serving.records import (
     TOKENS_FROM_USAGE,
 )
 
+REASONING_KEYS = ("reasoning_content", "reasoning")  # the delta fields a model's thinking streams in
+
 
 @dataclass(frozen=True)
 class ChunkInfo:
@@ -39,6 +41,7 @@ class ChunkInfo:
     stamps: dict[str, Any] | None = None  # perfkit serve's "perfkit" stamps; llama.cpp `timings`
     text: bool = False  # the chunk carried generated text (so at least one token)
     content: str = ""  # that text (answer, reasoning, tool-call arguments): a tokenizer counts it
+    reasoning_chars: int = 0  # the leading characters of `content` that are reasoning text
 
 
 def _int(value: Any) -> int | None:
@@ -73,6 +76,15 @@ def chunk_text(choice: dict[str, Any]) -> str:
         if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
             parts.append(fn["arguments"])
     return "".join(parts)
+
+
+def reasoning_chars(choice: dict[str, Any]) -> int:
+    """How many leading characters of chunk_text(choice) are reasoning (delta.reasoning_content,
+    delta.reasoning: chunk_text puts them first)."""
+    delta = choice.get("delta")
+    if isinstance(choice.get("text"), str) or not isinstance(delta, dict):
+        return 0
+    return sum(len(delta[key]) for key in REASONING_KEYS if isinstance(delta.get(key), str))
 
 
 def _logprob_count(choice: dict[str, Any]) -> int | None:
@@ -120,7 +132,8 @@ def read_chunk(payload: dict[str, Any], previous_completion: int | None) -> Chun
         if n is not None:
             return ChunkInfo(n, TOKENS_FROM_IDS, completion, prompt, error, stamps, text)
         if text:
-            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text, chunk_text(choice))
+            return ChunkInfo(1, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text, chunk_text(choice),
+                             reasoning_chars(choice))
     return ChunkInfo(0, TOKENS_FROM_CHUNKS, completion, prompt, error, stamps, text)
 
 
@@ -130,9 +143,6 @@ def cached_tokens(payload: dict[str, Any]) -> int | None:
     usage = payload.get("usage")
     details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
     return _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-
-
-REASONING_KEYS = ("reasoning_content", "reasoning")  # the delta fields a model's thinking streams in
 
 
 @dataclass(frozen=True)

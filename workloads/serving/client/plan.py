@@ -10,7 +10,8 @@ from typing import Any
 
 from perfkit.core.errors import SpecError
 from perfkit.workloads.base import WorkloadSpec
-from perfkit.workloads.serving.client.arrivals import gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.arrivals import Arrival, gamma_arrivals, read_replay
+from perfkit.workloads.serving.client.hash_prompts import hash_prompt, warmup_prompt
 from perfkit.workloads.serving.client.lora import Assigner
 from perfkit.workloads.serving.client.lora_check import lora_format
 from perfkit.workloads.serving.client.plan_size import DEFAULT_REQUESTS, DURATION_PROMPTS
@@ -112,12 +113,14 @@ def _stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePl
         return StagePlan(prompt_for=lambda i: warm[i % len(warm)], concurrency=int(params["concurrency"]),
                          requests=total_turns(sessions), sessions=tuple(sessions), **common)
     if "replay" in params:
-        arrivals = read_replay(params["replay"])
+        arrivals = read_replay(params["replay"], spec.load.replay_block_size)
+        if arrivals[0].hash_ids is not None:
+            return trace_plan(spec, arrivals, seed, common)
         base = prompts_for(spec, len(arrivals), seed)
         plist = [Prompt(b.text, a.input_tokens or b.input_tokens, a.output_tokens or b.output_tokens)
                  for a, b in zip(arrivals, base, strict=True)]
         return StagePlan(prompt_for=lambda i: plist[i % len(plist)],
-                         arrivals_s=tuple(a.time_s for a in arrivals), **common)
+                         arrivals_s=tuple(a.time_s / spec.load.replay_speed for a in arrivals), **common)
     if "concurrency" in params:
         plist = prompts_for(spec, requests or DURATION_PROMPTS, seed)
         return StagePlan(prompt_for=lambda i: plist[i % len(plist)], concurrency=int(params["concurrency"]),
@@ -133,6 +136,17 @@ def _stage_plan(spec: ServingSpec, params: dict[str, Any], seed: int) -> StagePl
     return StagePlan(prompt_for=lambda i: plist[i % len(plist)],
                      arrivals_s=tuple(gamma_arrivals(rate, requests, burst, seed)),
                      max_concurrency=params.get("max_concurrency", spec.load.max_concurrency), **common)
+
+
+def trace_plan(spec: ServingSpec, arrivals: list[Arrival], seed: int, common: dict[str, Any]) -> StagePlan:
+    """Open loop at a Mooncake trace's arrivals (scaled by --replay-speed), each prompt made of its
+    hash ids' blocks (client/hash_prompts.py); warm-up prompts share no block with them."""
+    p, block, speed = spec.prompts, spec.load.replay_block_size, spec.load.replay_speed
+    warm = warmup_prompt(lengths(p.input_len, 128).value, p.token_ids)
+    return StagePlan(prompt_for=lambda i: hash_prompt(arrivals[i % len(arrivals)], block, seed, p.token_ids,
+                                                      p.vocab_size),
+                     arrivals_s=tuple(a.time_s / speed for a in arrivals), warmup_prompt_for=lambda i: warm,
+                     **common)
 
 
 def slo_of(spec: ServingSpec) -> Slo | None:
@@ -190,7 +204,7 @@ def preflight(spec: WorkloadSpec) -> None:
     if spec.prompts.source == "sharegpt":
         prompts_for(spec, 1, 0)
     if spec.load.replay is not None:
-        read_replay(spec.load.replay)
+        read_replay(spec.load.replay, spec.load.replay_block_size)
     if spec.sessions is not None and spec.sessions.file is not None:
         sessions_of(spec, 0)
     if spec.lora is not None and spec.endpoint is not None:  # the server serves every adapter asked

@@ -60,6 +60,7 @@ class Share:
     requests: int | None
     duration_s: float | None
     warmup: int
+    warm_prompts: tuple[Prompt, ...] = ()  # the warm-up prompts (empty: its own prompts)
 
 
 def shares(opts: ClientOptions, plan: StagePlan, processes: int, total: int) -> list[Share]:
@@ -76,15 +77,21 @@ def shares(opts: ClientOptions, plan: StagePlan, processes: int, total: int) -> 
         out.append(Share(j, processes, opts, tuple(plan.prompt_for(i) for i in mine), conc,
                          tuple(plan.arrivals_s[i] for i in mine) if plan.arrivals_s is not None else None, cap,
                          len(mine) if plan.requests is not None else None, plan.duration_s,
-                         plan.warmup // processes + (1 if j < plan.warmup % processes else 0)))
+                         plan.warmup // processes + (1 if j < plan.warmup % processes else 0),
+                         _warm_prompts(plan)))
     return [s for s in out if s.prompts and (s.concurrency is None or s.concurrency > 0)]
+
+
+def _warm_prompts(plan: StagePlan) -> tuple[Prompt, ...]:
+    return () if plan.warmup_prompt_for is None else tuple(plan.warmup_prompt_for(i) for i in range(plan.warmup))
 
 
 async def _send_share(share: Share, ready: Any, start: Any,
                       t0_value: Any) -> tuple[list[RequestRecord], list[float], list[float], float]:
     plan = StagePlan(prompt_for=lambda k: share.prompts[k % len(share.prompts)], concurrency=share.concurrency,
                      arrivals_s=share.arrivals_s, max_concurrency=share.max_concurrency, requests=share.requests,
-                     duration_s=share.duration_s)
+                     duration_s=share.duration_s,
+                     warmup_prompt_for=(lambda k: share.warm_prompts[k]) if share.warm_prompts else None)
     width = share.concurrency or share.max_concurrency or max(len(share.arrivals_s or ()), 1)
     async with open_session(share.opts, width) as session:
         if share.warmup:
@@ -128,7 +135,7 @@ def crowded_reason(processes: int, available: int, local: bool) -> str | None:
     """Why `processes` client processes make the client slower here, or None. Each process is an
     event loop that wants a core while a stage runs; with the server on the same machine, more
     busy processes than cores means every one of them waits for a core in turn, so timestamps
-    are taken late (the error bounds grow) and the server itself is slowed."""
+    are taken late (their error grows) and the server itself is slowed."""
     busy = processes + (1 if local else 0)
     if processes < 2 or busy <= available:
         return None

@@ -146,6 +146,7 @@ class _Recorder:
         self.index, self.scheduled_s, self.prompt, self.t0 = index, scheduled_s, prompt, t0
         self.expected, self.keep_text = expected, keep_text
         self.texts: list[str] = []  # each chunk's text, for the tokenizer (keep_text)
+        self.reasoning_chars: list[int] = []  # the leading reasoning characters of each of those texts
         self.sent_s: float | None = None
         self.end_s: float | None = None
         self.token_times: list[float] = []
@@ -205,6 +206,7 @@ class _Recorder:
             self.token_times.extend([t] * info.tokens)
             if self.keep_text:
                 self.texts.append(info.content)
+                self.reasoning_chars.append(info.reasoning_chars)
         self._kinds(payload, info.tokens, t)
         return None
 
@@ -254,7 +256,8 @@ class _Recorder:
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
             dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
-            chunk_texts=texts, first_answer_s=self.first_answer, reasoning_tokens=reasoning,
+            chunk_texts=texts, chunk_reasoning_chars=tuple(self.reasoning_chars) if texts else (),
+            first_answer_s=self.first_answer, reasoning_tokens=reasoning,
             reasoning_source=reasoning_source, adapter=self.prompt.adapter)
 
     def _cached(self) -> int | None:

@@ -49,6 +49,7 @@ class StagePlan:
     metrics_url: str | None = None  # Prometheus /metrics, scraped before and after
     window: WindowPlan | None = None  # a profiling window inside the stage
     sessions: tuple[Session, ...] | None = None  # multi-turn sessions, `concurrency` at once
+    warmup_prompt_for: Callable[[int], Prompt] | None = None  # the warm-up prompts (None: prompt_for's)
 
 
 @dataclass
@@ -148,7 +149,8 @@ def mean_gap_s(arrivals_s: tuple[float, ...] | None) -> float | None:
 async def warm_up(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan, n: int) -> list[RequestRecord]:
     """`n` requests sent at once and awaited, not recorded: they open the pool's connections."""
     t_w = time.monotonic()
-    return list(await asyncio.gather(*(send(session, opts, -1, 0.0, plan.prompt_for(i), t_w) for i in range(n))))
+    prompt_for = plan.warmup_prompt_for or plan.prompt_for
+    return list(await asyncio.gather(*(send(session, opts, -1, 0.0, prompt_for(i), t_w) for i in range(n))))
 
 
 async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:

@@ -7,6 +7,13 @@ its chunks (TokenCounter.split): a chunk carrying k tokens gives k equal token t
 that completed no token (its characters belong to a token finished later) is no token arrival.
 The total is the server's final usage when it sent one (precedence: the server's count), else the
 tokenizer's; token_source becomes `tokenizer:NAME`. Records without kept text are left as they are.
+
+Reasoning tokens counted per chunk (reasoning_source per_chunk: the server gave no
+completion_tokens_details) are recounted the same way: each chunk's text is split into its
+reasoning part (its leading RequestRecord.chunk_reasoning_chars) and its answer part, and a token
+is reasoning when its last character is reasoning text, so reasoning + answer tokens = output
+tokens exactly (a chunk that carries the thinking's end and the answer's start counts each part).
+The server's reasoning count, when it gave one, stays (precedence: the server's count).
 """
 
 from __future__ import annotations
@@ -16,7 +23,11 @@ from dataclasses import replace
 
 from perfkit.workloads.serving.client.bounds import MAX_REQUEST_TOKENS, UNTRUSTED
 from perfkit.workloads.serving.client.tokenizer import TokenCounter
-from perfkit.workloads.serving.records import TOKENS_FROM_USAGE, RequestRecord
+from perfkit.workloads.serving.records import (
+    REASONING_FROM_CHUNKS,
+    TOKENS_FROM_USAGE,
+    RequestRecord,
+)
 
 
 def recount(records: Sequence[RequestRecord], counter: TokenCounter | None) -> list[RequestRecord]:
@@ -26,8 +37,18 @@ def recount(records: Sequence[RequestRecord], counter: TokenCounter | None) -> l
     return [recount_one(r, counter) if r.chunk_texts else r for r in records]
 
 
+def _parts(r: RequestRecord) -> list[str]:
+    """Each chunk's text as two parts, its reasoning then its answer ('' where it has none)."""
+    marks = r.chunk_reasoning_chars if len(r.chunk_reasoning_chars) == len(r.chunk_texts) else (0,) * len(r.chunk_texts)
+    return [part for text, n in zip(r.chunk_texts, marks, strict=True) for part in (text[:n], text[n:])]
+
+
 def recount_one(r: RequestRecord, counter: TokenCounter) -> RequestRecord:
-    counts = counter.split(r.chunk_texts)
+    per_part = counter.split(_parts(r))
+    counts = [per_part[2 * i] + per_part[2 * i + 1] for i in range(len(r.chunk_texts))]
+    reasoning = r.reasoning_tokens
+    if r.reasoning_source == REASONING_FROM_CHUNKS and len(r.chunk_reasoning_chars) == len(r.chunk_texts):
+        reasoning = sum(per_part[0::2])
     chunks = [(t, k) for t, k in zip(r.chunk_times_s, counts, strict=True) if k > 0]
     token_times = tuple(t for t, k in chunks for _ in range(k))
     error = r.error
@@ -38,4 +59,5 @@ def recount_one(r: RequestRecord, counter: TokenCounter) -> RequestRecord:
     total = r.output_tokens if r.token_source == TOKENS_FROM_USAGE else len(token_times)
     return replace(r, token_times_s=token_times, chunk_times_s=tuple(t for t, _ in chunks),
                    chunk_tokens=tuple(k for _, k in chunks), output_tokens=total,
-                   token_source=counter.source, error=error, chunk_texts=())
+                   token_source=counter.source, error=error, chunk_texts=(), chunk_reasoning_chars=(),
+                   reasoning_tokens=min(reasoning, total))

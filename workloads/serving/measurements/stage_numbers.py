@@ -114,6 +114,7 @@ class StageNumbers:
     prompt_cache_share: float | None = None
     prompt_cache_reported: float | None = None
     prompt_cached_tokens: float | None = None
+    replay_prefix_reuse_asked: float | None = None  # a Mooncake trace's asked reuse (serving/replay_reuse.py)
     # per LoRA adapter (serve-bench --lora; measurements/adapters.py); absent otherwise
     adapter_table: dict[str, list[Any]] | None = None
     # keys this record does not name, as they were

@@ -104,3 +104,14 @@ def test_reasoning_that_takes_every_token_has_no_answer() -> None:
     r = _record([_chat({"reasoning_content": " a"}), _chat({"reasoning_content": " b"})])
     assert r.ok and r.reasoning_tokens == 2 and r.answer_tokens == 0
     assert r.first_answer_s is None and r.ttfa_s is None and r.ttft_s == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_kept_texts_mark_their_reasoning_characters_for_the_tokenizer(field: str) -> None:
+    rec = _Recorder(0, 0.0, Prompt("x", 1, 16), t0=0.0, keep_text=True)
+    rec.sent_s = 0.5
+    for i, delta in enumerate(({field: " a b"}, {field: " so", "content": " yes"}, {"content": " no"}), 1):
+        assert rec.chunk(_chat(delta), float(i)) is None
+    rec.done = True
+    r = rec.record(None)
+    assert r.chunk_texts == (" a b", " so yes", " no") and r.chunk_reasoning_chars == (4, 3, 0)

@@ -1,0 +1,29 @@
+"""What tables, columns and indexes a live database has: SQLAlchemy's inspector, except on
+DuckDB, whose SQLAlchemy dialect reads PostgreSQL's catalog for columns and indexes (tables
+DuckDB lacks); there DuckDB's own catalog functions answer."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, inspect, text
+
+
+def table_names(conn: Connection) -> list[str]:
+    return list(inspect(conn).get_table_names())
+
+
+def column_names(conn: Connection, table: str) -> list[str]:
+    """The columns of `table`, in the table's order."""
+    if conn.dialect.name == "duckdb":
+        rows = conn.execute(text("SELECT column_name FROM duckdb_columns() WHERE table_name = :t "
+                                 "AND schema_name = current_schema() ORDER BY column_index"), {"t": table})
+        return [str(r[0]) for r in rows]
+    return [str(c["name"]) for c in inspect(conn).get_columns(table)]
+
+
+def index_names(conn: Connection, table: str) -> list[str]:
+    """The names of the (non-primary-key) indexes on `table`."""
+    if conn.dialect.name == "duckdb":
+        rows = conn.execute(text("SELECT index_name FROM duckdb_indexes() WHERE table_name = :t "
+                                 "AND schema_name = current_schema()"), {"t": table})
+        return [str(r[0]) for r in rows]
+    return [str(i["name"]) for i in inspect(conn).get_indexes(table)]
