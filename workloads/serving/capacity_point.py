@@ -64,7 +64,8 @@ def _probe_row(spec: ServingSpec, params: dict[str, Any], result: StageResult) -
         values = [0.0 if (v is None and r.ok and metric == "tpot_s") else v  # one token: TPOT 0 (vLLM)
                   for v, r in zip(values, result.records, strict=True)]
         verdicts.append(quantile_verdict(metric, values, threshold, spec.slo.quantile, spec.capacity.confidence))
-    _, note = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s)
+    _, note = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
+                            result.lag_times_s, result.t0_monotonic_s)
     bound = _lag_error(result, min(thresholds.values()))
     rate = params.get("rate")
     saturated = saturation_reason(result.records, float(rate)) if isinstance(rate, float) and math.isfinite(rate) else None

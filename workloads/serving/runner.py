@@ -172,12 +172,14 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     notes += out_of_range
     if series:  # the server's queue and KV cache while the stage ran (telemetry/stage_series.py)
         numbers = dataclasses.replace(numbers, extra={**numbers.extra, "server_series": series})
-    errors, bound = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s)
+    errors, bound = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
+                                  result.lag_times_s, result.t0_monotonic_s)
     notes += [n for n in (bounds_note(errors),) if n]
     valid = stage_validity(result.records, result.planned, bound, saturated)
     numbers = dataclasses.replace(
         numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
         client_error_bounds={b.metric: b.bound_s for b in errors} or None,
+        client_error_source=errors[0].source if errors else None,
         client_bound=bound, saturated=saturated or None, validity=valid.verdict,
         validity_reasons=tuple(terminal_safe(redact_urls(r)) for r in valid.reasons),
         validity_unchecked=valid.unchecked or None,

@@ -29,6 +29,10 @@ of them shifted more than b is itself random, so the spread is taken at q +- e',
 Z sqrt(e (1 - e) / n) (sample_share). Quantiles are numpy's "linear" ones
 (measurements/latency.py), q +- e' clipped to [0, 1].
 
+This is the fallback when the probes' samples carry no times; with them the bound is per read
+(measurements/read_error.py), and where the server stamps its chunks the error is measured
+(measurements/stamp_error.py).
+
 What it assumes: the lag at the moments the client read its stamps is distributed as the
 probes' samples (the probes run all through the stage, every 5 ms, on the loop and on a thread).
 What it leaves out: delays outside the client (the network, the server's own intake), which no
@@ -65,9 +69,16 @@ BOUNDED: dict[str, float] = {"ttft_p50_s": 0.5, "ttft_p99_s": 0.99, "tpot_p50_s"
                              "token_itl_p99_s": 0.99, "e2e_p50_s": 0.5}
 
 
+# where a stage's client errors come from (ErrorBound.source), best first
+FROM_STAMPS = "server stamps"  # measured: the client's number minus the one from the server's stamps
+FROM_READS = "lag around each read"  # bounded: measurements/read_error.py
+FROM_LAG = "lag distribution"  # bounded: this module (probe samples without their times)
+
+
 @dataclass(frozen=True)
 class ErrorBound:
-    """The client's possible error on one number: |measured - true| <= bound_s."""
+    """The client's error on one number: |measured - true| <= bound_s (stated from the lag), or
+    = bound_s (measured against a server's stamps: `measured_s` holds it with its sign)."""
 
     metric: str  # its metric key (ttft_p50_s, ...)
     value_s: float  # the number as measured
@@ -75,6 +86,21 @@ class ErrorBound:
     # the half-width of the number's own 95% distribution-free interval from its samples
     # (sampling_half_width): what the stage's sample size leaves uncertain anyway
     noise_s: float = 0.0
+    source: str = FROM_LAG
+    measured_s: float | None = None  # FROM_STAMPS: client number - the stamps' number
+
+
+def stage_samples(records: Sequence[RequestRecord]) -> dict[str, list[float]]:
+    """The values each number in BOUNDED is a quantile of ("ttft", "tpot", "token_itl", "e2e"):
+    succeeded requests outside a profiling window, as the stage's numbers are computed."""
+    ok = [r for r in records if r.ok and not r.in_profile_window]
+    return {"ttft": per_request(ok, ttft_s), "tpot": per_request(ok, tpot_s),
+            "token_itl": pooled(ok, token_itls_s), "e2e": per_request(ok, e2e_s)}
+
+
+def family(metric: str) -> str:
+    """"ttft_p50_s" -> "ttft" (the key of stage_samples)."""
+    return metric.rsplit("_", 2)[0]
 
 
 def sample_share(e: float, n: int) -> float:
@@ -112,12 +138,11 @@ def error_bounds(records: Sequence[RequestRecord], lag_s: Sequence[float]) -> li
     """The bound of each number in BOUNDED the stage has (succeeded requests outside a profiling
     window, as the stage's numbers are computed), in BOUNDED's order."""
     ok = [r for r in records if r.ok and not r.in_profile_window]
-    samples = {"ttft": per_request(ok, ttft_s), "tpot": per_request(ok, tpot_s),
-               "token_itl": pooled(ok, token_itls_s), "e2e": per_request(ok, e2e_s)}
+    samples = stage_samples(ok)
     timed = [len(r.token_times_s) - 1 for r in ok if len(r.token_times_s) > 1]
     out = []
     for key, q in BOUNDED.items():
-        values = samples[key.rsplit("_", 2)[0]]
+        values = samples[family(key)]
         if not values:
             continue
         scale = 1.0 / min(timed) if key.startswith("tpot") and timed else 1.0
