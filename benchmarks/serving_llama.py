@@ -95,7 +95,8 @@ def run(server: str, concurrencies: list[int], requests: int, output: int, layer
                                  requests=requests, warmup=c)
                 result = asyncio.run(run_stage(opts, plan))
                 pairs = _pairs(result)
-                _, reason = stage_verdict(result.records, result.lag_s, [], None)
+                _, reason = stage_verdict(result.records, result.lag_s, [], None, result.lag_times_s,
+                                          result.t0_monotonic_s, result.lag_on_thread)
                 stages.append({"concurrency": c, "requests": len(result.records), "pairs": pairs,
                                "client_bound": reason, "token_sources": sorted({r.token_source for r in result.records}),
                                "errors": [r.error for r in result.records if r.error]})

@@ -65,7 +65,7 @@ def _probe_row(spec: ServingSpec, params: dict[str, Any], result: StageResult) -
                   for v, r in zip(values, result.records, strict=True)]
         verdicts.append(quantile_verdict(metric, values, threshold, spec.slo.quantile, spec.capacity.confidence))
     _, note = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
-                            result.lag_times_s, result.t0_monotonic_s)
+                            result.lag_times_s, result.t0_monotonic_s, result.lag_on_thread)
     bound = _lag_error(result, min(thresholds.values()))
     rate = params.get("rate")
     saturated = saturation_reason(result.records, float(rate)) if isinstance(rate, float) and math.isfinite(rate) else None

@@ -173,7 +173,7 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     if series:  # the server's queue and KV cache while the stage ran (telemetry/stage_series.py)
         numbers = dataclasses.replace(numbers, extra={**numbers.extra, "server_series": series})
     errors, bound = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
-                                  result.lag_times_s, result.t0_monotonic_s)
+                                  result.lag_times_s, result.t0_monotonic_s, result.lag_on_thread)
     notes += [n for n in (bounds_note(errors),) if n]
     valid = stage_validity(result.records, result.planned, bound, saturated)
     numbers = dataclasses.replace(

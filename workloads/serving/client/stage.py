@@ -68,6 +68,7 @@ class StageResult:
     metrics_samples: list[tuple[float, str]] = field(default_factory=list)
     planned: int | None = None  # requests the plan would send (None: a time bound decides)
     lag_times_s: list[float] = field(default_factory=list)  # when each lag sample ended, from t0
+    lag_on_thread: list[bool] = field(default_factory=list)  # each lag sample: the thread probe's (else the loop's)
 
 
 class Progress:
@@ -188,9 +189,9 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         after = await scrape(session, plan.metrics_url, notes)
     records = recount(sorted(records, key=lambda r: r.index), tokenizer_for(opts.tokenizer))
     taken = list(lag)
-    return StageResult(records, duration, [x for _, x in taken], lateness, t0, before, after, notes,
+    return StageResult(records, duration, [x for _, x, _ in taken], lateness, t0, before, after, notes,
                        mean_gap_s(plan.arrivals_s), window, samples, planned_requests(plan),
-                       lag_times_s=[t - t0 for t, _ in taken])
+                       lag_times_s=[t - t0 for t, _, _ in taken], lag_on_thread=[k for _, _, k in taken])
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,

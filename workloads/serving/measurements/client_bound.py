@@ -101,7 +101,7 @@ def client_bound_reason(bounds: Sequence[ErrorBound], lateness_s: Sequence[float
 
 
 def client_errors(records: Sequence[RequestRecord], lag_s: Sequence[float], lag_times_s: Sequence[float] | None = None,
-                  t0_monotonic_s: float | None = None) -> list[ErrorBound]:
+                  t0_monotonic_s: float | None = None, lag_on_thread: Sequence[bool] | None = None) -> list[ErrorBound]:
     """The client's error per number, the best way the stage allows (module doc): measured
     against the server's stamps (needs t0_monotonic_s), else bounded per read (needs the lag
     samples' times), else from the lag's distribution."""
@@ -110,13 +110,14 @@ def client_errors(records: Sequence[RequestRecord], lag_s: Sequence[float], lag_
         if measured is not None:
             return measured
     if lag_times_s is not None and len(lag_times_s) == len(lag_s):
-        return read_error_bounds(records, lag_s, lag_times_s)
+        return read_error_bounds(records, lag_s, lag_times_s, lag_on_thread)
     return error_bounds(records, lag_s)
 
 
 def stage_verdict(records: Sequence[RequestRecord], lag_s: Sequence[float], lateness_s: Sequence[float],
                   mean_interarrival_s: float | None, lag_times_s: Sequence[float] | None = None,
-                  t0_monotonic_s: float | None = None) -> tuple[list[ErrorBound], str | None]:
+                  t0_monotonic_s: float | None = None,
+                  lag_on_thread: Sequence[bool] | None = None) -> tuple[list[ErrorBound], str | None]:
     """The stage's client errors (client_errors) and its client-bound reason (None: not client-bound)."""
-    bounds = client_errors(records, lag_s, lag_times_s, t0_monotonic_s)
+    bounds = client_errors(records, lag_s, lag_times_s, t0_monotonic_s, lag_on_thread)
     return bounds, client_bound_reason(bounds, lateness_s, mean_interarrival_s)

@@ -3,9 +3,12 @@
 Every stamp the client took is read late by at most L(t), the lag of the probe samples around it
 (measurements/read_delay.py). Each value is a difference of two stamps, so its error lies in a
 known interval [lo_i, hi_i]:
-- TTFT = first token - send: [-L(send), L(first token)] (the send is stamped when its headers
-  were written, so a late stamp shortens it; a late read of the token lengthens it);
-- E2E = last token - send: [-L(send), L(last token)];
+- TTFT = first token - send: [-S(send), L(first token)]: a late read of the token lengthens it;
+  the send is stamped by aiohttp's hook right after its headers were written, with no wait on
+  the loop in between, so only a thread switch (the GIL) or the machine's scheduler can make that
+  stamp late and shorten it: S(t) is the lag of the thread probe's samples around t (the loop
+  probe's queue waits do not apply); without probe kinds S = L;
+- E2E = last token - send: [-S(send), L(last token)];
 - TPOT = (last - first) / (n - 1): [-L(first), L(last)] / (n - 1);
 - per-token ITL: a chunk of k tokens after the chunk before gives k gaps (t - t_prev) / k, each
   in [-L(t_prev), L(t)] / k (latency.token_itls_s, the same values in the same order).
@@ -54,7 +57,8 @@ def perturbed_quantile_bound(values: Sequence[float], lo: Sequence[float], hi: S
     return max(here - low, high - here, 0.0)
 
 
-def _intervals(records: Sequence[RequestRecord], delay: dict[float, float]) -> dict[str, Intervals]:
+def _intervals(records: Sequence[RequestRecord], delay: dict[float, float],
+               send_delay: dict[float, float]) -> dict[str, Intervals]:
     out: dict[str, Intervals] = {k: ([], [], []) for k in ("ttft", "tpot", "token_itl", "e2e")}
 
     def add(key: str, value: float, lo: float, hi: float) -> None:
@@ -67,7 +71,7 @@ def _intervals(records: Sequence[RequestRecord], delay: dict[float, float]) -> d
         times = r.token_times_s
         if r.sent_s is None or not times:
             continue
-        send = delay[r.sent_s]
+        send = send_delay[r.sent_s]
         add("ttft", times[0] - r.sent_s, -send, delay[times[0]])
         add("e2e", times[-1] - r.sent_s, -send, delay[times[-1]])
         n = len(times)
@@ -80,14 +84,21 @@ def _intervals(records: Sequence[RequestRecord], delay: dict[float, float]) -> d
     return out
 
 
-def read_error_bounds(records: Sequence[RequestRecord], lag_s: Sequence[float],
-                      lag_times_s: Sequence[float]) -> list[ErrorBound]:
+def read_error_bounds(records: Sequence[RequestRecord], lag_s: Sequence[float], lag_times_s: Sequence[float],
+                      lag_on_thread: Sequence[bool] | None = None) -> list[ErrorBound]:
     """The bound of each number in BOUNDED the stage has (succeeded requests outside a profiling
-    window, as the stage's numbers are computed), in BOUNDED's order."""
+    window, as the stage's numbers are computed), in BOUNDED's order. `lag_on_thread`: which
+    samples the thread probe took (sends are bounded by those alone, module doc)."""
     ok = [r for r in records if r.ok and not r.in_profile_window and r.sent_s is not None]
-    reads = sorted({t for r in ok for t in (r.sent_s, *r.token_times_s) if t is not None})
+    reads = sorted({t for r in ok for t in r.token_times_s})
+    sends = sorted({r.sent_s for r in ok if r.sent_s is not None})
     delay = dict(zip(reads, read_delays_s(reads, lag_s, lag_times_s).tolist(), strict=True))
-    intervals = _intervals(ok, delay)
+    if lag_on_thread is not None and len(lag_on_thread) == len(lag_s) and any(lag_on_thread):
+        thread = [i for i, k in enumerate(lag_on_thread) if k]
+        send_lag = read_delays_s(sends, [lag_s[i] for i in thread], [lag_times_s[i] for i in thread])
+    else:
+        send_lag = read_delays_s(sends, lag_s, lag_times_s)
+    intervals = _intervals(ok, delay, dict(zip(sends, send_lag.tolist(), strict=True)))
     out = []
     for key, q in BOUNDED.items():
         values, lo, hi = intervals[family(key)]

@@ -65,7 +65,8 @@ def _deviations(result: StageResult) -> tuple[float, float, str | None]:
     to_stamps = [abs(g - _served_gap(r)) for g, r in zip(gaps, ok, strict=True)]
     to_schedule = [abs(g - N * ITL_S) for g in gaps]
     return (statistics.median(to_stamps), statistics.median(to_schedule),
-            stage_verdict(result.records, result.lag_s, [], None)[1])
+            stage_verdict(result.records, result.lag_s, [], None, result.lag_times_s, result.t0_monotonic_s,
+                          result.lag_on_thread)[1])
 
 
 def test_ttfa_and_token_counts_are_exact_with_usage_details() -> None:
