@@ -18,8 +18,8 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.store.read import load_run
-from perfkit.store.run_list import run_listing
 from perfkit.store.read_only import open_read_only
+from perfkit.store.run_list import run_listing
 from perfkit.workloads.serving.measurements.sweep_runs import stored_sweeps
 from tests.helpers.serving_server import REPO
 
