@@ -103,6 +103,8 @@ SMOKE: dict[str, Smoke] = {
         (str(NSYS_EXPORT), "{tmp}/scaled.sqlite", "--kernels", "1"), (r"CUPTI_ACTIVITY_KIND_KERNEL \d+",),
         needs=NSYS_EXPORT),
     "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
+    "serving_client_error": Smoke(("--smoke",), (r"\| 2 \| idle \| [\d.]+ \| ", r"stages whose actual error exceeded "
+                                                    r"the stated bound: \d+, not flagged \d+"), slow=True),
     "serving_fuzz": Smoke(("--streams", "300"), (r"# serving_fuzz: 300 streams, 2 stages, 0 BAD",
                                                    r"\| honest \| (\d+) \| \1 \|"), slow=True),
     # the peers are skipped unless $PERFKIT_AIPERF / $PERFKIT_GUIDELLM name them
