@@ -21,7 +21,13 @@ from perfkit.core.version import __version__
 from perfkit.store import schema
 from perfkit.store.lake_layout import STAGING, arrow_schema, id_base, partition, run_folder
 from perfkit.store.records import StoredRun
-from perfkit.store.write import check_finite, kernel_table_rows, metric_rows, point_rows, run_row
+from perfkit.store.store_rows import (
+    check_finite,
+    kernel_table_rows,
+    metric_rows,
+    point_rows,
+    run_row,
+)
 
 COMPRESSION = "zstd"
 
