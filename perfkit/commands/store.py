@@ -8,6 +8,8 @@ import: checks the whole export first (bad input: one line, exit 2, the target u
 writes it in one transaction, reads it back and compares counts and checksums (a mismatch rolls
 back). Runs the target already holds are refused unless --skip-existing. Exit 0 on success, 2 on
 bad input or a store that cannot be read or written.
+compact: a Parquet lake's (--db lake:///DIR) per-run folders merged into one sorted folder per
+partition, atomically for readers (docs/store.md, "The Parquet lake").
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_OK
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "store", help="export a store to Parquet + manifest, or import such an export (SQLite <-> PostgreSQL)",
+        "store", help="export a store to Parquet + manifest, import such an export, or compact a Parquet lake",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     export = actions.add_parser("export", help="write every table of the store to OUT_DIR (Parquet + manifest.json)")
