@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from perfkit.regression.gate.effect_floor import MIN_EFFECT_SPREADS
+
 
 class Verdict(str, Enum):
     REGRESSED = "regressed"
@@ -48,6 +50,10 @@ class MetricPolicy:
     # sample spread (winsorized sd, larger of the two): a machine that scatters samples within
     # a run shifts whole runs as much (docs/ci.md, "Without history"). 0 turns it off.
     assumed_spread_factor: float = 2.0
+    # A regression (improvement) is also at least this many run-to-run sds of the metric, measured
+    # on its history (effect_floor.py; Conbench's z): BH's loosening beside real regressions does
+    # not reach below it. 0 turns it off; no effect without history.
+    min_effect_spreads: float = MIN_EFFECT_SPREADS
 
 
 @dataclass(frozen=True)
