@@ -57,7 +57,7 @@ def calls(cell: g.Cell, seed: int) -> list[dict[str, Any]]:
             x[-1, moved] *= 1.0 + g.EFFECT
         hist = _history(x[:-1], names)
         res = compare_runs(_side(f"r{x.shape[0] - 2}", names, x[-2]), _side("cand", names, x[-1]),
-                           lambda nm, h=hist: h[nm], policy=OFF)
+                           hist.__getitem__, policy=OFF)
         for i, c in enumerate(res.comparisons):
             if moved[i] or c.verdict == Verdict.REGRESSED:
                 out.append({"seed": seed, "changed": changed, "moved": bool(moved[i]),

@@ -166,7 +166,7 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     return adjusted_intervals(out, idx, worse, selected, counted)
 
 
-def _would_regress(verdict: Verdict, c: Comparison, p: float | None = None) -> bool:
+def would_regress(verdict: Verdict, c: Comparison, p: float | None = None) -> bool:
     """Regressed, or significant at p (default: the comparison's own) and suspect only for the
     effect floor (effect_floor.py): the noise checks below explain both the same way."""
     p = c.p_value if p is None else p
@@ -186,13 +186,13 @@ def noise_check(c: Comparison, p_gauss: float) -> Comparison:
     worse = worse_parts(c)[0]
     lo, hi = c.history_range
     worst_run = (-lo if c.direction == HIGHER else hi) if math.isfinite(lo) else math.nan
-    if _would_regress(c.verdict, c) and math.isfinite(worst_run) and worse <= worst_run:
+    if would_regress(c.verdict, c) and math.isfinite(worst_run) and worse <= worst_run:
         return replace(c, verdict=Verdict.NOISY, reason=(
             f"{pct_abs(math.expm1(worse))} worse, p={c.p_value:.2g}, but a stored run was "
             f"{pct_abs(math.expm1(worst_run))} worse than the level: the metric reaches it without a change "
             "(two clock states, outlier runs); rerun or take more samples" + (f"; {c.note}" if c.note else "")))
     if c.verdict != Verdict.REGRESSED and math.isfinite(c.p_tail) \
-            and _would_regress(verdict_reason(c, p_gauss)[0], c, p_gauss):
+            and would_regress(verdict_reason(c, p_gauss)[0], c, p_gauss):
         factor = tail_level_factor(c)
         return replace(c, verdict=Verdict.NOISY, reason=(
             f"{pct_abs(math.expm1(worse))} worse, p={p_gauss:.2g} under Gaussian run-to-run noise, but "

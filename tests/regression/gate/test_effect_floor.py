@@ -110,5 +110,17 @@ def test_gate_yaml_sets_min_effect_spreads(tmp_path: Path) -> None:
     pol = load_policy(p)
     assert pol.for_metric("b:time_s").min_effect_spreads == 3.0 and pol.for_metric("a:time_s").min_effect_spreads == 0
     p.write_text("defaults:\n  min_effect_spreads: -1\n")
-    with pytest.raises(SpecError, match=":2:23: .*min_effect_spreads = -1"):
+    with pytest.raises(SpecError, match=r":2:23: .*min_effect_spreads = -1"):
         load_policy(p)
+
+
+def test_a_would_be_regression_under_the_floor_is_explained_like_a_regression() -> None:
+    from perfkit.regression.gate.compare import noisier_verdicts
+    from perfkit.regression.gate.multiple import would_regress
+
+    plain = replace(_comp(1.02, 0.006), verdict=Verdict.SUSPECT, p_value=0.001, reason="2% worse, but under 4 x ...")
+    scaled = replace(plain, verdict=Verdict.INCONCLUSIVE, p_value=0.2)
+    assert would_regress(plain.verdict, plain) and not would_regress(scaled.verdict, scaled)
+    assert not would_regress(Verdict.SUSPECT, replace(plain, p_value=0.07))  # the near-miss suspect is no such call
+    (got,) = noisier_verdicts([plain], [scaled], "candidate ran noisier than its history")
+    assert got.verdict == Verdict.NOISY and "candidate ran noisier" in got.reason
