@@ -79,8 +79,7 @@ def run(server: str, concurrencies: list[int], requests: int, output: int, layer
         threads: int) -> list[dict[str, Any]]:
     from perfkit.workloads.serving.client.send import ClientOptions, Prompt
     from perfkit.workloads.serving.client.stage import StagePlan, run_stage
-    from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
-    from perfkit.workloads.serving.measurements.latency import pooled, token_itls_s
+    from perfkit.workloads.serving.measurements.client_bound import stage_verdict
     from perfkit.workloads.serving.tiny_gguf import TinyLlama, write_tiny_gguf
 
     stages = []
@@ -96,8 +95,8 @@ def run(server: str, concurrencies: list[int], requests: int, output: int, layer
                                  requests=requests, warmup=c)
                 result = asyncio.run(run_stage(opts, plan))
                 pairs = _pairs(result)
-                itl = pooled(result.records, token_itls_s)
-                reason = client_bound_reason(result.lag_s, statistics.median(itl) if itl else None, [], None)
+                _, reason = stage_verdict(result.records, result.lag_s, [], None, result.lag_times_s,
+                                          result.t0_monotonic_s, result.lag_on_thread)
                 stages.append({"concurrency": c, "requests": len(result.records), "pairs": pairs,
                                "client_bound": reason, "token_sources": sorted({r.token_source for r in result.records}),
                                "errors": [r.error for r in result.records if r.error]})

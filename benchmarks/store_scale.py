@@ -1,4 +1,4 @@
-"""The store at scale, SQLite beside DuckDB in one run: N runs x 50 metrics x 10 samples.
+"""The store at scale, SQLite beside DuckDB and the Parquet lake in one run: N runs x 50 metrics x 10 samples.
 
 Both stores are created by perfkit (open_store: the same schema) and filled in bulk with the
 same rows (the fill is not what is timed; one run written through perfkit's own write path is,
@@ -13,7 +13,11 @@ names), one GPU, branch main, one commit per run. Timed per backend, each with a
 - history: the History page's read of one metric over every run that holds it
   (perfkit.comparison.history_frame.history_frame: the run locations included).
 
-    python -m benchmarks.store_scale --runs 20000 --out benchmarks/results/store_scale-vm.md
+The lake (`lake:///DIR`) is filled directly as `perfkit store compact` leaves it (one sorted
+file per spec, made by DuckDB from generate_series), with its own run count (--lake-runs).
+
+    python -m benchmarks.store_scale --runs 20000 --lake-runs 200000 --repeat 2 \\
+        --out benchmarks/results/store_scale-vm.md
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -124,13 +129,78 @@ def fill_duckdb(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Table) -
     con.close()
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
+def fill_lake(folder: Path, n_runs: int) -> None:
+    """The lake as `perfkit store compact` leaves it: per spec, one compacted folder whose metric
+    rows (with their samples as lists) are sorted by recency tier, name, GPU, time, commit; made by DuckDB from
+    generate_series (samples log-normal, 2% spread, as _tables; the stored value their median)."""
+    import duckdb
+
+    from perfkit.store.lake_compact import ROW_GROUP_ROWS, tier_sql
+    from perfkit.store.lake_layout import (
+        COMPACT_PREFIX,
+        COVERS_FILE,
+        arrow_schema,
+        id_base,
+        partition,
+    )
+
+    runs_cols = ", ".join(f'"{f.name}"' for f in arrow_schema("runs"))
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = false")
+    for spec in range(SPECS):
+        out = folder / partition(f"h{spec}", GPU) / f"{COMPACT_PREFIX}{0:020d}-fill"
+        out.mkdir(parents=True)
+        (out / COVERS_FILE).write_text("", encoding="utf-8")
+        runs = pa.Table.from_pylist([{**r, "methodology": "perfkit; record schema 1"}
+                                     for r in _runs_rows(n_runs)[spec::SPECS]], schema=arrow_schema("runs"))
+        con.register("runs_in", runs)
+        con.execute(f"COPY (SELECT {runs_cols} FROM runs_in) TO '{out}/runs.parquet' (FORMAT parquet, COMPRESSION zstd)")
+        con.unregister("runs_in")
+        for table in ("points", "kernels"):
+            pa_empty = arrow_schema(table).empty_table()
+            con.register("empty_in", pa_empty)
+            con.execute(f"COPY (SELECT * FROM empty_in) TO '{out}/{table}.parquet' (FORMAT parquet)")
+            con.unregister("empty_in")
+        base = id_base(f"fill{spec}", "metrics")
+        newest = spec + SPECS * ((n_runs - 1 - spec) // SPECS)  # the partition's newest run
+        con.execute(f"""COPY (
+            WITH m AS (
+                SELECT r.i AS i, j.j AS j, r.i * {METRICS_PER_RUN} + j.j AS k,
+                       list_transform(range({SAMPLES}), lambda x: 1e-3 * (1 + j.j) * exp(0.02 * sqrt(-2 * ln(1 - random()))
+                                      * cos(2 * pi() * random()))) AS samples
+                FROM range({spec}, {n_runs}, {SPECS}) r(i), range({METRICS_PER_RUN}) j(j))
+            SELECT {base} + k AS id, printf('run%07d', i) AS run_id, printf('spec%02d/gemm/m=%d', {spec}, j) AS point_key,
+                   printf('spec%02d/gemm/m=%d:time_s', {spec}, j) AS name, list_median(samples) AS value,
+                   's' AS unit, 'lower' AS direction, {SAMPLES}::BIGINT AS n, samples, '{GPU}' AS gpu,
+                   {T0} + 60.0 * i AS created_epoch, printf('%040x', i) AS "commit",
+                   'perfkit; record schema 1' AS methodology
+            FROM m ORDER BY {tier_sql(f"(({newest} - i) // {SPECS}) + 1")} DESC, name, gpu, created_epoch, "commit"
+        ) TO '{out}/metrics.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})""")
+    con.close()
+
+
+def _folder_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any, float]:
+    """The least wall time of `repeat` calls, the last result, and the CPU seconds (this process,
+    every thread) of the fastest call: on a shared machine the CPU time is the steadier number."""
+    best, out, cpu = float("inf"), None, float("nan")
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+        wall, used = time.perf_counter() - t, _cpu_s() - c
+        if wall < best:
+            best, cpu = wall, used
+    return best, out, cpu
+
+
+def _cpu_s() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def gate_query(url: str) -> int:
@@ -171,42 +241,63 @@ def write_one(url: str) -> float:
         engine.dispose()
 
 
+BACKENDS = ("SQLite", "DuckDB", "lake")
+
+
+def _url(backend: str, path: Path) -> str:
+    return {"SQLite": "sqlite", "DuckDB": "duckdb", "lake": "lake"}[backend] + f":///{path}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=2000, help="runs (x 50 metrics x 10 samples each)")
+    ap.add_argument("--runs", type=int, default=2000, help="runs in SQLite and DuckDB (x 50 metrics x 10 samples)")
+    ap.add_argument("--lake-runs", type=int, default=None, help="runs in the Parquet lake (default: --runs)")
+    ap.add_argument("--backends", default=",".join(BACKENDS), help=f"which of {','.join(BACKENDS)} (default: all)")
     ap.add_argument("--repeat", type=int, default=3, help="timings per query (the least is kept)")
     ap.add_argument("--dir", type=Path, default=None, help="where the stores are made (a temp folder)")
     ap.add_argument("--reuse", action="store_true", help="query the stores already in --dir (no fill)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
     args = ap.parse_args(argv)
+    lake_runs = args.lake_runs or args.runs
     folder = Path(args.dir or tempfile.mkdtemp(prefix="store_scale-"))
     folder.mkdir(parents=True, exist_ok=True)
-    metrics, samples = _tables(args.runs)
+    wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
+    tables = _tables(args.runs) if {"SQLite", "DuckDB"} & set(wanted) else None
     rows = []
-    for backend, fill, path in (("SQLite", fill_sqlite, folder / "store.db"),
-                                ("DuckDB", fill_duckdb, folder / "store.duckdb")):
+    for backend, path in (("SQLite", folder / "store.db"), ("DuckDB", folder / "store.duckdb"),
+                          ("lake", folder / "lake")):
+        if backend not in wanted:
+            continue
+        n_runs = lake_runs if backend == "lake" else args.runs
         t = time.perf_counter()
         if not (args.reuse and path.exists()):
+            if path.is_dir():
+                shutil.rmtree(path)
             path.unlink(missing_ok=True)
-            fill(path, args.runs, metrics, samples)
+            if backend == "lake":
+                fill_lake(path, n_runs)
+            else:
+                assert tables is not None
+                (fill_sqlite if backend == "SQLite" else fill_duckdb)(path, n_runs, *tables)
         fill_s = time.perf_counter() - t
-        url = f"{'sqlite' if backend == 'SQLite' else 'duckdb'}:///{path}"
-        gate_s, made = timed(lambda u=url: gate_query(u), args.repeat)  # type: ignore[misc]
-        hist_s, n_hist = timed(lambda u=url: history_query(u), args.repeat)  # type: ignore[misc]
+        url = _url(backend, path)
+        gate_s, made, gate_cpu = timed(lambda u=url: gate_query(u), args.repeat)  # type: ignore[misc]
+        hist_s, n_hist, hist_cpu = timed(lambda u=url: history_query(u), args.repeat)  # type: ignore[misc]
         write_s = write_one(url)
-        rows.append((backend, os.path.getsize(path) / 1e6, fill_s, gate_s, made, hist_s, n_hist, write_s))
+        size_mb = _folder_mb(path) if path.is_dir() else os.path.getsize(path) / 1e6
+        rows.append((backend, n_runs * METRICS_PER_RUN * SAMPLES, size_mb, fill_s, gate_s, made, hist_s, n_hist,
+                     write_s, gate_cpu, hist_cpu))
         print(f"{backend}: filled in {fill_s:.1f} s, gate {gate_s:.3f} s, History {hist_s:.3f} s", flush=True)
-    n_samples = samples.num_rows
-    lines = [f"# Store at scale: SQLite and DuckDB (`benchmarks/store_scale.py --runs {args.runs}`)", "",
-             f"{args.runs:,} runs x {METRICS_PER_RUN} metrics x {SAMPLES} samples = {n_samples:,} sample rows "
-             f"({metrics.num_rows:,} metric rows; {GATE_NAMES:,} metric names over {SPECS} specs). Cold: a "
-             "fresh engine per timing (the OS file cache warm); the least of "
+    lines = [f"# Store at scale: SQLite, DuckDB and the Parquet lake (`benchmarks/store_scale.py --runs {args.runs} "
+             f"--lake-runs {lake_runs}`)", "",
+             f"Runs x {METRICS_PER_RUN} metrics x {SAMPLES} samples ({GATE_NAMES:,} metric names over {SPECS} specs, "
+             "one GPU). Cold: a fresh engine per timing (the OS file cache warm); the least of "
              f"{args.repeat}. Gate: {GATE_NAMES:,} metrics, each name's newest {HISTORY_RUNS} runs, read and "
              "summarised; History: one metric over all its runs, run locations computed.", "",
-             "| backend | file MB | bulk fill s | gate (1,000 metrics) s | summaries | History page s | "
-             "History runs | one run written s |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {b} | {mb:.0f} | {f:.1f} | {g:.3f} | {m:,} | {h:.3f} | {nh:,} | {w:.3f} |"
-              for b, mb, f, g, m, h, nh, w in rows]
+             "| backend | sample rows | size MB | bulk fill s | gate (1,000 metrics) s | summaries | History page s | "
+             "History runs | one run written s | gate CPU s | History CPU s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {b} | {n:,} | {mb:.0f} | {f:.1f} | {g:.3f} | {m:,} | {h:.3f} | {nh:,} | {w:.3f} | {gc:.3f} | {hc:.3f} |"
+              for b, n, mb, f, g, m, h, nh, w, gc, hc in rows]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out is not None:

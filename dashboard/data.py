@@ -480,6 +480,40 @@ def serving_curves(url: str, workload: str, run_ids: list[str]) -> list[Any]:
     return curves(serving_runs(url, workload, run_ids), point_workload(workload))
 
 
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def serving_sweeps(url: str, workload: str) -> list[Any]:
+    """The server sweeps (measurements.sweep_runs.StoredSweep) among the runs of `workload`, newest
+    first, each with its front redrawn from the store."""
+    from perfkit.workloads.serving.measurements.sweep_runs import stored_sweeps
+
+    runs_of = [run_record(url, r) for r in serving_run_ids(url, workload)]
+    return stored_sweeps(runs_of, point_workload(workload))
+
+
+@dataclass(frozen=True)
+class SweepTables:
+    """One stored server sweep as the Serving page shows it: the reports' cells (sweep_tables)."""
+
+    figure: Any  # plotly Figure or None
+    front: pd.DataFrame
+    configs: pd.DataFrame
+    notes: list[str]
+
+
+def sweep_tables(sweep: Any) -> SweepTables:
+    from perfkit.reports.serving.sweep_html import front_figure
+    from perfkit.reports.serving.sweep_tables import (
+        CONFIG_HEADERS,
+        config_cells,
+        front_cells,
+        front_headers,
+    )
+
+    rows = [r.as_dict() for r in sweep.front]
+    return SweepTables(front_figure(rows), pd.DataFrame(front_cells(rows), columns=list(front_headers(sweep.gpus))),
+                       pd.DataFrame(config_cells(sweep.configs), columns=list(CONFIG_HEADERS)), list(sweep.notes))
+
+
 @dataclass(frozen=True)
 class TrafficFrame:
     """One traffic table (reports.serving.traffic_tables: reasoning, sessions, turns, prompt cache,

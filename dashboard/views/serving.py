@@ -3,7 +3,9 @@ curve per run, by default the latest run of each commit) and the stage table of 
 metric of its stages, the most important first, the rest under "more columns"; each column's
 definition as its tooltip) with its notes, the cost at each target interactivity, the traffic
 tables (reasoning, sessions by stage / turn / session, prompt cache, LoRA adapters: the reports'
-cells) and the server's metrics."""
+cells) and the server's metrics; where the workload's runs came from `perfkit serve-sweep`, the
+sweep's front (throughput per GPU vs interactivity over every configuration, as front.html) and its
+configurations."""
 
 from __future__ import annotations
 
@@ -63,3 +65,18 @@ for i, traffic in enumerate(tables.traffic):
 if not tables.server.empty:
     with st.expander("Server metrics (difference over each stage)"):
         st.dataframe(tables.server, hide_index=True, key="srv_server")
+
+sweeps = data.serving_sweeps(url, workload)
+if sweeps:
+    st.subheader("Server sweep")
+    ids = [s.sweep_id for s in sweeps]
+    picked = st.selectbox("Sweep (perfkit serve-sweep)", ids, key=f"srv_sweep_{workload}")
+    sweep = data.sweep_tables(sweeps[ids.index(picked)])
+    st.caption("Every stage of every configuration on the throughput-vs-interactivity plane; the Pareto-optimal "
+               "stages (no other stage has at least both and more of one) are starred and joined.")
+    if sweep.figure is not None:
+        st.plotly_chart(sweep.figure, key="srv_sweep_front", width="stretch")
+    st.dataframe(sweep.front, hide_index=True, key="srv_sweep_table")
+    for note in sweep.notes:
+        st.caption(md(note))
+    st.dataframe(sweep.configs, hide_index=True, key="srv_sweep_configs")

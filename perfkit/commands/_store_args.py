@@ -14,7 +14,7 @@ FORMATS = ("table", "json", "md")
 
 def add_db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", default=None,
-                   help="store: a SQLite file, sqlite:///FILE or postgresql://... "
+                   help="store: a SQLite file, sqlite:///FILE, postgresql://..., duckdb:///FILE or lake:///DIR "
                         "(default: $PERFKIT_DB, else ./perfkit.db)")
 
 

@@ -8,6 +8,8 @@ import: checks the whole export first (bad input: one line, exit 2, the target u
 writes it in one transaction, reads it back and compares counts and checksums (a mismatch rolls
 back). Runs the target already holds are refused unless --skip-existing. Exit 0 on success, 2 on
 bad input or a store that cannot be read or written.
+compact: a Parquet lake's (--db lake:///DIR) per-run folders merged into one sorted folder per
+partition, atomically for readers (docs/store.md, "The Parquet lake").
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import argparse
 from typing import Any
 
 from perfkit.commands._store_args import add_db
+from perfkit.commands._types import finite_at_least
 from perfkit.core.errors import EXIT_BAD_INPUT, EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "store", help="export a store to Parquet + manifest, or import such an export (SQLite <-> PostgreSQL)",
+        "store", help="export a store to Parquet + manifest, import such an export, or compact a Parquet lake",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     export = actions.add_parser("export", help="write every table of the store to OUT_DIR (Parquet + manifest.json)")
@@ -32,6 +35,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     imp.add_argument("--skip-existing", action="store_true",
                      help="leave out the runs the store already holds (default: refuse them)")
     add_db(imp)
+    compact = actions.add_parser("compact", help="merge a Parquet lake's per-run files into one sorted file "
+                                 "per partition (--db lake:///DIR)")
+    compact.add_argument("--grace-s", type=finite_at_least(0.0), default=None, metavar="S",
+                         help="keep what a compaction replaced for S seconds before a later one removes it "
+                              "(default 600: readers that listed the files just before can still open them)")
+    add_db(compact)
     p.set_defaults(_help=p.format_help)
     return p
 
@@ -57,6 +66,19 @@ def run(args: argparse.Namespace) -> int:
                    if result.shifted else "")
         print(terminal_safe(f"imported {result.runs_imported} runs ({_rows_text(result.rows)}) into "
                             f"{result.target}{skipped}; counts and checksums match the export{shifted}"))
+        return EXIT_OK
+    if args.action == "compact":
+        from perfkit.core.errors import StoreError
+        from perfkit.store.lake_compact import GRACE_S, compact_lake
+        from perfkit.store.lake_layout import is_lake, lake_dir
+        from perfkit.store.url import normalize_db_url
+
+        url = normalize_db_url(args.db)
+        if not is_lake(url):
+            raise StoreError(f"--db {url}: not a Parquet lake; `perfkit store compact` is for lake:///DIR stores")
+        done = compact_lake(lake_dir(url), GRACE_S if args.grace_s is None else args.grace_s)
+        print(terminal_safe(f"compacted {done.partitions} partitions ({done.folders_merged} folders merged, "
+                            f"{done.folders_removed} replaced folders removed) in {lake_dir(url)}"))
         return EXIT_OK
     print(args._help(), end="")
     return EXIT_BAD_INPUT

@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
-from perfkit.store.engine import describe, open_engine, operational_error
+from perfkit.store.engine import describe, lake_of, open_engine, operational_error
 from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
@@ -26,6 +26,8 @@ def open_store(db_url: str | None = None) -> Engine:
     """The store at db_url (None: PERFKIT_DB or ./perfkit.db), created or migrated as needed."""
     _refuse_damaged_sqlite(db_url)
     engine = open_engine(db_url)
+    if lake_of(engine) is not None:  # a Parquet lake is at the current layout from its first run
+        return engine
     try:
         migrate(engine)
     except DBAPIError as exc:  # a damaged file or an unreachable server: one line, not a traceback

@@ -8,14 +8,19 @@ from sqlalchemy import Connection, inspect, text
 
 
 def table_names(conn: Connection) -> list[str]:
+    """The tables (on DuckDB views too: a Parquet lake's tables are views, perfkit.store.lake_read)."""
+    if conn.dialect.name == "duckdb":
+        rows = conn.execute(text("SELECT table_name FROM information_schema.tables "
+                                 "WHERE table_schema = current_schema()"))
+        return [str(r[0]) for r in rows]
     return list(inspect(conn).get_table_names())
 
 
 def column_names(conn: Connection, table: str) -> list[str]:
     """The columns of `table`, in the table's order."""
     if conn.dialect.name == "duckdb":
-        rows = conn.execute(text("SELECT column_name FROM duckdb_columns() WHERE table_name = :t "
-                                 "AND schema_name = current_schema() ORDER BY column_index"), {"t": table})
+        rows = conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name = :t "
+                                 "AND table_schema = current_schema() ORDER BY ordinal_position"), {"t": table})
         return [str(r[0]) for r in rows]
     return [str(c["name"]) for c in inspect(conn).get_columns(table)]
 

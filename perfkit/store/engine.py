@@ -29,6 +29,8 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, Operati
 
 from perfkit.core.errors import StoreError, shorten
 from perfkit.store.duckdb_file import check_duckdb_file, duckdb_writable, wait_for_lock
+from perfkit.store.lake_layout import LAKE_OPTION, SCHEME, is_lake, lake_dir
+from perfkit.store.lake_read import lake_engine
 from perfkit.store.store_file import check_store_file
 from perfkit.store.url import (
     check_persistent,
@@ -67,6 +69,12 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
     filesystem, a store shipped as an artifact), where SQLite could not even take its read lock.
     """
     full = check_persistent(url, writing=not read_only)
+    if is_lake(full):
+        folder = lake_dir(full)
+        check_folder(folder, SCHEME)
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"{folder}: not a folder; a lake:/// store is a folder of Parquet files, pass another --db")
+        return lake_engine(folder)
     try:
         if full.startswith("sqlite"):
             path = sqlite_path(full)
@@ -87,7 +95,7 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
         scheme = full.split("://", 1)[0] if "://" in full else full.split(":", 1)[0]
         raise StoreError(
             f"{_given(url, full)}: unknown database scheme {shorten(repr(scheme), 40)}; perfkit stores runs in "
-            "SQLite, PostgreSQL or DuckDB: pass a file path, sqlite:///FILE, postgresql://USER@HOST/DB or duckdb:///FILE"
+            "SQLite, PostgreSQL or DuckDB: pass a file path, sqlite:///FILE, postgresql://USER@HOST/DB, duckdb:///FILE or lake:///DIR"
         ) from None
     except ArgumentError as exc:
         raise StoreError(
@@ -234,7 +242,14 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 
 def describe(engine: Engine) -> str:
     """The URL with any password hidden, for messages."""
-    return engine.url.render_as_string(hide_password=True)
+    folder = lake_of(engine)
+    return f"{SCHEME}:///{folder}" if folder is not None else engine.url.render_as_string(hide_password=True)
+
+
+def lake_of(engine: Engine) -> Path | None:
+    """The folder of a Parquet lake's engine (perfkit.store.lake_read), else None."""
+    folder = engine.get_execution_options().get(LAKE_OPTION)
+    return Path(folder) if folder is not None else None
 
 
 def describe_url(url: str | None) -> str:

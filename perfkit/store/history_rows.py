@@ -12,7 +12,8 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from perfkit.store import schema
-from perfkit.store.bulk_history import fetch_tuples
+from perfkit.store.lake_read import is_lake_conn, metric_lists
+from perfkit.store.sample_arrays import ARRAY_BACKENDS, fetch_tuples, sample_lists
 
 
 @dataclass(frozen=True)
@@ -35,32 +36,51 @@ class HistoryRows:
 
 
 def history_rows(conn: Connection, name: str, gpus: Sequence[str], branch: str | None,
-                 limit: int | None = None) -> HistoryRows:
+                 limit: int | None = None, arrays: bool | None = None) -> HistoryRows:
     """The runs of metric `name` on the GPU labels `gpus` (and `branch`); `limit` keeps the newest
-    runs (per call, all GPUs together)."""
-    m, r, s = schema.metrics, schema.runs, schema.samples
+    runs (per call, all GPUs together). Samples as arrays where the backend has them
+    (perfkit.store.sample_arrays; `arrays` forces a path); a Parquet lake's with the rows."""
+    lake = is_lake_conn(conn)
+    m, r = (metric_lists if lake else schema.metrics), schema.runs
     where = [m.c.name == name, r.c.gpu.in_(list(gpus))]
     if branch is not None:
         where.append(r.c.branch == branch)
-    q = (select(m.c.id, m.c.value, r.c.run_id, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu)
+    q = (select(m.c.id, m.c.value, r.c.run_id, r.c.created_epoch, r.c.commit, r.c.branch, r.c.gpu,
+                *([m.c.samples] if lake else []))
          .join(r, r.c.run_id == m.c.run_id).where(*where)
          .order_by(r.c.created_epoch.desc(), r.c.run_id.desc()))
     if limit is not None:
         q = q.limit(limit)
     rows = fetch_tuples(conn, q)[::-1]
-    cols: list[tuple[Any, ...]] = [tuple(c) for c in zip(*rows, strict=True)] if rows else [()] * 7
-    pairs = np.empty((0, 2), dtype=np.float64)
-    if rows:
-        sq = select(s.c.metric_id, s.c.value).order_by(s.c.metric_id, s.c.idx)
-        if limit is not None:
-            sq = sq.where(s.c.metric_id.in_([int(x) for x in cols[0]]))
-        else:
-            sq = sq.join(m, m.c.id == s.c.metric_id).join(r, r.c.run_id == m.c.run_id).where(*where)
-        pairs = np.array(fetch_tuples(conn, sq), dtype=np.float64).reshape(-1, 2)
+    cols: list[tuple[Any, ...]] = [tuple(c) for c in zip(*rows, strict=True)] if rows else [()] * 8
+    ids = np.array(cols[0], dtype=np.int64)
+    if lake:
+        by_id = {int(i): v for i, v in zip(cols[0], cols[7], strict=True)}
+    elif arrays is not False and conn.dialect.name in ARRAY_BACKENDS:
+        by_id = sample_lists(conn, ids.tolist(), arrays=True)
+    else:
+        by_id = _sample_rows(conn, ids.tolist(), where, limit is None)
+    order = np.sort(ids)
+    counts = [len(by_id.get(int(i), ())) for i in order]
     return HistoryRows(
-        metric_id=np.array(cols[0], dtype=np.int64), stored=np.array(cols[1], dtype=np.float64),
+        metric_id=ids, stored=np.array(cols[1], dtype=np.float64),
         run_id=tuple(str(x) for x in cols[2]), created_epoch=np.array(cols[3], dtype=np.float64),
         commit=cols[4], branch=cols[5], gpu=tuple(str(x) for x in cols[6]),
-        sample_metric_id=pairs[:, 0].astype(np.int64), sample_value=pairs[:, 1],
+        sample_metric_id=np.repeat(order, counts).astype(np.int64),
+        sample_value=np.array([float(v) for i in order for v in by_id.get(int(i), ())], dtype=np.float64),
     )
 
+
+def _sample_rows(conn: Connection, ids: list[int], where: list[Any], joined: bool) -> dict[int, list[float]]:
+    """One row per sample (SQLite): every history's samples in one joined query, or by id."""
+    if not ids:
+        return {}
+    if not joined:
+        return sample_lists(conn, ids, arrays=False)
+    m, r, s = schema.metrics, schema.runs, schema.samples
+    sq = (select(s.c.metric_id, s.c.value).join(m, m.c.id == s.c.metric_id).join(r, r.c.run_id == m.c.run_id)
+          .where(*where).order_by(s.c.metric_id, s.c.idx))
+    out: dict[int, list[float]] = {}
+    for mid, v in fetch_tuples(conn, sq):
+        out.setdefault(int(mid), []).append(float(v))
+    return out

@@ -19,6 +19,7 @@ before it compares checksums.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from sqlalchemy.exc import DBAPIError
 from perfkit.core.errors import StoreError, shorten
 from perfkit.store.api import open_store
 from perfkit.store.checksum import TableChecksum
-from perfkit.store.engine import describe, operational_error, write_tx
+from perfkit.store.engine import describe, lake_of, operational_error, write_tx
 from perfkit.store.export_check import CheckedExport, check_export
 from perfkit.store.ordered_rows import ordered_select, row_batches
 from perfkit.store.parquet_types import batch_rows
@@ -64,6 +65,9 @@ def import_store(in_dir: Path, url: str | None, skip_existing: bool = False) -> 
     try:
         engine = open_store(url)
         try:
+            folder = lake_of(engine)
+            if folder is not None:
+                return _import_lake(engine, folder, checked, skip_existing)
             return _import(engine, checked, skip_existing)
         finally:
             engine.dispose()
@@ -87,6 +91,36 @@ def _import(engine: Engine, checked: CheckedExport, skip_existing: bool) -> Impo
             expected = _insert_all(conn, checked, plan)
             _reset_sequences(conn)
             _verify(conn, engine, checked, plan, expected)
+    except DBAPIError as exc:
+        raise operational_error(engine, exc, "importing into the store") from None
+    return ImportResult(target=describe(engine), runs_imported=len(checked.run_ids) - len(existing),
+                        runs_skipped=len(existing),
+                        rows={name: rows for name, (rows, _) in expected.items()},
+                        shifted={t: o for t, o in plan.offsets.items() if o and expected[t][0]})
+
+
+def _import_lake(engine: Engine, folder: Path, checked: CheckedExport, skip_existing: bool) -> ImportResult:
+    """The same steps into a Parquet lake (perfkit.store.lake_import): the rows are collected, written
+    as one folder per partition, read back through fresh views and checked; on a mismatch the
+    folders are removed again."""
+    from perfkit.store.lake_import import remove_import, write_import
+
+    collected: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with engine.connect() as conn:
+            existing = _existing_runs(conn, checked.run_ids)
+            if existing and not skip_existing:
+                raise _already_there(engine, checked, existing)
+            plan = _plan(conn, checked, frozenset(existing))
+            expected = _insert_all(conn, checked, plan,
+                                   put=lambda name, params: collected.setdefault(name, []).extend(params))
+        written = write_import(folder, collected)
+        try:
+            with engine.connect() as conn:
+                _verify(conn, engine, checked, plan, expected)
+        except BaseException:
+            remove_import(written)
+            raise
     except DBAPIError as exc:
         raise operational_error(engine, exc, "importing into the store") from None
     return ImportResult(target=describe(engine), runs_imported=len(checked.run_ids) - len(existing),
@@ -134,9 +168,11 @@ def _plan(conn: Connection, checked: CheckedExport, skip_runs: frozenset[str]) -
     return _Plan(skip_runs=skip_runs, largest_before=largest, offsets=offsets)
 
 
-def _insert_all(conn: Connection, checked: CheckedExport, plan: _Plan) -> dict[str, tuple[int, str]]:
-    """Insert every table but the schema version's; returns the row count and checksum of the
-    rows written (as exported, before any id shift): the manifest's when no run was left out."""
+def _insert_all(conn: Connection, checked: CheckedExport, plan: _Plan,
+                put: Callable[[str, list[dict[str, Any]]], None] | None = None) -> dict[str, tuple[int, str]]:
+    """Insert every table but the schema version's (or hand the rows to `put`: a lake's writer);
+    returns the row count and checksum of the rows written (as exported, before any id shift):
+    the manifest's when no run was left out."""
     skipped_ids: dict[str, set[int]] = {}
     expected: dict[str, tuple[int, str]] = {}
     for table in transfer_tables():
@@ -153,7 +189,9 @@ def _insert_all(conn: Connection, checked: CheckedExport, plan: _Plan) -> dict[s
                 kept = _kept_rows(table, batch_rows(batch), plan, skipped_ids, skipped)
                 if acc is not None:
                     acc.update(kept)
-                if kept:
+                if kept and put is not None:
+                    put(table.name, _shifted(table, kept, plan))
+                elif kept:
                     conn.execute(insert, _shifted(table, kept, plan))
         finally:
             handle.close()

@@ -35,7 +35,7 @@ from perfkit.store.catalog import column_names, table_names
 from perfkit.store.duckdb_schema import create_current
 from perfkit.store.engine import describe, operational_error, write_tx
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = schema.SCHEMA_VERSION
 _PG_LOCK_KEY = 0x7065726B  # "perk"
 
 

@@ -16,6 +16,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+SCHEMA_VERSION = 2  # of these tables (perfkit.store.migrations steps up to it)
+
 metadata = MetaData()
 
 schema_info = Table(

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
-from datetime import datetime, timezone
 
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from perfkit.core.codec import to_builtins
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
-from perfkit.store.engine import operational_error, write_tx
+from perfkit.store.engine import lake_of, operational_error, write_tx
 from perfkit.store.records import StoredRun
-
-
-def _dumps(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, allow_nan=True, default=str)
+from perfkit.store.store_rows import (
+    check_finite,
+    kernel_table_rows,
+    metric_rows,
+    point_rows,
+    run_row,
+)
 
 
 def write_run(engine: Engine, run: StoredRun) -> bool:
@@ -27,7 +26,13 @@ def write_run(engine: Engine, run: StoredRun) -> bool:
 
 
 def write_runs(engine: Engine, runs: Sequence[StoredRun], _retry: bool = True) -> list[bool]:
-    """Insert runs in ONE transaction (all or none); per run, False if its id was stored before."""
+    """Insert runs in ONE transaction (all or none); per run, False if its id was stored before.
+    In a Parquet lake each run is written whole on its own (perfkit.store.lake_write)."""
+    folder = lake_of(engine)
+    if folder is not None:
+        from perfkit.store.lake_write import write_lake_runs
+
+        return write_lake_runs(engine, folder, runs)
     try:
         with write_tx(engine) as conn:
             out = []
@@ -57,72 +62,14 @@ def _any_stored(engine: Engine, runs: Sequence[StoredRun]) -> bool:
         return conn.execute(select(schema.runs.c.run_id).where(schema.runs.c.run_id.in_(ids))).first() is not None
 
 
-def check_finite(run: StoredRun) -> None:
-    """What is stored, not only what was read, must be finite: one inf poisons every query of its series."""
-    for m in run.metrics:
-        if not math.isfinite(m.value) or not all(math.isfinite(v) for v in m.samples):
-            raise StoreError(f"run {run.run_id}: metric {m.name}{f' of {m.point_key}' if m.point_key else ''} is not "
-                             "finite (inf or nan, e.g. values near the float limit); nothing was written. "
-                             "Fix the input values")
-
-
 def insert_run(conn: Connection, run: StoredRun) -> None:
     check_finite(run)
-    conn.execute(
-        schema.runs.insert().values(
-            run_id=run.run_id,
-            created=run.created,
-            created_epoch=run.created_epoch,
-            commit=run.commit,
-            branch=run.branch,
-            dirty=run.dirty,
-            gpu=run.gpu,
-            gpu_driver=run.gpu_driver,
-            host=run.host,
-            device=run.device,
-            status=run.status,
-            spec_hash=run.spec_hash,
-            spec_path=run.spec_path,
-            env_json=_dumps(to_builtins(run.env)),
-            spec_json=_dumps(run.spec),
-            run_json=_dumps(run.extra),
-            record_schema=run.record_schema,
-            source=run.source,
-            stored=datetime.now(timezone.utc).isoformat(),
-        )
-    )
+    conn.execute(schema.runs.insert().values(**run_row(run)))
     if run.points:
-        conn.execute(
-            schema.points.insert(),
-            [
-                {
-                    "run_id": run.run_id,
-                    "position": i,
-                    "key": p.key,
-                    "kind": p.kind,
-                    "workload": p.workload,
-                    "status": p.status,
-                    "params_json": _dumps(p.params),
-                    "point_json": _dumps(p.point),
-                }
-                for i, p in enumerate(run.points)
-            ],
-        )
+        conn.execute(schema.points.insert(), point_rows(run))
     if run.metrics:
         rows = conn.execute(
-            schema.metrics.insert().returning(schema.metrics.c.id, sort_by_parameter_order=True),
-            [
-                {
-                    "run_id": run.run_id,
-                    "point_key": m.point_key,
-                    "name": m.name,
-                    "value": m.value,
-                    "unit": m.unit,
-                    "direction": m.direction,
-                    "n": len(m.samples),
-                }
-                for m in run.metrics
-            ],
+            schema.metrics.insert().returning(schema.metrics.c.id, sort_by_parameter_order=True), metric_rows(run),
         ).all()
         sample_rows = [
             {"metric_id": int(row[0]), "idx": j, "value": float(v)}
@@ -132,17 +79,4 @@ def insert_run(conn: Connection, run: StoredRun) -> None:
         if sample_rows:
             conn.execute(schema.samples.insert(), sample_rows)
     if run.kernels:
-        conn.execute(
-            schema.kernels.insert(),
-            [
-                {
-                    "run_id": run.run_id,
-                    "point_key": k.point_key,
-                    "name": k.name,
-                    "calls": k.calls,
-                    "total_ns": k.total_ns,
-                    "extra_json": _dumps(k.extra),
-                }
-                for k in run.kernels
-            ],
-        )
+        conn.execute(schema.kernels.insert(), kernel_table_rows(run))

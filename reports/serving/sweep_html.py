@@ -10,16 +10,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from perfkit.core.units import fmt_num
 from perfkit.reports.html.figures import LAYOUT
 from perfkit.reports.html.markup import Html, code, figure_div, section, table
 from perfkit.reports.html.page import CSS
 from perfkit.reports.html.text import esc, plot_text
 from perfkit.reports.serving.figures import FRONT_MARKER, STAGE_MARKER
-
-
-def _num(value: Any) -> str:
-    return fmt_num(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+from perfkit.reports.serving.sweep_tables import FRONT_NUMERIC, front_cells, front_headers, num
 
 
 def front_figure(rows: list[Mapping[str, Any]]) -> go.Figure | None:
@@ -48,23 +44,20 @@ def sweep_html(state: Mapping[str, Any], *, plotly_js: str | None = None) -> str
 
         plotly_js = get_plotlyjs()
     rows = list(state.get("front") or ())
-    front_rows = [("*" if r.get("pareto") else "", r["config"], r["stage"], _num(r["interactivity_tok_per_s"]),
-                   _num(r["throughput_tok_per_s_per_gpu"]), _num(r.get("usd_per_1m_output_tok")),
-                   _num(r.get("energy_per_output_tok_j"))) for r in rows]
+    front_rows = front_cells(rows)
     configs = []
     for c in state.get("configs") or ():
         launch = c.get("launch") or {}
         why = c.get("error") or ""
         if c.get("log_tail"):
             why = Html(esc(why) + "<pre>" + esc(c["log_tail"]) + "</pre>")
-        configs.append((c.get("name"), c.get("status"), _num(launch.get("start_time_s")), launch.get("version") or "-",
+        configs.append((c.get("name"), c.get("status"), num(launch.get("start_time_s")), launch.get("version") or "-",
                         code(launch.get("command", "")), why))
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in state.get("front_notes") or ())
     body = [
         section("front", "Front", [figure_div(front_figure(rows)),
-                                   table(["Pareto", "configuration", "stage", "tok/s per user",
-                                          f"tok/s per GPU ({state.get('front_gpus', 1)} GPU)", "$ per 1M out",
-                                          "J per out tok"], front_rows, numeric=(3, 4, 5, 6)), Html(notes)]),
+                                   table(list(front_headers(state.get("front_gpus", 1))), front_rows,
+                                         numeric=FRONT_NUMERIC), Html(notes)]),
         section("configs", "Configurations", [table(["configuration", "status", "start-up s", "version", "command",
                                                      "failure"], configs, numeric=(2,))]),
     ]

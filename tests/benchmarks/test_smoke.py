@@ -106,6 +106,8 @@ SMOKE: dict[str, Smoke] = {
         (str(NSYS_EXPORT), "{tmp}/scaled.sqlite", "--kernels", "1"), (r"CUPTI_ACTIVITY_KIND_KERNEL \d+",),
         needs=NSYS_EXPORT),
     "pytest_plugin_import": Smoke(("--smoke",), (r"Goal < 50 ms: import [\d.]+ ms",), slow=True),
+    "serving_client_error": Smoke(("--smoke",), (r"\| 2 \| idle \| [\d.]+ \| ", r"stages whose actual error exceeded "
+                                                    r"the stated bound: \d+, not flagged \d+"), slow=True),
     "serving_fuzz": Smoke(("--streams", "300"), (r"# serving_fuzz: 300 streams, 2 stages, 0 BAD",
                                                    r"\| honest \| (\d+) \| \1 \|"), slow=True),
     # the peers are skipped unless $PERFKIT_AIPERF / $PERFKIT_GUIDELLM name them
@@ -116,7 +118,9 @@ SMOKE: dict[str, Smoke] = {
     # without $PERFKIT_LLAMA_SERVER it says so; with one, a one-stage table
     "serving_llama": Smoke(("--smoke",), (r"no llama-server .*nothing to compare|\| 1 \| \d+ of \d+ \|",)),
     "store_scale": Smoke(("--runs", "20", "--repeat", "1", "--dir", "{tmp}/stores"),
-                         (r"\| SQLite \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|", r"\| DuckDB \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|"),
+                         (r"\| SQLite \| 10,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|",
+                          r"\| DuckDB \| 10,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|",
+                          r"\| lake \| 10,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1,000 \|"),
                          slow=True),
     "serving_why_kernels": Smoke(("--smoke",), (r"pair 0: changed -> ", r"slowed class named first: \d/1"), slow=True),
     "serving_profile_window": Smoke(("--smoke",), (r"round 0: ttft_p50_s [\d.]+", r"tpot_p50_s +[\d.]+ +-"), slow=True),

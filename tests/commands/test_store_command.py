@@ -142,3 +142,21 @@ def test_a_damaged_export_is_one_line_and_leaves_the_target_alone(
     assert target.read_bytes() == before
     code, _, err = _out(capsys, "store", "import", str(bad), "--db", str(tmp_path / "new.db"))
     assert code == 2 and message in err and not (tmp_path / "new.db").exists()
+
+
+@pytest.mark.slow
+def test_compact_merges_a_lakes_runs_and_refuses_other_stores(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("duckdb_engine", reason="the Parquet lake needs pip install 'perfkit[duckdb]'")
+    url = f"lake:///{tmp_path / 'lake'}"
+    fill_store(url, n_runs=3)
+    before = table_sums(url)
+    assert main(["store", "compact", "--db", url]) == 0
+    assert "compacted 1 partitions (3 folders merged, 0 replaced folders removed)" in capsys.readouterr().out
+    assert table_sums(url) == before
+    assert main(["store", "compact", "--db", str(tmp_path / "perfkit.db")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a Parquet lake" in err[0]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["store", "compact", "--db", url, "--grace-s", "-1"])
+    assert exit_info.value.code == 2 and "--grace-s: -1 is not a finite number >= 0" in capsys.readouterr().err

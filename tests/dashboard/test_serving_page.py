@@ -145,3 +145,34 @@ def test_serving_page_shows_the_traffic_tables_with_user_strings_as_text(tmp_pat
     assert adapters["adapter"].tolist()[1].startswith(EVIL_ADAPTER[:40])
     sessions = shown[("session", "turns completed", "session duration", "mean TTFT")]
     assert sessions["session"].tolist()[0] == EVIL_SESSION
+
+
+@pytest.mark.slow
+def test_serving_page_draws_a_stored_server_sweeps_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfkit.reports.serving.sweep_tables import config_cells, front_cells
+    from perfkit.workloads.serving.measurements.sweep_runs import stored_sweeps
+    from tests.helpers.serving_runs import sweep_run
+
+    runs = [sweep_run("s1", "sw@old", "a", 1.0, created="2026-01-05T00:00:00+00:00"),
+            sweep_run("s2", "sw@new", "slow", 1.0, created="2026-01-06T00:00:00+00:00"),
+            sweep_run("s3", "sw@new", "fast", 2.0, created="2026-01-06T00:00:01+00:00")]
+    db = f"sqlite:///{tmp_path / 'sweep.db'}"
+    for run in runs:
+        store_run(run, db)
+    monkeypatch.setenv("PERFKIT_DB", db)
+    monkeypatch.setenv("PERFKIT_RUNS", str(tmp_path / "runs"))
+    at = app("views/serving.py", workload="serving/chat")
+    (picker,) = [s for s in at.selectbox if s.key == "srv_sweep_serving/chat"]
+    assert list(picker.options) == ["sw@new", "sw@old"] and picker.value == "sw@new"
+    new = stored_sweeps(runs, "chat")[0]
+    expected = [r.as_dict() for r in new.front]
+    shown = [df.value for df in at.dataframe if "Pareto" in df.value.columns]
+    assert [tuple(row) for row in shown[0].itertuples(index=False)] == front_cells(expected)
+    assert {row[1] for row in front_cells(expected) if row[0] == "*"} == {"fast"}
+    configs = [df.value for df in at.dataframe if "start-up s" in df.value.columns]
+    assert [tuple(row) for row in configs[0].itertuples(index=False)] == config_cells(new.configs)
+    front = [f for f in plotly_figures(at) if f["layout"]["title"]["text"] == "Throughput per GPU vs interactivity"]
+    assert len(front) == 1 and [t["name"] for t in front[0]["data"]] == ["slow", "fast", "Pareto front"]
+    picker.set_value("sw@old").run()
+    shown = [df.value for df in at.dataframe if "Pareto" in df.value.columns]
+    assert set(shown[0]["configuration"]) == {"a"}

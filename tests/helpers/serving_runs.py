@@ -4,6 +4,7 @@ client-bound stage and a `front` point, and hostile user strings where a test as
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from perfkit.core.env import Env, GitState
@@ -85,3 +86,22 @@ def serving_run(run_id: str = "srv1", commit: str = "c0ffee1234567890", speed: f
     return Run(run_id=run_id, created=created, status="complete", spec={"name": f"serve-{workload}"},
                spec_hash="serve", spec_path="serve.yaml", device="cuda",
                env=Env(git=GitState(commit=commit, branch="main")), points=tuple(points))
+
+
+def sweep_run(run_id: str, sweep: str | None, config: str, speed: float, *, repeat: int = 1,
+              created: str = "2026-01-05T00:00:00+00:00", gpus: int | None = None) -> Run:
+    """One run of a server sweep (`perfkit serve-sweep`): serving_run's stages, each naming the start
+    that served it (`server_launch`: configuration, command, start-up time, version, repeat, sweep
+    id; no id when `sweep` is None, as runs stored before sweeps had ids); with `gpus`, a price per
+    GPU-hour for that many GPUs in the spec."""
+    run = serving_run(run_id, speed=speed, created=created)
+    launch: dict[str, Any] = {"config": config, "command": f"serve --cfg {config}", "endpoint": "http://127.0.0.1:9",
+                              "start_time_s": 2.5 * speed, "version": "v1 <b>", "repeat": repeat}
+    if sweep is not None:
+        launch["sweep"] = sweep
+    points = tuple(replace(p, metrics={**p.metrics, "server_launch": launch}) if "concurrency" in p.params else p
+                   for p in run.points)
+    spec: dict[str, Any] = {"name": "sw", "workloads": [{"kind": "serving", "name": WORKLOAD}]}
+    if gpus is not None:
+        spec["workloads"][0]["price"] = {"usd_per_gpu_hour": 2.0, "gpus": gpus}
+    return replace(run, points=points, spec=spec)

@@ -25,12 +25,16 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'perfkit.db'}"
 
 
-BACKENDS = ["sqlite", "postgresql", "duckdb"]
+BACKENDS = ["sqlite", "postgresql", "duckdb", "lake"]
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Each store test runs on SQLite, PostgreSQL and DuckDB (a fresh database each time)."""
+    """Each store test runs on SQLite, PostgreSQL, DuckDB and the Parquet lake (a fresh one each time)."""
+    if request.param == "lake":
+        pytest.importorskip("duckdb_engine", reason="the Parquet lake needs pip install 'perfkit[duckdb]'")
+        yield f"lake:///{tmp_path / 'lake'}"
+        return
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'perfkit.db'}"
         return

@@ -19,13 +19,16 @@ def test_fresh_store_matches_current_schema(db_url: str) -> None:
         declared = declared_columns()
         assert {"runs", "metrics", "samples", "kernels"} <= set(declared)
         assert live_columns(conn) == declared
-        assert live_indexes(conn, "runs") >= {"ix_runs_gpu_created"}
+        if not db_url.startswith("lake"):  # a lake's tables are views over sorted Parquet files: no indexes
+            assert live_indexes(conn, "runs") >= {"ix_runs_gpu_created"}
     engine.dispose()
 
 
 def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
     if db_url.startswith("duckdb"):
         pytest.skip("no DuckDB store was ever at v1: DuckDB stores are created at the current version")
+    if db_url.startswith("lake"):
+        pytest.skip("no lake was ever at v1: a lake's files are written at the current layout, read through views")
     engine = open_engine(db_url)
     assert migrate(engine, target=1) == 0
     with engine.begin() as conn:
@@ -57,6 +60,8 @@ def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
 
 
 def test_newer_store_is_refused(db_url: str) -> None:
+    if db_url.startswith("lake"):
+        pytest.skip("a lake's schema version is its reader's (views), not a row a newer perfkit could have set")
     engine = open_store(db_url)
     with engine.begin() as conn:
         conn.exec_driver_sql(f"UPDATE perfkit_schema SET version = {SCHEMA_VERSION + 1}")

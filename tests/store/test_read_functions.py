@@ -19,8 +19,10 @@ from perfkit.store.api import open_store, store_run
 from perfkit.store.bulk_history import CHUNK, RunValue, metric_values, recent_runs_with
 from perfkit.store.engine import Engine
 from perfkit.store.history_rows import history_rows
+from perfkit.store.lake_read import is_lake_conn
 from perfkit.store.read_only import open_read_only
 from perfkit.store.run_list import RunListing, RunQuery, run_listing, spec_name
+from perfkit.store.sample_arrays import sample_lists
 from tests.store.factory import H100, failed_point, gemm_point, make_run
 
 KEY = "gemm/mm/m=1024,n=1024,k=1024,dtype=bf16"
@@ -99,13 +101,13 @@ def test_run_listing_counts_points_per_status(store: Engine) -> None:
     assert runs["a1"].gpu == A100.name and runs["r2"].points == {"ok": 1}
 
 
-def test_run_listing_filters_in_the_query(store: Engine) -> None:
+def test_run_listing_filters_in_the_query(store: Engine, db_url: str) -> None:
     """On SQLite and PostgreSQL: the spec's name read from its JSON, commit prefixes, newest first,
     the limit applied after the filters and the points counted for the listed runs."""
     from dataclasses import replace
 
     other = make_run("m1", [1.0, 2.0, 3.0], commit="beef42", created=day(5))
-    store_run(replace(other, spec={"name": "moe_100%", "points": []}, spec_hash="h2"), str(store.url))
+    store_run(replace(other, spec={"name": "moe_100%", "points": []}, spec_hash="h2"), db_url)
     with store.connect() as conn:
         def ids(**query: Any) -> list[str]:
             return [r.run_id for r in run_listing(conn, RunQuery(**query))]
@@ -182,3 +184,25 @@ def test_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
     eng.dispose()
     with sqlite3.connect(path) as raw:
         assert raw.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+
+
+def test_samples_as_arrays_equal_samples_as_rows(store: Engine) -> None:
+    """The gate's and the History page's samples: the array path (DuckDB list(), PostgreSQL
+    array_agg; a lake's list column) gives the very floats, in order, of one row per sample."""
+    names = [TIME, "nothing"]
+    with store.connect() as conn:
+        runs = list(recent_runs_with(conn, GPU, names, exclude="", limit=10))
+        if is_lake_conn(conn):  # a lake's samples are lists: compare them with its samples view's rows
+            h = history_rows(conn, TIME, [GPU], None)
+            rows_path = sample_lists(conn, h.metric_id.tolist(), arrays=False)
+            lists = {int(i): list(h.sample_value[h.sample_metric_id == i]) for i in h.metric_id}
+            assert lists == rows_path and sorted(map(len, lists.values())) == [3, 3, 4]
+            return
+        a = metric_values(conn, names, runs, newest=2, arrays=True)
+        b = metric_values(conn, names, runs, newest=2, arrays=False)
+        ha = history_rows(conn, TIME, [GPU, A100.name], None, arrays=True)
+        hb = history_rows(conn, TIME, [GPU, A100.name], None, arrays=False)
+    assert sorted(a[TIME]) == sorted(b[TIME]) and len(a[TIME]) == 2 and "nothing" not in a
+    assert [len(v.samples) for v in sorted(a[TIME])] == [len(v.samples) for v in sorted(b[TIME])]
+    np.testing.assert_array_equal(ha.sample_metric_id, hb.sample_metric_id)
+    assert ha.sample_value.tobytes() == hb.sample_value.tobytes() and ha.sample_value.size == 13

@@ -23,11 +23,10 @@ from perfkit.workloads.serving.measurements.capacity import (
     quantile_verdict,
     stage_outcome,
 )
-from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
+from perfkit.workloads.serving.measurements.client_bound import stage_verdict
 from perfkit.workloads.serving.measurements.latency import (
     e2e_s,
     quantile,
-    token_itls_s,
     tpot_s,
     ttft_s,
 )
@@ -65,9 +64,8 @@ def _probe_row(spec: ServingSpec, params: dict[str, Any], result: StageResult) -
         values = [0.0 if (v is None and r.ok and metric == "tpot_s") else v  # one token: TPOT 0 (vLLM)
                   for v, r in zip(values, result.records, strict=True)]
         verdicts.append(quantile_verdict(metric, values, threshold, spec.slo.quantile, spec.capacity.confidence))
-    itls = [g for r in result.records if r.ok for g in token_itls_s(r)]
-    itl = quantile(itls, 0.5) if itls else None
-    note = client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s)
+    _, note = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
+                            result.lag_times_s, result.t0_monotonic_s, result.lag_on_thread)
     bound = _lag_error(result, min(thresholds.values()))
     rate = params.get("rate")
     saturated = saturation_reason(result.records, float(rate)) if isinstance(rate, float) and math.isfinite(rate) else None

@@ -36,7 +36,7 @@ from perfkit.workloads.serving.client.request_file import write_requests
 from perfkit.workloads.serving.client.send import ClientOptions
 from perfkit.workloads.serving.client.stage import StageResult, run_stage
 from perfkit.workloads.serving.client.url import redact_urls
-from perfkit.workloads.serving.measurements.client_bound import client_bound_reason, p99
+from perfkit.workloads.serving.measurements.client_bound import bounds_note, p99, stage_verdict
 from perfkit.workloads.serving.measurements.energy import energy_metrics
 from perfkit.workloads.serving.measurements.saturation import saturation_reason
 from perfkit.workloads.serving.measurements.summary import stage_numbers
@@ -157,7 +157,6 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
                            f"failed ({'; '.join(reasons)[:300]}); check that the server is up and serves "
                            f"model '{terminal_safe(spec.model)}'")
     numbers = stage_numbers(result.records, result.duration_s, slo_of(spec), price_of(spec))
-    itl = numbers.token_itl_p50_s or numbers.chunk_gap_p50_s
     rate = params.get("rate")
     saturated = (saturation_reason(result.records, float(rate))
                  if isinstance(rate, (int, float)) and math.isfinite(rate) else None)
@@ -173,10 +172,14 @@ def stage_metrics(spec: ServingSpec, key: str, result: StageResult, ctx: RunCont
     notes += out_of_range
     if series:  # the server's queue and KV cache while the stage ran (telemetry/stage_series.py)
         numbers = dataclasses.replace(numbers, extra={**numbers.extra, "server_series": series})
-    bound = client_bound_reason(result.lag_s, itl, result.lateness_s, result.mean_interarrival_s) or None
+    errors, bound = stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
+                                  result.lag_times_s, result.t0_monotonic_s, result.lag_on_thread)
+    notes += [n for n in (bounds_note(errors),) if n]
     valid = stage_validity(result.records, result.planned, bound, saturated)
     numbers = dataclasses.replace(
         numbers, client_lag_p99_s=p99(result.lag_s), send_late_p99_s=p99(result.lateness_s),
+        client_error_bounds={b.metric: b.bound_s for b in errors} or None,
+        client_error_source=errors[0].source if errors else None,
         client_bound=bound, saturated=saturated or None, validity=valid.verdict,
         validity_reasons=tuple(terminal_safe(redact_urls(r)) for r in valid.reasons),
         validity_unchecked=valid.unchecked or None,

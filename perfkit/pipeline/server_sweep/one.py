@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfkit.core.record import STATUS_OK, Run
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.profile import ProfileHooks, profile
 from perfkit.pipeline.server_sweep.state import DONE, FAILED
@@ -30,11 +29,8 @@ from perfkit.workloads.serving.launch.ready import (
     server_version,
     wait_ready,
 )
+from perfkit.workloads.serving.measurements.sweep_front import stages_of
 from perfkit.workloads.serving.spec import ServingSpec
-
-# the metrics of a stage the sweep keeps for its front and its table
-KEPT = ("tpot_p50_s", "ttft_p50_s", "output_tok_per_s", "usd_per_1m_output_tok", "client_bound", "validity",
-        "usd_energy_per_1m_output_tok")
 
 
 @dataclass(frozen=True)
@@ -44,6 +40,7 @@ class SweepOptions:
     profile: ProfileOptions
     post: PostRunOptions
     say: Callable[[str], None] = lambda _: None
+    sweep_id: str = ""  # state.sweep_id: recorded in every run's server_launch
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -72,6 +69,8 @@ def run_config(spec: RunSpec, index: int, config: Config, opts: SweepOptions) ->
     log = opts.sweep_dir / "logs" / f"{index:03d}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     launch: dict[str, Any] = {"config": config.name, "command": shlex.join(argv), "endpoint": endpoint}
+    if opts.sweep_id:
+        launch["sweep"] = opts.sweep_id
     if env:
         launch["env"] = env
     record: dict[str, Any] = {"name": config.name, "params": config.params, "launch": launch,
@@ -120,20 +119,6 @@ def _one_run(spec: RunSpec, w: ServingSpec, config: Config, endpoint: str, launc
     run = outcome.run
     record["runs"].append({"run_id": run.run_id, "run_dir": str(outcome.run_dir), "status": run.status,
                            "stored": outcome.stored})
-    record["stages"].extend(stages_of(run, config.name, repeat))
+    record["stages"].extend(stages_of(run.points, config.name, repeat))
     if run.status == "interrupted":
         raise SweepInterrupted(outcome.signal_exit_code or 130)
-
-
-def stages_of(run: Run, config: str, repeat: int) -> list[dict[str, Any]]:
-    out = []
-    for p in run.points:
-        label = p.key.rsplit("/", 1)[-1] + (f"#r{repeat + 1}" if repeat else "")
-        kept = {k: p.metrics[k] for k in KEPT if k in p.metrics}
-        server = p.metrics.get("server_metrics")
-        if isinstance(server, dict) and "server_gpu_energy_per_output_tok_j" in server:
-            kept["server_metrics"] = {"server_gpu_energy_per_output_tok_j": server["server_gpu_energy_per_output_tok_j"]}
-        kept.update({k: v for k, v in p.metrics.items() if k.startswith("capacity_") and k != "capacity_probes"})
-        out.append({"config": config, "stage": label, "ok": p.status == STATUS_OK, "metrics": kept,
-                    **({"error": p.error[:500]} if p.error else {})})
-    return out

@@ -1,6 +1,6 @@
 """sweep.json: what a server sweep has done, rewritten atomically after each configuration.
 
-Each configuration: `name`, `params`, `status` (pending | done | failed), `launch` (command,
+At the top: `sweep_id` (state.sweep_id: also in every run the sweep stores). Each configuration: `name`, `params`, `status` (pending | done | failed), `launch` (command,
 endpoint, start_time_s, version, stopped), `error` and `log_tail` (a failed start), `runs`
 (run_id, run_dir, status) and `stages` (per stage point: config, stage, ok, the metrics the front
 reads). At the top: the spec's path and hash (a resume checks it), the front and its notes.
@@ -8,6 +8,7 @@ reads). At the top: the spec's path and hash (a resume checks it), the front and
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,16 @@ def state_path(sweep_dir: Path) -> Path:
     return sweep_dir / STATE_FILE
 
 
-def new_state(spec_path: str, spec_hash: str, name: str, configs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    return {"spec_path": spec_path, "spec_hash": spec_hash, "name": name,
+def sweep_id(name: str, started_epoch_s: float) -> str:
+    """The sweep's identity in every run it stores (`server_launch.sweep`): the spec's name and the
+    UTC second the sweep began (`chat@2026-11-29T12:50:01Z`); a resume keeps it."""
+    stamp = datetime.fromtimestamp(started_epoch_s, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{name}@{stamp}"
+
+
+def new_state(spec_path: str, spec_hash: str, name: str, configs: list[tuple[str, dict[str, Any]]],
+              started_epoch_s: float) -> dict[str, Any]:
+    return {"spec_path": spec_path, "spec_hash": spec_hash, "name": name, "sweep_id": sweep_id(name, started_epoch_s),
             "configs": [{"name": n, "params": p, "status": PENDING} for n, p in configs]}
 
 

@@ -5,7 +5,8 @@ Then the front over every stage of every configuration (measurements/sweep_front
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from perfkit.pipeline.server_sweep.state import (
     new_state,
     save_state,
     state_path,
+    sweep_id,
 )
 from perfkit.pipeline.signals import signals_as_interrupts
 from perfkit.pipeline.spec import RunSpec
@@ -28,7 +30,7 @@ from perfkit.workloads.serving.launch.grid import (
     endpoint_of,
     env_of,
 )
-from perfkit.workloads.serving.measurements.sweep_front import SweepStage, sweep_front
+from perfkit.workloads.serving.measurements.sweep_front import sweep_front, sweep_stage
 from perfkit.workloads.serving.spec import ServingSpec
 
 
@@ -71,7 +73,10 @@ def run_sweep(spec: RunSpec, opts: SweepOptions, resume: bool) -> SweepResult:
         if not resume and state_path(opts.sweep_dir).exists():
             raise SpecError(f"--out {opts.sweep_dir}: it holds a sweep already; --resume to continue it, or "
                             "give another --out")
-        state = new_state(str(opts.spec_path), spec.hash(), spec.name, [(c.name, c.params) for c in configs])
+        state = new_state(str(opts.spec_path), spec.hash(), spec.name, [(c.name, c.params) for c in configs],
+                          time.time())
+    # a state from before sweep ids: the first resume names it
+    opts = replace(opts, sweep_id=state.setdefault("sweep_id", sweep_id(spec.name, time.time())))
     opts.sweep_dir.mkdir(parents=True, exist_ok=True)
     result = SweepResult(state)
     with signals_as_interrupts():
@@ -92,8 +97,7 @@ def run_sweep(spec: RunSpec, opts: SweepOptions, resume: bool) -> SweepResult:
 def put_front(state: dict[str, Any], w: ServingSpec) -> None:
     price = price_of(w)
     gpus = price.gpus if price is not None else 1
-    stages = [SweepStage(s["config"], s["stage"], s.get("metrics") or {}, bool(s.get("ok")))
-              for c in state["configs"] for s in c.get("stages") or ()]
+    stages = [sweep_stage(s) for c in state["configs"] for s in c.get("stages") or ()]
     rows, notes = sweep_front(stages, gpus)
     state["front"] = [r.as_dict() for r in rows]
     state["front_notes"] = notes

@@ -17,6 +17,10 @@ from typing import Any
 import pytest
 
 from perfkit.cli import main
+from perfkit.store.read import load_run
+from perfkit.store.read_only import open_read_only
+from perfkit.store.run_list import run_listing
+from perfkit.workloads.serving.measurements.sweep_runs import stored_sweeps
 from tests.helpers.serving_server import REPO
 
 PY = sys.executable
@@ -54,9 +58,17 @@ def test_three_synthetic_configurations_unattended_with_the_front(tmp_path: Path
                                         "--port", "{port}"],
                             "grid": {"itl_ms": [2, 4, 8]}, "reset_cache_url": "/reset_prefix_cache"})
     out = tmp_path / "sweep"
-    assert main(["serve-sweep", str(spec), "--out", str(out), "--no-store", "--wide"]) == 0
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert main(["serve-sweep", str(spec), "--out", str(out), "--db", db, "--wide"]) == 0
     state = _state(out)
     assert [c["status"] for c in state["configs"]] == ["done"] * 3
+    # the stored runs alone draw the same front (the dashboard's Serving page reads them)
+    with open_read_only(db).connect() as conn:
+        stored = [load_run(conn, r.run_id) for r in run_listing(conn)]
+    (sweep,) = stored_sweeps(stored, "chat")
+    assert sweep.sweep_id == state["sweep_id"] and state["sweep_id"].startswith("sw@")
+    assert [r.as_dict() for r in sweep.front] == state["front"] and list(sweep.notes) == state["front_notes"]
+    assert [c.name for c in sweep.configs] == ["itl_ms=2", "itl_ms=4", "itl_ms=8"]
     for c, itl in zip(state["configs"], (2, 4, 8), strict=True):
         launch = c["launch"]
         assert f"--itl-ms {itl} " in launch["command"] and launch["start_time_s"] > 0

@@ -9,8 +9,10 @@ Two probes, their samples pooled:
 A timer on the loop itself is not used: the selector rounds its timeouts up to whole
 milliseconds, which would read as up to 1 ms of lag on an idle client.
 
-Lag delays every timestamp the client takes (a token read late looks like a slow server); the
-stage compares it with what it measured (perfkit.workloads.serving.measurements.client_bound).
+Each sample is (when it ended on the monotonic clock, its lag, from the thread probe?), so the lag around each timestamp
+the client took can be read back (measurements/read_delay.py). Lag delays every timestamp the
+client takes (a token read late looks like a slow server); the stage states how far that can have
+moved each number (measurements/client_error.py, client_bound.py).
 """
 
 from __future__ import annotations
@@ -29,17 +31,19 @@ def _finish(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _sleeper(samples: list[float], stop: threading.Event, interval_s: float) -> None:
+def _sleeper(samples: list[tuple[float, float, bool]], stop: threading.Event, interval_s: float) -> None:
     while not stop.is_set():
         asked = time.monotonic()
         time.sleep(interval_s)
-        samples.append(max(time.monotonic() - asked - interval_s, 0.0))
+        woke = time.monotonic()
+        samples.append((woke, max(woke - asked - interval_s, 0.0), True))  # one append: atomic under the GIL
 
 
 @contextlib.asynccontextmanager
-async def loop_lag(interval_s: float = INTERVAL_S) -> AsyncIterator[list[float]]:
-    """Yields the list the lag samples (seconds) are appended to while the block runs."""
-    samples: list[float] = []
+async def loop_lag(interval_s: float = INTERVAL_S) -> AsyncIterator[list[tuple[float, float, bool]]]:
+    """Yields the list the samples (time.monotonic() when each ended, its lag in seconds, whether
+    the thread probe took it) are appended to while the block runs."""
+    samples: list[tuple[float, float, bool]] = []
     loop = asyncio.get_running_loop()
 
     async def probe() -> None:
@@ -49,7 +53,8 @@ async def loop_lag(interval_s: float = INTERVAL_S) -> AsyncIterator[list[float]]
             queued = time.monotonic()
             loop.call_soon(_finish, ran)
             await ran
-            samples.append(time.monotonic() - queued)
+            ended = time.monotonic()
+            samples.append((ended, ended - queued, False))
 
     stop = threading.Event()
     thread = threading.Thread(target=_sleeper, args=(samples, stop, interval_s), daemon=True,

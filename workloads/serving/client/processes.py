@@ -87,7 +87,7 @@ def _warm_prompts(plan: StagePlan) -> tuple[Prompt, ...]:
 
 
 async def _send_share(share: Share, ready: Any, start: Any,
-                      t0_value: Any) -> tuple[list[RequestRecord], list[float], list[float], float]:
+                      t0_value: Any) -> tuple[list[RequestRecord], list[tuple[float, float, bool]], list[float], float]:
     plan = StagePlan(prompt_for=lambda k: share.prompts[k % len(share.prompts)], concurrency=share.concurrency,
                      arrivals_s=share.arrivals_s, max_concurrency=share.max_concurrency, requests=share.requests,
                      duration_s=share.duration_s,
@@ -176,7 +176,7 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
         raise PerfkitError(f"{redact_urls(opts.base_url)}: a client process failed ({failed[0]})")
     records = recount(sorted((r for _, res, _ in got if res for r in res[0]), key=lambda r: r.index),
                       tokenizer_for(opts.tokenizer))
-    lag = [x for _, res, _ in got if res for x in res[1]]
+    lag = [x for _, res, _ in got if res for x in res[1]]  # (monotonic end, lag, thread?) of every process's probes
     lateness = [x for _, res, _ in got if res for x in res[2]]
     # the stage ends when its last process's last request did, as in one process (stage.py); the
     # time the processes took to close their sessions and send their records back is not in it
@@ -186,8 +186,9 @@ def run_stage_processes(opts: ClientOptions, plan: StagePlan, processes: int, to
     crowded = crowded_reason(len(procs), cores(), local_server(opts.base_url))
     if crowded:
         notes.append(crowded)
-    return StageResult(records, duration, lag, lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
-                       planned=planned_requests(plan))
+    return StageResult(records, duration, [x for _, x, _ in lag], lateness, t0, before, after, notes,
+                       mean_gap_s(plan.arrivals_s), planned=planned_requests(plan),
+                       lag_times_s=[t - t0 for t, _, _ in lag], lag_on_thread=[k for _, _, k in lag])
 
 
 def _stage_limit(opts: ClientOptions, plan: StagePlan) -> float:

@@ -67,6 +67,8 @@ class StageResult:
     # (seconds from t0, /metrics text) scraped during the stage (telemetry/stage_series.py)
     metrics_samples: list[tuple[float, str]] = field(default_factory=list)
     planned: int | None = None  # requests the plan would send (None: a time bound decides)
+    lag_times_s: list[float] = field(default_factory=list)  # when each lag sample ended, from t0
+    lag_on_thread: list[bool] = field(default_factory=list)  # each lag sample: the thread probe's (else the loop's)
 
 
 class Progress:
@@ -186,8 +188,10 @@ async def run_stage(opts: ClientOptions, plan: StagePlan) -> StageResult:
         window = await window_task if window_task is not None else None
         after = await scrape(session, plan.metrics_url, notes)
     records = recount(sorted(records, key=lambda r: r.index), tokenizer_for(opts.tokenizer))
-    return StageResult(records, duration, list(lag), lateness, t0, before, after, notes, mean_gap_s(plan.arrivals_s),
-                       window, samples, planned_requests(plan))
+    taken = list(lag)
+    return StageResult(records, duration, [x for _, x, _ in taken], lateness, t0, before, after, notes,
+                       mean_gap_s(plan.arrivals_s), window, samples, planned_requests(plan),
+                       lag_times_s=[t - t0 for t, _, _ in taken], lag_on_thread=[k for _, _, k in taken])
 
 
 async def closed_loop(session: aiohttp.ClientSession, opts: ClientOptions, plan: StagePlan,

@@ -89,6 +89,10 @@ class StageNumbers:
     # what the stage's runner adds: the load client's own health, the server's side
     client_lag_p99_s: float | None = None
     send_late_p99_s: float | None = None
+    # metric key -> how far the client's delays can have moved it (measurements/client_error.py)
+    client_error_bounds: dict[str, float] | None = None
+    # where they come from: "server stamps" (measured), "lag around each read" or "lag distribution" (bounds)
+    client_error_source: str | None = None
     client_bound: str | None = None
     saturated: str | None = None
     # the stage's validity (measurements/validity.py): VALID / INVALID, why, what was not checked;

@@ -11,7 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.core.record import STATUS_OK, PointResult
 from perfkit.workloads.serving.measurements.front import pareto_front, stage_point
+
+# the metrics of a stage a sweep keeps for its front and its table
+KEPT = ("tpot_p50_s", "ttft_p50_s", "output_tok_per_s", "usd_per_1m_output_tok", "client_bound", "validity",
+        "usd_energy_per_1m_output_tok")
+ENERGY = "server_gpu_energy_per_output_tok_j"
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,28 @@ class FrontRow:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+def stages_of(points: Sequence[PointResult], config: str, repeat: int) -> list[dict[str, Any]]:
+    """The stage records of one run of a configuration (0-based `repeat`; a second repeat's labels
+    end in `#r2`): config, stage, ok, the kept metrics (and the capacity search's), a failure."""
+    out = []
+    for p in points:
+        label = p.key.rsplit("/", 1)[-1] + (f"#r{repeat + 1}" if repeat else "")
+        kept = {k: p.metrics[k] for k in KEPT if k in p.metrics}
+        server = p.metrics.get("server_metrics")
+        if isinstance(server, Mapping) and ENERGY in server:
+            kept["server_metrics"] = {ENERGY: server[ENERGY]}
+        kept.update({k: v for k, v in p.metrics.items() if k.startswith("capacity_") and k != "capacity_probes"})
+        out.append({"config": config, "stage": label, "ok": p.status == STATUS_OK, "metrics": kept,
+                    **({"error": p.error[:500]} if p.error else {})})
+    return out
+
+
+def sweep_stage(record: Mapping[str, Any]) -> SweepStage:
+    """A stage record (stages_of) as the front reads it."""
+    return SweepStage(str(record["config"]), str(record["stage"]), record.get("metrics") or {},
+                      bool(record.get("ok")))
+
+
 def _number(value: Any) -> float | None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     return float(value) if ok else None
@@ -58,7 +86,7 @@ def sweep_front(stages: Sequence[SweepStage], gpus: int) -> tuple[list[FrontRow]
     rows = []
     for s, p in placed:
         server = s.metrics.get("server_metrics")
-        energy = _number(server.get("server_gpu_energy_per_output_tok_j")) if isinstance(server, Mapping) else None
+        energy = _number(server.get(ENERGY)) if isinstance(server, Mapping) else None
         rows.append(FrontRow(s.config, s.stage, p.interactivity_tok_per_s, p.throughput_tok_per_s_per_gpu,
                              p.name in front, _number(s.metrics.get("usd_per_1m_output_tok")), energy,
                              bool(s.metrics.get("client_bound"))))

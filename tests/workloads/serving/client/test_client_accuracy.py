@@ -1,13 +1,14 @@
 """The load client against `perfkit serve --synthetic` in another process, on loopback: its
-numbers equal the server's own stamps (per-token ITL within 0.5 ms, TTFT within 2 ms at p50)
-whenever the client-bound check passes; k tokens per chunk stays exact per token where chunk gaps
-are k times off; client queueing is visible (vllm#54101); a CPU-burning thread in the client is
-called client-bound and an idle client is not; every fault becomes a request's error."""
+numbers equal the server's own stamps (per-token ITL within 0.5 ms, TTFT from its send within 2 ms at p50)
+whenever the client-bound check passes, and the ITL p50 is within its error bound from the lag
+around each read always; k tokens per chunk stays exact per token where chunk gaps are k times
+off; client queueing is visible (vllm#54101); against the server's stamps an idle client is not
+client-bound (its measured errors under 1 ms) and a CPU-burning thread in the client is; every
+fault becomes a request's error."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import statistics
 import threading
 import time
@@ -17,8 +18,11 @@ import pytest
 
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt
 from perfkit.workloads.serving.client.stage import StagePlan, StageResult, run_stage
-from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
+from perfkit.workloads.serving.measurements.client_bound import stage_verdict
+from perfkit.workloads.serving.measurements.client_error import ErrorBound
 from perfkit.workloads.serving.measurements.latency import chunk_gaps_s, pooled, token_itls_s
+from perfkit.workloads.serving.measurements.read_error import read_error_bounds
+from perfkit.workloads.serving.measurements.served_records import as_served
 from perfkit.workloads.serving.measurements.summary import summarize
 from perfkit.workloads.serving.records import RequestRecord
 from tests.helpers.serving_server import running_server
@@ -28,8 +32,8 @@ pytestmark = pytest.mark.slow  # real servers in other processes
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    # 20 ms gaps: the client-bound threshold (10% of ITL p50) is 2 ms of client lag, which a busy
-    # test machine still meets most of the time
+    # 20 ms gaps: a number is moved materially by the client when its error passes 1 ms (and 2%),
+    # which a busy test machine still avoids most of the time
     with running_server("--synthetic", "--ttft-ms", "40", "--itl-ms", "20") as url:
         yield url
 
@@ -45,16 +49,7 @@ def _stage(url: str, concurrency: int, requests: int, output: int = 16, vary: in
 
 
 def _as_served(result: StageResult) -> list[RequestRecord]:
-    """The records with the server's own stamps as times: chunk i at its `sent_s`, the send at the
-    request's `received_s` (both on this machine's monotonic clock, made stage-relative)."""
-    out = []
-    for r in result.records:
-        stamps = [s for s in r.server.get("sent_s", [])]
-        tokens = [k for k in r.server.get("tokens", [])]
-        received = r.server.get("received_s", [None])[0]
-        times = tuple(t - result.t0_monotonic_s for t, k in zip(stamps, tokens, strict=True) for _ in range(k))
-        out.append(dataclasses.replace(r, sent_s=float(received) - result.t0_monotonic_s, token_times_s=times))
-    return out
+    return as_served(result.records, result.t0_monotonic_s)
 
 
 def _p50(values: list[float]) -> float:
@@ -64,9 +59,17 @@ def _p50(values: list[float]) -> float:
 ATTEMPTS = 3  # timing checks take the best of three stages: other tests share this machine
 
 
+def _verdict(result: StageResult) -> tuple[list[ErrorBound], str | None]:
+    """As serve-bench judges a stage: against the server's stamps (perfkit serve gives them)."""
+    return stage_verdict(result.records, result.lag_s, result.lateness_s, result.mean_interarrival_s,
+                         result.lag_times_s, result.t0_monotonic_s, result.lag_on_thread)
+
+
 def _deviation(server: str, concurrency: int) -> tuple[float, float, float, float, str | None]:
-    """(|ITL p50 - the server's|, |TTFT p50 - the server's|, |ITL p50 - 20 ms|, |TTFT p50 - 40 ms|,
-    client-bound reason) of one stage."""
+    """(|ITL p50 - the server's|, |TTFT p50 - the server's from the client's send|, |ITL p50 - 20 ms|,
+    |TTFT p50 - 40 ms|, client-bound reason) of one stage. TTFT is compared from the client's own
+    send: the request's way into the server's handler (its intake, milliseconds on a loaded machine)
+    is the server's part of the latency, which the client-bound verdict leaves out too."""
     # lengths 8-16: after the opening burst (all requests sent at once) the requests fall out of
     # step, as a server's real load does; a burst's last requests wait in the server's intake
     # before its handler stamps their arrival, which no stamp of its own can see
@@ -75,11 +78,16 @@ def _deviation(server: str, concurrency: int) -> tuple[float, float, float, floa
     client_itl = pooled(result.records, token_itls_s)
     served = _as_served(result)
     client_ttft = [r.ttft_s for r in result.records if r.ttft_s is not None]
-    server_ttft = [r.ttft_s for r in served if r.ttft_s is not None]
-    return (abs(_p50(client_itl) - _p50(pooled(served, token_itls_s))),
-            abs(_p50(client_ttft) - _p50(server_ttft)),
-            abs(_p50(client_itl) - 20e-3), abs(_p50(client_ttft) - 40e-3),
-            client_bound_reason(result.lag_s, _p50(client_itl), [], None))
+    sent = {r.index: r.sent_s for r in result.records}
+    server_ttft = [r.token_times_s[0] - sent_s for r in served if r.token_times_s and (sent_s := sent[r.index]) is not None]
+    bounds, reason = _verdict(result)
+    itl_dev = abs(_p50(client_itl) - _p50(pooled(served, token_itls_s)))
+    # the ITL p50's deviation is within the bound a server without stamps would get, client-bound or not
+    per_read = read_error_bounds(result.records, result.lag_s, result.lag_times_s, result.lag_on_thread)
+    assert itl_dev <= {b.metric: b.bound_s for b in per_read}["token_itl_p50_s"] + 1e-9, (itl_dev, per_read)
+    assert {b.source for b in bounds} == {"server stamps"}
+    return (itl_dev, abs(_p50(client_ttft) - _p50(server_ttft)),
+            abs(_p50(client_itl) - 20e-3), abs(_p50(client_ttft) - 40e-3), reason)
 
 
 @pytest.mark.parametrize("concurrency", [1, 4, 16])
@@ -154,11 +162,16 @@ def _burn(stop: threading.Event) -> None:
             x += 1
 
 
-def test_a_cpu_burning_client_is_client_bound_and_an_idle_one_is_not() -> None:
+def test_an_idle_client_is_not_client_bound_and_a_cpu_burning_one_is() -> None:
+    """Against the server's stamps. Idle: not flagged, every measured error under 1 ms (skipped,
+    with the errors, where this machine's own load kept every attempt's over it: then the flag is
+    right). Burning: the GIL is held between switch intervals, chunks are read milliseconds late,
+    and the stage is flagged."""
     with running_server("--synthetic", "--ttft-ms", "20", "--itl-ms", "25") as url:
         for _ in range(ATTEMPTS):  # an idle client on a machine other tests keep busy may still lag
             idle = _stage(url, 2, requests=4, output=24)
-            if client_bound_reason(idle.lag_s, _p50(pooled(idle.records, token_itls_s)), [], None) is None:
+            idle_bounds, idle_reason = _verdict(idle)
+            if idle_reason is None and max(b.bound_s for b in idle_bounds) < 1e-3:
                 break
         stop = threading.Event()
         burner = threading.Thread(target=_burn, args=(stop,), daemon=True)
@@ -168,10 +181,13 @@ def test_a_cpu_burning_client_is_client_bound_and_an_idle_one_is_not() -> None:
         finally:
             stop.set()
             burner.join()
-    idle_itl, busy_itl = (_p50(pooled(r.records, token_itls_s)) for r in (idle, busy))
-    assert client_bound_reason(idle.lag_s, idle_itl, [], None) is None, max(idle.lag_s)
-    reason = client_bound_reason(busy.lag_s, busy_itl, [], None)
-    assert reason is not None and reason.startswith("client-bound: client event-loop lag p99")
+    busy_bounds, busy_reason = _verdict(busy)
+    assert busy_reason is not None and busy_reason.startswith("client-bound: the client's reads moved"), busy_bounds
+    assert max(b.bound_s for b in busy_bounds) > 1e-3
+    if idle_reason is not None or max(b.bound_s for b in idle_bounds) >= 1e-3:
+        pytest.skip(f"this machine's load made an idle client's reads late by over 1 ms (lag max "
+                    f"{max(idle.lag_s) * 1e3:.1f} ms) in every attempt: {idle_reason or idle_bounds}")
+    assert idle_reason is None and max(b.bound_s for b in idle_bounds) < 1e-3
 
 
 @pytest.mark.parametrize(("fault", "expected"), [

@@ -20,8 +20,7 @@ import pytest
 
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt
 from perfkit.workloads.serving.client.stage import StagePlan, StageResult, run_stage
-from perfkit.workloads.serving.measurements.client_bound import client_bound_reason
-from perfkit.workloads.serving.measurements.latency import pooled, token_itls_s
+from perfkit.workloads.serving.measurements.client_bound import stage_verdict
 from perfkit.workloads.serving.records import (
     REASONING_FROM_CHUNKS,
     REASONING_FROM_DETAILS,
@@ -65,9 +64,9 @@ def _deviations(result: StageResult) -> tuple[float, float, str | None]:
     assert len(gaps) == len(ok)
     to_stamps = [abs(g - _served_gap(r)) for g, r in zip(gaps, ok, strict=True)]
     to_schedule = [abs(g - N * ITL_S) for g in gaps]
-    itl_p50 = statistics.median(pooled(ok, token_itls_s))
     return (statistics.median(to_stamps), statistics.median(to_schedule),
-            client_bound_reason(result.lag_s, itl_p50, [], None))
+            stage_verdict(result.records, result.lag_s, [], None, result.lag_times_s, result.t0_monotonic_s,
+                          result.lag_on_thread)[1])
 
 
 def test_ttfa_and_token_counts_are_exact_with_usage_details() -> None:
