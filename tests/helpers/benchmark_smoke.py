@@ -80,6 +80,9 @@ SMOKE: dict[str, Smoke] = {
     "gate_round3": Smoke(("--smoke", "--workers", "1"),
                          (r"\| step 1 back \| false regressions / 1,000 unchanged \| [\d.]+ \(", r"\| step 1 back \| .* \| [\d.-]+ \|"),
                          slow=True),
+    "gate_round3_calls": Smoke(("--gates", "1", "--cell", "gaussian", "--no-write", "--workers", "1"),
+                               (r"\| gaussian \| [\d.]+ / [\d.]+ / [\d.]+ \| [\d.]+ / ", r"\| gaussian \| [\d.]+ \| "),
+                               slow=True),
     "gate_loaded_machine": Smoke(("--smoke",), (r"\| default: max\(1%, 2 x sample spread\) \| \d+ \|",), slow=True),
     "gate_quality": Smoke(
         ("--smoke", "--workers", "1"),

@@ -32,7 +32,7 @@ from perfkit.regression.gate.groups import Group, measurement_groups, point_labe
 from perfkit.regression.gate.incomparable import incomparable
 from perfkit.regression.gate.machine import machine_note
 from perfkit.regression.gate.moderate import moderate
-from perfkit.regression.gate.multiple import MIN_TESTS, correct
+from perfkit.regression.gate.multiple import MIN_TESTS, correct, would_regress
 from perfkit.regression.gate.noisier import pooled_noise
 from perfkit.regression.gate.policy import GatePolicy
 from perfkit.regression.gate.reputation import BAD_REPUTATION, reputation_text
@@ -245,10 +245,10 @@ def with_reputation(c: Comparison) -> Comparison:
 
 def noisier_verdicts(plain: Sequence[Comparison], scaled: Sequence[Comparison], why: str) -> list[Comparison]:
     """The comparisons tested with the noisier candidate's spread (`scaled`), a would-be regression
-    of the plain test that is none there `noisy`, with why."""
+    of the plain test (a regression, or one under the effect floor) that is none there `noisy`, with why."""
     out = []
     for p, c in zip(plain, scaled, strict=True):
-        if p.verdict == Verdict.REGRESSED and c.verdict != Verdict.REGRESSED:
+        if would_regress(p.verdict, p) and c.verdict != Verdict.REGRESSED:
             c = replace(c, verdict=Verdict.NOISY, reason=f"{p.reason}; but {why}: not significant with that spread; "
                                                          "rerun on the history's kind of machine")
         out.append(c)

@@ -4,11 +4,14 @@ With `worse` = the change in the metric's bad direction and the interval of it (
 1 - max_p):
 
 - regressed / improved: p <= max_p (adjusted for the tests of the gate) AND at least
-  min_effect worse / better;
+  min_effect worse / better AND at least min_effect_spreads run-to-run sds of the metric's
+  history (effect_floor.py);
 - noisy: otherwise, when the interval is wider than +-noise_limit (the measurement scatters);
 - unchanged: otherwise, when the interval excludes a regression of min_effect;
-- suspect: otherwise, when the estimate is at least min_effect worse and the p-value is within
-  SUSPECT_P_FACTOR x max_p (not significant, but close: one more run confirms or clears it);
+- suspect: significant and at least min_effect worse, but under the effect floor (a change the
+  metric's own scatter reaches: one more run confirms or clears it); otherwise, when the estimate
+  is at least min_effect worse and the p-value is within SUSPECT_P_FACTOR x max_p (not
+  significant, but close);
 - inconclusive: otherwise: the data can show neither a change of min_effect nor its absence
   (few samples, no history, many tests, spread larger than the effect); the reason says which.
 """
@@ -19,6 +22,7 @@ import math
 from dataclasses import replace
 
 from perfkit.core.direction import HIGHER
+from perfkit.regression.gate.effect_floor import effect_floor
 from perfkit.regression.gate.types import Comparison, Verdict
 
 SUSPECT_P_FACTOR = 1.5  # suspect: adjusted p <= 1.5 max_p (docs/ci.md, "Suspect")
@@ -56,6 +60,12 @@ def _cannot_tell(c: Comparison, half: float, tests: int, detectable: float) -> s
                                                    else ", no history)")
 
 
+def _floor_text(c: Comparison) -> str:
+    """'4 x its run-to-run spread (0.52%)': the effect floor in words."""
+    spreads = c.policy.min_effect_spreads
+    return f"{spreads:g} x its run-to-run spread ({pct_abs(math.expm1(c.run_spread))}, min_effect_spreads)"
+
+
 def verdict_reason(c: Comparison, p_value: float, tests: int | None = None,
                    detectable: float | None = None) -> tuple[Verdict, str]:
     """The verdict and reason of a comparison at p-value `p_value` (raw or adjusted over
@@ -70,19 +80,26 @@ def verdict_reason(c: Comparison, p_value: float, tests: int | None = None,
     worse, w_lo, w_hi = worse_parts(c)
     half = (w_hi - w_lo) / 2.0
     me_log = math.log1p(pol.min_effect) - 1e-12
+    floor = effect_floor(c.run_spread, c.history_runs, pol.min_effect_spreads)
     significant = p_value <= pol.max_p
-    if significant and abs(worse) >= me_log:
+    if significant and abs(worse) >= max(me_log, floor):
         verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
         reason = (f"{pct_abs(math.expm1(abs(worse)))} {'worse' if worse > 0 else 'better'}, "
                   f"p={p_value:.2g}{_tests(n_tests)}")
+    elif significant and worse >= me_log:
+        verdict = Verdict.SUSPECT
+        reason = (f"{pct_abs(math.expm1(worse))} worse, p={p_value:.2g}{_tests(n_tests)}, but under "
+                  f"{_floor_text(c)}: a change its own scatter reaches; rerun to confirm or clear it")
     elif half > math.log1p(pol.noise_limit):
         verdict = Verdict.NOISY
         reason = f"interval +-{pct_abs(math.expm1(half))} is wider than noise_limit +-{pct_abs(pol.noise_limit)}"
     elif w_hi < me_log:
         verdict = Verdict.UNCHANGED
-        reason = (f"change below min_effect {pct_abs(pol.min_effect)}" if significant
+        reason = (f"change below min_effect {pct_abs(pol.min_effect)}" if significant and -worse < me_log
                   else f"interval excludes a {pct_abs(pol.min_effect)} regression")
-        if -w_lo >= me_log:
+        if significant and -worse >= me_log:  # an improvement under the effect floor
+            reason += f"; {pct_abs(math.expm1(-worse))} better, under {_floor_text(c)}: not called improved"
+        elif -w_lo >= me_log:
             reason += "; an improvement is not excluded"
     elif not significant and worse >= me_log and p_value <= SUSPECT_P_FACTOR * pol.max_p:
         verdict = Verdict.SUSPECT

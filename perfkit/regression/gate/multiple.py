@@ -23,6 +23,7 @@ import numpy as np
 
 from perfkit.core.direction import HIGHER
 from perfkit.regression.gate.decide import pct_abs, verdict_reason, worse_parts
+from perfkit.regression.gate.effect_floor import effect_floor
 from perfkit.regression.gate.log_ratio import ratio_of
 from perfkit.regression.gate.types import Comparison, Verdict
 
@@ -146,6 +147,10 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     levels = {q: next_threshold(raw_worse, adj_w, q, method, share) for q in {c.policy.max_p for c in sel}}
     mde = detectable_changes(np.array([c.se_log for c in sel]), np.array([c.df for c in sel]),
                              np.array([levels[c.policy.max_p] for c in sel]))
+    # nor can a change under the effect floor be called (effect_floor.py)
+    floors = [effect_floor(c.run_spread, c.history_runs, c.policy.min_effect_spreads) for c in sel]
+    with np.errstate(over="ignore"):  # a spread of hundreds of log units: inf
+        mde = np.maximum(mde, np.expm1(np.array(floors))) if sel else mde
     out = list(comparisons)
     for i, c, p, pg, d in zip(idx, sel, adjusted, gauss, mde, strict=True):
         verdict, reason = verdict_reason(c, p, len(idx), float(d))
@@ -161,6 +166,13 @@ def correct(comparisons: Sequence[Comparison], method: str) -> list[Comparison]:
     return adjusted_intervals(out, idx, worse, selected, counted)
 
 
+def would_regress(verdict: Verdict, c: Comparison, p: float | None = None) -> bool:
+    """Regressed, or significant at p (default: the comparison's own) and suspect only for the
+    effect floor (effect_floor.py): the noise checks below explain both the same way."""
+    p = c.p_value if p is None else p
+    return verdict == Verdict.REGRESSED or (verdict == Verdict.SUSPECT and p <= c.policy.max_p)
+
+
 def noise_check(c: Comparison, p_gauss: float) -> Comparison:
     """A would-be regression the measurement's own scatter explains becomes "noisy", with why:
 
@@ -174,12 +186,13 @@ def noise_check(c: Comparison, p_gauss: float) -> Comparison:
     worse = worse_parts(c)[0]
     lo, hi = c.history_range
     worst_run = (-lo if c.direction == HIGHER else hi) if math.isfinite(lo) else math.nan
-    if c.verdict == Verdict.REGRESSED and math.isfinite(worst_run) and worse <= worst_run:
+    if would_regress(c.verdict, c) and math.isfinite(worst_run) and worse <= worst_run:
         return replace(c, verdict=Verdict.NOISY, reason=(
             f"{pct_abs(math.expm1(worse))} worse, p={c.p_value:.2g}, but a stored run was "
             f"{pct_abs(math.expm1(worst_run))} worse than the level: the metric reaches it without a change "
             "(two clock states, outlier runs); rerun or take more samples" + (f"; {c.note}" if c.note else "")))
-    if c.verdict != Verdict.REGRESSED and math.isfinite(c.p_tail) and verdict_reason(c, p_gauss)[0] == Verdict.REGRESSED:
+    if c.verdict != Verdict.REGRESSED and math.isfinite(c.p_tail) \
+            and would_regress(verdict_reason(c, p_gauss)[0], c, p_gauss):
         factor = tail_level_factor(c)
         return replace(c, verdict=Verdict.NOISY, reason=(
             f"{pct_abs(math.expm1(worse))} worse, p={p_gauss:.2g} under Gaussian run-to-run noise, but "

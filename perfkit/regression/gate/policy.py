@@ -2,6 +2,7 @@
 
     defaults:            # every key optional
       min_effect: 0.01   # relative change in the bad direction needed to call a regression
+      min_effect_spreads: 4  # ... and at least 4 run-to-run sds of the metric's history (0: off)
       max_p: 0.05        # significance level (after correction across metrics)
       noise_limit: 0.05  # interval half-width above which a result is "noisy"
       assumed_run_spread: 0.01   # run-to-run sigma used when the store has no history
@@ -31,7 +32,8 @@ from perfkit.regression.gate.multiple import CORRECTIONS
 from perfkit.regression.gate.types import VERDICT_NAMES, Comparison, MetricPolicy
 
 TOP_KEYS = ("defaults", "correction", "fail_on", "known_noise_fails", "metrics")
-_FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor")
+_FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor",
+               "min_effect_spreads")
 _RULE_KEYS = (*_FLOAT_KEYS, "direction", "ignore")
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from perfkit.regression.gate.effect_floor import MIN_EFFECT_SPREADS
+
 
 class Verdict(str, Enum):
     REGRESSED = "regressed"
@@ -22,13 +24,15 @@ VERDICT_NAMES = tuple(v.value for v in Verdict)
 
 # One description per verdict: every view (terminal legend, Markdown, JUnit, dashboard, docs/ci.md) says it so.
 VERDICT_MEANING = {
-    Verdict.REGRESSED: "significant (adjusted over the gate's tests) and at least min_effect worse",
-    Verdict.IMPROVED: "significant (adjusted over the gate's tests) and at least min_effect better",
+    Verdict.REGRESSED: "significant (adjusted over the gate's tests), at least min_effect and min_effect_spreads "
+                       "run-to-run sds worse",
+    Verdict.IMPROVED: "significant (adjusted over the gate's tests), at least min_effect and min_effect_spreads "
+                      "run-to-run sds better",
     Verdict.UNCHANGED: "the interval excludes a regression of min_effect",
     Verdict.NOISY: "the measurement scatters: interval wider than noise_limit, or runs of the history "
                    "were as far off (heavy tails, two clock states)",
-    Verdict.SUSPECT: "not significant, but the estimate is at least min_effect worse and its adjusted "
-                     "p-value is within 2x max_p: rerun to confirm or clear it",
+    Verdict.SUSPECT: "significant but under min_effect_spreads run-to-run sds, or not significant but at least "
+                     "min_effect worse with its adjusted p-value within 1.5x max_p: rerun to confirm or clear it",
     Verdict.INCONCLUSIVE: "the data can show neither a change of min_effect nor its absence",
     Verdict.INCOMPARABLE: "the runs cannot be compared (GPU, driver, clocks, throttling, parameters)",
 }
@@ -48,6 +52,10 @@ class MetricPolicy:
     # sample spread (winsorized sd, larger of the two): a machine that scatters samples within
     # a run shifts whole runs as much (docs/ci.md, "Without history"). 0 turns it off.
     assumed_spread_factor: float = 2.0
+    # A regression (improvement) is also at least this many run-to-run sds of the metric, measured
+    # on its history (effect_floor.py; Conbench's z): BH's loosening beside real regressions does
+    # not reach below it. 0 turns it off; no effect without history.
+    min_effect_spreads: float = MIN_EFFECT_SPREADS
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,19 @@ import pytest
 from perfkit.core.direction import LOWER
 from perfkit.regression.gate.stats import compare_samples
 from perfkit.regression.gate.trend import COST_MAX, line_of, trend_of
-from perfkit.regression.gate.types import RunSummary, Verdict
+from perfkit.regression.gate.types import MetricPolicy, RunSummary, Verdict
 
 
 def _creep(rng: np.random.Generator, runs: int, slope: float, sd: float) -> np.ndarray:
     return slope * np.arange(runs) + sd * rng.standard_normal(runs)
 
 
-def _gate(locs: np.ndarray, cand_loc: float, rng: np.random.Generator) -> tuple[Verdict, str]:
+def _gate(locs: np.ndarray, cand_loc: float, rng: np.random.Generator,
+          policy: MetricPolicy | None = None) -> tuple[Verdict, str]:
     hist = [RunSummary(float(v), 0.001, 3, f"r{i}") for i, v in enumerate(locs)]
     base = np.exp(locs[-1] + 0.001 * rng.standard_normal(3))
     cand = np.exp(cand_loc + 0.001 * rng.standard_normal(3))
-    c = compare_samples("m:time_s", list(base), list(cand), LOWER, hist)
+    c = compare_samples("m:time_s", list(base), list(cand), LOWER, hist, policy)
     return c.verdict, c.reason
 
 
@@ -49,9 +50,11 @@ def test_the_second_test_never_adds_a_call(monkeypatch: pytest.MonkeyPatch) -> N
     rng = np.random.default_rng(13)
     cases = [(_creep(rng, k, s, 0.004), s * k + d) for k in (8, 12, 30) for s in (0.0, 0.001, -0.001)
              for d in (0.0, 0.01, 0.02, 0.05, -0.02)]
-    with_trend = [_gate(locs, c, np.random.default_rng(i))[0] for i, (locs, c) in enumerate(cases)]
+    # the effect floor off (effect_floor.py): it takes away some of the same small calls
+    pol = MetricPolicy(min_effect_spreads=0.0)
+    with_trend = [_gate(locs, c, np.random.default_rng(i), pol)[0] for i, (locs, c) in enumerate(cases)]
     monkeypatch.setattr("perfkit.regression.gate.history.trend_of", lambda seg, ref_runs: None)
-    without = [_gate(locs, c, np.random.default_rng(i))[0] for i, (locs, c) in enumerate(cases)]
+    without = [_gate(locs, c, np.random.default_rng(i), pol)[0] for i, (locs, c) in enumerate(cases)]
     for a, b in zip(with_trend, without, strict=True):
         assert not (a == Verdict.REGRESSED and b != Verdict.REGRESSED)
     assert sum(a != b for a, b in zip(with_trend, without, strict=True)) > 0  # it does take calls away
