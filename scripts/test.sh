@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run perfkit's checks: ruff, mypy, then the test suite.
 #
-#   scripts/test.sh             everything (what CI runs): every test, in parallel workers (~20 min on 2 cores)
+#   scripts/test.sh             everything (what CI runs): every test, in parallel workers (~19 min on 2 cores)
 #   scripts/test.sh --fast      the inner loop: ruff, mypy on its cache, every test not marked slow
 #                               (~75 s on 2 cores; the first mypy run fills .mypy_cache)
 #

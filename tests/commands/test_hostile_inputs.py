@@ -12,8 +12,6 @@ import math
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.forked_cli import ForkedCli
+from tests.helpers.forked_cli import ForkedCli, Result
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO.parent / "shared" / "bench" / "traces" / "hta_ns_resolution_v100.json.gz"
@@ -546,16 +544,13 @@ def test_at_least_80_hostile_inputs() -> None:
     assert len({c[0] for c in CASES}) == len(CASES)
 
 
-def _perfkit(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, cwd=tmp,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
-                              filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
-                          timeout=120, check=False)
+def _perfkit(cli: ForkedCli, tmp: Path, *args: str) -> Result:
+    return cli.run(list(args), tmp, _env(), timeout_s=120)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "empty", "not-parquet"])
-def test_a_damaged_analysis_table_is_left_out_with_a_note(tmp_path: Path, damage: str) -> None:
+def test_a_damaged_analysis_table_is_left_out_with_a_note(tmp_path: Path, damage: str, cli: ForkedCli) -> None:
     """An analysis table is derived from the traces: damaged, ingest stores the run without it and
     says so in one note; the report shows the rest and names it. Never a traceback."""
     run = _real_run(tmp_path)
@@ -563,14 +558,14 @@ def test_a_damaged_analysis_table_is_left_out_with_a_note(tmp_path: Path, damage
     whole = table.read_bytes()
     table.write_bytes({"truncated": whole[: len(whole) // 2], "empty": b"", "not-parquet": b"PAR1" + b"\x00" * 64}[damage])
     db = f"sqlite:///{tmp_path / 'store.db'}"
-    stored = _perfkit(tmp_path, "ingest", str(run), "--db", db)
+    stored = _perfkit(cli, tmp_path, "ingest", str(run), "--db", db)
     assert stored.returncode == 0 and "Traceback" not in stored.stderr, stored.stderr
     (note,) = stored.stderr.strip().splitlines()
     assert note.startswith(f"perfkit: note: {run}: analysis table analysis/kernels.parquet unreadable: ")
     assert note.endswith("; left out") and " stored" in stored.stdout
-    listed = _perfkit(tmp_path, "runs", "--db", db, "--format", "json")
+    listed = _perfkit(cli, tmp_path, "runs", "--db", db, "--format", "json")
     run_id = json.loads((run / "run.json").read_text())["run_id"]
     assert listed.returncode == 0 and [r["run_id"] for r in json.loads(listed.stdout)["runs"]] == [run_id]
-    report = _perfkit(tmp_path, "report", str(run), "--out", str(tmp_path / "r.html"))
+    report = _perfkit(cli, tmp_path, "report", str(run), "--out", str(tmp_path / "r.html"))
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
     assert "analysis table analysis/kernels.parquet unreadable: " in (tmp_path / "r.html").read_text()

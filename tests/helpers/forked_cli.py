@@ -1,12 +1,14 @@
-"""`python -m perfkit ARGS` as a process, ~10x sooner: a fork server for the CLI tests that run
-a hundred short commands (tests/commands/test_hostile_inputs.py).
+"""`python -m perfkit ARGS` (or `python -m MODULE ARGS`) as a process, ~10x sooner: a fork server
+for the tests that run many short commands (tests/commands/test_hostile_inputs.py: a hundred CLI
+commands; tests/benchmarks/test_smoke*.py: each benchmark's smoke run).
 
 A Python process with perfkit's CLI imported once forks a child per command. The child is a
 real process: its own working directory, environment, stdin (/dev/null), stdout and stderr
 (files), exit code, and a crash (a segfault, a runaway recursion) ends only it. It runs
-perfkit/__main__.py as `python -m perfkit` does (runpy, `__main__`, sys.argv[0] its path).
-What a fresh interpreter gives and a fork does not: modules imported anew (the CLI's own
-import-time work is checked by the startup tests, not here).
+perfkit/__main__.py (or MODULE) as `python -m` does (runpy, `__main__`, sys.argv[0] its path),
+and ends as an interpreter does (its threads joined, atexit run). What a fresh interpreter gives
+and a fork does not: modules imported anew (the CLI's own import-time work is checked by the
+startup tests, not here), a peak RSS of its own (ru_maxrss counts the server's).
 """
 
 from __future__ import annotations
@@ -37,22 +39,32 @@ def child(job):
         f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(f, fd)
         os.close(f)
-    sys.stdin, sys.stdout, sys.stderr = (open(fd, mode, closefd=False) for fd, mode in ((0, "r"), (1, "w"), (2, "w")))
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # as Python's own stderr
     sys.argv = ["-m", *job["argv"]]
+    code = 0
     try:
-        runpy.run_module("perfkit", run_name="__main__", alter_sys=True)
-        return 0
+        runpy.run_module(job["module"], run_name="__main__", alter_sys=True)
     except SystemExit as exc:  # what the interpreter does with it
         if exc.code is None or isinstance(exc.code, int):
-            return exc.code or 0
-        print(exc.code, file=sys.stderr)
-        return 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        code = 1
+    import atexit, threading
+    threading._shutdown()  # what an interpreter does at its end: wait for its threads, run atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    return code
 
 
 def wait(pid, timeout_s):
@@ -105,9 +117,12 @@ class ForkedCli:
                                       text=True, env=env, cwd=REPO)
         self._files = Path(tempfile.mkdtemp(prefix="perfkit-forked-cli-"))  # not in the command's folder
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 120.0) -> Result:
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 120.0,
+            module: str = "perfkit") -> Result:
+        """`python -m MODULE ARGV` (by default `python -m perfkit`), run in `cwd` with `env`."""
         out, err = self._files / "stdout", self._files / "stderr"
-        job = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "timeout_s": timeout_s}
+        job = {"module": module, "argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err),
+               "timeout_s": timeout_s}
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
@@ -121,11 +136,10 @@ class ForkedCli:
         return result
 
     def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        """End the server: it holds nothing to save, so no interpreter shutdown to wait for (seconds with torch)."""
+        self._proc.kill()
+        self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                pipe.close()
         shutil.rmtree(self._files, ignore_errors=True)
