@@ -93,10 +93,7 @@ def _import(engine: Engine, checked: CheckedExport, skip_existing: bool) -> Impo
             _verify(conn, engine, checked, plan, expected)
     except DBAPIError as exc:
         raise operational_error(engine, exc, "importing into the store") from None
-    return ImportResult(target=describe(engine), runs_imported=len(checked.run_ids) - len(existing),
-                        runs_skipped=len(existing),
-                        rows={name: rows for name, (rows, _) in expected.items()},
-                        shifted={t: o for t, o in plan.offsets.items() if o and expected[t][0]})
+    return _result(engine, checked, existing, expected, plan)
 
 
 def _import_lake(engine: Engine, folder: Path, checked: CheckedExport, skip_existing: bool) -> ImportResult:
@@ -123,6 +120,11 @@ def _import_lake(engine: Engine, folder: Path, checked: CheckedExport, skip_exis
             raise
     except DBAPIError as exc:
         raise operational_error(engine, exc, "importing into the store") from None
+    return _result(engine, checked, existing, expected, plan)
+
+
+def _result(engine: Engine, checked: CheckedExport, existing: list[str], expected: dict[str, tuple[int, str]],
+            plan: _Plan) -> ImportResult:
     return ImportResult(target=describe(engine), runs_imported=len(checked.run_ids) - len(existing),
                         runs_skipped=len(existing),
                         rows={name: rows for name, (rows, _) in expected.items()},

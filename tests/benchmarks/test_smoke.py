@@ -10,7 +10,6 @@ workers share them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from tests.helpers.benchmark_smoke import (
     HELPERS,
     SECOND_HALF,
     SMOKE,
-    fork_server,
     params,
     run_smoke,
 )
@@ -43,13 +41,6 @@ def test_helpers_are_run_by_their_benchmark(helper: str) -> None:
     assert '__name__ == "__main__"' not in text, f"{helper} runs on its own: give it a smoke entry"
     user = (BENCHMARKS / f"{HELPERS[helper]}.py").read_text()
     assert re.search(rf"from benchmarks(\.{helper} import| import [\w, ]*\b{helper}\b)", user), (helper, HELPERS[helper])
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkedCli]:
-    forks = fork_server()
-    yield forks
-    forks.close()
 
 
 @pytest.mark.slow

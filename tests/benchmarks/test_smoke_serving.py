@@ -4,20 +4,12 @@ worker takes them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.benchmark_smoke import SECOND_HALF, fork_server, params, run_smoke
+from tests.helpers.benchmark_smoke import SECOND_HALF, params, run_smoke
 from tests.helpers.forked_cli import ForkedCli
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkedCli]:
-    forks = fork_server()
-    yield forks
-    forks.close()
 
 
 @pytest.mark.slow
