@@ -30,10 +30,11 @@ from perfkit.core.errors import StoreError
 from perfkit.store.lake_layout import (
     COMPACT_PREFIX,
     COVERS_FILE,
-    RUN_PREFIX,
     STAGING,
     TABLES,
     arrow_schema,
+    parquet_files_sql,
+    partition_folders,
 )
 from perfkit.store.lake_write import sync_folder
 
@@ -81,17 +82,8 @@ def compact_lake(folder: Path, grace_s: float = GRACE_S) -> CompactResult:
             con.close()
 
 
-def _folders(part: Path) -> tuple[Path | None, set[str], list[Path]]:
-    """A partition's newest compacted folder, the names it covers, and the per-run folders it does not."""
-    names = sorted(p.name for p in part.iterdir() if p.is_dir())
-    compacts = [n for n in names if n.startswith(COMPACT_PREFIX)]
-    newest = part / compacts[-1] if compacts else None
-    covered = set((newest / COVERS_FILE).read_text(encoding="utf-8").split()) if newest else set()
-    return newest, covered, [part / n for n in names if n.startswith(RUN_PREFIX) and n not in covered]
-
-
 def _compact_partition(con: Any, folder: Path, part: Path) -> int:
-    newest, covered, runs = _folders(part)
+    newest, covered, runs = partition_folders(part)
     sources = ([newest] if newest else []) + runs
     if not runs:  # nothing new since the last compaction
         return 0
@@ -99,7 +91,7 @@ def _compact_partition(con: Any, folder: Path, part: Path) -> int:
     staging.mkdir(parents=True)
     try:
         def files(table: str) -> str:
-            return "[" + ", ".join("'" + str(s / f"{table}.parquet").replace("'", "''") + "'" for s in sources) + "]"
+            return parquet_files_sql(sources, table)
 
         for table in TABLES:
             cols = ", ".join(f'"{f.name}"' for f in arrow_schema(table))
@@ -126,7 +118,7 @@ def _compact_partition(con: Any, folder: Path, part: Path) -> int:
 
 def _remove_replaced(part: Path, grace_s: float) -> int:
     """Remove the folders the newest compacted folder replaced, once it is older than grace_s."""
-    newest, covered, _ = _folders(part)
+    newest, covered, _ = partition_folders(part)
     if newest is None:
         return 0
     made_ns = int(newest.name[len(COMPACT_PREFIX):].split("-", 1)[0])

@@ -4,7 +4,10 @@ the ids its rows get.
     DIR/spec=<spec hash>/device=<GPU label>/run-<hash of run id>/{runs,points,metrics,kernels}.parquet
     DIR/spec=<spec hash>/device=<GPU label>/compact-<time ns>-<nonce>/{...}.parquet + runs.txt
     DIR/.staging/   files being written (renamed into place whole)
-    DIR/.trash/     per-run folders a compaction replaced (removed by a later compaction)
+
+A partition's live content is its newest compacted folder and the per-run folders that folder's
+runs.txt does not name (partition_folders); what a compaction replaced stays beside them, unread,
+until a later compaction removes it.
 
 Folder values are percent-encoded (hive style; a missing spec hash is __HIVE_DEFAULT_PARTITION__).
 A metric row holds its raw samples as a list (`samples`) and the run's GPU, time and commit, and
@@ -31,11 +34,9 @@ LAKE_OPTION = "perfkit_lake"  # the execution option naming a lake engine's fold
 TABLES = ("runs", "points", "metrics", "kernels")
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 STAGING = ".staging"
-TRASH = ".trash"
 RUN_PREFIX = "run-"
 COMPACT_PREFIX = "compact-"
 COVERS_FILE = "runs.txt"  # a compacted folder's per-run folder names, one a line
-EXTRA_METRIC_COLUMNS = ("samples", "gpu", "created_epoch", "commit", "methodology")
 
 _ARROW = {"Integer": pa.int64(), "Float": pa.float64(), "Boolean": pa.bool_(), "String": pa.string(),
           "Text": pa.string()}
@@ -87,3 +88,18 @@ def duckdb_type(field: pa.Field) -> str:
     if pa.types.is_list(t):
         return "DOUBLE[]"
     return {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}.get(t, "VARCHAR")
+
+
+def partition_folders(part: Path) -> tuple[Path | None, set[str], list[Path]]:
+    """A partition's newest compacted folder, the per-run folder names it covers, and the per-run
+    folders it does not (written since)."""
+    names = sorted(p.name for p in part.iterdir() if p.is_dir())
+    compacts = [n for n in names if n.startswith(COMPACT_PREFIX)]
+    newest = part / compacts[-1] if compacts else None
+    covered = set((newest / COVERS_FILE).read_text(encoding="utf-8").split()) if newest else set()
+    return newest, covered, [part / n for n in names if n.startswith(RUN_PREFIX) and n not in covered]
+
+
+def parquet_files_sql(folders: list[Path], table: str) -> str:
+    """DuckDB's list of `table`'s Parquet files in `folders` (`['a/metrics.parquet', ...]`)."""
+    return "[" + ", ".join("'" + str(d / f"{table}.parquet").replace("'", "''") + "'" for d in folders) + "]"

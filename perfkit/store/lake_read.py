@@ -35,13 +35,12 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.types import ARRAY
 
 from perfkit.store.lake_layout import (
-    COMPACT_PREFIX,
-    COVERS_FILE,
     LAKE_OPTION,
-    RUN_PREFIX,
     TABLES,
     arrow_schema,
     duckdb_type,
+    parquet_files_sql,
+    partition_folders,
     store_columns,
 )
 from perfkit.store.schema import SCHEMA_VERSION
@@ -84,19 +83,9 @@ def live_folders(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return out
     for part in sorted(folder.glob("spec=*/device=*")):
-        names = sorted(p.name for p in part.iterdir() if p.is_dir())
-        compacts = [n for n in names if n.startswith(COMPACT_PREFIX)]
-        covered: set[str] = set()
-        if compacts:
-            newest = part / compacts[-1]
-            covered = set((newest / COVERS_FILE).read_text(encoding="utf-8").split())
-            out.append(newest)
-        out += [part / n for n in names if n.startswith(RUN_PREFIX) and n not in covered]
+        newest, _, runs = partition_folders(part)
+        out += ([newest] if newest else []) + runs
     return out
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def view_sql(folder: Path) -> list[str]:
@@ -105,10 +94,9 @@ def view_sql(folder: Path) -> list[str]:
     sql = ["SET parquet_metadata_cache = true", "CREATE SCHEMA lake", f"CREATE VIEW perfkit_schema AS SELECT 1::INTEGER AS id, {SCHEMA_VERSION}::INTEGER AS version"]
     for table in TABLES:
         fields = list(arrow_schema(table))
-        files = [str(d / f"{table}.parquet") for d in dirs]
         cols = ", ".join(f'"{f.name}"' for f in fields)
-        if files:
-            source = f"SELECT {cols} FROM read_parquet([{', '.join(map(_quote, files))}], hive_partitioning = false)"
+        if dirs:
+            source = f"SELECT {cols} FROM read_parquet({parquet_files_sql(dirs, table)}, hive_partitioning = false)"
         else:  # an empty lake: typed, empty
             typed = ", ".join(f'CAST(NULL AS {duckdb_type(f)}) AS "{f.name}"' for f in fields)
             source = f"SELECT {typed} WHERE false"
