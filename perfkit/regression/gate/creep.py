@@ -37,6 +37,32 @@ class Creep:
     slope: float  # per run (log)
 
 
+@dataclass(frozen=True)
+class Line:
+    """The least-squares line through runs y at times 0..n-1."""
+
+    mean: float  # of y
+    t_mean: float
+    tc: np.ndarray  # times about their mean
+    sxx: float
+    slope: float  # per run
+
+    def at(self, t: float) -> float:
+        """The line's value at time t."""
+        return self.mean + self.slope * (t - self.t_mean)
+
+    def var_at(self, t: float) -> float:
+        """The variance of that value in units of the runs' variance: 1/n + (t - mean t)^2 / Sxx."""
+        return 1.0 / self.tc.size + (t - self.t_mean) ** 2 / self.sxx
+
+
+def fit_line(y: np.ndarray) -> Line:
+    t = np.arange(y.size, dtype=np.float64)
+    tc = t - t.mean()
+    sxx = float(np.sum(tc * tc))
+    return Line(float(y.mean()), float(t.mean()), tc, sxx, float(np.sum(tc * (y - y.mean()))) / sxx)
+
+
 def creep_fit(seg: np.ndarray, p: float = CREEP_P) -> Creep | None:
     """The trend of one segment's run locations (time order), or None when its slope is not
     significant at `p` (or fewer than MIN_RUNS runs)."""
@@ -44,15 +70,12 @@ def creep_fit(seg: np.ndarray, p: float = CREEP_P) -> Creep | None:
     n = y.size
     if n < MIN_RUNS:
         return None
-    t = np.arange(n, dtype=np.float64)
-    tc = t - t.mean()
-    sxx = float(np.sum(tc * tc))
-    slope = float(np.sum(tc * (y - y.mean()))) / sxx
-    resid = y - y.mean() - slope * tc
+    line = fit_line(y)
+    slope, sxx = line.slope, line.sxx
+    resid = y - y.mean() - slope * line.tc
     s2 = float(np.sum(resid * resid)) / (n - 2)
     if s2 <= 0 or not math.isfinite(s2):
         return None
     if 2.0 * float(special.stdtr(n - 2, -abs(slope) / math.sqrt(s2 / sxx))) > p:
         return None
-    t0 = n - t.mean()
-    return Creep(float(y.mean()) + slope * t0, 1.0 / n + t0 * t0 / sxx, resid, slope)
+    return Creep(line.at(n), line.var_at(n), resid, slope)

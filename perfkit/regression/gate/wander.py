@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfkit.regression.gate.creep import MIN_RUNS
+from perfkit.regression.gate.creep import MIN_RUNS, fit_line
 
 MIN_PRIOR = 4  # runs before a position that predict it (a line: creep.MIN_RUNS)
 MIN_AHEAD = 12  # one-run-ahead errors needed (histories of about 16 runs or more)
@@ -52,13 +52,8 @@ def ahead_errors(seg: np.ndarray, ref_runs: int, line: bool = False) -> Ahead:
     sq: list[float] = []
     for i in range(first, y.size):
         if line:
-            prior = y[:i]
-            t = np.arange(i, dtype=np.float64)
-            tc = t - t.mean()
-            sxx = float(np.sum(tc * tc))
-            slope = float(np.sum(tc * (prior - prior.mean()))) / sxx
-            pred = float(prior.mean()) + slope * (i - t.mean())
-            v = 1.0 / i + (i - t.mean()) ** 2 / sxx
+            fit = fit_line(y[:i])
+            pred, v = fit.at(i), fit.var_at(i)
         else:
             prior = y[max(0, i - ref_runs) : i]
             pred, v = float(prior.mean()), 1.0 / prior.size
