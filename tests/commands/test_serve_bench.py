@@ -12,6 +12,7 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.core.record import load_run
+from tests.helpers.measured_bench import measured_bench
 from tests.helpers.serving_server import running_server
 
 
@@ -74,19 +75,6 @@ def _tpot_verdicts(out: str) -> list[str]:
     return [c["verdict"] for c in doc["rows"] if c["metric"].endswith("tpot_p50_s")]
 
 
-def _measured_bench(url: str, tmp_path: Path, db: str, *args: str) -> Path:
-    """The run dir of a bench whose stage measured the server: a client-bound stage (a loaded
-    machine delays the client's own event loop) is one the gate refuses to compare, so it is
-    benched again, up to 3 times, and the test is skipped when the client never keeps up."""
-    for _ in range(3):
-        before = set((tmp_path / "runs").glob("*"))
-        assert _bench(url, tmp_path, db, *args) == 0
-        (new,) = set((tmp_path / "runs").glob("*")) - before
-        if not any(p.metrics.get("client_bound") for p in load_run(new / "run.json").points):
-            return new
-    pytest.skip("every bench was client-bound: this machine is too loaded to measure the server")
-
-
 @pytest.mark.slow
 def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path, db: str,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +85,7 @@ def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path,
     # client-bound stage the gate refuses, and its scatter hid the slower model
     # (benchmarks/serving_gate.py); the same server benched twice is the unchanged pair
     with running_server("--model", "tiny", "--max-batch", "2", "--extra-step-ms", "80") as url:
-        base, again = (_measured_bench(url, tmp_path, db, *args) for _ in range(2))
+        base, again = (measured_bench(url, tmp_path / "runs", db, args) for _ in range(2))
     capsys.readouterr()
     same = main(["gate", "--baseline", str(base), "--candidate", str(again), "--db", db, "--format", "json",
                  "--no-step-summary"])
@@ -114,7 +102,7 @@ def test_the_gate_catches_a_slower_model_and_passes_the_same_one(tmp_path: Path,
     seen = []
     with running_server("--model", "tiny", "--max-batch", "2", "--extra-step-ms", "112") as url:
         for attempt in range(3):
-            slower_dir = _measured_bench(url, tmp_path, f"sqlite:///{tmp_path / f'slower{attempt}.db'}", *args)
+            slower_dir = measured_bench(url, tmp_path / "runs", f"sqlite:///{tmp_path / f'slower{attempt}.db'}", args)
             capsys.readouterr()
             slower = main(["gate", "--baseline", str(base), "--candidate", str(slower_dir), "--db", db,
                            "--format", "json", "--no-step-summary"])

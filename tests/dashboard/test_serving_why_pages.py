@@ -11,8 +11,6 @@ second 40% slower per token, both with SLOs and a GPU price):
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +30,12 @@ from perfkit.regression.serving_why import explain_stage
 from perfkit.reports.markdown.text import md_text
 from perfkit.reports.serving.rows import cell, column_label, stage_points
 from tests.dashboard.test_pages import app, frame
+from tests.helpers.measured_bench import measured_bench
 from tests.helpers.serving_runs import serving_run
 from tests.helpers.serving_server import running_server
 
 BENCH = ["--concurrency", "1,2", "--requests", "6", "--output-len", "8", "--slo", "ttft=0.5,tpot=0.1",
-         "--price-per-gpu-hour", "2.99", "--gpus", "1", "--format", "json"]
+         "--price-per-gpu-hour", "2.99", "--gpus", "1"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
     url, root, dirs = f"sqlite:///{tmp / 'served.db'}", tmp / "runs", []
     for itl_ms in ("40", "56"):  # tokens slow enough that a busy machine's loop lag stays under 10% of them
         with running_server("--synthetic", "--ttft-ms", "20", "--itl-ms", itl_ms) as server:
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                assert main(["serve-bench", server, "--out", str(root), "--db", url, *BENCH]) == 0, out.getvalue()
-            dirs.append(Path(json.loads(out.getvalue())["run_dir"]))
+            dirs.append(measured_bench(server, root, url, BENCH))
     base, cand = (load_run(d).run_id for d in dirs)
     return Served(url, root, base, cand, dirs[1])
 
