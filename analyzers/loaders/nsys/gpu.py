@@ -68,6 +68,7 @@ MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 
              6: "Managed Static", 7: "Unknown"}  # fmt: skip
 
 Columns = dict[str, npt.NDArray[Any]]
+Sinks = dict[str, Any]  # column -> where a reader writes its rows (`len`, `[a:b] = values`)
 
 # columns each GPU table fills in the event table (`into` views) besides its own derived ones
 DIRECT = ("ts_ns", "dur_ns", "device", "stream", "correlation")
@@ -116,16 +117,6 @@ def _base(check: TableCheck) -> dict[str, tuple[str, Any]]:
     }
 
 
-_GPU_BOUNDS = ("stream", "device", "correlation", "dur_ns", "bytes")
-
-
-def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
-    """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU
-    table's kept rows."""
-    found = gpu_check(export, table).found
-    return {k: found[k] for k in _GPU_BOUNDS if k in found}
-
-
 def _name_sql(export: Export, check: TableCheck) -> str:
     """SQL: the kernel's first usable string id among NAME_COLUMNS, else -1."""
     present = [c for c in NAME_COLUMNS if export.has(KERNEL, c)]
@@ -170,7 +161,7 @@ def _unnamed(c: tuple[int, ...]) -> str:
     return f"<unnamed kernel: grid {part(c[0:3])}, block {part(c[3:6])}, {regs} registers, {smem} B static shared>"
 
 
-def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_kernels(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Kernels: DIRECT columns and name_id written into `into`; returns `process` and `config`
     interned (`Interner.result()`: the distinct values and each row's code; `config` holds
     KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels) and
@@ -180,7 +171,10 @@ def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     cols["name_sid"] = (_name_sql(export, check), None)
     config_cleans = dict(zip(KERNEL_CONFIG, _config_cleans(), strict=True))
     n = len(into["ts_ns"])
-    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) for k in KERNEL_CONFIG}, n)  # narrowest
+    # narrowest: from the checks' bounds when they scanned the table, else from the values fed
+    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) if k in check.found else np.dtype(np.int64)
+                       for k in KERNEL_CONFIG}, n)
+    seen = dict.fromkeys(KERNEL_CONFIG, (-1, -1))
     for extra, clean in config_cleans.items():
         cols[extra] = (check.sql(clean), None)
     process = Interner({"process": np.int64}, n)
@@ -196,16 +190,20 @@ def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
         name_id.add(ids)
         process.add([chunk["process"]])
         config.add([chunk[k] for k in KERNEL_CONFIG])
+        for k, (lo, hi) in seen.items():
+            seen[k] = min(lo, int(chunk[k].min())), max(hi, int(chunk[k].max()))
 
     export.read(KERNEL, cols, where=check.where, out={k: into[k] for k in DIRECT}, feed=feed)
     into["kind"][:] = int(Kind.KERNEL)
-    return {"process": process.result(), "config": config.result(), "unnamed": unnamed}
+    values, code = config.result()
+    values = {k: v.astype(int_dtype_for(*seen[k]), copy=False) for k, v in values.items()}
+    return {"process": process.result(), "config": (values, code), "unnamed": unnamed}
 
 
 class _Filler:
     """Writes consecutive parts into an array."""
 
-    def __init__(self, out: npt.NDArray[Any]) -> None:
+    def __init__(self, out: Any) -> None:
         self.out, self.pos = out, 0
 
     def add(self, values: npt.NDArray[Any]) -> None:
@@ -213,7 +211,7 @@ class _Filler:
         self.pos += len(values)
 
 
-def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], into: Columns, names: Names,
+def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], into: Sinks, names: Names,
                 fmt: Callable[[tuple[int, ...]], str]) -> dict[str, Any]:
     """A copy / set table: DIRECT and bytes into `into`, name_id from the interned kind columns
     (named by `fmt` once per distinct combination); returns `process` interned."""
@@ -238,7 +236,7 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
     return {"process": process.result()}
 
 
-def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_memcpy(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Copies: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
     check = gpu_check(export, MEMCPY)
     cols = _base(check)
@@ -255,7 +253,7 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     return out
 
 
-def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_memset(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Memsets: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
     check = gpu_check(export, MEMSET)
     cols = _base(check)
@@ -293,11 +291,6 @@ def runtime_columns(check: TableCheck) -> dict[str, tuple[str, Any]]:
         "correlation": (check.sql(_CORRELATION), np.int64),
         "name_sid": (check.sql(_NAME_ID), np.int64),
     }
-
-
-def runtime_bounds(export: Export) -> dict[str, tuple[int, int] | None]:
-    """(min, max) of the correlation and duration of the API calls read."""
-    return dict(runtime_check(export).found)
 
 
 def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:

@@ -99,7 +99,6 @@ class NvtxScan:
         self.present = NVTX in export.tables
         self.keys: dict[tuple[int, Any], int] = {}  # (domain, text bytes or string id) -> local code
         self.n = 0
-        self.dur_bounds: tuple[int, int] | None = None  # (min, max) duration of the kept ranges
         self.check: TableCheck | None = None
         if not self.present:
             return
@@ -108,7 +107,7 @@ class NvtxScan:
         text, text_id = _text_exprs(export, check.sql(_TEXT_ID))
         domain = check.sql(_DOMAIN)
         where = check.where
-        self.n, self.dur_bounds = check.kept, check.found["dur_ns"]
+        self.n = check.kept
         self.sql = f'SELECT "start", "end" - "start", "globalTid", {domain}, {text}, {text_id} FROM {NVTX} {where}'
 
     def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:

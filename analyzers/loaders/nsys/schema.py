@@ -106,7 +106,7 @@ class Export:
         return f'"{column}"' if default is None else f'COALESCE("{column}", {default})'
 
     def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "",
-             out: dict[str, npt.NDArray[Any]] | None = None,
+             out: dict[str, Any] | None = None,
              feed: Callable[[npt.NDArray[Any]], None] | None = None) -> dict[str, npt.NDArray[Any]]:
         """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time.
 
@@ -115,7 +115,7 @@ class Export:
         `feed`, when given, receives every chunk (a structured array of all the columns) in
         order; a column whose dtype is None is only fed, not stored."""
         n = self.count(table, where)
-        dest = dict(out or {})
+        dest: dict[str, Any] = dict(out or {})
         if any(len(v) != n for v in dest.values()):
             raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
         for name, (_, dt) in columns.items():
