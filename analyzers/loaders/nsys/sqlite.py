@@ -59,6 +59,7 @@ from perfkit.analyzers.loaders.nsys.gpu import (
 from perfkit.analyzers.loaders.nsys.names import Names
 from perfkit.analyzers.loaders.nsys.nvtx import NVTX, NvtxRows, NvtxScan, read_nvtx
 from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, as_text, open_export
+from perfkit.analyzers.loaders.nsys.trusted import Damaged
 from perfkit.analyzers.loaders.nsys.unread import unread_event_tables
 from perfkit.analyzers.row_codes import per_row
 from perfkit.core.errors import TraceError
@@ -339,12 +340,23 @@ def _refuse_unusable(export: Export, check: TableCheck) -> None:
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     """Load one nsys SQLite export (raises TraceError with one line for anything unreadable).
 
-    Memory: the table's columns are allocated once at their narrow dtypes and every part is
-    written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
+    Read the fast way first (analyzers.loaders.nsys.trusted: every chunk verified as fetched, no
+    SQL pre-scan); an export with a row the checks would leave out or clean is read again with
+    the checks' SQL scan, counts and filters. Memory: the table's columns are allocated once at
+    narrow dtypes and every part is written into them chunk by chunk (CHUNK_ROWS rows at a time)."""
     path = Path(path)
     map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
+    try:
+        return _load(path, rank_offset, trusting=True)
+    except Damaged:
+        pass  # outside the handler: the first try's arrays are freed before the second read
+    return _load(path, rank_offset, trusting=False)
+
+
+def _load(path: Path, rank_offset: int, trusting: bool) -> EventTable:
     found = Findings()
     with open_export(path) as export:
+        export.trusting = trusting
         _check(export)
         checks = [gpu_check(export, t) for t, _ in GPU_READERS if t in export.tables]
         _refuse_unusable(export, checks[0])
