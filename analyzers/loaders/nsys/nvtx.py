@@ -150,12 +150,12 @@ class NvtxScan:
         width = nt + len(suniq)
         comb = dcode.astype(np.int64) * width + np.where(tcode >= 0, tcode, nt + scode)
         code, uniq = pd.factorize(comb)
-        ids, domains = suniq.tolist(), duniq.tolist()
-        put, keys = self.keys.setdefault, self.keys
-        lut = np.empty(len(uniq), dtype=np.int32)
-        for j, u in enumerate(uniq.tolist()):
-            d, a = divmod(u, width)
-            lut[j] = put((domains[d], texts[a] if a < nt else ids[a - nt]), len(keys))
+        values = np.asarray(texts + suniq.tolist() if texts else suniq, dtype=object)
+        seen = list(zip(duniq[uniq // width].tolist(), values[uniq % width].tolist(), strict=True))  # first-seen order
+        keys = self.keys
+        new = [k for k in seen if k not in keys]  # distinct: numbered in the order first seen
+        keys.update(zip(new, range(len(keys), len(keys) + len(new)), strict=True))
+        lut = np.fromiter(map(keys.__getitem__, seen), dtype=np.int32, count=len(seen))
         return lut[code]
 
     def name_lut(self) -> npt.NDArray[np.int32]:

@@ -61,6 +61,7 @@ from perfkit.analyzers.loaders.nsys.nvtx import NVTX, NvtxRows, NvtxScan, read_n
 from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, as_text, open_export
 from perfkit.analyzers.loaders.nsys.trusted import Damaged
 from perfkit.analyzers.loaders.nsys.unread import unread_event_tables
+from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.row_codes import per_row
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks, release_freed
@@ -346,11 +347,12 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     narrow dtypes and every part is written into them chunk by chunk (CHUNK_ROWS rows at a time)."""
     path = Path(path)
     map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
-    try:
-        return _load(path, rank_offset, trusting=True)
-    except Damaged:
-        pass  # outside the handler: the first try's arrays are freed before the second read
-    return _load(path, rank_offset, trusting=False)
+    with gc_paused():  # millions of SQL row tuples, no cycles: the collector would walk them all
+        try:
+            return _load(path, rank_offset, trusting=True)
+        except Damaged:
+            pass  # outside the handler: the first try's arrays are freed before the second read
+        return _load(path, rank_offset, trusting=False)
 
 
 def _load(path: Path, rank_offset: int, trusting: bool) -> EventTable:
