@@ -16,13 +16,13 @@ that is not an integer reads as the default domain, a textId that is not a strin
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from perfkit.analyzers.loaders.nsys.checks import (
     DUR,
@@ -139,24 +139,19 @@ class NvtxScan:
 
     def _codes(self, dom: npt.NDArray[np.int64], txt: tuple[Any, ...], sid: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
         """Each range's local code: one per distinct (domain, text, else string id), numbered in the
-        order first seen (hashed per chunk: only the chunk's distinct keys pass through Python)."""
-        tcode, tuniq = pd.factorize(np.array(txt, dtype=object))  # NULL text: -1
-        texts = tuniq.tolist()
-        for j in (j for j, t in enumerate(texts) if not t):  # empty text: named by its string id
-            tcode[tcode == j] = -1
-        scode, suniq = pd.factorize(sid)
-        dcode, duniq = pd.factorize(dom)
-        nt = len(texts)
-        width = nt + len(suniq)
-        comb = dcode.astype(np.int64) * width + np.where(tcode >= 0, tcode, nt + scode)
-        code, uniq = pd.factorize(comb)
-        values = np.asarray(texts + suniq.tolist() if texts else suniq, dtype=object)
-        seen = list(zip(duniq[uniq // width].tolist(), values[uniq % width].tolist(), strict=True))  # first-seen order
+        order first seen (the chunk's keys hashed by dict operations in C; Python only per new key)."""
+        if None in txt or b"" in txt:  # no text: the string id names the range
+            ids = sid.tolist()
+            named: Any = [t if t else i for t, i in zip(txt, ids, strict=True)]
+        else:
+            named = txt
+        one = dom[0] == dom[-1] and bool((dom == dom[0]).all())  # the usual: one domain
+        domains: Any = itertools.repeat(int(dom[0]), len(dom)) if one else dom.tolist()
+        rows = list(zip(domains, named, strict=True))
         keys = self.keys
-        new = [k for k in seen if k not in keys]  # distinct: numbered in the order first seen
+        new = [k for k in dict.fromkeys(rows) if k not in keys]  # numbered in the order first seen
         keys.update(zip(new, range(len(keys), len(keys) + len(new)), strict=True))
-        lut = np.fromiter(map(keys.__getitem__, seen), dtype=np.int32, count=len(seen))
-        return lut[code]
+        return np.fromiter(map(keys.__getitem__, rows), dtype=np.int32, count=len(rows))
 
     def name_lut(self) -> npt.NDArray[np.int32]:
         return _resolve(self.export, self.names, list(self.keys))
