@@ -3,10 +3,10 @@
 The checked read (analyzers.loaders.nsys.checks) scans every table once in SQL (aggregates of
 every column) before it reads it: a large share of the load. Here each table is fetched as it
 is stored (`"start"`, `"end"`, every describing column with NULL as `SENTINEL`) and every chunk
-is verified with numpy against the same rules the scan proves: every value an integer (rows
-transposed into `array('q')`, which takes nothing else: a real, text, a blob or a NULL where
-none may be raises), times in range and in order, device, stream and thread ids in range,
-describing values in their range or NULL. The first chunk with a row any rule or clean would
+is verified with numpy against the same rules the scan proves: every value an integer (the
+chunk packed with struct's `q`, which takes nothing else: a real, text, a blob or a NULL where
+none may be raises, where numpy would truncate a real or parse text), times in range and in
+order, device, stream and thread ids in range, describing values in their range or NULL. The first chunk with a row any rule or clean would
 touch raises `Damaged`; the loader then reads the whole export again the checked way, so a
 damaged export's counts, located lines and refusals are the checked path's, and a clean one's
 table is what the checked path reads (the same SQL values: NULL as the default, `"end" - "start"`).
@@ -14,7 +14,8 @@ table is what the checked path reads (the same SQL values: NULL as the default, 
 
 from __future__ import annotations
 
-from array import array
+import itertools
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,15 +58,25 @@ class TrustedRead:
         """(checked columns as the checked path reads them, extra columns as fetched) per chunk."""
         k = len(self.columns)
         for rows in self.check.export.iter_rows(self.select):
-            cols = list(zip(*rows, strict=True))
-            self.rows += len(rows)
-            del rows
-            try:
-                raw = {c: np.frombuffer(array("q", v), dtype=np.int64) for c, v in zip(self.columns, cols, strict=False)}
-            except (TypeError, OverflowError):
+            m = len(rows)
+            self.rows += m
+            extra: list[tuple[Any, ...]] = []
+            try:  # struct's "q" takes integers only: a real, text, a blob or None raises
+                if k == len(rows[0]):  # every column checked: one pack of the whole chunk
+                    flat = np.frombuffer(struct.pack(f"{m * k}q", *itertools.chain.from_iterable(rows)), dtype=np.int64)
+                    del rows
+                    table = flat.reshape(m, k)
+                    raw = {c: table[:, j] for j, c in enumerate(self.columns)}
+                else:
+                    cols = list(zip(*rows, strict=True))
+                    del rows
+                    raw = {c: np.frombuffer(struct.pack(f"{m}q", *v), dtype=np.int64)
+                           for c, v in zip(self.columns, cols, strict=False)}
+                    extra = cols[k:]
+            except struct.error:
                 raise Damaged(self.check.table) from None
             verify(self.check, raw)
-            yield raw, cols[k:]
+            yield raw, extra
 
 
 def verify(check: TableCheck, raw: dict[str, npt.NDArray[np.int64]]) -> None:
