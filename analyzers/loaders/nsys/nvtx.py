@@ -124,9 +124,9 @@ class NvtxScan:
         assert check is not None
         if self.fast is not None:
             for raw, (txt,) in self.fast.chunks():
-                m, start = len(txt), raw["start"]
-                dom, sid = value(check, _DOMAIN, raw, m), value(check, _TEXT_ID, raw, m)
-                yield start, raw["end"] - start, raw["globalTid"], self._codes(dom, txt, sid)
+                m, ts = len(txt), raw["start"]
+                domains, ids = value(check, _DOMAIN, raw, m), value(check, _TEXT_ID, raw, m)
+                yield ts, raw["end"] - ts, raw["globalTid"], self._codes(domains, txt, ids)
             check.total = check.kept = self.fast.rows
             return
         for rows in self.export.iter_rows(self.sql):
