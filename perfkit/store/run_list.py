@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import JSON, Connection, Select, cast, func, or_, select, type_coerce
 
 from perfkit.store import schema
+from perfkit.store.clickhouse_url import is_clickhouse_dialect
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def _spec_name_column(dialect: str) -> Any:
     """The spec's `name` read from its JSON in the query (PostgreSQL needs the text cast to JSON;
     SQLite's JSON functions read the text as it is)."""
     spec_json = schema.runs.c.spec_json
+    if is_clickhouse_dialect(dialect):
+        return func.JSONExtractString(spec_json, "name")
     as_json = cast(spec_json, JSON) if dialect == "postgresql" else type_coerce(spec_json, JSON)
     return as_json["name"].as_string()
 

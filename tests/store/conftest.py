@@ -25,12 +25,17 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'perfkit.db'}"
 
 
-BACKENDS = ["sqlite", "postgresql", "duckdb", "lake"]
+BACKENDS = ["sqlite", "postgresql", "duckdb", "lake", "clickhouse"]
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Each store test runs on SQLite, PostgreSQL, DuckDB and the Parquet lake (a fresh one each time)."""
+    """Each store test runs on SQLite, PostgreSQL, DuckDB, the Parquet lake and embedded ClickHouse
+    (chdb; a fresh one each time)."""
+    if request.param == "clickhouse":
+        pytest.importorskip("chdb_sqlalchemy", reason="embedded ClickHouse needs pip install 'perfkit[clickhouse]'")
+        yield f"clickhouse:///{tmp_path / 'clickhouse'}"
+        return
     if request.param == "lake":
         pytest.importorskip("duckdb_engine", reason="the Parquet lake needs pip install 'perfkit[duckdb]'")
         yield f"lake:///{tmp_path / 'lake'}"
