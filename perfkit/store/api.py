@@ -17,7 +17,7 @@ from perfkit.core.record import Run, load_run
 from perfkit.store.clickhouse_schema import create_tables
 from perfkit.store.clickhouse_url import is_clickhouse_dialect
 from perfkit.store.engine import describe, lake_of, open_engine, operational_error
-from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
+from perfkit.store.migrations import SCHEMA_VERSION, check_not_newer, check_tables, current_version, migrate
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import file_path, normalize_db_url, sqlite_path
@@ -33,7 +33,7 @@ def open_store(db_url: str | None = None) -> Engine:
     if is_clickhouse_dialect(engine.dialect.name):  # tables and views created at the current schema
         try:
             with engine.connect() as conn:
-                current_version(conn)  # refuses another application's database
+                check_not_newer(engine, current_version(conn))  # and refuses another application's database
                 create_tables(conn)
         except DBAPIError as exc:
             raise operational_error(engine, exc, "opening the store") from None

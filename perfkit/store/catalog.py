@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, inspect, text
 
+from perfkit.store.clickhouse_schema import INTERNAL
 from perfkit.store.clickhouse_url import is_clickhouse_dialect
 
 
 def table_names(conn: Connection) -> list[str]:
     """The tables (on DuckDB views too: a Parquet lake's tables are views, perfkit.store.lake_read)."""
-    if is_clickhouse_dialect(conn.dialect.name):  # tables and views (perfkit.store.clickhouse_schema)
+    if is_clickhouse_dialect(conn.dialect.name):  # the views named like the store's tables, not what they read
         rows = conn.execute(text("SELECT name FROM system.tables WHERE database = currentDatabase()"))
-        return [str(r[0]) for r in rows]
+        return [str(r[0]) for r in rows if str(r[0]) not in INTERNAL]
     if conn.dialect.name == "duckdb":
         rows = conn.execute(text("SELECT table_name FROM information_schema.tables "
                                  "WHERE table_schema = current_schema()"))

@@ -32,6 +32,7 @@ EXTRA_COLUMNS = {
                 ("commit", "Nullable(String)"), ("methodology", "String"), ("writer", "String")],
     "kernels": [("writer", "String")],
 }
+INTERNAL = frozenset([f"{t}_all" for t in TABLES] + ["runs_live"])  # not the store's tables: what they show
 LIVE = "(run_id, writer) IN (SELECT run_id, writer FROM runs_live)"
 
 
