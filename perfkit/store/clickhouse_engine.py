@@ -11,14 +11,17 @@ timeout and the statement timeout of perfkit.store.engine.
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from perfkit.core.errors import StoreError
+from perfkit.core.errors import StoreError, shorten
 from perfkit.store.clickhouse_url import embedded_dir, server_url
 
 MARKERS = ("metadata", "store", "status")  # what a ClickHouse data folder holds
@@ -63,6 +66,8 @@ def _server_engine(full: str, connect_s: float, statement_s: float) -> Engine:
         import clickhouse_connect  # noqa: F401
     except ImportError as exc:
         raise missing_driver(exc) from None
+    # the driver logs each failed request; perfkit says what failed in one line (below)
+    logging.getLogger("clickhouse_connect").addHandler(logging.NullHandler())
     args: dict[str, Any] = {"connect_timeout": max(1, math.ceil(connect_s)),
                             "send_receive_timeout": max(1, math.ceil(statement_s))}
     engine = create_engine(server_url(full), connect_args=args, pool_pre_ping=False)
@@ -71,13 +76,23 @@ def _server_engine(full: str, connect_s: float, statement_s: float) -> Engine:
 
 
 def _one_line_connect_errors(engine: Engine, full: str) -> None:
+    shown = make_url(full).render_as_string(hide_password=True)
+
     @event.listens_for(engine, "do_connect")
     def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
         try:
             return dialect.connect(*cargs, **cparams)
         except Exception as exc:  # clickhouse_connect's errors: the driver is imported by the dialect only
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            shown = engine.url.render_as_string(hide_password=True)
-            raise StoreError(f"{shown}: cannot connect to the ClickHouse server ({first[:200]}); check the "
-                             "--db URL (clickhouse://USER:PASS@HOST:8123/DB, the HTTP port), that the "
+            raise StoreError(f"{shown}: cannot connect to the ClickHouse server ({connect_reason(exc)}); check "
+                             "the --db URL (clickhouse://USER:PASS@HOST:8123/DB, the HTTP port), that the "
                              "server is up, and the network") from None
+
+
+def connect_reason(exc: Exception) -> str:
+    """The OS's reason in a driver's long message (`[Errno 111] Connection refused`), else its start."""
+    text = str(exc)
+    found = re.search(r"\[Errno -?\d+\] [^'\")\]]+", text)
+    if found:
+        return found.group(0).strip()
+    lines = text.splitlines()
+    return shorten(lines[0] if lines else type(exc).__name__, 200)

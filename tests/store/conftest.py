@@ -25,7 +25,8 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'perfkit.db'}"
 
 
-BACKENDS = ["sqlite", "postgresql", "duckdb", "lake", "clickhouse"]
+# embedded ClickHouse starts a server in the process per connection (about 0.1 s): its tests are slow
+BACKENDS = ["sqlite", "postgresql", "duckdb", "lake", pytest.param("clickhouse", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(params=BACKENDS)
