@@ -17,7 +17,13 @@ from perfkit.core.record import Run, load_run
 from perfkit.store.clickhouse_schema import create_tables
 from perfkit.store.clickhouse_url import is_clickhouse_dialect
 from perfkit.store.engine import describe, lake_of, open_engine, operational_error
-from perfkit.store.migrations import SCHEMA_VERSION, check_not_newer, check_tables, current_version, migrate
+from perfkit.store.migrations import (
+    SCHEMA_VERSION,
+    check_not_newer,
+    check_tables,
+    current_version,
+    migrate,
+)
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import file_path, normalize_db_url, sqlite_path

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from perfkit.store import read
 from perfkit.store.api import load_stored_run, open_store, store_run
@@ -42,7 +41,7 @@ def test_a_half_written_run_is_never_read(tmp_path: Path) -> None:
     engine = open_store(url)
     with engine.connect() as conn:  # a writer that died before its runs row
         insert_tables(conn, {t: rows for t, rows in _rows("r2", time.time_ns()).items() if t != "runs"}, new_writer())
-        assert conn.execute(text("SELECT count() FROM metrics_all WHERE run_id = 'r2'")).scalar() == 3
+        assert conn.exec_driver_sql("SELECT count() FROM metrics_all WHERE run_id = 'r2'").scalar() == 3
         assert read.find_run(conn, "r2") is None
     engine.dispose()
     assert table_sums(url) == before
@@ -62,7 +61,7 @@ def test_a_run_is_stored_once_also_when_two_writers_race(tmp_path: Path) -> None
         assert live_writer(conn, "r1") == first
         insert_tables(conn, _rows("r1", 0), early)  # one whose runs row is older: its rows replace the first's whole
         assert live_writer(conn, "r1") == early
-        assert conn.execute(text("SELECT count() FROM metrics_all")).scalar() == 9  # three writers' rows kept...
+        assert conn.exec_driver_sql("SELECT count() FROM metrics_all").scalar() == 9  # three writers' rows kept...
         assert read.count_rows(conn)["metrics"] == 3  # ...one writer's shown
     engine.dispose()
     after = table_sums(url)
@@ -79,7 +78,7 @@ def test_floats_are_kept_bit_for_bit_and_ids_come_from_the_run_id(tmp_path: Path
     engine = open_store(url)
     with engine.connect() as conn:
         metrics = read.run_metrics(conn, "r1")
-        ids = sorted(int(i) for i in conn.execute(text("SELECT id FROM metrics")).scalars())
+        ids = sorted(int(i) for i in conn.exec_driver_sql("SELECT id FROM metrics").scalars())
     engine.dispose()
     time_s = next(m for m in metrics if m.name.endswith(":time_s"))
     assert [v.hex() for v in time_s.samples] == [v.hex() for v in values]
