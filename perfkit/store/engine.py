@@ -28,7 +28,7 @@ from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from perfkit.core.errors import StoreError, shorten
-from perfkit.store.clickhouse_url import embedded_dir, is_clickhouse
+from perfkit.store.clickhouse_url import embedded_dir, is_clickhouse, is_clickhouse_dialect
 from perfkit.store.duckdb_file import check_duckdb_file, duckdb_writable, wait_for_lock
 from perfkit.store.lake_layout import LAKE_OPTION, SCHEME, is_lake, lake_dir
 from perfkit.store.lake_read import lake_engine
@@ -266,7 +266,12 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 def describe(engine: Engine) -> str:
     """The URL with any password hidden, for messages."""
     folder = lake_of(engine)
-    return f"{SCHEME}:///{folder}" if folder is not None else engine.url.render_as_string(hide_password=True)
+    if folder is not None:
+        return f"{SCHEME}:///{folder}"
+    shown = engine.url.render_as_string(hide_password=True)
+    if is_clickhouse_dialect(engine.dialect.name):  # chdb:////DIR, clickhousedb://HOST: as the user wrote them
+        return "clickhouse://" + shown.split("://", 1)[1]
+    return shown
 
 
 def lake_of(engine: Engine) -> Path | None:

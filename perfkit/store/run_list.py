@@ -51,7 +51,8 @@ def run_listing(conn: Connection, query: RunQuery | None = None) -> list[RunList
                      query or RunQuery(), conn.dialect.name)
     rows = conn.execute(stmt).all()
     counts: dict[str, dict[str, int]] = defaultdict(dict)
-    count_stmt = select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)
+    count_stmt = (select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)
+                  .order_by(p.c.run_id, p.c.status))  # the same order of statuses on every backend
     if query is not None and query.limit is not None:
         count_stmt = count_stmt.where(p.c.run_id.in_([x.run_id for x in rows]))
     for run_id, status, n in conn.execute(count_stmt):
