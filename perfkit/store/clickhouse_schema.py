@@ -11,7 +11,9 @@ keys, auto-increment ids) is made up for by the write path (perfkit.store.clickh
   run id, the `runs` row written first (`written_ns`, then the token: `LIMIT 1 BY`, independent
   of background merges), and every view shows only that writer's rows: never duplicates;
 - ids are derived from the run id (perfkit.store.lake_layout.id_base), never from a sequence;
-- metric rows hold their raw samples as one array (`samples`); the `samples` view unrolls them.
+- metric rows hold their raw samples as one array (`samples`); the `samples` view unrolls them,
+  and `metric_samples` shows them as they are (one row per metric row: the gate's and History's
+  fast path, perfkit.store.sample_arrays).
 
 Columns and nullability come from perfkit.store.schema (Integer Int64, Float Float64, Boolean
 Bool, text String; Nullable where the store's column is).
@@ -19,7 +21,8 @@ Bool, text String; Nullable where the store's column is).
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, Connection, Float, Integer, text
+from sqlalchemy import Boolean, Column, Connection, Double, Float, Integer, MetaData, Table, text
+from sqlalchemy.types import ARRAY
 
 from perfkit.store import schema
 
@@ -32,8 +35,12 @@ EXTRA_COLUMNS = {
                 ("commit", "Nullable(String)"), ("methodology", "String"), ("writer", "String")],
     "kernels": [("writer", "String")],
 }
-INTERNAL = frozenset([f"{t}_all" for t in TABLES] + ["runs_live"])  # not the store's tables: what they show
+INTERNAL = frozenset([f"{t}_all" for t in TABLES] + ["runs_live", "metric_samples"])  # not the store's tables: what they show
 LIVE = "(run_id, writer) IN (SELECT run_id, writer FROM runs_live)"
+
+
+metric_samples = Table("metric_samples", MetaData(), Column("id", Integer, primary_key=True),
+                       Column("samples", ARRAY(Double)))
 
 
 def ch_type(column: Column) -> str:  # type: ignore[type-arg]
@@ -70,6 +77,7 @@ def ddl() -> list[str]:
         out.append(f"CREATE VIEW IF NOT EXISTS {table} AS SELECT {keep} FROM {table}_all WHERE {LIVE}")
     out.append("CREATE VIEW IF NOT EXISTS samples AS SELECT id AS metric_id, toInt64(i - 1) AS idx, v AS value "
                f"FROM metrics_all ARRAY JOIN samples AS v, arrayEnumerate(samples) AS i WHERE {LIVE}")
+    out.append(f"CREATE VIEW IF NOT EXISTS metric_samples AS SELECT id, samples FROM metrics_all WHERE {LIVE}")
     out.append(f"CREATE VIEW IF NOT EXISTS perfkit_schema AS SELECT toInt64(1) AS id, "
                f"toInt64({schema.SCHEMA_VERSION}) AS version")
     return out
