@@ -291,6 +291,17 @@ def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError
     return StoreError(f"{describe(engine)}: {doing} failed ({first}); {_advice(engine, first)}")
 
 
+def uncaught_store_error(url: str | None, exc: DBAPIError) -> StoreError:
+    """A driver error that reached the command line uncaught (a page of a SQLite file damaged after
+    it was opened, a server gone mid-query), as one line: the store, the driver's words, what to do."""
+    lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
+    first = shorten(lines[0] if lines else type(exc).__name__, 200)
+    damaged = any(w in first.lower() for w in ("malformed", "not a database", "corrupt", "disk i/o"))
+    advice = ("the file is damaged: restore it from a backup, or copy out what still reads with "
+              "`perfkit store export`" if damaged else "check the --db URL and the server, then retry")
+    return StoreError(f"{describe_url(url)}: the store failed mid-command ({first}); {advice}")
+
+
 def _timed_out(text: str) -> bool:
     return any(word in text for word in ("locked", "busy", "timeout", "timed out", "canceling statement"))
 

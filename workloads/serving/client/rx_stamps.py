@@ -38,6 +38,7 @@ _TIMESPEC = struct.Struct("@ll")  # struct timespec on a 64-bit Linux: tv_sec, t
 _ANCILLARY = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 _BY_FD: weakref.WeakValueDictionary[int, StampedSocket] = weakref.WeakValueDictionary()
 _TRANSPORT: ContextVar[Any] = ContextVar("perfkit_request_transport", default=None)
+_KEEPER: list[socket.socket] = []  # one socket that keeps the kernel's receive stamping on (see keep_stamping_on)
 
 
 class StampedSocket(socket.socket):
@@ -65,6 +66,21 @@ class StampedSocket(socket.socket):
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
                 sec, nsec = _TIMESPEC.unpack_from(data)
                 self.rx_ns.append(sec * 1_000_000_000 + nsec)
+
+
+def keep_stamping_on() -> None:
+    """Turn the kernel's receive stamping on for the rest of this process. Linux turns it on a
+    moment after the first socket asks (deferred work) and off when the last one closes, so the
+    first segments a stage's fresh connections receive could go unstamped; one idle UDP socket
+    that asks for stamps, kept open, keeps it on from the first stage's warm-up on."""
+    if _KEEPER or sys.platform != "linux":
+        return
+    try:
+        keeper = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        keeper.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        return
+    _KEEPER.append(keeper)
 
 
 def stamped_socket(addr_info: tuple[Any, ...]) -> socket.socket:

@@ -32,6 +32,7 @@ from perfkit.workloads.serving.client.rx_stamps import (
     PieceStamps,
     StampingConnector,
     connection_socket,
+    keep_stamping_on,
     stamped_socket,
 )
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
@@ -150,6 +151,7 @@ def _stamping(**kwargs: Any) -> aiohttp.TCPConnector:
     import inspect
 
     if "socket_factory" in inspect.signature(aiohttp.TCPConnector.__init__).parameters:
+        keep_stamping_on()
         return StampingConnector(socket_factory=stamped_socket, **kwargs)
     return aiohttp.TCPConnector(**kwargs)
 
