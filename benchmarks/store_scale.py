@@ -133,7 +133,6 @@ def fill_clickhouse(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Tabl
     """An embedded ClickHouse store (perfkit.store.clickhouse_schema) with the same rows: runs and
     metric rows (samples as arrays, one writer) loaded from Parquet files by ClickHouse itself."""
     import pyarrow.parquet as pq
-    from sqlalchemy import text
 
     from perfkit.store.clickhouse_schema import all_columns
 
@@ -155,7 +154,7 @@ def fill_clickhouse(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Tabl
             file = Path(tmp) / f"{table}.parquet"
             pq.write_table(data, file)
             names = ", ".join(f'"{n}"' for n, _ in all_columns(table))
-            conn.execute(text(f"INSERT INTO {table}_all ({names}) SELECT {names} FROM file('{file}', Parquet)"))
+            conn.exec_driver_sql(f"INSERT INTO {table}_all ({names}) SELECT {names} FROM file('{file}', Parquet)")
     engine.dispose()
 
 

@@ -29,6 +29,7 @@ def sample_lists(conn: Connection, ids: Sequence[int], arrays: bool | None = Non
     order = sorted(out)
     for at in range(0, len(order), ID_CHUNK):  # by primary key: never a scan of the samples
         chunk = order[at : at + ID_CHUNK]
+        q: Any
         if use_arrays and conn.dialect.name in DIALECTS:  # the array as ClickHouse's text (round-trip floats)
             kept = metric_samples
             q = select(kept.c.id, func.toString(kept.c.samples)).where(kept.c.id.in_(chunk))
@@ -36,7 +37,7 @@ def sample_lists(conn: Connection, ids: Sequence[int], arrays: bool | None = Non
                 out[int(mid)] = [float(v) for v in json.loads(values)]
         elif use_arrays:
             agg = func.array_agg if conn.dialect.name == "postgresql" else func.list
-            q: Any = (select(s.c.metric_id, agg(s.c.value).aggregate_order_by(s.c.idx))
+            q = (select(s.c.metric_id, agg(s.c.value).aggregate_order_by(s.c.idx))
                       .where(s.c.metric_id.in_(chunk)).group_by(s.c.metric_id))
             for mid, values in fetch_tuples(conn, q):
                 out[int(mid)] = [float(v) for v in values]
