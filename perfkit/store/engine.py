@@ -132,7 +132,7 @@ def _clickhouse_engine(full: str) -> Engine:
 
     folder = embedded_dir(full)
     if folder is not None:
-        if not str(folder).strip("/"):
+        if not full.split("://", 1)[1].partition("?")[0].strip("/"):
             raise StoreError(f"{full}: no folder named; pass clickhouse:///DIR (relative) or clickhouse:////DIR "
                              "(absolute), or clickhouse://USER:PASS@HOST:8123/DB for a server")
         check_folder(folder, "clickhouse")

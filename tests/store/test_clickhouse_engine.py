@@ -42,6 +42,8 @@ def test_paths_that_are_no_clickhouse_store_are_refused(tmp_path: Path) -> None:
         open_store(f"clickhouse:///{tmp_path / 'other'}")
     with pytest.raises(StoreError, match="folder does not exist"):
         open_store(f"clickhouse:///{tmp_path / 'missing' / 'ch'}")
+    with pytest.raises(StoreError, match=r"no folder named; pass clickhouse:///DIR"):
+        open_store("clickhouse://")
 
 
 HOLD = """
