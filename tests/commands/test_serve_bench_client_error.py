@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from perfkit.workloads.serving.client.request_file import read_requests
+from perfkit.workloads.serving.client.rx_stamps import stamping_works
 from tests.commands.test_serve_bench_validity import OUTPUT, bench, completions, stream
 from tests.helpers.scripted_server import scripted_server
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's receive stamps are Linux's")
+@pytest.mark.skipif(sys.platform != "linux" or not stamping_works(),
+                    reason="this kernel does not stamp received segments (SO_TIMESTAMPNS is Linux's)")
 def test_a_server_without_stamps_gets_the_error_measured_against_the_kernels(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with scripted_server(completions(lambda i: stream(OUTPUT, 0.02))) as (url, _):
