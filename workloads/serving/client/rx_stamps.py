@@ -119,6 +119,33 @@ def connection_socket() -> StampedSocket | None:
     return sock if sock is not None and sock.fileno() == fd else None
 
 
+def stamping_works(tries: int = 100) -> bool:
+    """Whether this machine's kernel stamps the reads of a StampedSocket: one loopback exchange
+    (up to `tries` bytes, 10 ms apart, while the kernel turns stamping on)."""
+    keep_stamping_on()
+    try:
+        listener = socket.create_server(("127.0.0.1", 0))
+    except OSError:
+        return False
+    with listener:
+        host, port = listener.getsockname()[:2]
+        client = stamped_socket((socket.AF_INET, socket.SOCK_STREAM, 0, "", (host, port)))
+        if not isinstance(client, StampedSocket):
+            client.close()
+            return False
+        with client:
+            client.connect((host, port))
+            server, _ = listener.accept()
+            with server:
+                for _ in range(tries):
+                    server.sendall(b".")
+                    client.recv(1)
+                    if client.rx_ns:
+                        return True
+                    time.sleep(0.01)
+    return False
+
+
 def _on_monotonic_s(rx_ns: int) -> float:
     """A CLOCK_REALTIME stamp on time.monotonic()'s clock (the offset read now)."""
     offset_ns = time.time_ns() - time.monotonic_ns()

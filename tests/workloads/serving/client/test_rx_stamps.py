@@ -15,7 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfkit.workloads.serving.client.rx_stamps import PieceStamps, StampedSocket, stamped_socket
+from perfkit.workloads.serving.client.rx_stamps import (
+    PieceStamps,
+    StampedSocket,
+    stamped_socket,
+    stamping_works,
+)
 from perfkit.workloads.serving.client.send import ClientOptions, Prompt
 from perfkit.workloads.serving.client.stage import StagePlan, StageResult, run_stage
 from perfkit.workloads.serving.measurements.client_bound import client_errors, stage_verdict
@@ -24,7 +29,8 @@ from perfkit.workloads.serving.measurements.rx_error import rx_errors
 from perfkit.workloads.serving.measurements.stamp_error import stamp_errors
 from tests.helpers.serving_server import running_server
 
-linux = pytest.mark.skipif(sys.platform != "linux", reason="SO_TIMESTAMPNS is Linux's")
+linux = pytest.mark.skipif(sys.platform != "linux" or not stamping_works(),
+                           reason="this kernel does not stamp received segments (SO_TIMESTAMPNS is Linux's)")
 
 
 @pytest.fixture
