@@ -12,10 +12,12 @@ The connector's `socket_factory` (aiohttp >= 3.12) makes each connection's socke
 `StampedSocket`: its recv / recv_into (what asyncio's transports call) read with recvmsg and
 keep the stamps. `StampingConnector` notes the transport each request got (a context variable of
 the request's task: a response whose whole body came with its headers has already given its
-connection back by the time the body is read). `PieceStamps` hands the reader one stamp per piece of the body it got: the first
-read since the previous piece (a piece that several reads filled gets the earliest: the error
-it gives the piece's later tokens is larger than theirs, never smaller), or, for a piece already
-buffered when the body was first read, the last read before it. Stamps are CLOCK_REALTIME; each is
+connection back by the time the body is read). `PieceStamps` hands the reader one stamp per
+piece of the body it got: the first read since the previous piece (a piece that several reads
+filled gets the earliest), or, for a piece already buffered when the body was first read, the
+last read before it. A request two of whose chunks came in one piece keeps no stamps
+(client/send.py): the client read them together, late, and when each arrived is in no stamp (a
+read is stamped with its newest segment only), so the stage falls back to the bound. Stamps are CLOCK_REALTIME; each is
 placed on the monotonic clock with the offset read at that moment. Elsewhere (not Linux, an older
 aiohttp, an event loop that reads in C such as uvloop) nothing is stamped and the stage's error
 falls back to the bound from the lag (measurements/read_error.py).

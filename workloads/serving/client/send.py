@@ -281,9 +281,13 @@ class _Recorder:
             reasoning_source=reasoning_source, adapter=self.prompt.adapter)
 
     def _rx(self) -> tuple[float, ...]:
-        """The chunks' receive stamps, () unless every chunk has one."""
+        """The chunks' receive stamps, () unless every chunk has one and each came in a piece of its
+        own: chunks read in one piece share the client's time, and the kernel stamps a read with
+        its newest segment only, so when they arrived apart is known to no one (the stage then
+        falls back to the bound from the lag)."""
         rx = tuple(t for t in self.chunk_rx if t is not None)
-        return rx if len(rx) == len(self.chunk_times) else ()
+        alone = len(set(self.chunk_times)) == len(self.chunk_times)
+        return rx if alone and len(rx) == len(self.chunk_times) else ()
 
     def _cached(self) -> int | None:
         """The server's cached prompt tokens, when said and not above its prompt count."""
