@@ -4,11 +4,8 @@ nothing beside a SQLite store."""
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
