@@ -38,6 +38,17 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start this test process's fork server for `python -m perfkit` (tests/helpers/forked_cli.py):
+    it imports perfkit and torch while the tests are collected, so the first test to run a
+    command does not wait for it (nor count that wait in a time it measures). Not in the xdist
+    controller, which runs no test."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(session.config.option, "numprocesses", None):
+        from tests.helpers.forked_cli import shared_server
+
+        shared_server()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     try:
         import torch

@@ -91,6 +91,10 @@ def stop(pid, timeout_s):
 
 for line in sys.stdin:
     job = json.loads(line)
+    if job.get("op") == "ping":  # ready: everything above is imported
+        sys.stdout.write("{}\n")
+        sys.stdout.flush()
+        continue
     if job.get("op") == "stop":  # a spawned child: SIGTERM, SIGKILL after timeout_s; its exit code
         sys.stdout.write(json.dumps({"rc": stop(job["pid"], job["timeout_s"])}) + "\n")
         sys.stdout.flush()
@@ -182,6 +186,10 @@ class ForkedCli:
         rc = self._ask({"op": "stop", "pid": child.pid, "timeout_s": timeout_s})["rc"]
         return rc if rc is None else int(rc)
 
+    def ready(self) -> None:
+        """Wait until the server has imported what it preloads."""
+        self._ask({"op": "ping"})
+
     def _ask(self, job: dict[str, object]) -> dict[str, object]:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(json.dumps(job) + "\n")
@@ -225,7 +233,8 @@ def run_perfkit(argv: list[str], cwd: Path | str, env: dict[str, str] | None = N
 
 def shared_server() -> ForkedCli:
     """This test process's fork server (run_perfkit, tests/helpers/serving_server.running_server),
-    started on first use and ended with the process."""
+    started at the start of the session (tests/conftest.py: it imports while the tests are
+    collected) or on first use, and ended with the process."""
     if not _SHARED:
         _SHARED.append(ForkedCli(cli_env()))
         atexit.register(_SHARED[0].close)
