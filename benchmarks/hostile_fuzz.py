@@ -3,6 +3,7 @@ through the real CLI, each classified against docs/failures.md's contract.
 
     .venv/bin/python -m benchmarks.hostile_fuzz                      # ~900 cases, ~10 min on 2 cores
     .venv/bin/python -m benchmarks.hostile_fuzz --per-seed 4 --only "ingest:*,*:store"
+    .venv/bin/python -m benchmarks.hostile_fuzz --only "gate:*" --keep /tmp/bad   # each BAD case's folder kept
     .venv/bin/python -m benchmarks.hostile_fuzz --out benchmarks/results/hostile_fuzz-vm.md
 
 Seeds (benchmarks/hostile_fuzz_seeds.py): a tiny CPU run's run.json / run.partial.json, specs,
@@ -97,8 +98,16 @@ def classify(target: Target, mutation: Mutation, result: Result, damaged: Path,
     return out("located")
 
 
+def _not_plain(folder: str, names: list[str]) -> list[str]:
+    """What copytree leaves out of a kept case: FIFOs, sockets, devices (a FIFO would block it)."""
+    import stat
+
+    return [n for n in names if not (stat.S_ISREG(m := os.lstat(os.path.join(folder, n)).st_mode)
+                                     or stat.S_ISDIR(m) or stat.S_ISLNK(m))]
+
+
 def run_case(cli: ForkedCli, target: Target, mutation: Mutation, rng: random.Random, work: Path,
-             timeout_s: float) -> Outcome:
+             timeout_s: float, keep: Path | None = None) -> Outcome:
     case = Path(tempfile.mkdtemp(dir=work))
     damaged = target.prepare(case)
     mutation.apply(damaged, rng)
@@ -109,6 +118,11 @@ def run_case(cli: ForkedCli, target: Target, mutation: Mutation, rng: random.Ran
            **(target.env(case) if target.env is not None else {})}
     result = cli.run(target.argv(case, damaged), case, env, timeout_s=target.timeout_s or timeout_s)
     outcome = classify(target, mutation, result, damaged, before, _snapshot(case))
+    if keep is not None and outcome.verdict == "BAD":  # the case as it ran, to replay it
+        kept = keep / f"{target.name}-{mutation.name}".replace(":", "_").replace("/", "_").replace("#", "_")
+        shutil.copytree(case, kept, symlinks=True, dirs_exist_ok=True, ignore=_not_plain)
+        (kept / "ARGV").write_text(" ".join(target.argv(case, damaged)) + f"\n# case folder was {case}\n")
+        (kept / "STDERR").write_text(result.stderr)
     mutation.cleanup(damaged)
     shutil.rmtree(case, ignore_errors=True)
     return outcome
@@ -144,6 +158,8 @@ def main() -> None:
     parser.add_argument("--timeout-s", type=float, default=30.0)
     parser.add_argument("--only", default="*", help="globs over target names, comma-separated")
     parser.add_argument("--out", type=Path, default=None, help="Markdown summary (e.g. benchmarks/results/hostile_fuzz-vm.md)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="copy each BAD case's folder (damaged input, ARGV, STDERR) under this folder")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="perfkit-hostile-fuzz-"))
     cli = ForkedCli({**os.environ, "OMP_NUM_THREADS": "1"})
@@ -156,7 +172,7 @@ def main() -> None:
                 continue
             rng = random.Random(f"{args.seed}:{target.name}")
             for mutation in mutations_for(target.kind, rng, args.per_seed):
-                outcome = run_case(cli, target, mutation, rng, work, args.timeout_s)
+                outcome = run_case(cli, target, mutation, rng, work, args.timeout_s, args.keep)
                 outcomes.append(outcome)
                 if outcome.verdict == "BAD":
                     print(f"BAD {outcome.target} {outcome.mutation}: {outcome.reason} rc={outcome.rc} {outcome.line[:200]}",

@@ -7,6 +7,9 @@ client's actual error (the client's number minus the same number with every toke
 stamp and the send at the client's own: measurements/stamp_error.py), the server's intake apart
 (server received - client sent: not client error), and three verdicts (measurements/client_bound.py):
 - "stamps": what serve-bench reports against a server that stamps its chunks (the error measured);
+- "kernel": what it reports against a server without stamps on Linux: the error measured against
+  the kernel's receive stamp of each read (measurements/rx_error.py), with its own table of how far
+  it is from the stamps' measurement;
 - "reads": what it reports without stamps: a bound per number from the lag around each read
   (measurements/read_error.py);
 - "dist": the earlier bound from the lag's distribution alone (measurements/client_error.py).
@@ -41,8 +44,10 @@ from perfkit.workloads.serving.measurements.client_bound import (
 )
 from perfkit.workloads.serving.measurements.client_error import BOUNDED, ErrorBound, error_bounds
 from perfkit.workloads.serving.measurements.read_error import read_error_bounds
+from perfkit.workloads.serving.measurements.rx_error import rx_errors
 from perfkit.workloads.serving.measurements.stamp_error import intake_p50_s, stamp_errors
 
+VERDICTS = ("stamps", "kernel", "reads", "dist")
 GOOD_S = 1e-3  # "within 1 ms of the server's stamps"
 _SHORT = {"ttft_p50_s": "TTFT50", "ttft_p99_s": "TTFT99", "tpot_p50_s": "TPOT50", "token_itl_p50_s": "ITL50",
           "token_itl_p99_s": "ITL99", "e2e_p50_s": "E2E50"}
@@ -56,8 +61,9 @@ class Stage:
     bound_s: dict[str, float]  # stated from the lag around each read
     dist_bound_s: dict[str, float]  # stated from the lag's distribution alone
     intake_p50_s: float  # server received_s - client sent_s: outside the client
-    flagged: dict[str, bool]  # verdict -> flagged ("stamps", "reads", "dist")
+    flagged: dict[str, bool]  # verdict -> flagged (VERDICTS)
     lag_p99_s: float
+    rx_error_s: dict[str, float]  # client number - the number from the kernel's receive stamps
 
     @property
     def good(self) -> bool:
@@ -101,11 +107,13 @@ def judge(result: StageResult, concurrency: int, burn: bool) -> Stage:
         raise RuntimeError("perfkit serve --synthetic gave no stamps for every request")
     reads = read_error_bounds(result.records, result.lag_s, result.lag_times_s, result.lag_on_thread)
     dist = error_bounds(result.records, result.lag_s)
+    kernel = rx_errors(result.records)  # None where a read went unstamped: serve-bench falls back to `reads`
     return Stage(concurrency, burn, {b.metric: b.measured_s or 0.0 for b in measured},
                  {b.metric: b.bound_s for b in reads}, {b.metric: b.bound_s for b in dist},
                  intake_p50_s(result.records, result.t0_monotonic_s) or 0.0,
-                 {"stamps": _flag(measured, result), "reads": _flag(reads, result), "dist": _flag(dist, result)},
-                 p99(result.lag_s) or 0.0)
+                 {"stamps": _flag(measured, result), "kernel": _flag(kernel if kernel is not None else reads, result),
+                  "reads": _flag(reads, result), "dist": _flag(dist, result)},
+                 p99(result.lag_s) or 0.0, {b.metric: b.measured_s or 0.0 for b in kernel or []})
 
 
 def start_server(ttft_ms: float, itl_ms: float) -> tuple[subprocess.Popen[str], str]:
@@ -130,16 +138,40 @@ def _yes(x: bool) -> str:
 def table(stages: list[Stage]) -> list[str]:
     keys = list(BOUNDED)
     lines = ["| conc | client | lag p99 ms | " + " | ".join(f"{_SHORT[k]} error / bound ms" for k in keys)
-             + " | intake p50 ms | flagged: stamps / reads / dist | error within bound |",
+             + " | intake p50 ms | flagged: " + " / ".join(VERDICTS) + " | error within bound |",
              "|---:|---|---:|" + "---|" * len(keys) + "---:|---|---|"]
     for s in stages:
         cells = [f"{_ms(s.error_s[k])} / {s.bound_s[k] * 1e3:.2f}" if k in s.error_s and k in s.bound_s else "-"
                  for k in keys]
         held = "yes" if not s.exceeded else "no: " + ", ".join(_SHORT[k] for k in s.exceeded)
-        flags = " / ".join(_yes(s.flagged[v]) for v in ("stamps", "reads", "dist"))
+        flags = " / ".join(_yes(s.flagged[v]) for v in VERDICTS)
         lines.append(f"| {s.concurrency} | {'burn' if s.burn else 'idle'} | {s.lag_p99_s * 1e3:.2f} | "
                      + " | ".join(cells) + f" | {s.intake_p50_s * 1e3:.2f} | {flags} | {held} |")
     return lines
+
+
+def kernel_table(stages: list[Stage]) -> list[str]:
+    """Per stage: the error measured against the kernel's receive stamps beside the stamps' one."""
+    keys = list(BOUNDED)
+    lines = ["| conc | client | " + " | ".join(f"{_SHORT[k]} kernel / server stamps ms" for k in keys)
+             + " | flagged: kernel / stamps |", "|---:|---|" + "---|" * len(keys) + "---|"]
+    for s in stages:
+        cells = [f"{_ms(s.rx_error_s[k])} / {_ms(s.error_s[k])}" if k in s.rx_error_s and k in s.error_s else "-"
+                 for k in keys]
+        lines.append(f"| {s.concurrency} | {'burn' if s.burn else 'idle'} | " + " | ".join(cells)
+                     + f" | {_yes(s.flagged['kernel'])} / {_yes(s.flagged['stamps'])} |")
+    return lines
+
+
+def agreement(stages: list[Stage]) -> str:
+    """Per number over the idle stages: median and largest |kernel - stamps| (the stamps also carry
+    the chunk's transit and the server's write)."""
+    out = []
+    for k in BOUNDED:
+        gaps = [abs(s.rx_error_s[k] - s.error_s[k]) for s in stages if not s.burn and k in s.rx_error_s and k in s.error_s]
+        if gaps:
+            out.append(f"{_SHORT[k]} {statistics.median(gaps) * 1e3:.2f} / {max(gaps) * 1e3:.2f}")
+    return "kernel vs server stamps, idle stages, |difference| median / max ms: " + ", ".join(out)
 
 
 def looseness(stages: list[Stage]) -> str:
@@ -162,14 +194,14 @@ def summary(stages: list[Stage]) -> list[str]:
     return [f"rule: flagged when an error (measured or bound) > {MATERIAL_SHARE:.0%} of its number, > {FLOOR_S * 1e3:g} ms "
             "and > its sampling uncertainty",
             f"good stages (every number's client error within {GOOD_S * 1e3:g} ms of the stamps): {len(good)}; flagged by "
-            + ", ".join(f"{v} {sum(s.flagged[v] for s in good)}" for v in ("stamps", "reads", "dist"))
+            + ", ".join(f"{v} {sum(s.flagged[v] for s in good)}" for v in VERDICTS)
             + " (target <= 1 in 10)",
             f"stages whose actual error exceeded the stated bound: {len(exceeded)}, not flagged {len(missed)} (target 0)",
             "burning stages flagged: " + ", ".join(f"{v} {sum(s.flagged[v] for s in burning)}" for v in
-                                                    ("stamps", "reads", "dist")) + f" of {len(burning)}",
+                                                    VERDICTS) + f" of {len(burning)}",
             "idle stages flagged: " + ", ".join(f"{v} {sum(s.flagged[v] for s in stages if not s.burn)}" for v in
-                                                 ("stamps", "reads", "dist")) + f" of {len(stages) - len(burning)}",
-            looseness(stages)]
+                                                 VERDICTS) + f" of {len(stages) - len(burning)}",
+            looseness(stages), agreement(stages)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         proc.terminate()
         proc.wait(timeout=10)
     lines = [f"# serving_client_error: synthetic server TTFT {args.ttft_ms:g} ms, ITL {args.itl_ms:g} ms; "
-             f"{os.cpu_count()} cores", "", *table(stages), "", *summary(stages)]
+             f"{os.cpu_count()} cores", "", *table(stages), "", "## Against the kernel's receive stamps", "",
+             *kernel_table(stages), "", *summary(stages)]
     print("\n".join(lines))
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")

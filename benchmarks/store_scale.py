@@ -1,4 +1,4 @@
-"""The store at scale, SQLite beside DuckDB and the Parquet lake in one run: N runs x 50 metrics x 10 samples.
+"""The store at scale, SQLite beside DuckDB, the Parquet lake and embedded ClickHouse in one run: N runs x 50 metrics x 10 samples.
 
 Both stores are created by perfkit (open_store: the same schema) and filled in bulk with the
 same rows (the fill is not what is timed; one run written through perfkit's own write path is,
@@ -129,6 +129,35 @@ def fill_duckdb(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Table) -
     con.close()
 
 
+def fill_clickhouse(path: Path, n_runs: int, metrics: pa.Table, samples: pa.Table) -> None:
+    """An embedded ClickHouse store (perfkit.store.clickhouse_schema) with the same rows: runs and
+    metric rows (samples as arrays, one writer) loaded from Parquet files by ClickHouse itself."""
+    import pyarrow.parquet as pq
+
+    from perfkit.store.clickhouse_schema import all_columns
+
+    engine = open_store(f"clickhouse:///{path}")
+    n_metrics = metrics.num_rows
+    run_of = np.repeat(np.arange(n_runs), METRICS_PER_RUN)
+    extra = {"methodology": ["bench"] * n_metrics, "writer": ["w"] * n_metrics}
+    metrics_all = metrics.append_column("samples", pa.FixedSizeListArray.from_arrays(
+        pa.array(samples.column("value").to_numpy()), SAMPLES).cast(pa.list_(pa.float64())))
+    metrics_all = metrics_all.append_column("gpu", pa.array([GPU] * n_metrics))
+    metrics_all = metrics_all.append_column("created_epoch", pa.array(T0 + 60.0 * run_of))
+    metrics_all = metrics_all.append_column("commit", pa.array([f"{i:040x}" for i in run_of.tolist()]))
+    for name, values in extra.items():
+        metrics_all = metrics_all.append_column(name, pa.array(values))
+    runs_all = pa.Table.from_pylist([{**r, "methodology": "bench", "writer": "w", "written_ns": 0}
+                                     for r in _runs_rows(n_runs)])
+    with tempfile.TemporaryDirectory() as tmp, engine.connect() as conn:
+        for table, data in (("runs", runs_all), ("metrics", metrics_all)):
+            file = Path(tmp) / f"{table}.parquet"
+            pq.write_table(data, file)
+            names = ", ".join(f'"{n}"' for n, _ in all_columns(table))
+            conn.exec_driver_sql(f"INSERT INTO {table}_all ({names}) SELECT {names} FROM file('{file}', Parquet)")
+    engine.dispose()
+
+
 def fill_lake(folder: Path, n_runs: int) -> None:
     """The lake as `perfkit store compact` leaves it: per spec, one compacted folder whose metric
     rows (with their samples as lists) are sorted by recency tier, name, GPU, time, commit; made by DuckDB from
@@ -241,11 +270,11 @@ def write_one(url: str) -> float:
         engine.dispose()
 
 
-BACKENDS = ("SQLite", "DuckDB", "lake")
+BACKENDS = ("SQLite", "DuckDB", "lake", "ClickHouse")
 
 
 def _url(backend: str, path: Path) -> str:
-    return {"SQLite": "sqlite", "DuckDB": "duckdb", "lake": "lake"}[backend] + f":///{path}"
+    return {"SQLite": "sqlite", "DuckDB": "duckdb", "lake": "lake", "ClickHouse": "clickhouse"}[backend] + f":///{path}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,10 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(args.dir or tempfile.mkdtemp(prefix="store_scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
-    tables = _tables(args.runs) if {"SQLite", "DuckDB"} & set(wanted) else None
+    tables = _tables(args.runs) if {"SQLite", "DuckDB", "ClickHouse"} & set(wanted) else None
     rows = []
+    fills = {"SQLite": fill_sqlite, "DuckDB": fill_duckdb, "ClickHouse": fill_clickhouse}
     for backend, path in (("SQLite", folder / "store.db"), ("DuckDB", folder / "store.duckdb"),
-                          ("lake", folder / "lake")):
+                          ("lake", folder / "lake"), ("ClickHouse", folder / "clickhouse")):
         if backend not in wanted:
             continue
         n_runs = lake_runs if backend == "lake" else args.runs
@@ -278,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                 fill_lake(path, n_runs)
             else:
                 assert tables is not None
-                (fill_sqlite if backend == "SQLite" else fill_duckdb)(path, n_runs, *tables)
+                fills[backend](path, n_runs, *tables)
         fill_s = time.perf_counter() - t
         url = _url(backend, path)
         gate_s, made, gate_cpu = timed(lambda u=url: gate_query(u), args.repeat)  # type: ignore[misc]
@@ -288,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((backend, n_runs * METRICS_PER_RUN * SAMPLES, size_mb, fill_s, gate_s, made, hist_s, n_hist,
                      write_s, gate_cpu, hist_cpu))
         print(f"{backend}: filled in {fill_s:.1f} s, gate {gate_s:.3f} s, History {hist_s:.3f} s", flush=True)
-    lines = [f"# Store at scale: SQLite, DuckDB and the Parquet lake (`benchmarks/store_scale.py --runs {args.runs} "
+    lines = [f"# Store at scale: SQLite, DuckDB, the Parquet lake, ClickHouse (`benchmarks/store_scale.py --runs {args.runs} "
              f"--lake-runs {lake_runs}`)", "",
              f"Runs x {METRICS_PER_RUN} metrics x {SAMPLES} samples ({GATE_NAMES:,} metric names over {SPECS} specs, "
              "one GPU). Cold: a fresh engine per timing (the OS file cache warm); the least of "

@@ -87,7 +87,17 @@ def refuse_special_inputs(args: argparse.Namespace) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     refuse_special_inputs(args)
-    return int(args._run(args))
+    try:
+        return int(args._run(args))
+    except Exception as exc:
+        # a store driver's error no command caught: one line (sqlalchemy is imported only by commands that use it)
+        sa_exc = sys.modules.get("sqlalchemy.exc")
+        if sa_exc is not None and isinstance(exc, sa_exc.DBAPIError):
+            from perfkit.store.engine import uncaught_store_error
+
+            db = getattr(args, "db", None)
+            raise uncaught_store_error(db if isinstance(db, str) else None, exc) from None
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,7 +68,9 @@ def _check_len(values: tuple[Any, ...]) -> tuple[Any, ...]:
         raise ValueError(f"sweep has more than {MAX_AXIS_VALUES} values; narrow the range")
     seen: set[Any] = set()
     for v in values:
-        if isinstance(v, (int, str, bool, float)) and (type(v), v) in seen:
+        if not isinstance(v, (int, str, bool, float)):
+            continue  # not a value of any axis: its own check names it
+        if (type(v), v) in seen:
             raise ValueError(f"value {v!r} is listed twice (two points would have one key); list each once")
         seen.add((type(v), v))
     return values
@@ -103,7 +105,7 @@ def str_axis(value: Any) -> tuple[str, ...]:
     values = tuple(value) if isinstance(value, Sequence) and not isinstance(value, str) else (value,)
     for v in values:
         if not isinstance(v, str):
-            raise ValueError(f"expected names, got {v!r}")
+            raise ValueError(f"expected names, got {v!r}; write one name or a list of names, e.g. [a, b]")
     _check_len(values)
     return values
 

@@ -30,8 +30,7 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
     data = parse_json_bytes(raw, p, "pass a pytest --benchmark-json file")  # UTF-8, depth, syntax: one line
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise StoreError(f"{p}: no 'benchmarks' list; not a pytest-benchmark JSON file (pytest --benchmark-json)")
-    commit_info: dict[str, Any] = data.get("commit_info") or {}
-    machine: dict[str, Any] = data.get("machine_info") or {}
+    commit_info, machine = (_section(data, key, p) for key in ("commit_info", "machine_info"))
     when = data.get("datetime") or commit_info.get("time")
     if not when:
         raise StoreError(f"{p}: no 'datetime'; cannot order this run among commits")
@@ -85,6 +84,17 @@ def parse_pytest_benchmark(path: str | Path, gpu: str | None = None, branch: str
         dirty=env.git.dirty,
         host=env.host,
     )]
+
+
+def _section(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    """An optional object of the file ({} when absent or null); StoreError when it is another type."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise StoreError(f"{path}: {key} is {str(json.dumps(value))[:60]}, not an object; store the file "
+                         "pytest-benchmark wrote, unedited")
+    return value
 
 
 def _samples(values: Any, where: str) -> tuple[float, ...]:

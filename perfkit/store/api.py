@@ -14,8 +14,16 @@ from sqlalchemy.exc import DBAPIError
 
 from perfkit.core.errors import StoreError
 from perfkit.core.record import Run, load_run
+from perfkit.store.clickhouse_schema import create_tables
+from perfkit.store.clickhouse_url import is_clickhouse_dialect
 from perfkit.store.engine import describe, lake_of, open_engine, operational_error
-from perfkit.store.migrations import SCHEMA_VERSION, check_tables, current_version, migrate
+from perfkit.store.migrations import (
+    SCHEMA_VERSION,
+    check_not_newer,
+    check_tables,
+    current_version,
+    migrate,
+)
 from perfkit.store.read import load_run as _load_stored_run
 from perfkit.store.records import StoredRun, from_run
 from perfkit.store.url import file_path, normalize_db_url, sqlite_path
@@ -27,6 +35,14 @@ def open_store(db_url: str | None = None) -> Engine:
     _refuse_damaged_sqlite(db_url)
     engine = open_engine(db_url)
     if lake_of(engine) is not None:  # a Parquet lake is at the current layout from its first run
+        return engine
+    if is_clickhouse_dialect(engine.dialect.name):  # tables and views created at the current schema
+        try:
+            with engine.connect() as conn:
+                check_not_newer(engine, current_version(conn))  # and refuses another application's database
+                create_tables(conn)
+        except DBAPIError as exc:
+            raise operational_error(engine, exc, "opening the store") from None
         return engine
     try:
         migrate(engine)

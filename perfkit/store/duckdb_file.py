@@ -28,8 +28,9 @@ def check_duckdb_file(path: Path) -> None:
     check_store_file(path, "DuckDB", 12, lambda head: head[8:12] == DUCKDB_MAGIC)
 
 
-def wait_for_lock(engine: Engine, path: Path, busy_s: float) -> None:
-    """Connections of `engine` wait up to `busy_s` for another process's lock on `path`."""
+def wait_for_lock(engine: Engine, path: Path, busy_s: float, backend: str = "DuckDB") -> None:
+    """Connections of `engine` wait up to `busy_s` for another process's lock on `path` (a DuckDB
+    file, or an embedded ClickHouse folder: `backend`)."""
 
     @event.listens_for(engine, "do_connect")
     def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
@@ -39,12 +40,19 @@ def wait_for_lock(engine: Engine, path: Path, busy_s: float) -> None:
                 return dialect.connect(*cargs, **cparams)
             except Exception as exc:  # duckdb.IOException: the driver is imported by the dialect only
                 text = str(exc)
-                if "lock" not in text.lower():
+                if "already initialized with path" in text:  # chdb: one folder per process
+                    raise StoreError(f"{path}: cannot open the ClickHouse store: this process has another "
+                                     "embedded ClickHouse folder open, and chdb opens one per process; run "
+                                     "the two stores' commands apart (e.g. store export, then store import)"
+                                     ) from None
+                # chdb: another process's server holds the folder's lock (its message does not always say so)
+                if "lock" not in text.lower() and "Error initializing EmbeddedServer" not in text:
                     raise
                 if time.monotonic() >= deadline:
-                    raise StoreError(f"{path}: cannot open the DuckDB store ({text.splitlines()[0]}); DuckDB "
-                                     "lets one process at a time use a file: retry when the other is done, or "
-                                     "use PostgreSQL for concurrent writers") from None
+                    what = "file" if backend == "DuckDB" else "folder"
+                    raise StoreError(f"{path}: cannot open the {backend} store ({text.splitlines()[0][:200]}); "
+                                     f"{backend} lets one process at a time use a {what}: retry when the other "
+                                     "is done, or use PostgreSQL for concurrent writers") from None
                 time.sleep(LOCK_POLL_S)
 
 

@@ -28,6 +28,7 @@ from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
 from perfkit.core.errors import StoreError, shorten
+from perfkit.store.clickhouse_url import embedded_dir, is_clickhouse, is_clickhouse_dialect
 from perfkit.store.duckdb_file import check_duckdb_file, duckdb_writable, wait_for_lock
 from perfkit.store.lake_layout import LAKE_OPTION, SCHEME, is_lake, lake_dir
 from perfkit.store.lake_read import lake_engine
@@ -75,6 +76,8 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
         if folder.exists() and not folder.is_dir():
             raise StoreError(f"{folder}: not a folder; a lake:/// store is a folder of Parquet files, pass another --db")
         return lake_engine(folder)
+    if is_clickhouse(full):
+        return _clickhouse_engine(full)
     try:
         if full.startswith("sqlite"):
             path = sqlite_path(full)
@@ -95,7 +98,8 @@ def open_engine(url: str | None = None, read_only: bool = False) -> Engine:
         scheme = full.split("://", 1)[0] if "://" in full else full.split(":", 1)[0]
         raise StoreError(
             f"{_given(url, full)}: unknown database scheme {shorten(repr(scheme), 40)}; perfkit stores runs in "
-            "SQLite, PostgreSQL or DuckDB: pass a file path, sqlite:///FILE, postgresql://USER@HOST/DB, duckdb:///FILE or lake:///DIR"
+            "SQLite, PostgreSQL, DuckDB or ClickHouse: pass a file path, sqlite:///FILE, postgresql://USER@HOST/DB, "
+            "duckdb:///FILE, lake:///DIR or clickhouse:///DIR"
         ) from None
     except ArgumentError as exc:
         raise StoreError(
@@ -120,6 +124,25 @@ def check_folder(path: Path, scheme: str) -> None:
     if not path.is_absolute() and (Path("/") / path).parent.is_dir():
         hint = f" (relative to {Path.cwd()}: an absolute path takes four slashes, {scheme}:////{path})"
     raise StoreError(f"{path}: folder does not exist{hint}; create it or pass another --db")
+
+
+def _clickhouse_engine(full: str) -> Engine:
+    """An embedded ClickHouse folder or a ClickHouse server (perfkit.store.clickhouse_engine)."""
+    from perfkit.store.clickhouse_engine import check_embedded_folder, clickhouse_engine
+
+    folder = embedded_dir(full)
+    if folder is not None:
+        if not full.split("://", 1)[1].partition("?")[0].strip("/"):
+            raise StoreError(f"{full}: no folder named; pass clickhouse:///DIR (relative) or clickhouse:////DIR "
+                             "(absolute), or clickhouse://USER:PASS@HOST:8123/DB for a server")
+        check_folder(folder, "clickhouse")
+        check_embedded_folder(folder)
+    try:
+        return clickhouse_engine(full, timeout_s(BUSY_TIMEOUT_ENV), timeout_s(CONNECT_TIMEOUT_ENV),
+                                 timeout_s(STATEMENT_TIMEOUT_ENV))
+    except ArgumentError as exc:
+        raise StoreError(f"{_given(full, full)}: not a usable ClickHouse URL ({exc}); pass clickhouse:///DIR or "
+                         "clickhouse://USER:PASS@HOST:8123/DB") from None
 
 
 def _duckdb_engine(full: str, read_only: bool) -> Engine:
@@ -243,7 +266,12 @@ def write_tx(engine: Engine) -> Iterator[Connection]:
 def describe(engine: Engine) -> str:
     """The URL with any password hidden, for messages."""
     folder = lake_of(engine)
-    return f"{SCHEME}:///{folder}" if folder is not None else engine.url.render_as_string(hide_password=True)
+    if folder is not None:
+        return f"{SCHEME}:///{folder}"
+    shown = engine.url.render_as_string(hide_password=True)
+    if is_clickhouse_dialect(engine.dialect.name):  # chdb:////DIR, clickhousedb://HOST: as the user wrote them
+        return "clickhouse://" + shown.split("://", 1)[1]
+    return shown
 
 
 def lake_of(engine: Engine) -> Path | None:
@@ -261,6 +289,17 @@ def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError
     lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
     first = shorten(lines[0] if lines else type(exc).__name__, 200)
     return StoreError(f"{describe(engine)}: {doing} failed ({first}); {_advice(engine, first)}")
+
+
+def uncaught_store_error(url: str | None, exc: DBAPIError) -> StoreError:
+    """A driver error that reached the command line uncaught (a page of a SQLite file damaged after
+    it was opened, a server gone mid-query), as one line: the store, the driver's words, what to do."""
+    lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
+    first = shorten(lines[0] if lines else type(exc).__name__, 200)
+    damaged = any(w in first.lower() for w in ("malformed", "not a database", "corrupt", "disk i/o"))
+    advice = ("the file is damaged: restore it from a backup, or copy out what still reads with "
+              "`perfkit store export`" if damaged else "check the --db URL and the server, then retry")
+    return StoreError(f"{describe_url(url)}: the store failed mid-command ({first}); {advice}")
 
 
 def _timed_out(text: str) -> bool:

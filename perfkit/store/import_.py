@@ -19,6 +19,7 @@ before it compares checksums.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from perfkit.core.errors import StoreError, shorten
 from perfkit.store.api import open_store
 from perfkit.store.checksum import TableChecksum
+from perfkit.store.clickhouse_url import is_clickhouse_dialect
 from perfkit.store.engine import describe, lake_of, operational_error, write_tx
 from perfkit.store.export_check import CheckedExport, check_export
 from perfkit.store.ordered_rows import ordered_select, row_batches
@@ -68,6 +70,8 @@ def import_store(in_dir: Path, url: str | None, skip_existing: bool = False) -> 
             folder = lake_of(engine)
             if folder is not None:
                 return _import_lake(engine, folder, checked, skip_existing)
+            if is_clickhouse_dialect(engine.dialect.name):
+                return _import_clickhouse(engine, checked, skip_existing)
             return _import(engine, checked, skip_existing)
         finally:
             engine.dispose()
@@ -102,6 +106,43 @@ def _import_lake(engine: Engine, folder: Path, checked: CheckedExport, skip_exis
     folders are removed again."""
     from perfkit.store.lake_import import remove_import, write_import
 
+    def write(collected: dict[str, list[dict[str, Any]]]) -> Callable[[], None]:
+        written = write_import(folder, collected)
+        return lambda: remove_import(written)
+
+    return _import_collected(engine, checked, skip_existing, write)
+
+
+def _import_clickhouse(engine: Engine, checked: CheckedExport, skip_existing: bool) -> ImportResult:
+    """The same steps into ClickHouse (perfkit.store.clickhouse_write): the rows are collected and
+    inserted as one writer's (the runs rows last), read back and checked; on a mismatch that
+    writer's rows are deleted again."""
+    from perfkit.store.clickhouse_write import insert_tables, new_writer, remove_writer
+    from perfkit.store.lake_import import imported_tables
+
+    def write(collected: dict[str, list[dict[str, Any]]]) -> Callable[[], None]:
+        writer = new_writer()
+        tables = imported_tables(collected)
+        tables["runs"] = [{**row, "written_ns": time.time_ns()} for row in tables["runs"]]
+
+        def remove() -> None:
+            with engine.connect() as conn:
+                remove_writer(conn, writer)
+
+        try:
+            with engine.connect() as conn:
+                insert_tables(conn, tables, writer)
+        except BaseException:
+            remove()
+            raise
+        return remove
+
+    return _import_collected(engine, checked, skip_existing, write)
+
+
+def _import_collected(engine: Engine, checked: CheckedExport, skip_existing: bool,
+                      write: Callable[[dict[str, list[dict[str, Any]]]], Callable[[], None]]) -> ImportResult:
+    """Collect the rows to import, `write` them (it returns how to take them away again), read back."""
     collected: dict[str, list[dict[str, Any]]] = {}
     try:
         with engine.connect() as conn:
@@ -111,12 +152,12 @@ def _import_lake(engine: Engine, folder: Path, checked: CheckedExport, skip_exis
             plan = _plan(conn, checked, frozenset(existing))
             expected = _insert_all(conn, checked, plan,
                                    put=lambda name, params: collected.setdefault(name, []).extend(params))
-        written = write_import(folder, collected)
+        remove = write(collected)
         try:
             with engine.connect() as conn:
                 _verify(conn, engine, checked, plan, expected)
         except BaseException:
-            remove_import(written)
+            remove()
             raise
     except DBAPIError as exc:
         raise operational_error(engine, exc, "importing into the store") from None

@@ -20,34 +20,40 @@ from perfkit.store.lake_layout import RUN_PREFIX, STAGING, TABLES, arrow_schema,
 from perfkit.store.lake_write import sync_folder, write_parquet
 
 
-def write_import(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> list[Path]:
-    """Write the imported rows (table -> insert parameters, as import_ made them); the folders made."""
+def imported_tables(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The imported rows (table -> insert parameters, as import_ made them) as a lake (or a
+    ClickHouse store) keeps them: runs and metric rows with `methodology`, metric rows with their
+    samples as a list and their run's GPU, time and commit; no samples table."""
     runs = {str(r["run_id"]): r for r in rows.get("runs", [])}
     samples: dict[int, list[tuple[int, float]]] = {}
     for s in rows.get("samples", []):
         samples.setdefault(int(s["metric_id"]), []).append((int(s["idx"]), float(s["value"])))
     method = f"imported by perfkit {__version__}"
-    parts: dict[str, dict[str, list[dict[str, Any]]]] = {}
-
-    def part_of(run_id: str) -> dict[str, list[dict[str, Any]]]:
-        run = runs[run_id]
-        return parts.setdefault(partition(run["spec_hash"], str(run["gpu"])), {t: [] for t in TABLES})
-
-    for run_id, run in runs.items():
-        part_of(run_id)["runs"].append({**run, "methodology": method})
-    for table in ("points", "kernels"):
-        for row in rows.get(table, []):
-            part_of(str(row["run_id"]))[table].append(row)
+    out: dict[str, list[dict[str, Any]]] = {
+        "runs": [{**run, "methodology": method} for run in runs.values()],
+        "points": list(rows.get("points", [])), "kernels": list(rows.get("kernels", [])), "metrics": []}
     for row in rows.get("metrics", []):
         run = runs[str(row["run_id"])]
         values = [v for _, v in sorted(samples.get(int(row["id"]), []))]
-        part_of(str(row["run_id"]))["metrics"].append(
-            {**row, "samples": values, "gpu": run["gpu"], "created_epoch": run["created_epoch"],
-             "commit": run["commit"], "methodology": method})
+        out["metrics"].append({**row, "samples": values, "gpu": run["gpu"], "created_epoch": run["created_epoch"],
+                               "commit": run["commit"], "methodology": method})
+    return out
+
+
+def write_import(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Write the imported rows (table -> insert parameters, as import_ made them); the folders made."""
+    tables = imported_tables(rows)
+    runs = {str(r["run_id"]): r for r in tables["runs"]}
+    parts: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for table in TABLES:
+        for row in tables[table]:
+            run = runs[str(row["run_id"])]
+            part = parts.setdefault(partition(run["spec_hash"], str(run["gpu"])), {t: [] for t in TABLES})
+            part[table].append(row)
     made: list[Path] = []
     try:
-        for name, tables in sorted(parts.items()):
-            made.append(_write_folder(folder, name, tables))
+        for name, part_tables in sorted(parts.items()):
+            made.append(_write_folder(folder, name, part_tables))
     except BaseException:
         remove_import(made)
         raise

@@ -58,8 +58,10 @@ def check_unique(run: StoredRun) -> None:
                              "written. Two points with one key or two metrics with one name? Fix the run record")
 
 
-def run_tables(run: StoredRun) -> dict[str, pa.Table]:
-    """The lake's four tables of one run (metrics sorted by name; ids from the run id)."""
+def run_table_rows(run: StoredRun) -> dict[str, list[dict[str, object]]]:
+    """The rows of one run's four tables as a lake (and a ClickHouse store) keeps them: ids derived
+    from the run id, metric rows sorted by name holding their samples, the run's GPU, time and
+    commit, and `methodology`."""
     method = methodology(run)
     rows: dict[str, list[dict[str, object]]] = {
         "runs": [{**run_row(run), "methodology": method}],
@@ -76,8 +78,14 @@ def run_tables(run: StoredRun) -> dict[str, pa.Table]:
             table_rows = [{"id": base + i, **row} for i, row in enumerate(table_rows)]
         if table == "metrics":
             table_rows.sort(key=lambda r: str(r["name"]))
-        out[table] = pa.Table.from_pylist(table_rows, schema=arrow_schema(table))
+        out[table] = table_rows
     return out
+
+
+def run_tables(run: StoredRun) -> dict[str, pa.Table]:
+    """The lake's four tables of one run (run_table_rows as Arrow tables)."""
+    return {table: pa.Table.from_pylist(rows, schema=arrow_schema(table))
+            for table, rows in run_table_rows(run).items()}
 
 
 def write_lake_run(folder: Path, run: StoredRun) -> bool:

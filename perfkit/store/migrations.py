@@ -137,11 +137,7 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
             if engine.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
             before = current_version(conn)
-            if before > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{describe(engine)}: store schema version {before} is newer than this "
-                    f"perfkit reads ({SCHEMA_VERSION}); upgrade perfkit"
-                )
+            check_not_newer(engine, before)
             if before == 0 and engine.dialect.name == "duckdb" and target == SCHEMA_VERSION:
                 create_current(conn)  # DuckDB cannot take the steps' ALTER TABLE (duckdb_schema)
                 _set_version(conn, SCHEMA_VERSION)
@@ -157,6 +153,12 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
             return before
     except (OperationalError, ProgrammingError) as exc:
         raise operational_error(engine, exc, "migrating the store") from None
+
+
+def check_not_newer(engine: Engine, version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{describe(engine)}: store schema version {version} is newer than this "
+                         f"perfkit reads ({SCHEMA_VERSION}); upgrade perfkit")
 
 
 def _set_version(conn: Connection, version: int) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import JSON, Connection, Select, cast, func, or_, select, type_coerce
 
 from perfkit.store import schema
+from perfkit.store.clickhouse_url import is_clickhouse_dialect
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ def run_listing(conn: Connection, query: RunQuery | None = None) -> list[RunList
                      query or RunQuery(), conn.dialect.name)
     rows = conn.execute(stmt).all()
     counts: dict[str, dict[str, int]] = defaultdict(dict)
-    count_stmt = select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)
+    count_stmt = (select(p.c.run_id, p.c.status, func.count()).group_by(p.c.run_id, p.c.status)
+                  .order_by(p.c.run_id, p.c.status))  # the same order of statuses on every backend
     if query is not None and query.limit is not None:
         count_stmt = count_stmt.where(p.c.run_id.in_([x.run_id for x in rows]))
     for run_id, status, n in conn.execute(count_stmt):
@@ -80,6 +82,8 @@ def _spec_name_column(dialect: str) -> Any:
     """The spec's `name` read from its JSON in the query (PostgreSQL needs the text cast to JSON;
     SQLite's JSON functions read the text as it is)."""
     spec_json = schema.runs.c.spec_json
+    if is_clickhouse_dialect(dialect):
+        return func.JSONExtractString(spec_json, "name")
     as_json = cast(spec_json, JSON) if dialect == "postgresql" else type_coerce(spec_json, JSON)
     return as_json["name"].as_string()
 

@@ -2,7 +2,9 @@
 
 Backends by URL scheme: a plain path or `sqlite:///FILE` (the embedded default),
 `postgresql://USER@HOST/DB` (a team's server), `duckdb:///FILE` (an embedded column store for
-large histories), `lake:///DIR` (a folder of Parquet files read by DuckDB: perfkit.store.lake_read).
+large histories), `lake:///DIR` (a folder of Parquet files read by DuckDB: perfkit.store.lake_read),
+`clickhouse:///DIR` (embedded ClickHouse) or `clickhouse://USER:PASS@HOST:8123/DB` (a team's
+ClickHouse server: perfkit.store.clickhouse_url).
 
 A SQLite URL with no file (`sqlite://`, `sqlite:///:memory:`, `mode=memory`) names a store that
 is gone when perfkit exits: refused by every command (`check_persistent`), by the writers because
@@ -16,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from perfkit.core.errors import StoreError, shorten
+from perfkit.store.clickhouse_url import embedded_dir
 from perfkit.store.lake_layout import is_lake, lake_dir
 
 ENV_VAR = "PERFKIT_DB"
@@ -96,11 +99,11 @@ def duckdb_path(url: str) -> Path | None:
 
 
 def file_path(url: str) -> Path | None:
-    """The file of an embedded store (SQLite or DuckDB) or the folder of a Parquet lake, else None
-    (a server, or in memory)."""
+    """The file of an embedded store (SQLite or DuckDB) or the folder of a Parquet lake or of an
+    embedded ClickHouse, else None (a server, or in memory)."""
     if is_lake(url):
         return lake_dir(url)
-    return sqlite_path(url) or duckdb_path(url)
+    return sqlite_path(url) or duckdb_path(url) or embedded_dir(url)
 
 
 def check_persistent(value: str | None, writing: bool = True) -> str:

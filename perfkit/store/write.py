@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, Engine, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from perfkit.core.errors import StoreError
 from perfkit.store import schema
+from perfkit.store.clickhouse_url import is_clickhouse_dialect
 from perfkit.store.engine import lake_of, operational_error, write_tx
 from perfkit.store.records import StoredRun
 from perfkit.store.store_rows import (
@@ -27,12 +28,20 @@ def write_run(engine: Engine, run: StoredRun) -> bool:
 
 def write_runs(engine: Engine, runs: Sequence[StoredRun], _retry: bool = True) -> list[bool]:
     """Insert runs in ONE transaction (all or none); per run, False if its id was stored before.
-    In a Parquet lake each run is written whole on its own (perfkit.store.lake_write)."""
+    In a Parquet lake each run is written whole on its own (perfkit.store.lake_write), and so in
+    ClickHouse (perfkit.store.clickhouse_write)."""
     folder = lake_of(engine)
     if folder is not None:
         from perfkit.store.lake_write import write_lake_runs
 
         return write_lake_runs(engine, folder, runs)
+    if is_clickhouse_dialect(engine.dialect.name):
+        from perfkit.store.clickhouse_write import write_clickhouse_runs
+
+        try:
+            return write_clickhouse_runs(engine, runs)
+        except DBAPIError as exc:
+            raise operational_error(engine, exc, f"storing run {runs[0].run_id if runs else ''}") from None
     try:
         with write_tx(engine) as conn:
             out = []

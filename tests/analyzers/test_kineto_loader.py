@@ -152,6 +152,11 @@ def test_ranks_merge_and_conflicts(kineto, tmp_path: Path) -> None:
         (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1},\n {"ph": "X", "ts": 2', r"truncated at byte \d+ \(after event index 0\)"),
         (b'{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "X", "ts": 1x}]}', r"near byte \d+"),
         (b'{"traceEvents": [{"ph": "X", "ts": 1}]', r"truncated"),
+        # a header nested 100,000 deep (msgspec's RecursionError before)
+        (b'{"deviceProperties": ' + b"[" * 100_000 + b"]" * 100_000 + b', "traceEvents": [{"ph": "X", "ts": 1}]}',
+         r"header is nested too deeply"),
+        (b'{"traceEvents": [{"ph": "X", "ts": 1}], "zz": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+         r"nested too deeply"),
     ],
 )
 def test_bad_files_raise_one_line_errors(tmp_path: Path, content: bytes, pattern: str) -> None:

@@ -53,6 +53,25 @@ def test_a_moved_store_answers_runs_and_gate_alike(export_dir: tuple[str, Path],
     assert gate["metrics"]  # the gate compared something (the last run is 20% slower)
 
 
+def test_a_store_moved_into_clickhouse_and_out_again_is_the_same(export_dir: tuple[str, Path], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("chdb_sqlalchemy", reason="embedded ClickHouse needs pip install 'perfkit[clickhouse]'")
+    source, out = export_dir
+    capsys.readouterr()
+    target = f"clickhouse:///{tmp_path / 'ch'}"
+    code, text, _ = _out(capsys, "store", "import", str(out), "--db", target)
+    assert code == 0 and text.startswith("imported 6 runs (") and "counts and checksums match" in text
+    assert table_sums(target) == table_sums(source)  # ids kept as exported
+    for argv in (["runs", "--format", "json"],
+                 ["gate", "--baseline", "run04", "--candidate", "run05", "--format", "json"]):
+        assert _out(capsys, *argv, "--db", target) == _out(capsys, *argv, "--db", source)
+    assert _out(capsys, "store", "export", str(tmp_path / "again"), "--db", target)[0] == 0
+    back = f"sqlite:///{tmp_path / 'back.db'}"
+    code, text, _ = _out(capsys, "store", "import", str(tmp_path / "again"), "--db", back)
+    assert code == 0 and "counts and checksums match" in text
+    assert table_sums(back) == table_sums(source)
+
+
 def test_export_refuses_a_non_empty_folder(export_dir: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     source, out = export_dir
     capsys.readouterr()

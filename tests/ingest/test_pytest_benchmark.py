@@ -43,6 +43,10 @@ def test_without_raw_data_the_median_is_kept() -> None:
         ('{"benchmarks": [{"name": "t"}], "datetime": "2026-01-01T00:00:00"}', "benchmarks[0]: no 'stats'"),
         ('{"benchmarks": [{"name": "t", "stats": {"data": [0.1, -1]}}], "datetime": "2026-01-01"}', "finite and > 0"),
         ('{"benchmarks": [{"name": "t", "stats": {"median": 0.1}}]}', "no 'datetime'"),
+        ('{"benchmarks": [{"name": "t", "stats": {"median": 0.1}}], "datetime": "2026-01-01", "machine_info": 1e308}',
+         "machine_info is 1e+308, not an object"),
+        ('{"benchmarks": [{"name": "t", "stats": {"median": 0.1}}], "datetime": "2026-01-01", "commit_info": [1]}',
+         "commit_info is [1], not an object"),
     ],
 )
 def test_bad_files(tmp_path: Path, content: str, what: str) -> None:

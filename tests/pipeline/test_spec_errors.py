@@ -67,6 +67,11 @@ BAD_SPECS = [
      "7:13", r"listed twice"),
     ("name: t\nworkloads:\n  - kind: gemm\n    m: 1\n    n: 1\n    k: 1\n    transpose_b: [true, true]\n",
      "7:18", r"value True is listed twice"),
+    # a mapping or a list among a sweep's values is named, never a traceback (unhashable before)
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: [1, {x: 1}]\n    n: 1\n    k: 1\n",
+     "4:8", r"expected integers, got \{'x': 1\}"),
+    ("name: t\nworkloads:\n  - kind: gemm\n    m: 1\n    n: 1\n    k: 1\n    dtypes: [fp32, [bf16]]\n",
+     "7:13", r"\['bf16'\]"),
     # a huge range is sized arithmetically, never listed (this used GBs before)
     ("name: t\nworkloads:\n  - kind: gemm\n    m: {start: 1, stop: 1000000000000, step: 1}\n    n: 1\n    k: 1\n",
      "4:8", r"range has 1000000000000 values \(limit 10000\)"),

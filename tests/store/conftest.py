@@ -25,12 +25,18 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'perfkit.db'}"
 
 
-BACKENDS = ["sqlite", "postgresql", "duckdb", "lake"]
+# embedded ClickHouse starts a server in the process per connection (about 0.1 s): its tests are slow
+BACKENDS = ["sqlite", "postgresql", "duckdb", "lake", pytest.param("clickhouse", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Each store test runs on SQLite, PostgreSQL, DuckDB and the Parquet lake (a fresh one each time)."""
+    """Each store test runs on SQLite, PostgreSQL, DuckDB, the Parquet lake and embedded ClickHouse
+    (chdb; a fresh one each time)."""
+    if request.param == "clickhouse":
+        pytest.importorskip("chdb_sqlalchemy", reason="embedded ClickHouse needs pip install 'perfkit[clickhouse]'")
+        yield f"clickhouse:///{tmp_path / 'clickhouse'}"
+        return
     if request.param == "lake":
         pytest.importorskip("duckdb_engine", reason="the Parquet lake needs pip install 'perfkit[duckdb]'")
         yield f"lake:///{tmp_path / 'lake'}"

@@ -19,7 +19,7 @@ def test_fresh_store_matches_current_schema(db_url: str) -> None:
         declared = declared_columns()
         assert {"runs", "metrics", "samples", "kernels"} <= set(declared)
         assert live_columns(conn) == declared
-        if not db_url.startswith("lake"):  # a lake's tables are views over sorted Parquet files: no indexes
+        if not db_url.startswith(("lake", "clickhouse")):  # views over sorted files / MergeTree tables: no indexes
             assert live_indexes(conn, "runs") >= {"ix_runs_gpu_created"}
     engine.dispose()
 
@@ -29,6 +29,8 @@ def test_v1_store_is_migrated_with_data_kept(db_url: str) -> None:
         pytest.skip("no DuckDB store was ever at v1: DuckDB stores are created at the current version")
     if db_url.startswith("lake"):
         pytest.skip("no lake was ever at v1: a lake's files are written at the current layout, read through views")
+    if db_url.startswith("clickhouse"):
+        pytest.skip("no ClickHouse store was ever at v1: its tables and views are created at the current version")
     engine = open_engine(db_url)
     assert migrate(engine, target=1) == 0
     with engine.begin() as conn:
@@ -64,7 +66,11 @@ def test_newer_store_is_refused(db_url: str) -> None:
         pytest.skip("a lake's schema version is its reader's (views), not a row a newer perfkit could have set")
     engine = open_store(db_url)
     with engine.begin() as conn:
-        conn.exec_driver_sql(f"UPDATE perfkit_schema SET version = {SCHEMA_VERSION + 1}")
+        if db_url.startswith("clickhouse"):  # the version is a view there (UPDATE is a mutation in ClickHouse)
+            conn.exec_driver_sql("CREATE OR REPLACE VIEW perfkit_schema AS SELECT toInt64(1) AS id, "
+                                 f"toInt64({SCHEMA_VERSION + 1}) AS version")
+        else:
+            conn.exec_driver_sql(f"UPDATE perfkit_schema SET version = {SCHEMA_VERSION + 1}")
     engine.dispose()
     with pytest.raises(StoreError, match="newer than this perfkit reads"):
         open_store(db_url)
@@ -80,7 +86,7 @@ def test_foreign_database_is_refused(sqlite_url: str) -> None:
 
 
 def test_bad_url_is_a_store_error() -> None:
-    with pytest.raises(StoreError, match="unknown database scheme 'nosuchdb'; perfkit stores runs in SQLite, PostgreSQL or DuckDB"):
+    with pytest.raises(StoreError, match="unknown database scheme 'nosuchdb'; perfkit stores runs in SQLite, PostgreSQL, DuckDB or ClickHouse"):
         open_store("nosuchdb://x/y")
     with pytest.raises(StoreError, match="folder does not exist"):
         open_store("/nonexistent-dir/perfkit.db")

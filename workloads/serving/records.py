@@ -33,6 +33,9 @@ class RequestRecord:
     token_times_s: tuple[float, ...] = ()  # arrival of every output token (see above)
     chunk_times_s: tuple[float, ...] = ()  # arrival of every chunk that carried tokens
     chunk_tokens: tuple[int, ...] = ()  # tokens in each of those chunks
+    # when the kernel received the read that carried each of those chunks (client/rx_stamps.py;
+    # same clock and origin); () where the reads were not stamped
+    chunk_rx_s: tuple[float, ...] = ()
     end_s: float | None = None  # the stream's end ([DONE] or close) as received
     input_tokens: int = 0  # prompt tokens (the server's usage when given, else the client's count)
     output_tokens: int = 0  # generated tokens (usage when given, else the count of token_times_s)

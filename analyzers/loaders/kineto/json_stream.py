@@ -135,6 +135,9 @@ class _Reader:
 def _decode_meta(text: bytes, path: Path, where: str) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(text)
+    except RecursionError:  # nested thousands deep: no trace's header or footer is
+        raise TraceError(f"{path}: the trace's {where} is nested too deeply to be a trace's; re-export the "
+                         "trace") from None
     except msgspec.DecodeError as exc:
         try:  # the standard library reads NaN / Infinity (and numbers beyond float range)
             value = json.loads(text)

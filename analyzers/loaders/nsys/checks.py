@@ -108,6 +108,27 @@ class Clean:
 
 
 Bound = Clean | str  # a describing column, or SQL over columns the rules check (`"end" - "start"`)
+DUR = '"end" - "start"'
+
+
+@dataclass(frozen=True)
+class FirstOf:
+    """The first usable value among several describing columns (a kernel's name ids), else -1."""
+
+    cleans: tuple[Clean, ...]
+
+    def present(self, check: TableCheck) -> list[Clean]:
+        found = [c for c in self.cleans if check.export.has(check.table, c.column)]
+        if not found:
+            check.export.require(check.table, (self.cleans[0].column,))
+        return found
+
+    def sql(self, check: TableCheck) -> str:
+        present = self.present(check)
+        if check.clean:
+            return f"COALESCE({', '.join(q(c.column) for c in present)}, -1)"
+        whens = " ".join(f"WHEN {c.ok()} THEN {q(c.column)}" for c in present)
+        return f"CASE {whens} ELSE -1 END"
 
 
 @dataclass
@@ -134,6 +155,7 @@ class TableCheck:
     dropped: dict[str, int] = field(default_factory=dict)  # "TABLE.column what" -> rows
     coerced: dict[str, int] = field(default_factory=dict)  # "TABLE.column: not ... read as -1" -> values
     _first: dict[int, int] = field(default_factory=dict)  # rule index -> rowid of its first row
+    trusted: bool = False  # read the fast way (analyzers.loaders.nsys.trusted): no scan, chunks verified
 
     def __post_init__(self) -> None:
         self.rules = [r for r in self.rules if self.export.has(self.table, r.column)]
@@ -154,9 +176,11 @@ class TableCheck:
         parts += [f"{q(c)} IS NOT NULL" for c in self.unfinished]
         return f"WHERE {' AND '.join(parts)}" if parts else ""
 
-    def sql(self, item: Bound) -> str:
+    def sql(self, item: Bound | FirstOf) -> str:
         """SQL of a bound or describing column as read: NULL (and, in a table that needs it, an
         unusable value) as the default."""
+        if isinstance(item, FirstOf):
+            return item.sql(self)
         if isinstance(item, str):
             return item
         if not self.export.has(self.table, item.column):
@@ -164,6 +188,18 @@ class TableCheck:
         if self.clean:
             return f"COALESCE({q(item.column)}, {item.default})"
         return item.sql(self.export, self.table)
+
+    def trust(self) -> TableCheck:
+        """No scan: the table is read the fast way, every chunk verified (`trusted.verify`), and a
+        damaged one read again checked. Rows: the table's (a scoped table's are counted as read)."""
+        self.trusted = True
+        if not self.scope:
+            self.total = self.kept = self.export.count(self.table)
+        return self
+
+    def start(self) -> TableCheck:
+        """`trust()` when the export is read the fast way, else `run()`."""
+        return self.trust() if self.export.trusting else self.run()
 
     def run(self) -> TableCheck:
         """Scan once; when a row needs it, count kept, dropped (by rule) and coerced (by column)."""

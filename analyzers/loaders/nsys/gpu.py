@@ -27,17 +27,20 @@ import numpy.typing as npt
 
 from perfkit.analyzers.event_table import Kind, int_dtype_for
 from perfkit.analyzers.loaders.nsys.checks import (
+    DUR,
     INT32_MAX,
     INT64_MAX,
     UINT32_MAX,
     Bound,
     Clean,
+    FirstOf,
     TableCheck,
     integer_rules,
     time_rules,
 )
 from perfkit.analyzers.loaders.nsys.names import Names, api_name
 from perfkit.analyzers.loaders.nsys.schema import Export
+from perfkit.analyzers.loaders.nsys.trusted import Item, structured
 from perfkit.analyzers.row_codes import Interner, per_row
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -68,6 +71,7 @@ MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 
              6: "Managed Static", 7: "Unknown"}  # fmt: skip
 
 Columns = dict[str, npt.NDArray[Any]]
+Sinks = dict[str, Any]  # column -> where a reader writes its rows (`len`, `[a:b] = values`)
 
 # columns each GPU table fills in the event table (`into` views) besides its own derived ones
 DIRECT = ("ts_ns", "dur_ns", "device", "stream", "correlation")
@@ -76,6 +80,7 @@ _CORRELATION = Clean("correlationId", 0, UINT32_MAX)
 _PROCESS = Clean("globalPid", 0, INT64_MAX)
 _BYTES = Clean("bytes", 0, INT64_MAX)
 _KIND_COLUMNS = {MEMCPY: ("copyKind", "srcKind", "dstKind"), MEMSET: ("memKind",)}
+_NAMES = FirstOf(tuple(Clean(c, 0, INT64_MAX) for c in NAME_COLUMNS))
 
 
 def _config_cleans() -> list[Clean]:
@@ -100,41 +105,34 @@ def gpu_check(export: Export, table: str) -> TableCheck:
         else:
             cleans += [_BYTES] + [Clean(c, 0, INT32_MAX) for c in _KIND_COLUMNS[table]]
             bounds["bytes"] = _BYTES
-        found = export.memo[("check", table)] = TableCheck(export, table, rules, cleans, bounds=bounds).run()
+        found = export.memo[("check", table)] = TableCheck(export, table, rules, cleans, bounds=bounds).start()
     assert isinstance(found, TableCheck)
     return found
 
 
-def _base(check: TableCheck) -> dict[str, tuple[str, Any]]:
+Items = dict[str, tuple[Item, Any]]  # name -> (what is read, dtype: None when only fed)
+
+
+def _base() -> Items:
     return {
         "ts_ns": ('"start"', np.int64),
-        "dur_ns": ('"end" - "start"', np.int64),
+        "dur_ns": (DUR, np.int64),
         "device": ('"deviceId"', np.int32),
         "stream": ('"streamId"', np.int64),
-        "correlation": (check.sql(_CORRELATION), np.int64),
-        "process": (check.sql(_PROCESS), None),  # interned while read (`Interner`)
+        "correlation": (_CORRELATION, np.int64),
+        "process": (_PROCESS, None),  # interned while read (`Interner`)
     }
 
 
-_GPU_BOUNDS = ("stream", "device", "correlation", "dur_ns", "bytes")
+def _read(export: Export, table: str, check: TableCheck, cols: Items, out: Sinks,
+          feed: Callable[[npt.NDArray[Any]], None]) -> None:
+    """`cols` of the checked rows of `table` into `out` and `feed`, read the checked or the fast way."""
+    source = structured(check, cols) if check.trusted else None
+    export.read(table, sql_items(check, cols), where=check.where, out=out, feed=feed, chunks=source)
 
 
-def gpu_bounds(export: Export, table: str) -> dict[str, tuple[int, int] | None]:
-    """(min, max) of the stream, device, correlation, duration (and bytes) columns of a GPU
-    table's kept rows."""
-    found = gpu_check(export, table).found
-    return {k: found[k] for k in _GPU_BOUNDS if k in found}
-
-
-def _name_sql(export: Export, check: TableCheck) -> str:
-    """SQL: the kernel's first usable string id among NAME_COLUMNS, else -1."""
-    present = [c for c in NAME_COLUMNS if export.has(KERNEL, c)]
-    if not present:
-        export.require(KERNEL, ("demangledName",))
-    if check.clean:
-        return f"COALESCE({', '.join(chr(34) + c + chr(34) for c in present)}, -1)"
-    whens = " ".join(f"WHEN {Clean(c, 0, INT64_MAX).ok()} THEN \"{c}\"" for c in present)
-    return f"CASE {whens} ELSE -1 END"
+def sql_items(check: TableCheck, cols: Items) -> dict[str, tuple[str, Any]]:
+    return {k: (check.sql(item), dt) for k, (item, dt) in cols.items()}
 
 
 _UNNAMED_BY = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers", "static_smem_bytes")
@@ -170,19 +168,22 @@ def _unnamed(c: tuple[int, ...]) -> str:
     return f"<unnamed kernel: grid {part(c[0:3])}, block {part(c[3:6])}, {regs} registers, {smem} B static shared>"
 
 
-def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_kernels(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Kernels: DIRECT columns and name_id written into `into`; returns `process` and `config`
     interned (`Interner.result()`: the distinct values and each row's code; `config` holds
     KERNEL_CONFIG, a few hundred distinct launch configurations for millions of kernels) and
     `unnamed` (the kernels named by their launch configuration)."""
     check = gpu_check(export, KERNEL)
-    cols = _base(check)
-    cols["name_sid"] = (_name_sql(export, check), None)
+    cols = _base()
+    cols["name_sid"] = (_NAMES, None)
     config_cleans = dict(zip(KERNEL_CONFIG, _config_cleans(), strict=True))
     n = len(into["ts_ns"])
-    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) for k in KERNEL_CONFIG}, n)  # narrowest
+    # narrowest: from the checks' bounds when they scanned the table, else from the values fed
+    config = Interner({k: int_dtype_for(*(check.found[k] or (-1, -1))) if k in check.found else np.dtype(np.int64)
+                       for k in KERNEL_CONFIG}, n)
+    seen = dict.fromkeys(KERNEL_CONFIG, (-1, -1))
     for extra, clean in config_cleans.items():
-        cols[extra] = (check.sql(clean), None)
+        cols[extra] = (clean, None)
     process = Interner({"process": np.int64}, n)
     name_id = _Filler(into["name_id"])
     unnamed = Unnamed(names)
@@ -196,16 +197,20 @@ def read_kernels(export: Export, names: Names, into: Columns) -> dict[str, Any]:
         name_id.add(ids)
         process.add([chunk["process"]])
         config.add([chunk[k] for k in KERNEL_CONFIG])
+        for k, (lo, hi) in seen.items():
+            seen[k] = min(lo, int(chunk[k].min())), max(hi, int(chunk[k].max()))
 
-    export.read(KERNEL, cols, where=check.where, out={k: into[k] for k in DIRECT}, feed=feed)
+    _read(export, KERNEL, check, cols, {k: into[k] for k in DIRECT}, feed)
     into["kind"][:] = int(Kind.KERNEL)
-    return {"process": process.result(), "config": config.result(), "unnamed": unnamed}
+    values, code = config.result()
+    values = {k: v.astype(int_dtype_for(*seen[k]), copy=False) for k, v in values.items()}
+    return {"process": process.result(), "config": (values, code), "unnamed": unnamed}
 
 
 class _Filler:
     """Writes consecutive parts into an array."""
 
-    def __init__(self, out: npt.NDArray[Any]) -> None:
+    def __init__(self, out: Any) -> None:
         self.out, self.pos = out, 0
 
     def add(self, values: npt.NDArray[Any]) -> None:
@@ -213,7 +218,7 @@ class _Filler:
         self.pos += len(values)
 
 
-def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], into: Columns, names: Names,
+def _read_named(export: Export, table: str, cols: Items, into: Sinks, names: Names,
                 fmt: Callable[[tuple[int, ...]], str]) -> dict[str, Any]:
     """A copy / set table: DIRECT and bytes into `into`, name_id from the interned kind columns
     (named by `fmt` once per distinct combination); returns `process` interned."""
@@ -221,7 +226,7 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
     kind_cols = _KIND_COLUMNS[table]
     check = gpu_check(export, table)
     for column in kind_cols:
-        cols[column] = (check.sql(Clean(column, 0, INT32_MAX)), None)
+        cols[column] = (Clean(column, 0, INT32_MAX), None)
     kinds = Interner(dict.fromkeys(kind_cols, np.int64), n)
     process = Interner({"process": np.int64}, n)
 
@@ -229,7 +234,7 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
         kinds.add([chunk[c] for c in kind_cols])
         process.add([chunk["process"]])
 
-    export.read(table, cols, where=check.where, out={k: into[k] for k in (*DIRECT, "bytes")}, feed=feed)
+    _read(export, table, check, cols, {k: into[k] for k in (*DIRECT, "bytes")}, feed)
     distinct, code = kinds.result()
     rows = [tuple(r) for r in np.stack(list(distinct.values()), axis=1).tolist()] if distinct else []
     ids = {r: names.intern(fmt(r)) for r in sorted(set(rows))}  # names numbered in the codes' order
@@ -238,11 +243,10 @@ def _read_named(export: Export, table: str, cols: dict[str, tuple[str, Any]], in
     return {"process": process.result()}
 
 
-def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_memcpy(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Copies: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    check = gpu_check(export, MEMCPY)
-    cols = _base(check)
-    cols["bytes"] = (check.sql(_BYTES), np.int64)
+    cols = _base()
+    cols["bytes"] = (_BYTES, np.int64)
 
     def name(code: tuple[int, ...]) -> str:
         kind = COPY_KINDS.get(code[0], f"kind {code[0]}")
@@ -255,11 +259,10 @@ def read_memcpy(export: Export, names: Names, into: Columns) -> dict[str, Any]:
     return out
 
 
-def read_memset(export: Export, names: Names, into: Columns) -> dict[str, Any]:
+def read_memset(export: Export, names: Names, into: Sinks) -> dict[str, Any]:
     """Memsets: DIRECT columns, bytes and name_id written into `into`; returns `process` interned."""
-    check = gpu_check(export, MEMSET)
-    cols = _base(check)
-    cols["bytes"] = (check.sql(_BYTES), np.int64)
+    cols = _base()
+    cols["bytes"] = (_BYTES, np.int64)
     out = _read_named(export, MEMSET, cols, into, names,
                       lambda c: "Memset" if c[0] < 0 else f"Memset ({MEM_KINDS.get(c[0], c[0])})")
     into["kind"][:] = int(Kind.MEMSET)
@@ -280,24 +283,18 @@ def runtime_check(export: Export) -> TableCheck:
         rules = time_rules() + integer_rules("globalTid", 0, INT64_MAX)
         bounds: dict[str, Bound] = {"correlation": _CORRELATION, "dur_ns": '"end" - "start"'}
         found = export.memo[("check", RUNTIME)] = TableCheck(export, RUNTIME, rules, [_CORRELATION, _NAME_ID],
-                                                             bounds=bounds).run()
+                                                             bounds=bounds).start()
     assert isinstance(found, TableCheck)
     return found
 
 
-def runtime_columns(check: TableCheck) -> dict[str, tuple[str, Any]]:
-    return {
-        "ts_ns": ('"start"', np.int64),
-        "dur_ns": ('"end" - "start"', np.int64),
-        "global_tid": ('"globalTid"', np.int64),
-        "correlation": (check.sql(_CORRELATION), np.int64),
-        "name_sid": (check.sql(_NAME_ID), np.int64),
-    }
-
-
-def runtime_bounds(export: Export) -> dict[str, tuple[int, int] | None]:
-    """(min, max) of the correlation and duration of the API calls read."""
-    return dict(runtime_check(export).found)
+RUNTIME_COLUMNS: Items = {
+    "ts_ns": ('"start"', np.int64),
+    "dur_ns": (DUR, np.int64),
+    "global_tid": ('"globalTid"', np.int64),
+    "correlation": (_CORRELATION, np.int64),
+    "name_sid": (_NAME_ID, np.int64),
+}
 
 
 def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
@@ -306,8 +303,9 @@ def runtime_chunks(export: Export, names: Names) -> Iterator[Columns]:
     if RUNTIME not in export.tables:
         return
     check = runtime_check(export)
-    cols = runtime_columns(check)
-    for chunk in export.chunks(RUNTIME, cols, check.where):
+    cols = RUNTIME_COLUMNS
+    source = structured(check, cols) if check.trusted else export.chunks(RUNTIME, sql_items(check, cols), check.where)
+    for chunk in source:
         out = {k: chunk[k] for k in cols if k != "name_sid"}
         out["name_id"] = names.from_string_ids(chunk["name_sid"], api_name, missing=UNNAMED_CALL)
         yield out

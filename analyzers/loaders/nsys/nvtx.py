@@ -16,6 +16,7 @@ that is not an integer reads as the default domain, a textId that is not a strin
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from perfkit.analyzers.loaders.nsys.checks import (
+    DUR,
     INT64_MAX,
     Clean,
     Rule,
@@ -34,6 +36,7 @@ from perfkit.analyzers.loaders.nsys.checks import (
 )
 from perfkit.analyzers.loaders.nsys.names import Names, no_name
 from perfkit.analyzers.loaders.nsys.schema import Export, as_text
+from perfkit.analyzers.loaders.nsys.trusted import TrustedRead, value
 
 NVTX = "NVTX_EVENTS"
 PUSH_POP, START_END, DOMAIN_CREATE = 59, 60, 75
@@ -63,7 +66,7 @@ def nvtx_check(export: Export) -> TableCheck:
              Rule("end", "NULL (the range did not end)", '"end" IS NULL', ("start", "end"), ("null",)),
              *time_rules(), *integer_rules("globalTid", 0, INT64_MAX)]
     scope = f'NOT {is_int("eventType")} OR {_RANGE}'
-    return TableCheck(export, NVTX, rules, [_DOMAIN, _TEXT_ID], scope, bounds={"dur_ns": '"end" - "start"'}).run()
+    return TableCheck(export, NVTX, rules, [_DOMAIN, _TEXT_ID], scope, bounds={"dur_ns": DUR}).start()
 
 
 def _domain_names(export: Export, names: Names) -> dict[int, str]:
@@ -99,8 +102,8 @@ class NvtxScan:
         self.present = NVTX in export.tables
         self.keys: dict[tuple[int, Any], int] = {}  # (domain, text bytes or string id) -> local code
         self.n = 0
-        self.dur_bounds: tuple[int, int] | None = None  # (min, max) duration of the kept ranges
         self.check: TableCheck | None = None
+        self.fast: TrustedRead | None = None
         if not self.present:
             return
         export.require(NVTX, ("start", "end", "eventType", "globalTid"))
@@ -108,21 +111,47 @@ class NvtxScan:
         text, text_id = _text_exprs(export, check.sql(_TEXT_ID))
         domain = check.sql(_DOMAIN)
         where = check.where
-        self.n, self.dur_bounds = check.kept, check.found["dur_ns"]
+        self.n = check.kept
         self.sql = f'SELECT "start", "end" - "start", "globalTid", {domain}, {text}, {text_id} FROM {NVTX} {where}'
+        if check.trusted:  # room for every event (ranges are counted as read), the rows verified as read
+            self.n = export.count(NVTX)
+            self.fast = TrustedRead(check, extra=(text,))
 
     def chunks(self) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
         if not self.present:
             return
-        put, keys = self.keys.setdefault, self.keys
+        check = self.check
+        assert check is not None
+        if self.fast is not None:
+            for raw, (txt,) in self.fast.chunks():
+                m, ts = len(txt), raw["start"]
+                domains, ids = value(check, _DOMAIN, raw, m), value(check, _TEXT_ID, raw, m)
+                yield ts, raw["end"] - ts, raw["globalTid"], self._codes(domains, txt, ids)
+            check.total = check.kept = self.fast.rows
+            return
         for rows in self.export.iter_rows(self.sql):
             m = len(rows)
             start, dur, tid, dom, txt, sid = zip(*rows, strict=True)
             del rows
-            codes = np.fromiter((put((d, t if t else i), len(keys)) for d, t, i in zip(dom, txt, sid, strict=True)),
-                                dtype=np.int32, count=m)
+            codes = self._codes(np.fromiter(dom, dtype=np.int64, count=m), txt, np.fromiter(sid, dtype=np.int64, count=m))
             yield (np.fromiter(start, dtype=np.int64, count=m), np.fromiter(dur, dtype=np.int64, count=m),
                    np.fromiter(tid, dtype=np.int64, count=m), codes)
+
+    def _codes(self, dom: npt.NDArray[np.int64], txt: tuple[Any, ...], sid: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+        """Each range's local code: one per distinct (domain, text, else string id), numbered in the
+        order first seen (the chunk's keys hashed by dict operations in C; Python only per new key)."""
+        if None in txt or b"" in txt:  # no text: the string id names the range
+            ids = sid.tolist()
+            named: Any = [t if t else i for t, i in zip(txt, ids, strict=True)]
+        else:
+            named = txt
+        one = dom[0] == dom[-1] and bool((dom == dom[0]).all())  # the usual: one domain
+        domains: Any = itertools.repeat(int(dom[0]), len(dom)) if one else dom.tolist()
+        rows = list(zip(domains, named, strict=True))
+        keys = self.keys
+        new = [k for k in dict.fromkeys(rows) if k not in keys]  # numbered in the order first seen
+        keys.update(zip(new, range(len(keys), len(keys) + len(new)), strict=True))
+        return np.fromiter(map(keys.__getitem__, rows), dtype=np.int32, count=len(rows))
 
     def name_lut(self) -> npt.NDArray[np.int32]:
         return _resolve(self.export, self.names, list(self.keys))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ class Export:
     tables: dict[str, set[str]] = field(default_factory=dict)
     known_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (table, WHERE) -> rows
     memo: dict[Any, Any] = field(default_factory=dict)  # what the readers learnt once (table checks)
+    trusting: bool = False  # tables read the fast way (analyzers.loaders.nsys.trusted)
 
     def has(self, table: str, column: str | None = None) -> bool:
         return table in self.tables and (column is None or column in self.tables[table])
@@ -106,23 +107,25 @@ class Export:
         return f'"{column}"' if default is None else f'COALESCE("{column}", {default})'
 
     def read(self, table: str, columns: dict[str, tuple[str, Any]], where: str = "",
-             out: dict[str, npt.NDArray[Any]] | None = None,
-             feed: Callable[[npt.NDArray[Any]], None] | None = None) -> dict[str, npt.NDArray[Any]]:
+             out: dict[str, Any] | None = None,
+             feed: Callable[[npt.NDArray[Any]], None] | None = None,
+             chunks: Iterable[npt.NDArray[Any]] | None = None) -> dict[str, npt.NDArray[Any]]:
         """{name: array} for `columns` = {name: (SQL expression, dtype)}, CHUNK_ROWS rows at a time.
 
         `out` may hold a destination (e.g. a slice of a larger table) for some of the names, as
         long as the query's row count; the caller makes sure its dtype holds the values.
         `feed`, when given, receives every chunk (a structured array of all the columns) in
-        order; a column whose dtype is None is only fed, not stored."""
+        order; a column whose dtype is None is only fed, not stored. `chunks`: those chunks instead
+        of the SQL of `columns` (the same names)."""
         n = self.count(table, where)
-        dest = dict(out or {})
+        dest: dict[str, Any] = dict(out or {})
         if any(len(v) != n for v in dest.values()):
             raise self.fail(f"table {table} changed while it was read; {REEXPORT}")
         for name, (_, dt) in columns.items():
             if name not in dest and dt is not None:
                 dest[name] = np.empty(n, dtype=dt)
         pos = 0
-        for chunk in self.chunks(table, columns, where):
+        for chunk in self.chunks(table, columns, where) if chunks is None else chunks:
             m = len(chunk)
             if pos + m > n:
                 raise self.fail(f"table {table} changed while it was read; {REEXPORT}")

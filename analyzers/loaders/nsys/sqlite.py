@@ -49,19 +49,19 @@ from perfkit.analyzers.loaders.nsys.gpu import (
     RUNTIME,
     Columns,
     Unnamed,
-    gpu_bounds,
     gpu_check,
     read_kernels,
     read_memcpy,
     read_memset,
-    runtime_bounds,
     runtime_check,
     runtime_chunks,
 )
 from perfkit.analyzers.loaders.nsys.names import Names
 from perfkit.analyzers.loaders.nsys.nvtx import NVTX, NvtxRows, NvtxScan, read_nvtx
 from perfkit.analyzers.loaders.nsys.schema import REEXPORT, Export, as_text, open_export
+from perfkit.analyzers.loaders.nsys.trusted import Damaged
 from perfkit.analyzers.loaders.nsys.unread import unread_event_tables
+from perfkit.analyzers.memory.gc_paused import gc_paused
 from perfkit.analyzers.row_codes import per_row
 from perfkit.core.errors import TraceError
 from perfkit.core.memory import map_large_blocks, release_freed
@@ -158,36 +158,44 @@ GPU_READERS = ((KERNEL, read_kernels), (MEMCPY, read_memcpy), (MEMSET, read_mems
 _OS_ID_MAX = 0xFFFFFF  # pid and tid are 24-bit fields of globalTid
 
 
-def _dtypes(export: Export, rank_offset: int, nvtx_dur: tuple[int, int] | None) -> dict[str, Any]:
-    """Each stored column's dtype: the smallest that holds the kept rows' values (from SQL bounds)."""
-    lo = dict.fromkeys(("stream", "device", "correlation", "bytes", "dur_ns"), -1)
-    hi = dict(lo)
-    bounds = [gpu_bounds(export, t) for t, _ in GPU_READERS if t in export.tables]
-    if RUNTIME in export.tables:
-        bounds.append(runtime_bounds(export))
-    bounds.append({"dur_ns": nvtx_dur})
-    for found in bounds:
-        for k, b in found.items():
-            if b is not None:
-                lo[k], hi[k] = min(lo[k], b[0]), max(hi[k], b[1])
-    dtypes = dict(COLUMNS)
-    dtypes.update({k: int_dtype_for(lo[k], hi[k]) for k in lo})
-    dtypes["pid"] = int_dtype_for(-1, _OS_ID_MAX)
-    dtypes["tid"] = int_dtype_for(lo["stream"], max(hi["stream"], _OS_ID_MAX))  # GPU rows: the stream
-    dtypes["rank"] = int_dtype_for(lo["device"] + rank_offset, hi["device"] + rank_offset)
-    return dtypes
-
+# columns whose dtype the values written decide (the smallest that holds them, and -1): every
+# value offered is fitted, also of rows left out afterwards (copies, processes without GPU work)
+_SIZED = ("stream", "device", "correlation", "bytes", "dur_ns", "tid", "rank")
 
 # columns an nsys table never fills: one shared read-only -1 per column instead of n copies
 _CONSTANT = ("external_id", "dims_id", "types_id", "concrete_id", "comm_id")
 
 
 class _Assembly:
-    """The table's columns, allocated once (narrow dtypes) and filled part by part in place."""
+    """The table's columns, allocated once (narrow dtypes) and filled part by part in place; a
+    column of `_SIZED` is widened (one copy) when a value written does not fit its dtype, so
+    nothing needs the values' bounds before they are read."""
 
-    def __init__(self, n: int, dtypes: dict[str, Any]) -> None:
+    def __init__(self, n: int, rank_offset: int) -> None:
         self.n, self.pos = n, 0
+        self.range = dict.fromkeys(_SIZED, (-1, -1))
+        self.range["tid"] = (-1, _OS_ID_MAX)  # CPU rows: the OS thread id; GPU rows: the stream
+        self.range["rank"] = (rank_offset - 1, rank_offset - 1)
+        dtypes = dict(COLUMNS)
+        dtypes["pid"] = int_dtype_for(-1, _OS_ID_MAX)
+        dtypes.update({k: int_dtype_for(*r) for k, r in self.range.items()})
         self.cols = {k: np.full(n, -1, dtype=dtypes[k]) for k in COLUMNS if k not in _CONSTANT}
+
+    def fit(self, k: str, values: Any) -> None:
+        """Widen column `k` when `values` (about to be written, or read and left out) need it."""
+        if k not in self.range or np.size(values) == 0:
+            return
+        lo, hi = self.range[k]
+        a, b = int(np.min(values)), int(np.max(values))
+        if a < lo or b > hi:
+            self.range[k] = lo, hi = min(lo, a), max(hi, b)
+            dt = int_dtype_for(lo, hi)
+            if dt.itemsize > self.cols[k].dtype.itemsize:
+                self.cols[k] = self.cols[k].astype(dt)
+
+    def write(self, k: str, a: int, b: int, values: Any) -> None:
+        self.fit(k, values)
+        self.cols[k][a:b] = values
 
     def reserve(self, rows: int) -> None:
         """Room for `rows` more rows (columns grown in place, one at a time)."""
@@ -204,17 +212,16 @@ class _Assembly:
         except ValueError:
             self.cols[k] = np.resize(self.cols[k], n)
 
-    def view(self, m: int) -> Columns:
+    def view(self, m: int) -> dict[str, _Slot]:
         """The next `m` rows of every column, to be written by a reader; then `advance(m)`."""
-        return {k: v[self.pos : self.pos + m] for k, v in self.cols.items()}
+        return {k: _Slot(self, k, self.pos, m) for k in self.cols}
 
     def advance(self, m: int) -> None:
         self.pos += m
 
     def add(self, m: int, **values: Any) -> None:
-        sl = slice(self.pos, self.pos + m)
         for k, v in values.items():
-            self.cols[k][sl] = v
+            self.write(k, self.pos, self.pos + m, v)
         self.pos += m
 
     def keep(self, first: int, keep: npt.NDArray[np.bool_]) -> None:
@@ -235,6 +242,25 @@ class _Assembly:
             self.n = n
         const = {k: np.broadcast_to(np.asarray(-1, dtype=np.int8), (n,)) for k in _CONSTANT}
         return {k: self.cols[k] if k in self.cols else const[k] for k in COLUMNS}
+
+
+class _Slot:
+    """Rows `first`.. `first + m` of one column of an `_Assembly`, written through it (so the
+    column widens when a value needs it); `values` reads them back."""
+
+    def __init__(self, table: _Assembly, k: str, first: int, m: int) -> None:
+        self.table, self.k, self.first, self.m = table, k, first, m
+
+    def __len__(self) -> int:
+        return self.m
+
+    def __setitem__(self, at: slice, values: Any) -> None:
+        a, b, _ = at.indices(self.m)
+        self.table.write(self.k, self.first + a, self.first + b, values)
+
+    @property
+    def values(self) -> npt.NDArray[Any]:
+        return self.table.cols[self.k][self.first : self.first + self.m]
 
 
 _Interned = tuple[dict[str, npt.NDArray[Any]], npt.NDArray[Any] | None]  # Interner.result()
@@ -280,8 +306,8 @@ def _read_gpu(export: Export, names: Names, table: _Assembly, rank_offset: int,
         mine = reader(export, names, into)
         procs, code = mine["process"]
         into["pid"][:] = per_row(os_pid(procs["process"]), code)
-        into["tid"][:] = into["stream"]
-        into["rank"][:] = into["device"].astype(np.int64) + rank_offset
+        into["tid"][:] = into["stream"].values
+        into["rank"][:] = into["device"].values.astype(np.int64) + rank_offset
         del into
         table.advance(m)
         keep = _drop_copies(table, first, _GPU_IDENTITY, name, found)
@@ -315,12 +341,24 @@ def _refuse_unusable(export: Export, check: TableCheck) -> None:
 def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
     """Load one nsys SQLite export (raises TraceError with one line for anything unreadable).
 
-    Memory: the table's columns are allocated once at their narrow dtypes and every part is
-    written into them chunk by chunk (CHUNK_ROWS rows of SQL at a time)."""
+    Read the fast way first (analyzers.loaders.nsys.trusted: every chunk verified as fetched, no
+    SQL pre-scan); an export with a row the checks would leave out or clean is read again with
+    the checks' SQL scan, counts and filters. Memory: the table's columns are allocated once at
+    narrow dtypes and every part is written into them chunk by chunk (CHUNK_ROWS rows at a time)."""
     path = Path(path)
     map_large_blocks()  # the table's and the analyses' arrays go back to the OS when freed
+    with gc_paused():  # millions of SQL row tuples, no cycles: the collector would walk them all
+        try:
+            return _load(path, rank_offset, trusting=True)
+        except Damaged:
+            pass  # outside the handler: the first try's arrays are freed before the second read
+        return _load(path, rank_offset, trusting=False)
+
+
+def _load(path: Path, rank_offset: int, trusting: bool) -> EventTable:
     found = Findings()
     with open_export(path) as export:
+        export.trusting = trusting
         _check(export)
         checks = [gpu_check(export, t) for t, _ in GPU_READERS if t in export.tables]
         _refuse_unusable(export, checks[0])
@@ -334,7 +372,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
             found.add(check)
         n_runtime = runtime_check(export).kept if RUNTIME in export.tables else 0
         n_gpu = sum(gpu_check(export, t).kept for t, _ in GPU_READERS if t in export.tables)
-        table = _Assembly(n_gpu + n_runtime + scan.n, _dtypes(export, rank_offset, scan.dur_bounds))
+        table = _Assembly(n_gpu + n_runtime + scan.n, rank_offset)
         (extra, config_code), n_kernels, (procs, process), unnamed = _read_gpu(export, names, table, rank_offset, found)
         n_gpu = table.pos
         devices = _Devices(procs, process, table.cols["correlation"][:n_gpu], table.cols["device"][:n_gpu])
@@ -342,6 +380,7 @@ def load_nsys(path: str | Path, rank_offset: int = 0) -> EventTable:
         _add_runtime(table, runtime_chunks(export, names), devices, rank_offset, found)
         if any(len(d) > 1 for d in devices.devices.values()):  # ranges repeat per GPU: read them first
             nvtx = read_nvtx(scan)
+            table.fit("dur_ns", nvtx.dur_ns)  # every range read sizes the column
             code, copies = _nvtx_copies(path, nvtx, devices, found)
             table.reserve(int(copies.sum()))
             _add_nvtx(table, nvtx, devices, code, copies, rank_offset)
@@ -400,6 +439,8 @@ def _add_runtime(table: _Assembly, chunks: Iterator[Columns], devices: _Devices,
     lost = 0
     for chunk in chunks:
         dev = devices.of_calls(chunk["global_tid"] & _PID_MASK, chunk["correlation"])
+        table.fit("correlation", chunk["correlation"])  # every call read sizes the columns
+        table.fit("dur_ns", chunk["dur_ns"])
         keep = dev >= 0
         if not keep.all():
             lost += int((~keep).sum())
@@ -419,6 +460,7 @@ def _stream_nvtx(table: _Assembly, scan: NvtxScan, devices: _Devices, rank_offse
     lost = 0
     for ts, dur, gtid, codes in scan.chunks():
         code = devices.code(gtid & _PID_MASK)
+        table.fit("dur_ns", dur)  # every range read sizes the column
         keep = code >= 0
         if not keep.all():
             lost += int((~keep).sum())

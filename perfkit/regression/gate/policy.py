@@ -35,6 +35,10 @@ TOP_KEYS = ("defaults", "correction", "fail_on", "known_noise_fails", "metrics")
 _FLOAT_KEYS = ("min_effect", "max_p", "noise_limit", "assumed_run_spread", "assumed_spread_factor",
                "min_effect_spreads")
 _RULE_KEYS = (*_FLOAT_KEYS, "direction", "ignore")
+# the largest value each threshold can sensibly take (shares of the level, a log-scale spread, a
+# factor, a count of spreads): above them a policy is a typo, and the statistics would overflow
+_UPPER = {"min_effect": 100.0, "noise_limit": 100.0, "assumed_run_spread": 10.0, "assumed_spread_factor": 1000.0,
+          "min_effect_spreads": 1000.0}
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,10 @@ def _overrides(doc: YamlDoc, loc: list[str | int], body: Any, allow_ignore: bool
         if key in _FLOAT_KEYS:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise doc.error(where, f"{key} must be a number, got {value!r}")
-            limit_ok = 0.0 < value < 1.0 if key == "max_p" else value >= 0.0
+            limit_ok = 0.0 < value < 1.0 if key == "max_p" else 0.0 <= value <= _UPPER[key]
             if not limit_ok:
-                raise doc.error(where, f"{key} = {value} is out of range ({'0 < max_p < 1' if key == 'max_p' else '>= 0'})")
+                rule = "0 < max_p < 1" if key == "max_p" else f"0 <= {key} <= {_UPPER[key]:g}"
+                raise doc.error(where, f"{key} = {value} is out of range ({rule})")
             out[key] = float(value)
         elif key == "direction":
             if value not in DIRECTIONS:

@@ -60,6 +60,9 @@ def test_policy_file(tmp_path: Path) -> None:
     [
         ("defaults:\n  min_efect: 0.02\n", ":2:3:", "unknown key 'min_efect'"),
         ("defaults:\n  max_p: 2\n", ":2:10:", "out of range"),
+        ("metrics:\n  - match: x\n    assumed_run_spread: 1.0e+308\n", ":3:25:",
+         "assumed_run_spread = 1e+308 is out of range (0 <= assumed_run_spread <= 10)"),
+        ("defaults:\n  min_effect: 1.0e+300\n", ":2:15:", "out of range (0 <= min_effect <= 100)"),
         ("metrics:\n  - min_effect: 0.1\n", ":2:5:", "needs match"),
         ("metrics:\n  - match: x\n    direction: up\n", ":3:16:", "use lower or higher"),
         ("correction: bonferroni\n", ":1:13:", "correction 'bonferroni'"),

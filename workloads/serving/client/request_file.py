@@ -35,6 +35,7 @@ def _row(r: RequestRecord) -> dict[str, Any]:
             "error": r.error, "server": r.server} | ({"in_profile_window": True} if r.in_profile_window else {}) \
         | ({"expected_output_tokens": r.expected_output_tokens} if r.expected_output_tokens is not None else {}) \
         | {k: v for k in _OPTIONAL if (v := getattr(r, k)) is not None} \
+        | ({"chunk_rx_s": list(r.chunk_rx_s)} if r.chunk_rx_s else {}) \
         | _reasoning_row(r)
 
 
@@ -85,6 +86,7 @@ class _Row:
     reasoning_tokens: Tokens = 0
     reasoning_source: str | None = None
     adapter: AdapterName | None = None
+    chunk_rx_s: tuple[Finite, ...] = ()
 
 
 def read_requests(path: Path) -> list[RequestRecord]:
@@ -128,6 +130,9 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
     if len(row.chunk_times_s) != len(row.chunk_tokens):
         raise StoreError(f"{path}:{line}: {len(row.chunk_times_s)} chunk_times_s but {len(row.chunk_tokens)} "
                          f"chunk_tokens; {_FIX}")
+    if row.chunk_rx_s and len(row.chunk_rx_s) != len(row.chunk_times_s):
+        raise StoreError(f"{path}:{line}: {len(row.chunk_rx_s)} chunk_rx_s but {len(row.chunk_times_s)} "
+                         f"chunk_times_s; {_FIX}")
     if sum(row.chunk_tokens) > MAX_REQUEST_TOKENS:
         raise StoreError(f"{path}:{line}: chunk_tokens add up to over {MAX_REQUEST_TOKENS}; {_FIX}")
     if row.reasoning_tokens > row.output_tokens:
@@ -136,8 +141,8 @@ def _record(path: str, line: int, text: str) -> RequestRecord:
     times = tuple(t for t, k in zip(row.chunk_times_s, row.chunk_tokens, strict=True) for _ in range(k))
     return RequestRecord(
         index=row.index, scheduled_s=row.scheduled_s, sent_s=row.sent_s, token_times_s=times,
-        chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, end_s=row.end_s,
-        input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
+        chunk_times_s=row.chunk_times_s, chunk_tokens=row.chunk_tokens, chunk_rx_s=row.chunk_rx_s,
+        end_s=row.end_s, input_tokens=row.input_tokens, output_tokens=row.output_tokens, token_source=row.token_source,
         error=row.error, server=dict(row.server), in_profile_window=row.in_profile_window,
         expected_output_tokens=row.expected_output_tokens, session_id=row.session_id, turn=row.turn,
         cached_tokens=row.cached_tokens, first_answer_s=row.first_answer_s,

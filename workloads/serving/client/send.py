@@ -28,6 +28,13 @@ from perfkit.workloads.serving.client.bounds import (
 )
 from perfkit.workloads.serving.client.chunks import cached_tokens, chunk_kinds, read_chunk
 from perfkit.workloads.serving.client.lora import wire_model
+from perfkit.workloads.serving.client.rx_stamps import (
+    PieceStamps,
+    StampingConnector,
+    connection_socket,
+    keep_stamping_on,
+    stamped_socket,
+)
 from perfkit.workloads.serving.client.sse import MAX_EVENT_BYTES, SseError, SseParser
 from perfkit.workloads.serving.client.url import redact_urls, same_origin
 from perfkit.workloads.serving.records import (
@@ -129,13 +136,24 @@ async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -
 def open_session(opts: ClientOptions, connections: int) -> aiohttp.ClientSession:
     """One keep-alive connection pool for a stage (`connections`: the most requests in flight).
     A request's send time is when aiohttp wrote its headers (its own overhead before is left out)."""
-    connector = aiohttp.TCPConnector(limit=max(connections, 1), force_close=False, enable_cleanup_closed=True)
+    connector = _stamping(limit=max(connections, 1), force_close=False, enable_cleanup_closed=True)
     timeout = aiohttp.ClientTimeout(total=opts.request_timeout_s, sock_connect=opts.connect_timeout_s,
                                     sock_read=opts.read_timeout_s)
     trace = aiohttp.TraceConfig()
     trace.on_request_headers_sent.append(_headers_sent)
     return aiohttp.ClientSession(connector=connector, timeout=timeout,
                                  headers=opts.headers, auto_decompress=False, trace_configs=[trace])
+
+
+def _stamping(**kwargs: Any) -> aiohttp.TCPConnector:
+    """A connector whose sockets keep the kernel's receive stamps (client/rx_stamps.py), where this
+    aiohttp takes a socket factory (3.12 and later); a plain one elsewhere."""
+    import inspect
+
+    if "socket_factory" in inspect.signature(aiohttp.TCPConnector.__init__).parameters:
+        keep_stamping_on()
+        return StampingConnector(socket_factory=stamped_socket, **kwargs)
+    return aiohttp.TCPConnector(**kwargs)
 
 
 class _Recorder:
@@ -152,6 +170,7 @@ class _Recorder:
         self.token_times: list[float] = []
         self.chunk_times: list[float] = []
         self.chunk_tokens: list[int] = []
+        self.chunk_rx: list[float | None] = []  # the kernel's receive stamp of each (client/rx_stamps.py)
         self.sources: set[str] = set()
         self.completion: int | None = None
         self.prompt_tokens: int | None = None
@@ -167,7 +186,7 @@ class _Recorder:
         self.reasoning_counted = 0  # tokens of the chunks that carried reasoning text only
         self.reasoning_details: int | None = None  # the server's usage...reasoning_tokens
 
-    def chunk(self, payload: Any, t: float) -> str | None:
+    def chunk(self, payload: Any, t: float, rx: float | None = None) -> str | None:
         """Apply one chunk; the request's failure when the chunk cannot be believed (client.bounds)."""
         if not isinstance(payload, dict):
             return "malformed SSE: a data line that is not a JSON object"
@@ -202,6 +221,7 @@ class _Recorder:
                 return problem
             self.sources.add(info.source)
             self.chunk_times.append(t)
+            self.chunk_rx.append(rx)
             self.chunk_tokens.append(info.tokens)
             self.token_times.extend([t] * info.tokens)
             if self.keep_text:
@@ -252,13 +272,18 @@ class _Recorder:
         return RequestRecord(
             index=self.index, scheduled_s=self.scheduled_s, sent_s=self.sent_s,
             token_times_s=tuple(self.token_times), chunk_times_s=tuple(self.chunk_times),
-            chunk_tokens=tuple(self.chunk_tokens), end_s=self.end_s,
+            chunk_tokens=tuple(self.chunk_tokens), chunk_rx_s=self._rx(), end_s=self.end_s,
             input_tokens=self.prompt_tokens if self.prompt_tokens is not None else self.prompt.input_tokens,
             output_tokens=out_tokens, token_source=source, error=error, server=self.server,
             dropped=tuple(self.dropped), expected_output_tokens=self.expected, cached_tokens=cached,
             chunk_texts=texts, chunk_reasoning_chars=tuple(self.reasoning_chars) if texts else (),
             first_answer_s=self.first_answer, reasoning_tokens=reasoning,
             reasoning_source=reasoning_source, adapter=self.prompt.adapter)
+
+    def _rx(self) -> tuple[float, ...]:
+        """The chunks' receive stamps, () unless every chunk has one."""
+        rx = tuple(t for t in self.chunk_rx if t is not None)
+        return rx if len(rx) == len(self.chunk_times) else ()
 
     def _cached(self) -> int | None:
         """The server's cached prompt tokens, when said and not above its prompt count."""
@@ -360,21 +385,23 @@ class _Failed(Exception):
 
 async def _read_stream(resp: aiohttp.ClientResponse, rec: _Recorder, opts: ClientOptions, t0: float) -> None:
     parser = SseParser(opts.max_event_bytes)
+    sock = connection_socket()
+    stamps = PieceStamps(sock, t0) if sock is not None else None
     try:
         async for piece in resp.content.iter_any():
             t = time.monotonic() - t0
-            if _events(parser.feed(piece), rec, t):
+            if _events(parser.feed(piece), rec, t, stamps.next_s() if stamps is not None else None):
                 rec.end_s = t
                 return
-        _events(parser.close(), rec, time.monotonic() - t0)
+        _events(parser.close(), rec, time.monotonic() - t0, stamps.next_s() if stamps is not None else None)
     except SseError as exc:
         raise _Failed(f"malformed SSE: {exc}") from None
     if not rec.done:
         raise _Failed("stream closed before [DONE]")
 
 
-def _events(payloads: list[str], rec: _Recorder, t: float) -> bool:
-    """Apply the events; True once [DONE] came."""
+def _events(payloads: list[str], rec: _Recorder, t: float, rx: float | None = None) -> bool:
+    """Apply the events (read at t, received by the kernel at rx); True once [DONE] came."""
     for data in payloads:
         if data.strip() == "[DONE]":
             rec.done = True
@@ -385,7 +412,7 @@ def _events(payloads: list[str], rec: _Recorder, t: float) -> bool:
             raise _Failed("malformed SSE: a data line that is not JSON") from None
         except RecursionError:
             raise _Failed("malformed SSE: a data line nested too deeply") from None
-        problem = rec.chunk(payload, t)
+        problem = rec.chunk(payload, t, rx)
         if problem:
             raise _Failed(problem)
     return False

@@ -57,7 +57,8 @@ def recount_one(r: RequestRecord, counter: TokenCounter) -> RequestRecord:
     if error is None and not token_times:
         error = "no output tokens: the tokenizer found no token in the streamed text"
     total = r.output_tokens if r.token_source == TOKENS_FROM_USAGE else len(token_times)
+    rx = tuple(x for x, k in zip(r.chunk_rx_s, counts, strict=True) if k > 0) if len(r.chunk_rx_s) == len(counts) else ()
     return replace(r, token_times_s=token_times, chunk_times_s=tuple(t for t, _ in chunks),
-                   chunk_tokens=tuple(k for _, k in chunks), output_tokens=total,
+                   chunk_tokens=tuple(k for _, k in chunks), chunk_rx_s=rx, output_tokens=total,
                    token_source=counter.source, error=error, chunk_texts=(), chunk_reasoning_chars=(),
                    reasoning_tokens=min(reasoning, total))

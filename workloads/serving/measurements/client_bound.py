@@ -6,6 +6,8 @@ next to a 40 ms TTFT whose p50 it moves by 0.1 ms is harmless. So the verdict re
 error per number, the best way the stage allows:
 - measured, where the server stamps its chunks (measurements/stamp_error.py: the client's number
   minus the same number from the server's stamps);
+- measured, where the kernel stamped the client's reads (measurements/rx_error.py: minus the same
+  number from the kernel's receive stamps; any server, on Linux);
 - else bounded from the lag around each read (measurements/read_error.py: the probe samples with
   their times);
 - else bounded from the lag's distribution alone (measurements/client_error.py);
@@ -29,11 +31,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfkit.workloads.serving.measurements.client_error import (
-    FROM_STAMPS,
+    MEASURED,
     ErrorBound,
     error_bounds,
 )
 from perfkit.workloads.serving.measurements.read_error import read_error_bounds
+from perfkit.workloads.serving.measurements.rx_error import rx_errors
 from perfkit.workloads.serving.measurements.stamp_error import stamp_errors
 from perfkit.workloads.serving.records import RequestRecord
 
@@ -70,7 +73,7 @@ def bounds_note(bounds: Sequence[ErrorBound]) -> str | None:
     if not bounds:
         return None
     source = bounds[0].source
-    if source == FROM_STAMPS:
+    if source in MEASURED:
         return f"client error ({source}): " + ", ".join(
             f"{_NAMES.get(b.metric, b.metric)} {_signed_ms(b.measured_s if b.measured_s is not None else b.bound_s)} ms"
             for b in bounds)
@@ -81,7 +84,7 @@ def bounds_note(bounds: Sequence[ErrorBound]) -> str | None:
 def _reason(b: ErrorBound) -> str:
     name, rule = _NAMES.get(b.metric, b.metric), (f"> {MATERIAL_SHARE:.0%}, > {_ms(FLOOR_S)} ms and > its sampling "
                                                   f"uncertainty {_ms(b.noise_s)} ms")
-    if b.source == FROM_STAMPS:
+    if b.source in MEASURED:
         error = b.measured_s if b.measured_s is not None else b.bound_s
         return f"the client's reads moved {name} {_ms(b.value_s)} ms by {_signed_ms(error)} ms ({b.source}; {rule})"
     return f"the client's delays can move {name} {_ms(b.value_s)} ms by up to {_ms(b.bound_s)} ms ({b.source}; {rule})"
@@ -103,12 +106,15 @@ def client_bound_reason(bounds: Sequence[ErrorBound], lateness_s: Sequence[float
 def client_errors(records: Sequence[RequestRecord], lag_s: Sequence[float], lag_times_s: Sequence[float] | None = None,
                   t0_monotonic_s: float | None = None, lag_on_thread: Sequence[bool] | None = None) -> list[ErrorBound]:
     """The client's error per number, the best way the stage allows (module doc): measured
-    against the server's stamps (needs t0_monotonic_s), else bounded per read (needs the lag
-    samples' times), else from the lag's distribution."""
+    against the server's stamps (needs t0_monotonic_s), else against the kernel's receive stamps,
+    else bounded per read (needs the lag samples' times), else from the lag's distribution."""
     if t0_monotonic_s is not None:
         measured = stamp_errors(records, t0_monotonic_s)
         if measured is not None:
             return measured
+    received = rx_errors(records)
+    if received is not None:
+        return received
     if lag_times_s is not None and len(lag_times_s) == len(lag_s):
         return read_error_bounds(records, lag_s, lag_times_s, lag_on_thread)
     return error_bounds(records, lag_s)

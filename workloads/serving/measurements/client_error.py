@@ -71,6 +71,8 @@ BOUNDED: dict[str, float] = {"ttft_p50_s": 0.5, "ttft_p99_s": 0.99, "tpot_p50_s"
 
 # where a stage's client errors come from (ErrorBound.source), best first
 FROM_STAMPS = "server stamps"  # measured: the client's number minus the one from the server's stamps
+FROM_RX = "kernel receive stamps"  # measured: ... minus the one from the kernel's receive stamps (rx_error.py)
+MEASURED = (FROM_STAMPS, FROM_RX)  # the sources that measure the error rather than bound it
 FROM_READS = "lag around each read"  # bounded: measurements/read_error.py
 FROM_LAG = "lag distribution"  # bounded: this module (probe samples without their times)
 

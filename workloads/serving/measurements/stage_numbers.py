@@ -91,7 +91,8 @@ class StageNumbers:
     send_late_p99_s: float | None = None
     # metric key -> how far the client's delays can have moved it (measurements/client_error.py)
     client_error_bounds: dict[str, float] | None = None
-    # where they come from: "server stamps" (measured), "lag around each read" or "lag distribution" (bounds)
+    # where they come from: "server stamps" or "kernel receive stamps" (measured), "lag around each read"
+    # or "lag distribution" (bounds)
     client_error_source: str | None = None
     client_bound: str | None = None
     saturated: str | None = None

@@ -59,8 +59,12 @@ def stamp_errors(records: Sequence[RequestRecord], t0_monotonic_s: float) -> lis
     """Each number in BOUNDED the stage has, with its measured error (FROM_STAMPS); None when the
     records do not all carry the server's stamps."""
     truth = read_side(records, t0_monotonic_s)
-    if truth is None:
-        return None
+    return None if truth is None else errors_against(records, truth, FROM_STAMPS)
+
+
+def errors_against(records: Sequence[RequestRecord], truth: Sequence[RequestRecord], source: str) -> list[ErrorBound]:
+    """Each number in BOUNDED with its measured error: the client's number minus the same number
+    from `truth` (the same requests with their times from `source`)."""
     mine, theirs = stage_samples(records), stage_samples(truth)
     out = []
     for key, q in BOUNDED.items():
@@ -68,5 +72,5 @@ def stamp_errors(records: Sequence[RequestRecord], t0_monotonic_s: float) -> lis
         if values and true_values:
             value = quantile(values, q)
             error = value - quantile(true_values, q)
-            out.append(ErrorBound(key, value, abs(error), sampling_half_width(values, q), FROM_STAMPS, error))
+            out.append(ErrorBound(key, value, abs(error), sampling_half_width(values, q), source, error))
     return out

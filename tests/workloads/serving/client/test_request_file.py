@@ -16,8 +16,8 @@ from perfkit.workloads.serving.records import TOKENS_FROM_USAGE, RequestRecord
 
 RECORDS = [
     RequestRecord(index=0, scheduled_s=0.0, sent_s=0.001, token_times_s=(0.05, 0.06, 0.06), chunk_times_s=(0.05, 0.06),
-                  chunk_tokens=(1, 2), end_s=0.07, input_tokens=12, output_tokens=3, token_source=TOKENS_FROM_USAGE,
-                  server={"timings": {"predicted_ms": 20.5}}),
+                  chunk_tokens=(1, 2), chunk_rx_s=(0.0497, 0.0598), end_s=0.07, input_tokens=12, output_tokens=3,
+                  token_source=TOKENS_FROM_USAGE, server={"timings": {"predicted_ms": 20.5}}),
     RequestRecord(index=1, scheduled_s=0.5, sent_s=None, error="unreachable: refused"),
 ]
 
@@ -80,6 +80,8 @@ def test_not_json_or_not_utf8_names_the_line(tmp_path: Path) -> None:
     (lambda r: r.update(chunk_tokens=[1]), "2 chunk_times_s but 1 chunk_tokens"),
     (lambda r: r.update(chunk_tokens=[2**19, 2**19 + 1]), "chunk_tokens add up to over"),
     (lambda r: r.update(chunk_times_s="soon"), 'chunk_times_s: "soon" is not a list'),
+    (lambda r: r.update(chunk_rx_s=[0.04]), "1 chunk_rx_s but 2 chunk_times_s"),
+    (lambda r: r.update(chunk_rx_s=[0.04, float("nan")]), "chunk_rx_s[1]: NaN is not a finite number"),
     (lambda r: r.update(sent_s=float("nan")), "sent_s: NaN is not a finite number"),
     (lambda r: r.update(index=-1), "index: -1 is not a whole number >= 0"),
     (lambda r: r.update(server=[1]), "server: a list is not an object"),

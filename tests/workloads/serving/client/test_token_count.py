@@ -36,6 +36,9 @@ def test_chunks_become_tokens_at_their_chunk_times(tmp_path: Path) -> None:
     assert r.token_source == "tokenizer:tk" and r.chunk_texts == ()
     assert r.chunk_tokens == (1, 3, 1) and r.chunk_times_s == (0.1, 0.2, 0.4)  # " ju" completes no token
     assert r.token_times_s == (0.1, 0.2, 0.2, 0.2, 0.4) and r.output_tokens == 5 and r.ok
+    stamped = replace(pending((" the", " quick brown fox", " ju", "mps")), chunk_rx_s=(0.09, 0.19, 0.29, 0.39))
+    (r,) = recount([stamped], tok)
+    assert r.chunk_rx_s == (0.09, 0.19, 0.39)  # each kept chunk keeps its receive stamp
 
 
 def test_the_servers_final_usage_is_the_total(tmp_path: Path) -> None:
