@@ -22,6 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,10 +92,6 @@ def stop(pid, timeout_s):
 
 for line in sys.stdin:
     job = json.loads(line)
-    if job.get("op") == "ping":  # ready: everything above is imported
-        sys.stdout.write("{}\n")
-        sys.stdout.flush()
-        continue
     if job.get("op") == "stop":  # a spawned child: SIGTERM, SIGKILL after timeout_s; its exit code
         sys.stdout.write(json.dumps({"rc": stop(job["pid"], job["timeout_s"])}) + "\n")
         sys.stdout.flush()
@@ -186,11 +183,7 @@ class ForkedCli:
         rc = self._ask({"op": "stop", "pid": child.pid, "timeout_s": timeout_s})["rc"]
         return rc if rc is None else int(rc)
 
-    def ready(self) -> None:
-        """Wait until the server has imported what it preloads."""
-        self._ask({"op": "ping"})
-
-    def _ask(self, job: dict[str, object]) -> dict[str, object]:
+    def _ask(self, job: dict[str, object]) -> dict[str, Any]:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
