@@ -29,8 +29,9 @@ if [ "$print_workers" = 1 ]; then echo "$workers"; exit 0; fi
 .venv/bin/mypy  # incremental: .mypy_cache keeps what did not change
 
 marks=()
-dist=(--dist loadfile)  # a module's tests share one worker: a session fixture (the dashboard's demo
-                        # store, twelve real profile runs) is built once
+dist=(--dist loadgroup)  # a module whose tests share a fixture of its own wider than a test (a server,
+                         # a profiled run) goes to one worker whole; every other test to whichever
+                         # worker is free, slow tests first (tests/conftest.py: balance)
 if [ "$fast" = 1 ]; then
   marks=(-m "not slow")
   dist=(--dist load)  # no such fixture among the fast tests: balance test by test

@@ -38,6 +38,17 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start this test process's fork server for `python -m perfkit` (tests/helpers/forked_cli.py):
+    it imports perfkit and torch while the tests are collected, so the first test to run a
+    command does not wait for it (nor count that wait in a time it measures). Not in the xdist
+    controller, which runs no test."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(session.config.option, "numprocesses", None):
+        from tests.helpers.forked_cli import shared_server
+
+        shared_server()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     try:
         import torch
@@ -64,7 +75,10 @@ def llama_server_skip_reason() -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("dist", None) == "loadgroup":
+        balance(items)
     llama_reason = llama_server_skip_reason()
     if llama_reason is not None:
         skip_llama = pytest.mark.skip(reason=llama_reason)
@@ -77,6 +91,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def balance(items: list[pytest.Item]) -> None:
+    """How scripts/test.sh's workers share the tests (`--dist loadgroup`): a module that uses a
+    fixture of its own wider than a test (module or session scope: a server, a profiled run, a
+    wheel) goes to one worker whole, as `--dist loadfile` sends every module, so that fixture is
+    made once; every other test goes to whichever worker is free. xdist hands out the groups
+    first (most tests first), then the single tests in this order: the slow ones (marked
+    `slow`: >= 0.5 s) before the rest, so that the last tests to start are short and no worker
+    waits long for the other at the end."""
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        wide = defs is not None and any(
+            d.scope != "function" and d.baseid  # this suite's own (a plugin's has no baseid)
+            for fixturedefs in defs.name2fixturedefs.values() for d in fixturedefs)
+        if wide:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: else in collection order
 
 
 @pytest.fixture

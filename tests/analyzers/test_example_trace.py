@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.forked_cli import run_perfkit
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "traces" / "alexnet-a100.json.gz"
 
@@ -31,7 +31,6 @@ def test_example_trace_runs_every_table() -> None:
 
 @pytest.mark.slow
 def test_example_trace_from_the_cli() -> None:
-    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", str(EXAMPLE), "--only", "kernels", "--top", "3"],
-                         capture_output=True, text=True, timeout=120)
+    out = run_perfkit(["analyze", str(EXAMPLE), "--only", "kernels", "--top", "3"], Path.cwd(), timeout_s=120)
     assert out.returncode == 0, out.stderr
     assert "ampere_sgemm_32x32_sliced1x4_tn" in out.stdout

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from perfkit.analyzers.loaders.trace_files import load_trace_files
 from perfkit.analyzers.ranges import range_instances, range_projection
 from perfkit.analyzers.suite import run_analyses
 from perfkit.analyzers.temporal import temporal_breakdown
+from tests.helpers.forked_cli import Result, cli_env, run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 NSYS = REPO.parent / "shared" / "bench" / "nsys"
@@ -179,11 +179,9 @@ def test_extra_columns_survive_concat_with_a_kineto_table(cpu_trace: Path) -> No
 # --- bad exports: exit 2, one line, no traceback -------------------------------------------------
 
 
-def _perfkit(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {**os.environ, "OMP_NUM_THREADS": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**base, **(env or {})}, timeout=120, check=False)
+def _perfkit(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Result:
+    """`python -m perfkit ARGS` in `cwd` (a process forked from the test process's fork server)."""
+    return run_perfkit(args, cwd, {**cli_env(), **(env or {})}, timeout_s=120)
 
 
 def _copy(tmp: Path, sql: str) -> Path:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.kernel_summary import kernel_summary
 from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
 from perfkit.analyzers.temporal import temporal_breakdown
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 EXPORT = REPO / "tests" / "data" / "nsys" / "nsys_ai" / "rtx3080_tiny.sqlite"
@@ -61,8 +60,7 @@ def test_kernel_totals_per_name_and_busy_time_equal_sql() -> None:
 @pytest.mark.parametrize("fmt", ["json", "table"])
 def test_analyze_exits_0(fmt: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", str(EXPORT), "--format", fmt],
-                         capture_output=True, text=True, env=env, check=False)
+    out = run_perfkit(["analyze", str(EXPORT), "--format", fmt], Path.cwd(), env)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     if fmt == "json":
         kernels = json.loads(out.stdout)["kernels"]

@@ -5,8 +5,6 @@ protobuf wire reading of the file says, and `perfkit analyze` exits 0."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 
 from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.loaders.trace_files import load_trace_file
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted((Path(__file__).parent / "data" / "xla" / "tracelens_jax08").glob("*.xplane.pb"))
@@ -105,6 +104,5 @@ def test_every_gpu_op_is_read_and_timed(path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["json", "table"])
 def test_analyze_exits_0(fmt: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", *map(str, FILES[:1]), "--format", fmt],
-                         capture_output=True, text=True, env=env, check=False)
+    out = run_perfkit(["analyze", *map(str, FILES[:1]), "--format", fmt], Path.cwd(), env)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr

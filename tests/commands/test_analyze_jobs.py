@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.forked_cli import Result, run_perfkit
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "data" / "traces" / "tracelens" / "vllm_prefilldecode_piecewise.json.gz"
 
 
-def _analyze(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perfkit", "analyze", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+def _analyze(*args: str) -> Result:
+    """`python -m perfkit analyze ARGS` (a process forked from the test process's fork server)."""
+    return run_perfkit(["analyze", *args], ROOT)
 
 
 @pytest.mark.slow

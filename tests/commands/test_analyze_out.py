@@ -4,14 +4,13 @@ before any trace is read; a missing directory is created."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from perfkit.cli import main
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -80,7 +79,6 @@ def test_out_created_and_written(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_out_file_through_the_real_cli(tmp_path: Path) -> None:
     afile = tmp_path / "afile"
     afile.write_text("")
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "analyze", str(_trace(tmp_path)), "--out", str(afile)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = run_perfkit(["analyze", str(_trace(tmp_path)), "--out", str(afile)], REPO, timeout_s=120)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from perfkit.core.record import load_run
 from perfkit.core.units import fmt_time
+from tests.helpers.forked_cli import Result, run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = """\
@@ -33,12 +32,11 @@ workloads:
 """
 
 
-def perfkit(*args: str, home: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+def perfkit(*args: str, home: Path, check: bool = True) -> Result:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(home), "PYTHONPATH": str(REPO),
            "COLUMNS": "120"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    proc = subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, env=env,
-                          timeout=300, check=False, cwd=home)
+    proc = run_perfkit(list(args), home, env)
     if check:
         assert proc.returncode in (0, 1), proc.stderr
     return proc

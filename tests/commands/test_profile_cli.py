@@ -15,6 +15,7 @@ import pytest
 
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
+from tests.helpers.forked_cli import Result, cli_env, run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,10 +48,10 @@ workloads:
 """
 
 
-def _perfkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": str(kw.get("db", os.environ["PERFKIT_DB"]))}
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True,
-                          check=False, env=env, cwd=kw.get("cwd", REPO))  # type: ignore[arg-type]
+def _perfkit(*args: str, **kw: object) -> Result:
+    """`python -m perfkit ARGS` (a process forked from the test process's fork server)."""
+    env = {**cli_env(), "PERFKIT_DB": str(kw.get("db", os.environ["PERFKIT_DB"]))}
+    return run_perfkit(list(args), kw.get("cwd", REPO), env)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ printed, writes a `kind: attention` spec with the candidate trace's shapes that 
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from perfkit.pipeline.spec import load_spec
+from tests.helpers.forked_cli import run_perfkit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces" / "perfkit"
 
@@ -31,8 +31,7 @@ def test_reproduce_line_of_an_attention_move_writes_an_attention_spec(tmp_path: 
     line = next(x for x in kernel_lines(k) if x.startswith("reproduce: "))
     argv = shlex.split(line.removeprefix("reproduce: "))
     assert argv[:2] == ["perfkit", "replay"] and argv[2] == str(cand)
-    p = subprocess.run([sys.executable, "-m", "perfkit", *argv[1:], "--out", "model.yaml"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
+    p = run_perfkit([*argv[1:], "--out", "model.yaml"], tmp_path)
     assert p.returncode == 0, p.stderr
     entry = yaml.safe_load((tmp_path / "model.yaml").read_text())["workloads"][0]
     assert entry["kind"] == "attention"

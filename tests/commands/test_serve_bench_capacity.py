@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.forked_cli import Result, run_perfkit
 from tests.helpers.serving_server import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _bench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _bench(*args: str, cwd: Path) -> Result:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(cwd / "home"),
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    return subprocess.run([sys.executable, "-m", "perfkit", "serve-bench", *args, "--no-store", "--out", str(cwd / "runs")],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return run_perfkit(["serve-bench", *args, "--no-store", "--out", str(cwd / "runs")], cwd, env, timeout_s=600)
 
 
 @pytest.mark.slow

@@ -1,14 +1,11 @@
-"""Store URLs through the real CLI (a subprocess each): a store that cannot persist is refused,
+"""Store URLs through the real CLI (a process each): a store that cannot persist is refused,
 an unanswering or locked store ends in one line within its timeout, and read commands leave
 nothing beside a SQLite store."""
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.store.url import check_persistent, in_memory, sqlite_path
+from tests.helpers.forked_cli import Result, cli_env, run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 GEMM = "name: t\ndevice: cpu\nworkloads:\n  - kind: gemm\n    m: 8\n    n: 8\n    k: 8\n"
@@ -27,15 +25,12 @@ IN_MEMORY = ["sqlite://", "sqlite:///", "sqlite:///:memory:", "sqlite+pysqlite:/
              "sqlite:///file:x?mode=memory&cache=shared&uri=true", "sqlite:///x.db?mode=memory"]
 
 
-def _perfkit(cwd: Path, *args: str, env: dict[str, str] | None = None,
-             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path, **(env or {})},
-                          timeout=timeout, check=False)
+def _perfkit(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+    """`python -m perfkit ARGS` in `cwd` (a process forked from the test process's fork server)."""
+    return run_perfkit(list(args), cwd, {**cli_env(), **(env or {})}, timeout_s=timeout)
 
 
-def _one_line_exit_2(proc: subprocess.CompletedProcess[str], needle: str) -> str:
+def _one_line_exit_2(proc: Result, needle: str) -> str:
     err = proc.stderr.strip()
     assert proc.returncode == 2, (proc.returncode, err[-2000:])
     assert "Traceback" not in err and len(err.splitlines()) == 1, err[-2000:]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.forked_cli import run_perfkit
+
 REPO = Path(__file__).resolve().parents[2]
 CSV = ("commit,metric,value,unit,direction,gpu,timestamp,branch\n"
        "c1,m,1.0,s,lower,g,1700000000,main\nc2,m,1.2,s,lower,g,1700000100,main\n")
@@ -41,9 +43,8 @@ def _stored(db: Path) -> int:
 def test_calibrate_checks_its_output_folder_before_measuring(tmp_path: Path, home: str) -> None:
     (tmp_path / "a-file").write_text("")
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "calibrate", "--device", "cpu", "--quiet"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
-                          env=_env(PERFKIT_HOME=str(tmp_path / home)))
+    proc = run_perfkit(["calibrate", "--device", "cpu", "--quiet"], tmp_path, _env(PERFKIT_HOME=str(tmp_path / home)),
+                       timeout_s=120)
     err = proc.stderr.strip()
     assert proc.returncode == 2, (proc.returncode, err[-2000:])
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers.once_per_run import once_per_run
 from tests.helpers.tiny_run import profile_tiny
 
 COMMITS = 20
@@ -181,13 +182,9 @@ class DemoStore:
         return str(self.info["commits"][self.info["change_at"] - 2]["sha"])
 
 
-@pytest.fixture(scope="session")
-def demo_store(tmp_path_factory: pytest.TempPathFactory, seeded: Seeded) -> DemoStore:
-    """The real demo (dashboard.demo.build, default commits), built once per session, with one
-    seeded H100 run standing in for benchmarks/results/."""
+def build_demo(root: Path, seeded: Seeded) -> DemoStore:
     from perfkit.dashboard.demo import build
 
-    root = tmp_path_factory.mktemp("demo")
     results = root / "results"
     shutil.copytree(seeded.runs_root / seeded.h100_runs[-1], results / "h100" / seeded.h100_runs[-1])
     with pytest.MonkeyPatch.context() as mp:  # the profile subprocesses must not read a developer's home
@@ -196,6 +193,18 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory, seeded: Seeded) -> Demo
         demo = build(root / "demo", results=results, progress=lambda _: None)
     info = json.loads((root / "demo" / "demo.json").read_text())
     return DemoStore(demo, info, seeded.h100_runs[-1])
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory, seeded: Seeded) -> DemoStore:
+    """The real demo (dashboard.demo.build, default commits: twelve real profile runs), built once
+    per test run (by the first xdist worker that asks: tests/helpers/once_per_run.py), with one
+    seeded H100 run standing in for benchmarks/results/."""
+    def make(root: Path) -> tuple[Any, dict, str]:  # plain values: the pickle names no conftest class
+        built = build_demo(root, seeded)
+        return built.demo, built.info, built.gpu_run
+
+    return DemoStore(*once_per_run(tmp_path_factory, "demo", make))
 
 
 @pytest.fixture(autouse=True)

@@ -13,10 +13,10 @@ import atexit
 import functools
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_SPEC = """\
@@ -60,10 +60,7 @@ def _profile(out: Path) -> Path:
     spec = out / "tiny.yaml"
     spec.write_text(TINY_SPEC)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out / "runs"), "--quiet", "--no-store",
-         "--repo", str(REPO)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )
+    proc = run_perfkit(["profile", str(spec), "--out", str(out / "runs"), "--quiet", "--no-store", "--repo", str(REPO)],
+                       Path.cwd(), env)  # forked from the test process's fork server (tests/helpers/forked_cli.py)
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip().splitlines()[-1])

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 
 from perfkit.core.errors import StoreError
 from perfkit.ingest.pytest_benchmark import parse_pytest_benchmark
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "pytest_benchmark"
@@ -64,9 +63,7 @@ def test_without_the_shortened_lists_the_old_cpu_key_names_the_run(path: Path, t
 def test_cli_ingest_exits_0_and_2(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     db = f"sqlite:///{tmp_path / 's.db'}"
-    ok = subprocess.run([sys.executable, "-m", "perfkit", "ingest", "--format", "pytest-benchmark", *map(str, OLD),
-                         "--db", db], capture_output=True, text=True, env=env, check=False)
+    ok = run_perfkit(["ingest", "--format", "pytest-benchmark", *map(str, OLD), "--db", db], Path.cwd(), env)
     assert ok.returncode == 0 and ok.stdout.count(" stored") == 2, ok.stderr
-    bad = subprocess.run([sys.executable, "-m", "perfkit", "ingest", "--format", "pytest-benchmark", str(SHORTENED[0]),
-                          "--db", db], capture_output=True, text=True, env=env, check=False)
+    bad = run_perfkit(["ingest", "--format", "pytest-benchmark", str(SHORTENED[0]), "--db", db], Path.cwd(), env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
+from tests.helpers.forked_cli import run_perfkit
 from tests.helpers.tmpfs import tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,10 +56,8 @@ def test_sweep_on_a_full_disk_keeps_the_points_and_exits_2_in_one_line(tmp_path:
     spec.write_text(SPEC)
     db = tmp_path / "store.db"
     with tmpfs(tmp_path / "small", 24) as small:
-        proc = subprocess.run(
-            [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(small), "--quiet", "--db", str(db)],
-            capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
-            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)})
+        proc = run_perfkit(["profile", str(spec), "--out", str(small), "--quiet", "--db", str(db)], tmp_path,
+                           {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)})
         err = proc.stderr.strip()
         assert proc.returncode == 2, (proc.returncode, err[-2000:])
         line = err.splitlines()[-1]
@@ -69,9 +66,8 @@ def test_sweep_on_a_full_disk_keeps_the_points_and_exits_2_in_one_line(tmp_path:
         assert "in the store" in line  # the store is on another disk: every measured point is there
         run_dir = next(small.iterdir())
         assert (run_dir / PARTIAL_FILE).is_file() or (run_dir / RUN_FILE).is_file()
-    history = subprocess.run([sys.executable, "-m", "perfkit", "history", "gemm*", "--db", str(db), "--format", "json"],
-                             capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
-                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    history = run_perfkit(["history", "gemm*", "--db", str(db), "--format", "json"], tmp_path,
+                          {**os.environ, "PYTHONPATH": str(REPO)}, timeout_s=120)
     assert history.returncode == 0, history.stderr
     assert "gemm/" in history.stdout
 

@@ -16,6 +16,7 @@ from perfkit.core.run_layout import CHILD_RUNS_DIR, NCU_DIR, RUN_FILE
 from perfkit.pipeline.post_run import pass_command
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.worker_task import ROLE_NCU, WorkerTask, read_task, worker_command, write_task
+from tests.helpers.forked_cli import Result, run_perfkit
 
 pytestmark = pytest.mark.slow
 
@@ -33,14 +34,11 @@ workloads:
 """
 
 
-def _profile(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _profile(tmp_path: Path, *extra: str) -> Result:
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
-    return subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(tmp_path / "runs"), *extra],
-        capture_output=True, text=True, check=False, cwd=REPO,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": f"sqlite:///{tmp_path / 'db.sqlite'}"},
-    )
+    return run_perfkit(["profile", str(spec), "--out", str(tmp_path / "runs"), *extra], REPO,
+                       {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_DB": f"sqlite:///{tmp_path / 'db.sqlite'}"})
 
 
 def _worker(task: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from perfkit.core.run_layout import PARTIAL_FILE, RUN_FILE
 from perfkit.pipeline.post_run import PostRunOptions
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions
+from tests.helpers.forked_cli import run_perfkit
 
 pytestmark = pytest.mark.slow
 
@@ -87,9 +86,8 @@ def test_a_store_that_cannot_take_the_run_is_refused_before_the_sweep(tmp_path: 
     not_a_db = tmp_path / "a-directory"
     not_a_db.mkdir()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(_spec(tmp_path)), "--quiet",
-                           "--no-analyze", "--out", str(tmp_path / "runs"), "--db", f"sqlite:///{not_a_db}"],
-                          capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    proc = run_perfkit(["profile", str(_spec(tmp_path)), "--quiet", "--no-analyze", "--out", str(tmp_path / "runs"),
+                        "--db", f"sqlite:///{not_a_db}"], REPO, env)
     assert proc.returncode == 2, proc.stderr
     assert "is a directory" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

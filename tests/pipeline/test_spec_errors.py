@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from perfkit.core.errors import SpecError
 from perfkit.pipeline.spec import load_spec
+from tests.helpers.forked_cli import run_perfkit
 
 GOOD = """\
 name: t
@@ -111,10 +110,7 @@ def test_cli_bad_spec_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "model.yaml"
     path.write_text(BAD_SPECS[0][0])
     out = tmp_path / "runs"
-    proc = subprocess.run(
-        [sys.executable, "-m", "perfkit", "profile", str(path), "--out", str(out)],
-        capture_output=True, text=True, check=False,
-    )
+    proc = run_perfkit(["profile", str(path), "--out", str(out)], Path.cwd())
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from perfkit.analyzers.loaders.nsys.export import export_command, sqlite_beside
 from perfkit.core.errors import DeviceError
 from perfkit.profiler.nsys_command import profile_command, report_paths, run_nsys
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,9 +73,8 @@ def test_a_failing_nsys_is_a_device_error_naming_the_step(tmp_path: Path) -> Non
 def test_profile_nsys_without_nsys_is_one_line_exit_2_before_the_sweep(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": os.path.dirname(sys.executable), "CUDA_HOME": str(tmp_path), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "gemm-cpu.yaml"),
-                           "--nsys", "--out", str(tmp_path / "runs"), "--no-store"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False)
+    proc = run_perfkit(["profile", str(REPO / "examples" / "gemm-cpu.yaml"), "--nsys", "--out", str(tmp_path / "runs"),
+                        "--no-store"], tmp_path, env, timeout_s=120)
     err = proc.stderr.strip()
     from perfkit.core.cuda_tools import search_cuda_tool
 

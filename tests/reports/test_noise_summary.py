@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from perfkit.core.record import load_run
 from perfkit.reports.console import noise_summary
+from tests.helpers.forked_cli import Result, run_perfkit
 
 pytestmark = pytest.mark.slow
 
@@ -30,13 +28,11 @@ workloads:
 """
 
 
-def _profile(tmp_path: Path, target: str, budget_s: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _profile(tmp_path: Path, target: str, budget_s: str) -> tuple[Result, Path]:
     spec = tmp_path / f"noise-{target}.yaml"
     spec.write_text(SPEC.replace("TARGET", target).replace("BUDGET", budget_s))
     out = tmp_path / f"runs-{target}"
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store"],
-                          capture_output=True, text=True, cwd=REPO, check=False,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = run_perfkit(["profile", str(spec), "--out", str(out), "--no-store"], REPO)
     (run_dir,) = out.iterdir()
     return proc, run_dir
 

@@ -20,6 +20,7 @@ from perfkit.roofline.calibration import (
 from perfkit.roofline.calibration_checks import datasheet_flags
 from perfkit.roofline.device_info import DeviceInfo
 from perfkit.roofline.devices import lookup
+from tests.helpers.forked_cli import run_perfkit
 
 
 def test_a_lone_high_round_is_not_a_roof() -> None:
@@ -83,19 +84,14 @@ def test_calibrate_defaults_to_one_thread_and_roofline_names_the_matching_comman
 def test_readme_sequence_calibrate_then_roofline_finds_the_roof(tmp_path: Path) -> None:
     """README: `perfkit calibrate` then `perfkit roofline runs/<id>` on a run of a 1-thread spec."""
     import os
-    import subprocess
-    import sys
 
     from tests.helpers.tiny_run import REPO, profile_tiny
 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
-    cal = subprocess.run([sys.executable, "-m", "perfkit", "calibrate", "--quick", "--quiet", "--dtypes", "fp32"],
-                         capture_output=True,
-                         text=True, env=env, timeout=300, check=False)
+    cal = run_perfkit(["calibrate", "--quick", "--quiet", "--dtypes", "fp32"], Path.cwd(), env)
     assert cal.returncode == 0, cal.stderr
     run_dir = profile_tiny(tmp_path)  # the same PERFKIT_HOME (tmp_path / "home")
-    roof = subprocess.run([sys.executable, "-m", "perfkit", "roofline", str(run_dir), "--no-figure"],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    roof = run_perfkit(["roofline", str(run_dir), "--no-figure"], Path.cwd(), env)
     assert roof.returncode == 0, roof.stderr
     assert "no calibration" not in roof.stdout + roof.stderr
     assert "measured" in roof.stdout

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from perfkit.ingest.csv_table import parse_csv
 from perfkit.store.api import open_store
 from perfkit.store.metrics import MetricRecord
 from perfkit.store.write import write_runs
+from tests.helpers.forked_cli import run_perfkit
 
 HEADER = "commit,metric,value,unit,direction,gpu,timestamp\n"
 
@@ -35,8 +34,7 @@ def test_huge_csv_values_are_stored_and_history_still_works(tmp_path: Path) -> N
     db = f"sqlite:///{tmp_path / 'store.db'}"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for args in (["ingest", "--format", "csv", str(csv)], ["history", "*"], ["history", "small"]):
-        proc = subprocess.run([sys.executable, "-m", "perfkit", *args, "--db", db], capture_output=True,
-                              text=True, env=env, check=False)
+        proc = run_perfkit([*args, "--db", db], Path.cwd(), env)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
 
 

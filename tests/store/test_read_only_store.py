@@ -3,10 +3,7 @@ a shared mount) is read, never migrated, and nothing is written next to it."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 from perfkit.store.api import open_existing_store, open_store, store_run
 from perfkit.store.engine import open_engine
 from perfkit.store.migrations import migrate
+from tests.helpers.forked_cli import Result, run_perfkit
 from tests.helpers.tmpfs import remount_read_only, tmpfs
 from tests.store import factory as factory
 
@@ -27,9 +25,9 @@ def _two_runs(url: str) -> None:
                                created="2026-01-02T00:00:00+00:00"), url)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], capture_output=True, text=True, timeout=120,
-                          check=False, env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+def _cli(*args: str) -> Result:
+    """`python -m perfkit ARGS` (a process forked from the test process's fork server)."""
+    return run_perfkit(list(args), Path.cwd(), timeout_s=120)
 
 
 @pytest.mark.slow

@@ -7,14 +7,13 @@ import gzip
 import json
 import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from perfkit.core.record import load_run
 from perfkit.workloads.decode.metrics import DEFINITIONS
+from tests.helpers.forked_cli import Result, run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,18 +51,17 @@ workloads:
 
 
 @pytest.fixture(scope="module")
-def decode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+def decode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
     tmp = tmp_path_factory.mktemp("decode")
     spec = tmp / "decode.yaml"
     spec.write_text(SPEC)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(tmp / "runs"),
-                           "--quiet"], capture_output=True, text=True, check=False, env=env, cwd=REPO)
+    proc = run_perfkit(["profile", str(spec), "--out", str(tmp / "runs"), "--quiet"], REPO, env)
     return proc, Path(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.slow
-def test_refused_point_fails_and_the_sweep_goes_on(decode_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_refused_point_fails_and_the_sweep_goes_on(decode_run: tuple[Result, Path]) -> None:
     proc, run_dir = decode_run
     assert proc.returncode == 3, proc.stderr  # one point failed
     run = load_run(run_dir)
@@ -76,7 +74,7 @@ def test_refused_point_fails_and_the_sweep_goes_on(decode_run: tuple[subprocess.
     assert graph.status == "skipped" and "cuda_graph needs a CUDA device" in (graph.error or "")
 
 
-def test_decode_metrics_with_definitions(decode_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_decode_metrics_with_definitions(decode_run: tuple[Result, Path]) -> None:
     run = load_run(decode_run[1])
     step, gen, moe = (p for p in run.points if p.status == "ok")
     for p in (step, gen, moe):
@@ -103,7 +101,7 @@ def test_decode_metrics_with_definitions(decode_run: tuple[subprocess.CompletedP
     assert all(sum(layer) == 2 for layer in moe.metrics["moe"]["tokens_per_expert_by_layer"])
 
 
-def test_trace_is_split_by_phase(decode_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_trace_is_split_by_phase(decode_run: tuple[Result, Path]) -> None:
     run_dir = decode_run[1]
     run = load_run(run_dir)
     gen = next(p for p in run.points if p.params.get("timed") == "generate")

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from perfkit.workloads.moe.ep import (
 )
 from perfkit.workloads.moe.ep_run import ep_traffic, rank_batch
 from perfkit.workloads.moe.layer import build_layer
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -138,7 +138,7 @@ def test_example_two_ranks_matches_one_rank(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "ep-moe-cpu.yaml"),
            "--out", str(tmp_path), "--no-store", "--quiet", "--quick"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
+    proc = run_perfkit(cmd[3:], REPO, env, timeout_s=400)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     run = load_run(Path(proc.stdout.strip().splitlines()[-1]))
     assert run.status == "complete" and run.points

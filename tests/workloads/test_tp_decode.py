@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from perfkit.workloads.decode.tp import collective_metrics, local_config, qkv_ro
 from perfkit.workloads.models.build import build_model
 from perfkit.workloads.models.model import Block
 from perfkit.workloads.models.presets import PRESETS
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -126,7 +126,7 @@ def test_cpu_example_two_ranks_tokens_equal_one_rank(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "perfkit", "profile", str(REPO / "examples" / "tp-decode-cpu.yaml"),
            "--out", str(tmp_path), "--no-store", "--quiet", "--quick"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
+    proc = run_perfkit(cmd[3:], REPO, env, timeout_s=400)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     run = load_run(Path(proc.stdout.strip().splitlines()[-1]))
     assert run.status == "complete" and len(run.points) == 2
@@ -176,7 +176,7 @@ def test_tp_reference_none_gives_the_tokens_of_full(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(tmp_path / "out"), "--no-store",
            "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
+    proc = run_perfkit(cmd[3:], REPO, env, timeout_s=400)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     full, none = load_run(Path(proc.stdout.strip().splitlines()[-1])).points
     assert full.status == none.status == "ok", (full.error, none.error)

@@ -7,8 +7,6 @@ the field."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import yaml
 from perfkit.commands.replay import spec_text
 from perfkit.core.errors import SpecError
 from perfkit.pipeline.spec import load_spec
+from tests.helpers.forked_cli import run_perfkit
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 DECODER, MOE = DATA / "perfkit" / "tiny_eager.json.gz", DATA / "perfkit" / "tiny_moe_eager.json.gz"
@@ -33,9 +32,8 @@ def _write(tmp_path: Path, trace: Path, name: str, kernel: bool = False) -> tupl
 
 
 def _profile(spec: Path) -> dict:  # type: ignore[type-arg]
-    p = subprocess.run([sys.executable, "-m", "perfkit", "profile", spec.name, "--out", "runs", "--no-store",
-                        "--quiet", "--quick", "--no-analyze"], cwd=spec.parent, capture_output=True, text=True,
-                       timeout=300)
+    p = run_perfkit(["profile", spec.name, "--out", "runs", "--no-store", "--quiet", "--quick", "--no-analyze"],
+                    spec.parent)
     assert p.returncode == 0, p.stderr
     run = json.loads(next((spec.parent / "runs").glob("*/run.json")).read_text())
     assert run["points"][0]["status"] == "ok", run["points"][0]
@@ -43,8 +41,7 @@ def _profile(spec: Path) -> dict:  # type: ignore[type-arg]
 
 
 def _refused(spec: Path, field: str) -> None:
-    p = subprocess.run([sys.executable, "-m", "perfkit", "profile", spec.name, "--no-store", "--quick",
-                        "--out", "runs"], cwd=spec.parent, capture_output=True, text=True, timeout=300)
+    p = run_perfkit(["profile", spec.name, "--no-store", "--quick", "--out", "runs"], spec.parent)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     assert "model.yaml:" in p.stderr and f"'{field}' is FILL" in p.stderr
 

@@ -4,20 +4,20 @@ a spec whose shapes the trace lacks is refused at the FILL line."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from perfkit.commands.replay import spec_text
+from tests.helpers.forked_cli import Result, run_perfkit
 
 TRACE = "hta_negqueue_rank0_a100.json.gz"  # A100, record_shapes: aten::addmm [[64], [4096, 100], [100, 64]]
 
 
-def _perfkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perfkit", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+def _perfkit(*args: str, cwd: Path) -> Result:
+    """`python -m perfkit ARGS` in `cwd` (a process forked from the test process's fork server)."""
+    return run_perfkit(list(args), cwd)
 
 
 @pytest.mark.slow

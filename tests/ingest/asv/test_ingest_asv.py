@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 
 from perfkit.core.errors import StoreError
 from perfkit.ingest.asv.parse import parse_asv
+from tests.helpers.forked_cli import run_perfkit
 
 REPO = Path(__file__).resolve().parents[3]
 DJANGO = REPO / "tests" / "data" / "asv" / "django_asv" / "results"
@@ -113,8 +112,7 @@ def test_cli_bad_file_exits_2_in_one_line_and_stores_nothing(tmp_path: Path) -> 
     victim.write_bytes(victim.read_bytes()[:5000])  # truncated: a results file cut short
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     db = f"sqlite:///{tmp_path / 's.db'}"
-    bad = subprocess.run([sys.executable, "-m", "perfkit", "ingest", "--format", "asv", str(copy), "--db", db],
-                         capture_output=True, text=True, env=env, check=False)
+    bad = run_perfkit(["ingest", "--format", "asv", str(copy), "--db", db], Path.cwd(), env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr, bad.stderr
     assert f"{victim}:1:" in bad.stderr and "not valid JSON" in bad.stderr and bad.stdout == ""
     assert not (tmp_path / "s.db").exists()  # every file is read before the store is opened

@@ -8,15 +8,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from perfkit.ingest.asv.parse import parse_asv
+from tests.helpers.forked_cli import Result, run_perfkit
 
 REPO = Path(__file__).resolve().parents[3]
 DJANGO = REPO / "tests" / "data" / "asv" / "django_asv" / "results"
@@ -95,10 +93,9 @@ def test_asv_example_params_failures_and_types() -> None:
     assert run.env.cpu.model == machine["cpu"] and run.env.os == machine["os"]
 
 
-def _perfkit(*args: str, db: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "perfkit", *args, "--db", db], capture_output=True, text=True,
-                          env=env, check=False)
+def _perfkit(*args: str, db: str) -> Result:
+    """`python -m perfkit ARGS --db DB` (a process forked from the test process's fork server)."""
+    return run_perfkit([*args, "--db", db], Path.cwd())
 
 
 @pytest.mark.slow

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 
 from perfkit.ingest.serving.boundary import ServingResultsError
 from perfkit.ingest.serving.dispatch import read_serving_results
+from tests.helpers.forked_cli import run_perfkit
 
 RUN = Path(__file__).resolve().parents[2] / "data" / "serving" / "aiperf" / "aiperf-0.1.1-gpt-oss-20b"
 ROOT = Path(__file__).resolve().parents[3]
@@ -82,8 +81,7 @@ def test_the_csv_export_is_refused_in_one_line() -> None:
 @pytest.mark.slow
 def test_cli_stores_it(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "perfkit", "ingest", "--format", "serving",
-                          str(RUN / "profile_export.jsonl"), "--db", f"sqlite:///{tmp_path / 's.db'}"],
-                         capture_output=True, text=True, env=env, check=False)
+    out = run_perfkit(["ingest", "--format", "serving", str(RUN / "profile_export.jsonl"),
+                       "--db", f"sqlite:///{tmp_path / 's.db'}"], Path.cwd(), env)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "stored" in out.stdout

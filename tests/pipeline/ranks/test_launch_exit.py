@@ -11,8 +11,6 @@ is tested is the launcher's bookkeeping (the real torchrun paths are in test_tor
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from perfkit.pipeline.ranks.markers import LaunchLog
 from perfkit.pipeline.run_files import write_partial
 from perfkit.pipeline.spec import load_spec
 from perfkit.pipeline.sweep import ProfileOptions, start_run
+from tests.helpers.forked_cli import run_perfkit
 
 SPEC = """\
 name: two-ranks
@@ -69,9 +68,8 @@ def test_torchrun_refusing_its_arguments_is_exit_2_with_its_error_line(tmp_path:
     spec_path = tmp_path / "bogus.yaml"
     spec_path.write_text(BOGUS)
     repo = Path(__file__).resolve().parents[3]
-    proc = subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec_path), "--quiet", "--no-store",
-                           "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(repo)})
+    proc = run_perfkit(["profile", str(spec_path), "--quiet", "--no-store", "--out", str(tmp_path / "runs")],
+                       Path.cwd(), {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(repo)})
     err = proc.stderr.strip()
     assert proc.returncode == 2, (proc.returncode, err[-3000:])
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err[-3000:]

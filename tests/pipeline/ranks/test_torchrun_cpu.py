@@ -22,6 +22,7 @@ from perfkit.core.errors import EXIT_OK, EXIT_POINTS_FAILED
 from perfkit.core.record import load_run
 from perfkit.core.run_layout import RunDir
 from perfkit.pipeline.ranks.worker import TEST_FAULT_ENV
+from tests.helpers.forked_cli import run_perfkit
 
 pytestmark = pytest.mark.slow
 
@@ -79,9 +80,8 @@ def test_cpu_example_two_ranks(example_run: tuple[subprocess.CompletedProcess[st
                 assert json.load(fh)["distributedInfo"]["rank"] == rank
     assert run.points[0].metrics["bus_factor"] == pytest.approx(1.0)  # all_reduce on 2 ranks: 2(n-1)/n
     first = run.points[0].metrics["rank_traces"]
-    out = subprocess.run([sys.executable, "-m", "perfkit", "analyze", *(str(run_dir / t) for t in first),
-                          "--format", "json", "--only", "temporal"], cwd=REPO, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    out = run_perfkit(["analyze", *(str(run_dir / t) for t in first), "--format", "json", "--only", "temporal"],
+                      REPO, {**os.environ, "PYTHONPATH": str(REPO)}, timeout_s=120)
     assert out.returncode == 0, out.stderr
     assert sorted(row["rank"] for row in json.loads(out.stdout)["temporal"]) == [0, 1]
 
@@ -110,8 +110,7 @@ def test_gloo_collectives_table_sizes_and_counts(example_run: tuple[subprocess.C
 def test_real_cpu_collectives_run_gets_the_cpu_note(example_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """`perfkit roofline` of the gloo run: busbw alone, no link roof, the CPU note."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    roof = subprocess.run([sys.executable, "-m", "perfkit", "roofline", str(example_run[1]), "--no-figure"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    roof = run_perfkit(["roofline", str(example_run[1]), "--no-figure"], REPO, env, timeout_s=120)
     assert roof.returncode == 0, roof.stderr[-3000:]
     out = roof.stdout
     assert "collectives vs link (21; busbw against the per-direction link; no link roof):" in out

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.forked_cli import Result, run_perfkit
 from tests.helpers.serving_server import running_server
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,11 +29,10 @@ workloads:
 """
 
 
-def _profile(spec: Path, out: Path) -> subprocess.CompletedProcess[str]:
+def _profile(spec: Path, out: Path) -> Result:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PERFKIT_HOME": str(out / "home"),
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    return subprocess.run([sys.executable, "-m", "perfkit", "profile", str(spec), "--out", str(out), "--no-store",
-                           "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return run_perfkit(["profile", str(spec), "--out", str(out), "--no-store", "--quiet"], ROOT, env, timeout_s=600)
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.forked_cli import Result, run_perfkit
 from tests.helpers.serving_server import REPO, stop_server
 
 
@@ -96,10 +97,9 @@ def test_a_hostile_client_cannot_stall_or_exhaust_the_server(tmp_path: Path) -> 
     assert "Traceback" not in stderr, stderr[-2000:]
 
 
-def _serve(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "perfkit", "serve", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
+def _serve(*args: str) -> Result:
+    """`python -m perfkit serve ARGS` (a process forked from the test process's fork server)."""
+    return run_perfkit(["serve", *args], REPO, {**os.environ, "PYTHONPATH": str(REPO)}, timeout_s=60)
 
 
 @pytest.mark.parametrize(("args", "needle"), [
