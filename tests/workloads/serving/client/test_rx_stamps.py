@@ -18,6 +18,7 @@ import pytest
 from perfkit.workloads.serving.client.rx_stamps import (
     PieceStamps,
     StampedSocket,
+    realtime_offset_ns,
     stamped_socket,
     stamping_works,
 )
@@ -58,20 +59,21 @@ def sender() -> Iterator[tuple[StampedSocket, socket.socket]]:
 
 
 def _mono_ns(rx_ns: int) -> float:
-    return (rx_ns - (time.time_ns() - time.monotonic_ns())) / 1e9
+    return (rx_ns - realtime_offset_ns()) / 1e9
 
 
 @linux
 def test_a_late_read_carries_the_time_the_bytes_arrived(sender: tuple[StampedSocket, socket.socket]) -> None:
     client, server = sender
+    before = time.monotonic()
     server.sendall(b"first")
     sent = time.monotonic()
     time.sleep(0.05)  # the client reads 50 ms late
     assert client.recv(100) == b"first"
     read = time.monotonic()
     (rx,) = client.rx_ns
-    assert sent - 0.005 <= _mono_ns(rx) <= sent + 0.005  # arrived at once on loopback
-    assert read - _mono_ns(rx) >= 0.045
+    assert before - 0.001 <= _mono_ns(rx) <= sent + 0.001  # arrived at once on loopback
+    assert read - _mono_ns(rx) >= 0.049
     server.sendall(b"second")
     time.sleep(0.02)
     buf = bytearray(100)
@@ -119,42 +121,51 @@ def _burn(stop: threading.Event) -> None:
 @linux
 @pytest.mark.slow
 def test_stage_errors_from_kernel_stamps_agree_with_the_servers_and_catch_a_busy_client() -> None:
+    import dataclasses
+
     with running_server("--synthetic", "--ttft-ms", "20", "--itl-ms", "15") as url:
         idle = _stage(url)
         stop = threading.Event()
         burner = threading.Thread(target=_burn, args=(stop,), daemon=True)
         burner.start()
         try:
-            busy = _stage(url)
+            busy = _stage(url, concurrency=1)
         finally:
             stop.set()
             burner.join()
     for result in (idle, busy):
         ok = [r for r in result.records if r.ok]
         assert len(ok) == 8
-        for r in ok:  # a stamp per chunk: after the server wrote it, never after the client read it
-            assert len(r.chunk_rx_s) == len(r.chunk_times_s) > 0
+        for r in ok:
+            if len(set(r.chunk_times_s)) < len(r.chunk_times_s):  # two chunks read in one piece: no stamps
+                assert r.chunk_rx_s == ()
+                continue
+            # a stamp per chunk: after the server wrote it, never after the client read it
             written = [float(t) - result.t0_monotonic_s  # the server's stamps of the chunks with tokens
                        for t, k in zip(r.server["sent_s"], r.server["tokens"], strict=True) if k]  # type: ignore[call-overload]
-            assert len(written) == len(r.chunk_rx_s)
+            assert len(written) == len(r.chunk_rx_s) == len(r.chunk_times_s) > 0
             for w, rx, t in zip(written, r.chunk_rx_s, r.chunk_times_s, strict=True):
                 assert w - 1e-4 <= rx <= t + 1e-4, (w, rx, t)  # 0.1 ms: the two clocks' offset, read apart
-        by_rx = {b.metric: b.measured_s for b in rx_errors(result.records) or []}
+        measured = rx_errors(result.records)
+        assert (measured is None) == any(not r.chunk_rx_s for r in ok)
+        if measured is None:
+            continue
+        by_rx = {b.metric: b.measured_s for b in measured}
         by_server = {b.metric: b.measured_s for b in stamp_errors(result.records, result.t0_monotonic_s) or []}
         assert set(by_rx) == set(by_server) == {"ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "token_itl_p50_s",
                                                "token_itl_p99_s", "e2e_p50_s"}
         for key in ("ttft_p50_s", "e2e_p50_s"):  # the server's stamps also carry its write and the transit
             a, b = by_rx[key], by_server[key]
             assert a is not None and b is not None and a <= b + 1e-4, (key, by_rx, by_server)
-    # a server without stamps: the verdict is measured against the kernel's stamps instead
-    import dataclasses
-
+    # a server without stamps: the verdict is measured against the kernel's stamps where every
+    # request's chunks came one per piece, else bounded from the lag; the burning client is caught
     unstamped = [dataclasses.replace(r, server={}) for r in busy.records]
     bounds = client_errors(unstamped, busy.lag_s, busy.lag_times_s, busy.t0_monotonic_s, busy.lag_on_thread)
-    assert {b.source for b in bounds} == {FROM_RX}
+    kernel = rx_errors(busy.records) is not None
+    assert {b.source for b in bounds} == ({FROM_RX} if kernel else {"lag around each read"})
     assert {b.source for b in client_errors(busy.records, busy.lag_s, busy.lag_times_s, busy.t0_monotonic_s,
                                             busy.lag_on_thread)} == {FROM_STAMPS}
     assert max(b.bound_s for b in bounds) > 1e-3  # the burning thread made reads late
     _, reason = stage_verdict(unstamped, busy.lag_s, busy.lateness_s, busy.mean_interarrival_s, busy.lag_times_s,
                               busy.t0_monotonic_s, busy.lag_on_thread)
-    assert reason is not None and "(kernel receive stamps;" in reason, reason
+    assert reason is not None and reason.startswith("client-bound: "), reason
