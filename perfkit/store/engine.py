@@ -285,17 +285,21 @@ def describe_url(url: str | None) -> str:
     return make_url(normalize_db_url(url)).render_as_string(hide_password=True)
 
 
-def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError:
+def _driver_words(exc: DBAPIError) -> str:
+    """The driver's first line of a failure, shortened for a one-line message."""
     lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
-    first = shorten(lines[0] if lines else type(exc).__name__, 200)
+    return shorten(lines[0] if lines else type(exc).__name__, 200)
+
+
+def operational_error(engine: Engine, exc: DBAPIError, doing: str) -> StoreError:
+    first = _driver_words(exc)
     return StoreError(f"{describe(engine)}: {doing} failed ({first}); {_advice(engine, first)}")
 
 
 def uncaught_store_error(url: str | None, exc: DBAPIError) -> StoreError:
     """A driver error that reached the command line uncaught (a page of a SQLite file damaged after
     it was opened, a server gone mid-query), as one line: the store, the driver's words, what to do."""
-    lines = (str(exc.orig) if exc.orig is not None else str(exc)).splitlines()
-    first = shorten(lines[0] if lines else type(exc).__name__, 200)
+    first = _driver_words(exc)
     damaged = any(w in first.lower() for w in ("malformed", "not a database", "corrupt", "disk i/o"))
     advice = ("the file is damaged: restore it from a backup, or copy out what still reads with "
               "`perfkit store export`" if damaged else "check the --db URL and the server, then retry")

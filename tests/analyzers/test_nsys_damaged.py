@@ -34,6 +34,7 @@ from tests.helpers.nsys_export import (
     NVTX,
     RUNTIME,
     SCHEMA,
+    damaged_copy,
     write_tiny_export,
 )
 
@@ -70,14 +71,6 @@ def _base(clean: Path) -> dict[str, Any]:
             assert main(["analyze", str(clean), "--format", "json"]) == 0
         _BASE[clean] = json.loads(out.getvalue())
     return _BASE[clean]
-
-
-def _damaged(clean: Path, tmp: Path, sql: str) -> Path:
-    out = tmp / "damaged.sqlite"
-    shutil.copyfile(clean, out)
-    with sqlite3.connect(out) as conn:
-        conn.executescript(sql)
-    return out
 
 
 def _analyze(path: Path, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, dict[str, Any], list[str]]:
@@ -175,7 +168,7 @@ def _check(clean: Path, path: Path, capsys: pytest.CaptureFixture[str], table: s
 @pytest.mark.parametrize(("table", "column", "damage"), CASES, ids=[f"{t}.{c}-{d}" for t, c, d in CASES])
 def test_a_damaged_column_is_left_out_or_read_as_absent_with_a_note(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, column: str, damage: str) -> None:
-    path = _damaged(clean, tmp_path, "")
+    path = damaged_copy(clean, tmp_path, "")
     with sqlite3.connect(path) as conn:
         if damage == "not-utf8":
             conn.execute(f'UPDATE "{table}" SET "{column}" = {DAMAGES[damage]} WHERE {ROWS[table]}')
@@ -191,14 +184,14 @@ TIME_TABLES = (*GPU_TABLES, RUNTIME, NVTX)
 @pytest.mark.parametrize("table", TIME_TABLES)
 def test_an_end_before_its_start_is_left_out_and_counted(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str) -> None:
-    path = _damaged(clean, tmp_path, f'UPDATE "{table}" SET "end" = start - 1000000 WHERE {ROWS[table]};')
+    path = damaged_copy(clean, tmp_path, f'UPDATE "{table}" SET "end" = start - 1000000 WHERE {ROWS[table]};')
     _check(clean, path, capsys, table, LEFT_OUT, f"{table}.end before start")
 
 
 @pytest.mark.parametrize("table", list(SCHEMA))
 def test_rows_given_twice_are_counted_once(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str) -> None:
-    path = _damaged(clean, tmp_path, f'INSERT INTO "{table}" SELECT * FROM "{table}" WHERE {ROWS[table]};')
+    path = damaged_copy(clean, tmp_path, f'INSERT INTO "{table}" SELECT * FROM "{table}" WHERE {ROWS[table]};')
     base = _base(clean)
     rc, doc, err = _analyze(path, capsys)
     assert rc == 0, err
@@ -218,7 +211,7 @@ def test_rows_given_twice_are_counted_once(
 ])
 def test_an_export_without_one_usable_kernel_is_one_line_exit_2(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], sql: str, needle: str) -> None:
-    path = _damaged(clean, tmp_path, sql)
+    path = damaged_copy(clean, tmp_path, sql)
     rc, _, err = _analyze(path, capsys)
     assert rc == 2 and len(err) == 1, err
     assert str(path) in err[0] and "none of the 24 kernels" in err[0] and needle in err[0], err
@@ -228,15 +221,15 @@ def test_huge_times_that_fit_are_refused_once_their_sum_would_not(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # each kernel 2^48 ns long (3.3 days: the longest kept); 1,100 of them sum past 2^58 ns
     rows = ", ".join(f"({k * (1 << 48)}, {(k + 1) * (1 << 48)}, 0, 7, {k + 1}, 1)" for k in range(1100))
-    path = _damaged(clean, tmp_path, f'INSERT INTO {KERNEL} (start, "end", deviceId, streamId, correlationId, '
-                                     f"demangledName) VALUES {rows};")
+    path = damaged_copy(clean, tmp_path, f'INSERT INTO {KERNEL} (start, "end", deviceId, streamId, correlationId, '
+                                         f"demangledName) VALUES {rows};")
     rc, _, err = _analyze(path, capsys)
     assert rc == 2 and len(err) == 1 and "GPU op durations sum to" in err[0] and "damaged" in err[0], err
 
 
 def test_kernels_without_any_name_are_named_by_launch_configuration(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _damaged(clean, tmp_path, f"UPDATE {KERNEL} SET demangledName = NULL, shortName = 'x', mangledName = -1;")
+    path = damaged_copy(clean, tmp_path, f"UPDATE {KERNEL} SET demangledName = NULL, shortName = 'x', mangledName = -1;")
     rc, doc, _ = _analyze(path, capsys)
     assert rc == 0
     names = [r["name"] for r in doc["kernels"] if r["kind"] == "kernel"]
@@ -246,7 +239,7 @@ def test_kernels_without_any_name_are_named_by_launch_configuration(
 
 def test_string_ids_with_no_text_get_one_placeholder_each(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _damaged(clean, tmp_path, "UPDATE StringIds SET value = NULL WHERE id IN (1, 4); "
+    path = damaged_copy(clean, tmp_path, "UPDATE StringIds SET value = NULL WHERE id IN (1, 4); "
                                      "UPDATE StringIds SET value = '' WHERE id = 7;")
     rc, doc, _ = _analyze(path, capsys)
     assert rc == 0
@@ -257,7 +250,7 @@ def test_string_ids_with_no_text_get_one_placeholder_each(
 def test_a_device_id_of_2_31_is_a_rank_not_an_array_size(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     big = (1 << 31) - 1
-    path = _damaged(clean, tmp_path, f"UPDATE {KERNEL} SET deviceId = {big} WHERE deviceId = 1 AND rowid % 2 = 0; "
+    path = damaged_copy(clean, tmp_path, f"UPDATE {KERNEL} SET deviceId = {big} WHERE deviceId = 1 AND rowid % 2 = 0; "
                                      f"UPDATE TARGET_INFO_GPU SET id = {big} WHERE id = 1;")
     rc, doc, _ = _analyze(path, capsys)
     assert rc == 0
@@ -267,7 +260,7 @@ def test_a_device_id_of_2_31_is_a_rank_not_an_array_size(
 
 def test_text_in_an_nvtx_range_reads_as_its_text_and_bad_bytes_as_u_fffd(
         clean: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _damaged(clean, tmp_path, f"UPDATE {NVTX} SET text = CAST(X'6465FF636F6465' AS TEXT) WHERE rowid = 1; "
+    path = damaged_copy(clean, tmp_path, f"UPDATE {NVTX} SET text = CAST(X'6465FF636F6465' AS TEXT) WHERE rowid = 1; "
                                      f"UPDATE {NVTX} SET text = 12345 WHERE rowid = 5;")
     rc, doc, _ = _analyze(path, capsys)
     assert rc == 0
@@ -436,7 +429,7 @@ def test_the_row_by_row_checks_read_a_clean_export_as_the_fast_path_does(
 
     path = clean if name == "tiny" else SHARED / name
     if name == "tiny, unfinished ranges":  # fast: read unfiltered but for `end IS NOT NULL`
-        path = _damaged(clean, tmp_path, f'UPDATE {NVTX} SET "end" = NULL WHERE rowid IN (2, 6);')
+        path = damaged_copy(clean, tmp_path, f'UPDATE {NVTX} SET "end" = NULL WHERE rowid IN (2, 6);')
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     from perfkit.analyzers.loaders.nsys import trusted

@@ -157,13 +157,7 @@ class ForkedCli:
         out, err = self._files / "stdout", self._files / "stderr"
         job = {"module": module, "argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err),
                "timeout_s": timeout_s}
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(json.dumps(job) + "\n")
-        self._proc.stdin.flush()
-        reply = self._proc.stdout.readline()
-        if not reply:
-            raise RuntimeError(f"the perfkit fork server ended (exit {self._proc.poll()})")
-        rc = json.loads(reply)["rc"]
+        rc = self._ask(job)["rc"]
         result = Result(rc, out.read_text(errors="replace"), err.read_text(errors="replace"))
         out.unlink()
         err.unlink()

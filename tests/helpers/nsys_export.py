@@ -9,6 +9,7 @@ cudaDeviceSynchronize, and NVTX: push/pop ranges by text, by textId, in a create
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -91,3 +92,12 @@ def write_tiny_export(path: Path) -> Path:
             conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', values)
     conn.close()
     return path
+
+
+def damaged_copy(clean: Path, folder: Path, sql: str) -> Path:
+    """A copy of the export `clean` in `folder` with `sql` applied (the damage a test makes)."""
+    out = folder / "damaged.sqlite"
+    shutil.copyfile(clean, out)
+    with sqlite3.connect(out) as conn:
+        conn.executescript(sql)
+    return out

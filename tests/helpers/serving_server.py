@@ -194,3 +194,14 @@ def reference_tokens(model: Any, prompt: list[int], n: int) -> list[int]:
         for _ in range(n):
             ids.append(int(model(torch.tensor([ids]))[0].argmax()))
     return ids[len(prompt):]
+
+
+def refused(url: str) -> bool:
+    """Whether nothing answers at `url` any more (a stopped server's `/health` refused)."""
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(url + "/health", timeout=2)
+    except OSError:
+        return True
+    return False

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.workloads.serving.tiny_gguf import write_tiny_gguf
+from tests.helpers.serving_server import refused
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]  # a real server started twice: tens of seconds
 
@@ -38,14 +38,6 @@ def _spec(tmp_path: Path, model: Path) -> Path:
     return path
 
 
-def _refused(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url + "/health", timeout=2)
-    except OSError:
-        return True
-    return False
-
-
 def test_a_sweep_of_llama_server_slots_runs_unattended_and_draws_its_front(tmp_path: Path, capsys: Any) -> None:
     pytest.importorskip("gguf")
     spec = _spec(tmp_path, write_tiny_gguf(tmp_path / "tiny.gguf"))
@@ -59,7 +51,7 @@ def test_a_sweep_of_llama_server_slots_runs_unattended_and_draws_its_front(tmp_p
     for c, slots in zip(state["configs"], SLOTS, strict=True):
         launch = c["launch"]
         assert f"-np {slots}" in launch["command"] and launch["start_time_s"] > 0
-        assert launch["stopped"].startswith("exited") and _refused(launch["endpoint"])
+        assert launch["stopped"].startswith("exited") and refused(launch["endpoint"])
         run = json.loads((Path(c["runs"][0]["run_dir"]) / "run.json").read_text())
         stages = [p for p in run["points"] if p["status"] == "ok" and "concurrency" in p["params"]]
         assert len(stages) == 2, [p["key"] for p in run["points"]]

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from perfkit.store.read import load_run
 from perfkit.store.read_only import open_read_only
 from perfkit.store.run_list import run_listing
 from perfkit.workloads.serving.measurements.sweep_runs import stored_sweeps
-from tests.helpers.serving_server import REPO
+from tests.helpers.serving_server import REPO, refused
 
 PY = sys.executable
 SERVE = [PY, "-m", "perfkit", "serve"]
@@ -41,14 +40,6 @@ def _env() -> None:
 
 def _state(out: Path) -> dict[str, Any]:
     return dict(json.loads((out / "sweep.json").read_text()))
-
-
-def _refused(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url + "/health", timeout=2)
-    except OSError:
-        return True
-    return False
 
 
 @pytest.mark.slow
@@ -74,7 +65,7 @@ def test_three_synthetic_configurations_unattended_with_the_front(tmp_path: Path
         assert f"--itl-ms {itl} " in launch["command"] and launch["start_time_s"] > 0
         assert launch["version"] == "owned_by perfkit" and launch["stopped"] == "exited 0"
         assert launch["notes"] == [f"cache reset: POST {launch['endpoint']}/reset_prefix_cache answered 404"]
-        assert _refused(launch["endpoint"])  # stopped
+        assert refused(launch["endpoint"])  # stopped
         run = json.loads((Path(c["runs"][0]["run_dir"]) / "run.json").read_text())
         assert run["spec"]["workloads"][0]["server"]["grid"] == {"itl_ms": [itl]}
         assert all(p["metrics"]["server_launch"]["command"] == launch["command"] for p in run["points"])

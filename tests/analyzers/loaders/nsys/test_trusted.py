@@ -5,7 +5,6 @@ fetches NULL; a real, which numpy would truncate to an integer)."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from perfkit.analyzers.event_table import Kind
 from perfkit.analyzers.loaders.nsys import checks
 from perfkit.analyzers.loaders.nsys.sqlite import load_nsys
 from perfkit.analyzers.loaders.nsys.trusted import SENTINEL, Damaged, verify
-from tests.helpers.nsys_export import KERNEL, NVTX, RUNTIME, write_tiny_export
+from tests.helpers.nsys_export import KERNEL, NVTX, RUNTIME, damaged_copy, write_tiny_export
 
 SHARED = Path(__file__).resolve().parents[4].parent / "shared" / "bench" / "nsys"
 
@@ -24,14 +23,6 @@ SHARED = Path(__file__).resolve().parents[4].parent / "shared" / "bench" / "nsys
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_export(tmp_path_factory.mktemp("nsys") / "clean.sqlite")
-
-
-def _damaged(clean: Path, tmp: Path, sql: str) -> Path:
-    out = tmp / "damaged.sqlite"
-    shutil.copyfile(clean, out)
-    with sqlite3.connect(out) as conn:
-        conn.executescript(sql)
-    return out
 
 
 def _scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -68,13 +59,13 @@ def test_a_clean_export_is_read_without_a_scan(clean: Path, monkeypatch: pytest.
     # NULL is fetched as -2^63: a stored -2^63 must still be counted as read as absent
     (f"UPDATE {KERNEL} SET correlationId = -9223372036854775807 - 1 WHERE rowid = 2;", f"{KERNEL}.correlationId"),
     (f"UPDATE {RUNTIME} SET nameId = -9223372036854775807 - 1 WHERE rowid = 2;", f"{RUNTIME}.nameId"),
-    # a real is no integer to the checks (array("q") refuses it where numpy would truncate it)
+    # a real is no integer to the checks (struct's "q" refuses it where numpy would truncate it)
     (f"UPDATE {KERNEL} SET gridX = 2.5 WHERE rowid = 2;", f"{KERNEL}.gridX"),
     (f"UPDATE {NVTX} SET textId = 30.5 WHERE rowid = 2;", f"{NVTX}.textId"),
 ])
 def test_values_the_fast_read_could_hide_go_to_the_checked_read(
         clean: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sql: str, coerced: str) -> None:
-    path = _damaged(clean, tmp_path, sql)
+    path = damaged_copy(clean, tmp_path, sql)
     scanned = _scans(monkeypatch)
     meta = load_nsys(path).meta[0]
     assert KERNEL in scanned and NVTX in scanned  # the whole export read again, checked
@@ -88,7 +79,7 @@ def test_values_the_fast_read_could_hide_go_to_the_checked_read(
 ])
 def test_a_row_left_out_is_counted_by_the_checked_read(
         clean: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sql: str, dropped: str) -> None:
-    path = _damaged(clean, tmp_path, sql)
+    path = damaged_copy(clean, tmp_path, sql)
     scanned = _scans(monkeypatch)
     meta = load_nsys(path).meta[0]
     assert scanned and dict(meta.dropped)[dropped] == 1
